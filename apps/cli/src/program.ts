@@ -1,0 +1,11 @@
+import { Command } from 'commander';
+import { registerDecode } from './commands/decode.js';
+
+/** The `tracehub` command and its subcommands; each subcommand lives in `commands/`. */
+export function buildProgram(): Command {
+  const program = new Command('tracehub')
+    .description('tracehub: decode, replay and query embedded trace streams (QS, STP, SWD)')
+    .showHelpAfterError();
+  registerDecode(program);
+  return program;
+}

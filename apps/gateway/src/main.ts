@@ -1,0 +1,2 @@
+// Process entry point.
+export {};

@@ -1,0 +1,50 @@
+import type { Protocol } from './names.js';
+import type { TraceRecord } from './record.js';
+
+/** What the headers of one raw chunk say, read into types. */
+export interface RawChunkMeta {
+  session: string;
+  chunk: number;
+  /** Gateway receive time, ns since the Unix epoch. */
+  recvNs: bigint;
+  /** Bytes dropped by the gateway just before this chunk. */
+  lost: number;
+  /** True on the empty chunk that closes a session. */
+  eos: boolean;
+}
+
+/**
+ * The payload of one message on TRACE_REC: every record decoded from one raw chunk
+ * (possibly none), so that the message id `<session>.<chunk>` de-duplicates a re-decode.
+ */
+export interface RecordBatch {
+  protocol: Protocol;
+  rig: string;
+  link: string;
+  session: string;
+  chunk: number;
+  /** Receive time of the raw chunk, ns since the Unix epoch, decimal. */
+  hostNs: string;
+  /** True when this batch answers the end-of-session chunk: nothing more follows in the session. */
+  eos: boolean;
+  records: TraceRecord[];
+}
+
+/** Request on `ctl.<rig>.<link>`: bytes for the gateway to write to the target link. */
+export interface ControlRequest {
+  /** Base64 of the bytes to write, exactly as they go on the wire. */
+  bytes: string;
+  /** How long to collect the target's reply bytes before answering, ms (0: do not wait). */
+  replyWindowMs?: number;
+}
+
+/** Answer of the gateway that owns the link. */
+export interface ControlReply {
+  ok: boolean;
+  /** How many bytes were written to the link. */
+  written: number;
+  /** The link session the bytes were written into. */
+  session?: string;
+  /** Why the write failed, when it did. */
+  error?: string;
+}

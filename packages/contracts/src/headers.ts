@@ -1,0 +1,19 @@
+/** Header names of the bus contract (DESIGN.md). */
+export const Headers = {
+  /** JetStream de-duplication id: `<session>.<chunk>`. */
+  MsgId: 'Nats-Msg-Id',
+  /** Id of the link session: a new one at every connect or gateway start. */
+  Session: 'th-session',
+  /** Index of the chunk within its session: 0, 1, 2, ... */
+  Chunk: 'th-chunk',
+  /** Gateway receive time of the chunk, nanoseconds since the Unix epoch, decimal. */
+  RecvNs: 'th-recv-ns',
+  /** Bytes the gateway knows it dropped before this chunk (bounded buffer overflow). */
+  Lost: 'th-lost',
+  /** Present (value `1`) on the empty chunk that ends a session. */
+  Eos: 'th-eos',
+} as const;
+
+export function msgId(session: string, chunk: number): string {
+  return `${session}.${chunk}`;
+}

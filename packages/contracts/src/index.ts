@@ -1,0 +1,5 @@
+export * from './codec.js';
+export * from './envelopes.js';
+export * from './headers.js';
+export * from './names.js';
+export * from './record.js';

@@ -1,0 +1,42 @@
+import type { TestProject } from 'vitest/node';
+
+/**
+ * Runs once per `vitest run`. Services come from NATS_URL / DATABASE_URL when set (CI and the
+ * dev machine); otherwise NATS (with JetStream) and Postgres 16 are started with testcontainers
+ * and stopped at the end.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const stops: Array<() => Promise<unknown>> = [];
+  let natsUrl = process.env.NATS_URL;
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!natsUrl || !databaseUrl) {
+    const { GenericContainer, Wait } = await import('testcontainers');
+    if (!natsUrl) {
+      const nats = await new GenericContainer('nats:2.10')
+        .withCommand(['-js'])
+        .withExposedPorts(4222)
+        .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+        .start();
+      stops.push(() => nats.stop());
+      natsUrl = `nats://${nats.getHost()}:${nats.getMappedPort(4222)}`;
+    }
+    if (!databaseUrl) {
+      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+      const pg = await new PostgreSqlContainer('postgres:16').start();
+      stops.push(() => pg.stop());
+      databaseUrl = pg.getConnectionUri();
+    }
+  }
+  project.provide('natsUrl', natsUrl);
+  project.provide('databaseUrl', databaseUrl);
+  return async () => {
+    for (const stop of stops.reverse()) await stop();
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    natsUrl: string;
+    databaseUrl: string;
+  }
+}

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+export { fixturePath, fixturesDir, sharedDir } from './paths.js';
+
+/** URL of the NATS server (JetStream enabled) for this test run. */
+export function natsUrl(): string {
+  return process.env.NATS_URL ?? inject('natsUrl');
+}
+
+/** URL of a Postgres server for this test run (use `freshDatabase` to get a database of your own). */
+export function databaseUrl(): string {
+  return process.env.DATABASE_URL ?? inject('databaseUrl');
+}
+
+/**
+ * A prefix unique to this test file (or call), for stream names, subjects and KV buckets:
+ * `busNames(uniquePrefix())` keeps a test's traffic apart from every other test's.
+ */
+export function uniquePrefix(label = 't'): string {
+  return `${label.replace(/[^A-Za-z0-9]/g, '')}${randomBytes(4).toString('hex')}`;
+}
+
+export interface FreshDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database for one test file; `drop()` removes it (call it in afterAll). */
+export async function freshDatabase(label = 'th'): Promise<FreshDatabase> {
+  const name = `${label.replace(/[^a-z0-9_]/gi, '').toLowerCase()}_${randomBytes(5).toString('hex')}`;
+  const admin = adminUrl();
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  try {
+    await client.query(`create database "${name}"`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(databaseUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      try {
+        await c.query(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
+
+function adminUrl(): string {
+  const url = new URL(databaseUrl());
+  url.pathname = '/postgres';
+  return url.toString();
+}
+
+/** Absolute path of the repository root. */
+export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,0 +1,27 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const packages = ['contracts', 'qs', 'stp', 'palmtrace', 'bus', 'db', 'service-kit'];
+const apps = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api', 'cli'];
+
+// Tests run against the TypeScript sources, so `npm test` needs no build first.
+const alias = [
+  { find: '@tracehub/tests/support', replacement: `${root}tests/support/index.ts` },
+  ...packages.map((p) => ({ find: new RegExp(`^@tracehub/${p}$`), replacement: `${root}packages/${p}/src/index.ts` })),
+  ...apps.map((a) => ({ find: new RegExp(`^@tracehub/${a}$`), replacement: `${root}apps/${a}/src/index.ts` })),
+];
+
+export default defineConfig({
+  resolve: { alias },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'tests/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    globalSetup: ['tests/support/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores: files run in forks, a few at a time; each file isolates itself on NATS and Postgres.
+    pool: 'forks',
+    maxWorkers: 2,
+  },
+});
