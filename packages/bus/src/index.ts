@@ -1,2 +1,25 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export type { JsMsg } from '@nats-io/jetstream';
+export { CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
+export { LinkLease, leaseKey } from './lease.js';
+export {
+  consumeInOrder,
+  ensureOrderedConsumer,
+  type OrderedConsumerHandle,
+  type OrderedConsumerOptions,
+} from './ordered-consumer.js';
+export {
+  BadChunkHeadersError,
+  type LinkAddress,
+  publishRawChunk,
+  type RawChunk,
+  readRawChunkMeta,
+} from './raw-chunks.js';
+export {
+  MAX_BATCH_PAYLOAD,
+  PART_HEADER,
+  PARTS_HEADER,
+  parseRecordBatch,
+  publishRecordBatch,
+} from './record-batches.js';
+export { defaultTopologyLimits, ensureTopology, type TopologyLimits } from './topology.js';

@@ -1,0 +1,69 @@
+import { type KV, Kvm } from '@nats-io/kv';
+import type { Bus } from './connect.js';
+
+/**
+ * A lease on one link in the `th_leases` bucket, whose entries expire TTL after their last
+ * write. Claiming is a create-if-absent write, so of two workers exactly one wins; the holder
+ * refreshes it (a write that succeeds only at the revision it last saw); a worker that stops
+ * refreshing loses it when the entry expires, and the next claim by another worker succeeds.
+ */
+export class LinkLease {
+  private revision = 0;
+
+  constructor(
+    private readonly kv: KV,
+    readonly key: string,
+    readonly owner: string,
+  ) {}
+
+  static async openBucket(bus: Bus): Promise<KV> {
+    return new Kvm(bus.js).open(bus.names.leaseBucket);
+  }
+
+  get held(): boolean {
+    return this.revision > 0;
+  }
+
+  /** True when this worker now holds the lease. */
+  async claim(): Promise<boolean> {
+    try {
+      this.revision = await this.kv.create(this.key, this.owner);
+      return true;
+    } catch {
+      this.revision = 0;
+      return false;
+    }
+  }
+
+  /** Extends the lease; false when it was lost (expired and claimed by someone else). */
+  async refresh(): Promise<boolean> {
+    if (!this.held) return false;
+    try {
+      this.revision = await this.kv.update(this.key, this.owner, this.revision);
+      return true;
+    } catch {
+      this.revision = 0;
+      return false;
+    }
+  }
+
+  /** Gives the lease up at once, so another worker need not wait for it to expire. */
+  async release(): Promise<void> {
+    if (!this.held) return;
+    const revision = this.revision;
+    this.revision = 0;
+    await this.kv.delete(this.key, { previousSeq: revision }).catch(() => {});
+  }
+
+  /** Who holds the lease now, if anyone. */
+  async holder(): Promise<string | undefined> {
+    const entry = await this.kv.get(this.key);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    return entry.string();
+  }
+}
+
+/** Lease key of a link: `<protocol>.<rig>.<link>`. */
+export function leaseKey(protocol: string, rig: string, link: string): string {
+  return `${protocol}.${rig}.${link}`;
+}

@@ -1,0 +1,58 @@
+import type { PubAck } from '@nats-io/jetstream';
+import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
+import { Headers, msgId, type Protocol, type RawChunkMeta } from '@tracehub/contracts';
+import type { Bus } from './connect.js';
+
+export interface LinkAddress {
+  protocol: Protocol;
+  rig: string;
+  link: string;
+}
+
+export interface RawChunk extends RawChunkMeta {
+  data: Uint8Array;
+}
+
+/**
+ * Publishes one raw chunk with the headers of the bus contract and waits for the JetStream
+ * ack. A re-send of the same `<session>.<chunk>` inside the duplicate window is dropped by
+ * the server (the ack then says `duplicate`).
+ */
+export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChunk): Promise<PubAck> {
+  const h = natsHeaders();
+  h.set(Headers.Session, chunk.session);
+  h.set(Headers.Chunk, String(chunk.chunk));
+  h.set(Headers.RecvNs, chunk.recvNs.toString());
+  if (chunk.lost > 0) h.set(Headers.Lost, String(chunk.lost));
+  if (chunk.eos) h.set(Headers.Eos, '1');
+  return bus.js.publish(bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, {
+    msgID: msgId(chunk.session, chunk.chunk),
+    headers: h,
+  });
+}
+
+export class BadChunkHeadersError extends Error {
+  override name = 'BadChunkHeadersError';
+}
+
+/** Reads the headers of a raw chunk; throws `BadChunkHeadersError` saying which one is wrong. */
+export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
+  if (!h) throw new BadChunkHeadersError('raw chunk has no headers');
+  const session = h.get(Headers.Session);
+  if (!session) throw new BadChunkHeadersError(`raw chunk has no ${Headers.Session} header`);
+  const chunkText = h.get(Headers.Chunk);
+  const chunk = Number(chunkText);
+  if (!/^[0-9]+$/.test(chunkText) || !Number.isSafeInteger(chunk)) {
+    throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Chunk} header: '${chunkText}'`);
+  }
+  const recvText = h.get(Headers.RecvNs);
+  if (!/^[0-9]{1,20}$/.test(recvText)) {
+    throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.RecvNs} header: '${recvText}'`);
+  }
+  const lostText = h.get(Headers.Lost);
+  const lost = lostText ? Number(lostText) : 0;
+  if (!Number.isSafeInteger(lost) || lost < 0) {
+    throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Lost} header: '${lostText}'`);
+  }
+  return { session, chunk, recvNs: BigInt(recvText), lost, eos: h.has(Headers.Eos) };
+}

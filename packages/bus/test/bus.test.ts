@@ -1,0 +1,218 @@
+import { Headers, type RecordBatch, type TraceRecord } from '@tracehub/contracts';
+import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Bus,
+  CheckpointStore,
+  connectBus,
+  consumeInOrder,
+  ensureTopology,
+  LinkLease,
+  leaseKey,
+  MAX_BATCH_PAYLOAD,
+  parseRecordBatch,
+  publishRawChunk,
+  publishRecordBatch,
+  readRawChunkMeta,
+} from '../src/index.js';
+
+let bus: Bus;
+const link = { protocol: 'qs' as const, rig: 'rig1', link: 'uart0' };
+
+beforeAll(async () => {
+  bus = await connectBus({ url: natsUrl(), name: 'bus-test', prefix: uniquePrefix('bus') });
+  await ensureTopology(bus, { leaseTtlMs: 1000 });
+});
+
+afterAll(async () => {
+  for (const s of [bus.names.rawStream, bus.names.recStream]) await bus.jsm.streams.delete(s).catch(() => {});
+  for (const b of [bus.names.leaseBucket, bus.names.decoderStateBucket]) {
+    await bus.jsm.streams.delete(`KV_${b}`).catch(() => {});
+  }
+  await bus.close();
+});
+
+describe('raw chunks', () => {
+  it('come back from the stream with their headers', async () => {
+    const data = new Uint8Array([0x7e, 1, 2, 0x7d, 0x5e]);
+    const ack = await publishRawChunk(bus, link, {
+      session: 'sA',
+      chunk: 0,
+      recvNs: 1_700_000_000_123_456_789n,
+      lost: 12,
+      eos: false,
+      data,
+    });
+    expect(ack.duplicate).toBe(false);
+    const msg = await bus.jsm.streams.getMessage(bus.names.rawStream, { seq: ack.seq });
+    expect(msg).not.toBeNull();
+    expect(msg!.subject).toBe(bus.names.rawSubject('qs', 'rig1', 'uart0'));
+    expect([...msg!.data]).toEqual([...data]);
+    expect(msg!.header.get(Headers.MsgId)).toBe('sA.0');
+    expect(readRawChunkMeta(msg!.header)).toEqual({
+      session: 'sA',
+      chunk: 0,
+      recvNs: 1_700_000_000_123_456_789n,
+      lost: 12,
+      eos: false,
+    });
+  });
+
+  it('are de-duplicated when published twice', async () => {
+    const chunk = { session: 'sB', chunk: 7, recvNs: 1n, lost: 0, eos: false, data: new Uint8Array([1]) };
+    const first = await publishRawChunk(bus, link, chunk);
+    const second = await publishRawChunk(bus, link, chunk);
+    expect(first.duplicate).toBe(false);
+    expect(second.duplicate).toBe(true);
+    expect(second.seq).toBe(first.seq);
+  });
+
+  it('reject bad headers with a message naming the header', () => {
+    expect(() => readRawChunkMeta(undefined)).toThrow(/no headers/);
+  });
+});
+
+describe('ordered consumer', () => {
+  it('acks after the handler and re-delivers a failed message before later ones', async () => {
+    const l = { ...link, link: 'ordered' };
+    for (let i = 0; i < 5; i++) {
+      await publishRawChunk(bus, l, {
+        session: 'sC',
+        chunk: i,
+        recvNs: 1n,
+        lost: 0,
+        eos: false,
+        data: new Uint8Array([i]),
+      });
+    }
+    const seen: number[] = [];
+    let failedOnce = false;
+    let resolveAll: () => void;
+    const all = new Promise<void>((r) => (resolveAll = r));
+    const options = {
+      stream: bus.names.rawStream,
+      durable: 'ordered_test',
+      filterSubject: bus.names.rawSubject('qs', 'rig1', 'ordered'),
+      ackWaitMs: 2000,
+      retryDelayMs: 50,
+    };
+    const handle = await consumeInOrder(bus, options, async (msg) => {
+      const chunk = readRawChunkMeta(msg.headers).chunk;
+      if (chunk === 2 && !failedOnce) {
+        failedOnce = true;
+        throw new Error('transient');
+      }
+      seen.push(chunk);
+      if (seen.length === 3) resolveAll();
+    });
+    await all;
+    await handle.stop();
+    expect(seen).toEqual([0, 1, 2]);
+    // A new consumer on the same durable resumes after the last acked message.
+    const rest: number[] = [];
+    let resolveRest: () => void;
+    const restDone = new Promise<void>((r) => (resolveRest = r));
+    const again = await consumeInOrder(bus, options, async (msg) => {
+      rest.push(readRawChunkMeta(msg.headers).chunk);
+      if (rest.length === 2) resolveRest();
+    });
+    await restDone;
+    await again.stop();
+    expect(rest).toEqual([3, 4]);
+  });
+});
+
+describe('link leases', () => {
+  it('have exactly one winner, and the other takes over when the winner stops refreshing', async () => {
+    const kv = await LinkLease.openBucket(bus);
+    const key = leaseKey('qs', 'rig1', 'leased');
+    const a = new LinkLease(kv, key, 'worker-a');
+    const b = new LinkLease(kv, key, 'worker-b');
+    const results = await Promise.all([a.claim(), b.claim()]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const [winner, loser] = results[0] ? [a, b] : [b, a];
+    expect(await winner.holder()).toBe(winner.owner);
+    // While the winner refreshes, the loser cannot claim.
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await winner.refresh()).toBe(true);
+      expect(await loser.claim()).toBe(false);
+    }
+    // The winner stops refreshing: the entry expires (TTL 1 s) and the loser takes over.
+    const start = Date.now();
+    let took = false;
+    while (!took && Date.now() - start < 5000) {
+      await new Promise((r) => setTimeout(r, 200));
+      took = await loser.claim();
+    }
+    expect(took).toBe(true);
+    expect(await loser.holder()).toBe(loser.owner);
+    expect(await winner.refresh()).toBe(false);
+    await loser.release();
+    expect(await winner.claim()).toBe(true);
+    await winner.release();
+  });
+});
+
+describe('record batches and checkpoints', () => {
+  const record = (seq: number, text: string): TraceRecord => ({
+    rig: 'rig1',
+    link: 'uart0',
+    session: 'sD',
+    seq,
+    chunk: 3,
+    protocol: 'qs',
+    hostNs: '1',
+    targetTs: null,
+    kind: 'record',
+    type: 1,
+    name: 'X',
+    fields: {},
+    text,
+    raw: '',
+  });
+
+  it('split large batches into parts with stable ids that de-duplicate', async () => {
+    const records = Array.from({ length: 3000 }, (_, i) => record(i, 'x'.repeat(400)));
+    const batch: RecordBatch = {
+      protocol: 'qs',
+      rig: 'rig1',
+      link: 'uart0',
+      session: 'sD',
+      chunk: 3,
+      hostNs: '1',
+      eos: true,
+      records,
+    };
+    const acks = await publishRecordBatch(bus, batch);
+    expect(acks.length).toBeGreaterThan(1);
+    const again = await publishRecordBatch(bus, batch);
+    expect(again.every((a) => a.duplicate)).toBe(true);
+    const parts = [];
+    for (const ack of acks) {
+      const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
+      expect(msg!.data.length).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD + 1024);
+      parts.push(parseRecordBatch(msg!.data));
+    }
+    expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
+    expect(parts.map((p) => p.eos)).toEqual([...parts.slice(1).map(() => false), true]);
+  });
+
+  it('keep a decoder checkpoint per link', async () => {
+    const store = await CheckpointStore.open(bus);
+    expect(await store.get('qs.rig1.none')).toBeUndefined();
+    const cp = { session: 's1', lastChunk: 4, nextSeq: 99, ended: false, state: { partial: [1, 2], dict: { a: 'b' } } };
+    await store.put('qs.rig1.uart0', cp);
+    expect(await store.get('qs.rig1.uart0')).toEqual(cp);
+  });
+});
+
+describe('connectBus', () => {
+  it('fails fast with a clear message when the server is unreachable', async () => {
+    const start = Date.now();
+    await expect(connectBus({ url: 'nats://127.0.0.1:1', name: 'nowhere', timeoutMs: 1000 })).rejects.toThrow(
+      /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: .*check NATS_URL/,
+    );
+    expect(Date.now() - start).toBeLessThan(5000);
+  });
+});
