@@ -15,6 +15,13 @@ export interface DecoderCheckpoint {
   state: JsonValue;
 }
 
+export class CheckpointConflictError extends Error {
+  override name = 'CheckpointConflictError';
+  constructor(key: string, cause: unknown) {
+    super(`checkpoint ${key} was written by another worker: this worker no longer owns the link`, { cause });
+  }
+}
+
 /** Checkpoints in the `th_decoder_state` bucket, one key per link. */
 export class CheckpointStore {
   private constructor(private readonly kv: KV) {}
@@ -23,13 +30,31 @@ export class CheckpointStore {
     return new CheckpointStore(await new Kvm(bus.js).open(bus.names.decoderStateBucket));
   }
 
-  async get(key: string): Promise<DecoderCheckpoint | undefined> {
+  /** The checkpoint and the revision it was read at (0 when there is none). */
+  async get(key: string): Promise<{ checkpoint: DecoderCheckpoint | undefined; revision: number }> {
     const entry = await this.kv.get(key);
-    if (!entry || entry.operation !== 'PUT') return undefined;
-    return entry.json<DecoderCheckpoint>();
+    if (entry?.operation !== 'PUT') return { checkpoint: undefined, revision: entry?.revision ?? 0 };
+    return { checkpoint: entry.json<DecoderCheckpoint>(), revision: entry.revision };
   }
 
-  async put(key: string, checkpoint: DecoderCheckpoint): Promise<void> {
-    await this.kv.put(key, JSON.stringify(checkpoint));
+  /**
+   * Writes a checkpoint only if nobody wrote one since `revision` (0: since it was deleted or
+   * never written), so a worker that lost its lease can never overwrite its successor's
+   * progress. Returns the new revision; throws when the write was refused.
+   */
+  async put(key: string, checkpoint: DecoderCheckpoint, revision: number): Promise<number> {
+    const value = JSON.stringify(checkpoint);
+    if (revision === 0) {
+      try {
+        return await this.kv.create(key, value);
+      } catch (err) {
+        throw new CheckpointConflictError(key, err);
+      }
+    }
+    try {
+      return await this.kv.update(key, value, revision);
+    } catch (err) {
+      throw new CheckpointConflictError(key, err);
+    }
   }
 }

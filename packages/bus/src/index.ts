@@ -1,5 +1,5 @@
 export type { JsMsg } from '@nats-io/jetstream';
-export { CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export { LinkLease, leaseKey } from './lease.js';
 export {

@@ -200,10 +200,15 @@ describe('record batches and checkpoints', () => {
 
   it('keep a decoder checkpoint per link', async () => {
     const store = await CheckpointStore.open(bus);
-    expect(await store.get('qs.rig1.none')).toBeUndefined();
+    expect((await store.get('qs.rig1.none')).checkpoint).toBeUndefined();
     const cp = { session: 's1', lastChunk: 4, nextSeq: 99, ended: false, state: { partial: [1, 2], dict: { a: 'b' } } };
-    await store.put('qs.rig1.uart0', cp);
-    expect(await store.get('qs.rig1.uart0')).toEqual(cp);
+    const rev = await store.put('qs.rig1.uart0', cp, 0);
+    expect(await store.get('qs.rig1.uart0')).toEqual({ checkpoint: cp, revision: rev });
+    // A worker holding an old revision cannot overwrite newer progress.
+    const rev2 = await store.put('qs.rig1.uart0', { ...cp, lastChunk: 5 }, rev);
+    await expect(store.put('qs.rig1.uart0', { ...cp, lastChunk: 6 }, rev)).rejects.toThrow(/another worker/);
+    await expect(store.put('qs.rig1.uart0', cp, 0)).rejects.toThrow(/another worker/);
+    expect((await store.get('qs.rig1.uart0')).revision).toBe(rev2);
   });
 });
 

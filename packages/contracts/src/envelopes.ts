@@ -27,6 +27,8 @@ export interface RecordBatch {
   hostNs: string;
   /** True when this batch answers the end-of-session chunk: nothing more follows in the session. */
   eos: boolean;
+  /** On the end-of-session batch: how many records the whole session has (seq 0..n-1). */
+  sessionRecordCount?: number;
   records: TraceRecord[];
 }
 
