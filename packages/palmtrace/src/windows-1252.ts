@@ -1,0 +1,101 @@
+/**
+ * Windows-1252 by hand: one 256-entry table, so that the codec needs no iconv and works the
+ * same on Node builds without full ICU. The table follows the WHATWG Encoding Standard
+ * (index-single-byte windows-1252): bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D, undefined in the
+ * Microsoft code page, map to the C1 controls of the same value.
+ */
+
+/** Unicode code point of every Windows-1252 byte. */
+export const WINDOWS_1252_TO_UNICODE: Uint16Array = (() => {
+  const table = new Uint16Array(256);
+  for (let byte = 0; byte < 256; byte++) table[byte] = byte;
+  // The only bytes that differ from Latin-1: 0x80–0x9F.
+  const high = [
+    0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008d,
+    0x017d, 0x008f, 0x0090, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a,
+    0x0153, 0x009d, 0x017e, 0x0178,
+  ];
+  for (let i = 0; i < high.length; i++) table[0x80 + i] = high[i];
+  return table;
+})();
+
+/** Code points outside 0x00–0x7F and 0xA0–0xFF that Windows-1252 can encode, and their byte. */
+const UNICODE_TO_WINDOWS_1252_HIGH: ReadonlyMap<number, number> = new Map(
+  Array.from({ length: 32 }, (_, i) => [WINDOWS_1252_TO_UNICODE[0x80 + i], 0x80 + i] as const),
+);
+
+/** Byte written for a character the target encoding has no byte for (`?`, as §4.3 asks). */
+export const UNMAPPABLE_REPLACEMENT = 0x3f;
+
+/** Byte of one code point, or -1 when Windows-1252 has none. */
+export function windows1252ByteOf(codePoint: number): number {
+  if (codePoint < 0x80 || (codePoint >= 0xa0 && codePoint <= 0xff)) return codePoint;
+  return UNICODE_TO_WINDOWS_1252_HIGH.get(codePoint) ?? -1;
+}
+
+/**
+ * Encodes `text` as Windows-1252. Rule for unmappable characters: every Unicode code point
+ * with no Windows-1252 byte (a surrogate pair counts as one, a lone surrogate too) becomes
+ * one `replacement` byte, `?` by default. One byte per code point, so the output is never
+ * longer than `text.length`.
+ */
+export function encodeWindows1252(text: string, replacement = UNMAPPABLE_REPLACEMENT): Uint8Array {
+  const out = new Uint8Array(text.length);
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    let codePoint = text.charCodeAt(i);
+    if (codePoint >= 0xd800 && codePoint <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        codePoint = 0x10000 + ((codePoint - 0xd800) << 10) + (low - 0xdc00);
+        i++;
+      }
+    }
+    const byte = windows1252ByteOf(codePoint);
+    out[length++] = byte < 0 ? replacement : byte;
+  }
+  return length === out.length ? out : out.subarray(0, length);
+}
+
+/** Encodes `text` as ISO-8859-1: code points above 0xFF become one `replacement` byte each. */
+export function encodeLatin1(text: string, replacement = UNMAPPABLE_REPLACEMENT): Uint8Array {
+  const out = new Uint8Array(text.length);
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) i++;
+    }
+    out[length++] = unit <= 0xff ? unit : replacement;
+  }
+  return length === out.length ? out : out.subarray(0, length);
+}
+
+/** Code units decoded per `String.fromCharCode` call: well under any engine's argument limit. */
+const DECODE_SLICE = 4096;
+
+function decodeByTable(bytes: Uint8Array, table: Uint16Array | null): string {
+  const units = new Uint16Array(Math.min(bytes.length, DECODE_SLICE));
+  let text = '';
+  for (let start = 0; start < bytes.length; start += DECODE_SLICE) {
+    const end = Math.min(start + DECODE_SLICE, bytes.length);
+    const count = end - start;
+    for (let i = 0; i < count; i++) {
+      const byte = bytes[start + i];
+      units[i] = table === null ? byte : table[byte];
+    }
+    text += String.fromCharCode.apply(null, units.subarray(0, count) as unknown as number[]);
+  }
+  return text;
+}
+
+/** Decodes Windows-1252 bytes; every byte has a character, so this never fails. */
+export function decodeWindows1252(bytes: Uint8Array): string {
+  return decodeByTable(bytes, WINDOWS_1252_TO_UNICODE);
+}
+
+/** Decodes ISO-8859-1 bytes. */
+export function decodeLatin1(bytes: Uint8Array): string {
+  return decodeByTable(bytes, null);
+}
