@@ -1,6 +1,14 @@
 export type { JsMsg } from '@nats-io/jetstream';
 export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
+export {
+  type ChunkDecoded,
+  type DecoderFactory,
+  DecoderWorker,
+  type DecoderWorkerOptions,
+  type LinkSettings,
+  type WorkerLog,
+} from './decoder-worker.js';
 export { LinkLease, leaseKey } from './lease.js';
 export {
   consumeInOrder,

@@ -1,0 +1,319 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import {
+  type JsonValue,
+  type Protocol,
+  type RecordBatch,
+  type TraceDecoder,
+  type TraceRecord,
+  toTraceRecord,
+} from '@tracehub/contracts';
+import { CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+import type { Bus } from './connect.js';
+import { LinkLease, leaseKey } from './lease.js';
+import { consumeInOrder, type OrderedConsumerHandle } from './ordered-consumer.js';
+import { type LinkAddress, readRawChunkMeta } from './raw-chunks.js';
+import { publishRecordBatch } from './record-batches.js';
+
+/** Per-link codec settings (STP version, endianness map, output protocol, QS sizes...). */
+export type LinkSettings = { [key: string]: JsonValue };
+
+export interface DecoderFactory {
+  create(link: LinkAddress, settings: LinkSettings): TraceDecoder;
+  restore(link: LinkAddress, settings: LinkSettings, snapshot: JsonValue): TraceDecoder;
+}
+
+export interface WorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** What the worker did with one raw chunk; services turn it into metrics. */
+export interface ChunkDecoded {
+  link: LinkAddress;
+  bytes: number;
+  records: number;
+  errors: number;
+  gaps: number;
+  lostBytes: number;
+  decodeMs: number;
+  totalMs: number;
+}
+
+export interface DecoderWorkerOptions {
+  bus: Bus;
+  protocols: Protocol[];
+  /** Unique per process: written into the leases it holds. */
+  workerId: string;
+  factory: DecoderFactory;
+  /** Settings of a link, read when a session starts (default: none). */
+  linkSettings?: (link: LinkAddress) => Promise<LinkSettings>;
+  /** How often held leases are refreshed and new links looked for, ms (well under the lease TTL). */
+  tickMs?: number;
+  /** How long a delivered chunk may stay unacked before it is delivered again, ms. */
+  ackWaitMs?: number;
+  log?: WorkerLog;
+  onChunk?: (info: ChunkDecoded) => void;
+}
+
+const silentLog: WorkerLog = { info() {}, warn() {}, error() {} };
+/** Sessions a link remembers as closed, so a late chunk of one is never decoded into a new state. */
+const CLOSED_SESSIONS_KEPT = 8;
+
+interface LinkCheckpoint extends DecoderCheckpoint {
+  settings: LinkSettings;
+  closedSessions: string[];
+}
+
+/**
+ * A decoder worker: finds links on the raw stream, leases some, decodes each leased link's
+ * chunks in order, publishes their records, checkpoints, then acks. Several workers share the
+ * links; when one dies its leases expire and the others resume from the checkpoints, so per
+ * link every chunk is decoded exactly once into the output (re-publishes are de-duplicated).
+ */
+export class DecoderWorker {
+  private readonly links = new Map<string, LinkDecoding>();
+  private timer: NodeJS.Timeout | undefined;
+  private leaseKv!: KV;
+  private checkpoints!: CheckpointStore;
+  private running = false;
+  private ticking: Promise<void> = Promise.resolve();
+  private readonly log: WorkerLog;
+
+  constructor(private readonly options: DecoderWorkerOptions) {
+    this.log = options.log ?? silentLog;
+  }
+
+  /** Links this worker holds now. */
+  heldLinks(): LinkAddress[] {
+    return [...this.links.values()].map((l) => l.link);
+  }
+
+  async start(): Promise<void> {
+    this.leaseKv = await LinkLease.openBucket(this.options.bus);
+    this.checkpoints = await CheckpointStore.open(this.options.bus);
+    this.running = true;
+    await this.tick();
+    const every = this.options.tickMs ?? 1000;
+    this.timer = setInterval(() => {
+      this.ticking = this.ticking.then(() => this.tick()).catch((err) => this.log.error({ err }, 'worker tick failed'));
+    }, every);
+  }
+
+  /** Stops consuming, waits for the chunks in flight, and releases every lease at once. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearInterval(this.timer);
+    await this.ticking.catch(() => {});
+    await Promise.all([...this.links.values()].map((l) => l.close(true)));
+    this.links.clear();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    // Refresh what we hold; a lease we lost means another worker owns the link now.
+    for (const [key, decoding] of this.links) {
+      if (!(await decoding.lease.refresh())) {
+        this.log.warn({ link: key }, 'lease lost; leaving the link to its new owner');
+        this.links.delete(key);
+        await decoding.close(false);
+      }
+    }
+    for (const link of await this.discoverLinks()) {
+      if (!this.running) return;
+      const key = leaseKey(link.protocol, link.rig, link.link);
+      if (this.links.has(key)) continue;
+      const lease = new LinkLease(this.leaseKv, key, this.options.workerId);
+      if (!(await lease.claim())) continue;
+      const decoding = new LinkDecoding(this.options, this.checkpoints, link, lease, this.log);
+      try {
+        await decoding.open();
+        this.links.set(key, decoding);
+        this.log.info({ link: key }, 'link claimed');
+      } catch (err) {
+        this.log.error({ err, link: key }, 'could not start decoding a claimed link; releasing it');
+        await decoding.close(true);
+      }
+    }
+  }
+
+  /** Every link that has raw chunks on the stream, for our protocols. */
+  private async discoverLinks(): Promise<LinkAddress[]> {
+    const { bus } = this.options;
+    const found: LinkAddress[] = [];
+    for (const protocol of this.options.protocols) {
+      const info = await bus.jsm.streams.info(bus.names.rawStream, { subjects_filter: bus.names.rawFilter(protocol) });
+      for (const subject of Object.keys(info.state.subjects ?? {})) {
+        const parsed = bus.names.parseSubject(subject);
+        if (parsed?.kind === 'raw') found.push({ protocol: parsed.protocol, rig: parsed.rig, link: parsed.link });
+      }
+    }
+    return found;
+  }
+}
+
+/** The decoding of one leased link. */
+class LinkDecoding {
+  private consumer: OrderedConsumerHandle | undefined;
+  private checkpoint: LinkCheckpoint | undefined;
+  private revision = 0;
+  private decoder: TraceDecoder | undefined;
+
+  constructor(
+    private readonly options: DecoderWorkerOptions,
+    private readonly store: CheckpointStore,
+    readonly link: LinkAddress,
+    readonly lease: LinkLease,
+    private readonly log: WorkerLog,
+  ) {}
+
+  private get key(): string {
+    return this.lease.key;
+  }
+
+  async open(): Promise<void> {
+    const { checkpoint, revision } = await this.store.get(this.key);
+    this.checkpoint = checkpoint as LinkCheckpoint | undefined;
+    this.revision = revision;
+    this.decoder = undefined;
+    const { bus } = this.options;
+    const { protocol, rig, link } = this.link;
+    this.consumer = await consumeInOrder(
+      bus,
+      {
+        stream: bus.names.rawStream,
+        durable: `dec_${protocol}_${rig}_${link}`,
+        filterSubject: bus.names.rawSubject(protocol, rig, link),
+        ackWaitMs: this.options.ackWaitMs ?? 5000,
+      },
+      (msg) => this.handle(msg),
+      (err) => {
+        this.log.error({ err, link: this.key }, 'chunk failed; it will be delivered again');
+        // The decoder may have consumed part of the chunk: continue from the checkpoint.
+        this.decoder = undefined;
+      },
+    );
+  }
+
+  async close(release: boolean): Promise<void> {
+    await this.consumer?.stop();
+    this.consumer = undefined;
+    if (release) await this.lease.release();
+  }
+
+  private async handle(msg: JsMsg): Promise<void> {
+    const started = performance.now();
+    const meta = readRawChunkMeta(msg.headers);
+    let cp = this.checkpoint;
+    if (cp && cp.session === meta.session && meta.chunk <= cp.lastChunk) return; // done before a crash
+    if (cp?.closedSessions.includes(meta.session) || (cp?.session === meta.session && cp.ended)) {
+      this.log.warn({ link: this.key, session: meta.session, chunk: meta.chunk }, 'chunk of a closed session dropped');
+      return;
+    }
+    if (cp && cp.session !== meta.session && !cp.ended) {
+      // The previous session ended without its end-of-stream chunk (the gateway died).
+      await this.closeSession(cp, meta.recvNs);
+      cp = this.checkpoint;
+    }
+    let nextSeq: number;
+    let settings: LinkSettings;
+    if (!cp || cp.session !== meta.session) {
+      settings = this.options.linkSettings ? await this.options.linkSettings(this.link) : {};
+      this.decoder = this.options.factory.create(this.link, settings);
+      nextSeq = 0;
+    } else {
+      settings = cp.settings;
+      this.decoder ??= this.options.factory.restore(this.link, settings, cp.state);
+      nextSeq = cp.nextSeq;
+    }
+    const decoder = this.decoder;
+    const records: TraceRecord[] = [];
+    let errors = 0;
+    let gaps = 0;
+    const place = { ...this.link, session: meta.session, chunk: meta.chunk, hostNs: meta.recvNs, seq: 0 };
+    const emit = (r: Parameters<Parameters<TraceDecoder['push']>[2]>[0]) => {
+      if (r.kind === 'error') {
+        errors++;
+        if (r.name === 'SEQ_GAP') gaps++;
+      }
+      place.seq = nextSeq++;
+      records.push(toTraceRecord(r, place));
+    };
+    const ctx = { hostNs: meta.recvNs, lostBytes: meta.lost };
+    const decodeStart = performance.now();
+    if (msg.data.length > 0 || meta.lost > 0) decoder.push(msg.data, ctx, emit);
+    if (meta.eos) decoder.end(ctx, emit);
+    const decodeMs = performance.now() - decodeStart;
+    const batch: RecordBatch = {
+      ...this.link,
+      session: meta.session,
+      chunk: meta.chunk,
+      hostNs: meta.recvNs.toString(),
+      eos: meta.eos,
+      records,
+    };
+    if (meta.eos) batch.sessionRecordCount = nextSeq;
+    await publishRecordBatch(this.options.bus, batch);
+    const closedSessions = cp?.closedSessions ?? [];
+    await this.saveCheckpoint({
+      session: meta.session,
+      lastChunk: meta.chunk,
+      nextSeq,
+      ended: meta.eos,
+      state: decoder.snapshot(),
+      settings,
+      closedSessions: meta.eos ? remember(closedSessions, meta.session) : closedSessions,
+    });
+    this.options.onChunk?.({
+      link: this.link,
+      bytes: msg.data.length,
+      records: records.length,
+      errors,
+      gaps,
+      lostBytes: meta.lost,
+      decodeMs,
+      totalMs: performance.now() - started,
+    });
+  }
+
+  /** Ends a session whose end-of-stream chunk never came, as chunk lastChunk+1. */
+  private async closeSession(cp: LinkCheckpoint, hostNs: bigint): Promise<void> {
+    const decoder = this.decoder ?? this.options.factory.restore(this.link, cp.settings, cp.state);
+    const chunk = cp.lastChunk + 1;
+    let nextSeq = cp.nextSeq;
+    const records: TraceRecord[] = [];
+    const place = { ...this.link, session: cp.session, chunk, hostNs, seq: 0 };
+    decoder.end({ hostNs }, (r) => {
+      place.seq = nextSeq++;
+      records.push(toTraceRecord(r, place));
+    });
+    await publishRecordBatch(this.options.bus, {
+      ...this.link,
+      session: cp.session,
+      chunk,
+      hostNs: hostNs.toString(),
+      eos: true,
+      sessionRecordCount: nextSeq,
+      records,
+    });
+    await this.saveCheckpoint({
+      ...cp,
+      lastChunk: chunk,
+      nextSeq,
+      ended: true,
+      state: decoder.snapshot(),
+      closedSessions: remember(cp.closedSessions, cp.session),
+    });
+    this.decoder = undefined;
+  }
+
+  private async saveCheckpoint(cp: LinkCheckpoint): Promise<void> {
+    this.revision = await this.store.put(this.key, cp, this.revision);
+    this.checkpoint = cp;
+  }
+}
+
+function remember(list: string[], session: string): string[] {
+  return [...list.filter((s) => s !== session), session].slice(-CLOSED_SESSIONS_KEPT);
+}

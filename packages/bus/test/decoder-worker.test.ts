@@ -1,0 +1,207 @@
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Bus,
+  connectBus,
+  type DecoderFactory,
+  DecoderWorker,
+  ensureTopology,
+  parseRecordBatch,
+  publishRawChunk,
+} from '../src/index.js';
+
+/** A small real codec for these tests: one record per '\n'-terminated line. */
+class LineDecoder implements TraceDecoder {
+  constructor(private partial = '') {}
+  push(chunk: Uint8Array, _ctx: ChunkContext, emit: EmitRecord): void {
+    const text = this.partial + Buffer.from(chunk).toString('latin1');
+    const lines = text.split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const line of lines) emit(record('record', line));
+  }
+  end(_ctx: ChunkContext, emit: EmitRecord): void {
+    if (this.partial) emit(record('error', `unterminated: ${this.partial}`));
+    this.partial = '';
+  }
+  snapshot(): JsonValue {
+    return { partial: this.partial };
+  }
+  stats() {
+    return {};
+  }
+}
+const record = (kind: DecodedRecord['kind'], text: string): DecodedRecord => ({
+  kind,
+  type: 0,
+  name: kind === 'error' ? 'LINE_ERROR' : 'LINE',
+  targetTs: null,
+  fields: {},
+  text,
+  raw: new Uint8Array(0),
+});
+const factory: DecoderFactory = {
+  create: () => new LineDecoder(),
+  restore: (_l, _s, snap) => new LineDecoder((snap as { partial: string }).partial),
+};
+
+let bus: Bus;
+const prefix = uniquePrefix('dw');
+
+beforeAll(async () => {
+  bus = await connectBus({ url: natsUrl(), name: 'dw-test', prefix });
+  await ensureTopology(bus, { leaseTtlMs: 1500 });
+});
+
+afterAll(async () => {
+  for (const s of [
+    bus.names.rawStream,
+    bus.names.recStream,
+    `KV_${bus.names.leaseBucket}`,
+    `KV_${bus.names.decoderStateBucket}`,
+  ]) {
+    await bus.jsm.streams.delete(s).catch(() => {});
+  }
+  await bus.close();
+});
+
+async function publishLines(link: string, session: string, chunks: string[], eos = true) {
+  const address = { protocol: 'qs' as const, rig: 'rigA', link };
+  let i = 0;
+  for (; i < chunks.length; i++) {
+    await publishRawChunk(bus, address, {
+      session,
+      chunk: i,
+      recvNs: BigInt(1000 + i),
+      lost: 0,
+      eos: false,
+      data: Buffer.from(chunks[i], 'latin1'),
+    });
+  }
+  if (eos)
+    await publishRawChunk(bus, address, {
+      session,
+      chunk: i,
+      recvNs: BigInt(1000 + i),
+      lost: 0,
+      eos: true,
+      data: new Uint8Array(0),
+    });
+}
+
+/** Every record on the record stream for a link, in stream order. */
+async function recordsOf(link: string): Promise<Array<{ session: string; seq: number; text: string; chunk: number }>> {
+  const info = await bus.jsm.streams.info(bus.names.recStream);
+  const out = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+    const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq }).catch(() => null);
+    if (!msg || !msg.subject.endsWith(`.${link}`)) continue;
+    for (const r of parseRecordBatch(msg.data).records)
+      out.push({ session: r.session, seq: r.seq, text: r.text, chunk: r.chunk });
+  }
+  return out;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('DecoderWorker', () => {
+  it('decodes each link in order, across chunk boundaries, and closes the session', async () => {
+    const worker = new DecoderWorker({ bus, protocols: ['qs'], workerId: 'w1', factory, tickMs: 300 });
+    await worker.start();
+    await publishLines('l1', 's1', ['a\nb', 'c\nd\n', 'e']);
+    await publishLines('l2', 's2', ['x\n', 'y\n']);
+    await until(async () => (await recordsOf('l1')).length === 4 && (await recordsOf('l2')).length === 2);
+    await worker.stop();
+    expect(await recordsOf('l1')).toEqual([
+      { session: 's1', seq: 0, text: 'a', chunk: 0 },
+      { session: 's1', seq: 1, text: 'bc', chunk: 1 },
+      { session: 's1', seq: 2, text: 'd', chunk: 1 },
+      { session: 's1', seq: 3, text: 'unterminated: e', chunk: 3 },
+    ]);
+    expect(await recordsOf('l2')).toEqual([
+      { session: 's2', seq: 0, text: 'x', chunk: 0 },
+      { session: 's2', seq: 1, text: 'y', chunk: 1 },
+    ]);
+  });
+
+  it('closes a session that never got its end when the next one starts', async () => {
+    const worker = new DecoderWorker({ bus, protocols: ['qs'], workerId: 'w1', factory, tickMs: 300 });
+    await worker.start();
+    await publishLines('l3', 'old', ['p\nq'], false);
+    await publishLines('l3', 'new', ['r\n']);
+    await until(async () => (await recordsOf('l3')).length === 3);
+    await worker.stop();
+    expect(await recordsOf('l3')).toEqual([
+      { session: 'old', seq: 0, text: 'p', chunk: 0 },
+      { session: 'old', seq: 1, text: 'unterminated: q', chunk: 1 },
+      { session: 'new', seq: 0, text: 'r', chunk: 0 },
+    ]);
+  });
+
+  it('moves the links of a crashed worker to another, which resumes from the checkpoint', async () => {
+    // Each worker has a connection of its own; the crash closes it abruptly (no release, no ack).
+    const crashBus = await connectBus({ url: natsUrl(), name: 'dw-crash', prefix });
+    const survivorBus = await connectBus({ url: natsUrl(), name: 'dw-survivor', prefix });
+    let handled = 0;
+    const crashing = new DecoderWorker({
+      bus: crashBus,
+      protocols: ['qs'],
+      workerId: 'crashing',
+      factory,
+      tickMs: 300,
+      onChunk: () => {
+        handled++;
+      },
+    });
+    await crashing.start();
+    const lines = Array.from({ length: 40 }, (_, i) => `line${i}\n`);
+    await publishLines('l4', 's4', lines.slice(0, 20), false);
+    await until(async () => handled >= 10);
+    // Crash: the connection dies mid-stream; its lease is never released.
+    await crashBus.nc.close();
+    const survivor = new DecoderWorker({
+      bus: survivorBus,
+      protocols: ['qs'],
+      workerId: 'survivor',
+      factory,
+      tickMs: 300,
+      ackWaitMs: 2000,
+    });
+    await survivor.start();
+    const address = { protocol: 'qs' as const, rig: 'rigA', link: 'l4' };
+    for (let i = 20; i < 40; i++) {
+      await publishRawChunk(bus, address, {
+        session: 's4',
+        chunk: i,
+        recvNs: BigInt(1000 + i),
+        lost: 0,
+        eos: false,
+        data: Buffer.from(lines[i]),
+      });
+    }
+    await publishRawChunk(bus, address, {
+      session: 's4',
+      chunk: 40,
+      recvNs: 2000n,
+      lost: 0,
+      eos: true,
+      data: new Uint8Array(0),
+    });
+    const start = Date.now();
+    await until(async () => (await recordsOf('l4')).length === 40, 20_000);
+    const takeoverMs = Date.now() - start;
+    await survivor.stop();
+    await survivorBus.close();
+    await crashing.stop().catch(() => {});
+    const got = await recordsOf('l4');
+    expect(got.map((r) => r.text)).toEqual(lines.map((l) => l.trim()));
+    expect(got.map((r) => r.seq)).toEqual(lines.map((_, i) => i));
+    expect(takeoverMs).toBeLessThan(15_000);
+  });
+});
