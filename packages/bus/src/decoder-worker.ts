@@ -1,6 +1,7 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import {
+  type ChunkContext,
   type JsonValue,
   type Protocol,
   type RecordBatch,
@@ -240,7 +241,8 @@ class LinkDecoding {
       place.seq = nextSeq++;
       records.push(toTraceRecord(r, place));
     };
-    const ctx = { hostNs: meta.recvNs, lostBytes: meta.lost };
+    const ctx: ChunkContext = { hostNs: meta.recvNs, lostBytes: meta.lost };
+    if (meta.pauseNs !== undefined) ctx.pauseNs = meta.pauseNs;
     const decodeStart = performance.now();
     if (msg.data.length > 0 || meta.lost > 0) decoder.push(msg.data, ctx, emit);
     if (meta.eos) decoder.end(ctx, emit);

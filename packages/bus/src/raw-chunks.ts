@@ -25,6 +25,7 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   h.set(Headers.RecvNs, chunk.recvNs.toString());
   if (chunk.lost > 0) h.set(Headers.Lost, String(chunk.lost));
   if (chunk.eos) h.set(Headers.Eos, '1');
+  if (chunk.pauseNs !== undefined) h.set(Headers.PauseNs, chunk.pauseNs.toString());
   return bus.js.publish(bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, {
     msgID: msgId(chunk.session, chunk.chunk),
     headers: h,
@@ -54,5 +55,13 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
   if (!Number.isSafeInteger(lost) || lost < 0) {
     throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Lost} header: '${lostText}'`);
   }
-  return { session, chunk, recvNs: BigInt(recvText), lost, eos: h.has(Headers.Eos) };
+  const meta: RawChunkMeta = { session, chunk, recvNs: BigInt(recvText), lost, eos: h.has(Headers.Eos) };
+  const pauseText = h.get(Headers.PauseNs);
+  if (pauseText) {
+    if (!/^[0-9]{1,20}$/.test(pauseText)) {
+      throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.PauseNs} header: '${pauseText}'`);
+    }
+    meta.pauseNs = BigInt(pauseText);
+  }
+  return meta;
 }

@@ -6,6 +6,12 @@ export interface ChunkContext {
   hostNs: bigint;
   /** Bytes known to be lost just before this chunk (the gateway's `th-lost`). */
   lostBytes?: number;
+  /**
+   * Idle time of the link just before this chunk's first byte, ns (the gateway's
+   * `th-pause-ns`). Gateways of timing-sensitive links (STP v1) cut chunks at pauses, so a
+   * pause is always between two chunks. When absent, the difference of `hostNs` stands in.
+   */
+  pauseNs?: bigint;
 }
 
 export type EmitRecord = (record: DecodedRecord) => void;

@@ -11,6 +11,8 @@ export interface RawChunkMeta {
   lost: number;
   /** True on the empty chunk that closes a session. */
   eos: boolean;
+  /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
+  pauseNs?: bigint;
 }
 
 /**

@@ -10,6 +10,8 @@ export const Headers = {
   RecvNs: 'th-recv-ns',
   /** Bytes the gateway knows it dropped before this chunk (bounded buffer overflow). */
   Lost: 'th-lost',
+  /** Idle time of the link before this chunk's first byte, ns (STP v1 resynchronises on pauses). */
+  PauseNs: 'th-pause-ns',
   /** Present (value `1`) on the empty chunk that ends a session. */
   Eos: 'th-eos',
 } as const;
