@@ -1,2 +1,16 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export { type CreateDbOptions, createDb } from './create-db.js';
+export type * from './database.js';
+export { migrations } from './migrations/index.js';
+export { type MigrateOptions, MigrationError, migrateDown, migrateToLatest, migrateToNothing } from './migrator.js';
+export { type EnsurePartitionsOptions, ensurePartitions, listPartitions, partitionName } from './partitions.js';
+export { type DictionaryEntry, upsertDictionaryEntries } from './writes/dictionaries.js';
+export { hostTimeOf, insertRecords } from './writes/insert-records.js';
+export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
+export {
+  addSessionCounts,
+  markSessionEnded,
+  type SessionCounts,
+  type SessionInput,
+  upsertSession,
+} from './writes/sessions.js';
+// Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.

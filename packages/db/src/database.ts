@@ -1,0 +1,96 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * The tables of tracehub's Postgres database, one type per table (see `migrations/`).
+ *
+ * Column types follow what `createDb` parses: `bigint` columns come back as JS `bigint`
+ * (exact: host clocks in ns exceed 2^53), `numeric` as a decimal `string`, `timestamptz`
+ * as `Date`, `jsonb` as parsed JSON, `bytea` as `Buffer`.
+ */
+export interface Database {
+  rigs: RigsTable;
+  links: LinksTable;
+  sessions: SessionsTable;
+  dictionaries: DictionariesTable;
+  records: RecordsTable;
+}
+
+/** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
+export type Int8 = ColumnType<bigint, bigint | number | string, bigint | number | string>;
+/** A timestamptz column with a default of now(). */
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+
+export interface RigsTable {
+  name: string;
+  first_seen: CreatedAt;
+  last_seen: CreatedAt;
+}
+
+/** Per-link codec settings (STP version, little-endian masters, output protocol, ...). */
+export type LinkSettings = Record<string, unknown>;
+
+export interface LinksTable {
+  id: Generated<number>;
+  rig: string;
+  name: string;
+  protocol: string;
+  settings: ColumnType<LinkSettings, LinkSettings | undefined, LinkSettings>;
+}
+
+export interface SessionsTable {
+  id: string;
+  rig: string;
+  link: string;
+  protocol: string;
+  started_at: Date;
+  ended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_chunk: ColumnType<number, number | undefined, number>;
+  record_count: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  error_count: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  gap_count: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  lost_bytes: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  target_info: ColumnType<Record<string, unknown> | null, Record<string, unknown> | null | undefined>;
+  first_host_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  last_host_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export interface DictionariesTable {
+  session: string;
+  /** Dictionary kind: `obj`, `fun`, `sig`, `usr`, ... */
+  kind: string;
+  /** The key as text (address in hex, signal number, ...). */
+  key: string;
+  name: string;
+}
+
+export interface RecordsTable {
+  session: string;
+  seq: Int8;
+  /** `host_ns` as a timestamp (µs precision); the partition key. */
+  host_time: ColumnType<Date, Date | string, Date | string>;
+  /** Exact receive time in ns since the Unix epoch. */
+  host_ns: Int8;
+  rig: string;
+  link: string;
+  protocol: string;
+  chunk: number;
+  target_ts: ColumnType<string | null, string | null, string | null>;
+  kind: string;
+  type: number;
+  name: string;
+  qs_obj: string | null;
+  qs_sig: string | null;
+  qs_prio: number | null;
+  stp_master: number | null;
+  stp_channel: number | null;
+  fields: ColumnType<Record<string, unknown>, Record<string, unknown> | string, Record<string, unknown> | string>;
+  text: string;
+  raw: Buffer;
+}
+
+export type RigRow = Selectable<RigsTable>;
+export type LinkRow = Selectable<LinksTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type NewSession = Insertable<SessionsTable>;
+export type DictionaryRow = Selectable<DictionariesTable>;
+export type RecordRow = Selectable<RecordsTable>;

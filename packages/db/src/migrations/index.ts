@@ -1,0 +1,14 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as initialSchema from './0001-initial-schema.js';
+
+/**
+ * Every migration, by name; Kysely runs them in name order. Add a new one as the next
+ * numbered file and list it here (a static list works the same from src and dist).
+ */
+export const migrations: Record<string, Migration> = {
+  '0001-initial-schema': initialSchema,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

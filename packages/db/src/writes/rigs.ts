@@ -1,0 +1,57 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database, LinkSettings } from '../database.js';
+
+/** Records that a rig exists and was seen at `seenAt` (default now). */
+export async function upsertRig(db: Kysely<Database>, name: string, seenAt: Date = new Date()): Promise<void> {
+  await db
+    .insertInto('rigs')
+    .values({ name, first_seen: seenAt, last_seen: seenAt })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ last_seen: sql`greatest(rigs.last_seen, excluded.last_seen)` }))
+    .execute();
+}
+
+export interface LinkInput {
+  rig: string;
+  name: string;
+  protocol: string;
+  /** Codec settings; when omitted, the stored settings stay as they are. */
+  settings?: LinkSettings;
+}
+
+/** Creates or updates a link (and its rig); returns the link's id. */
+export async function upsertLink(db: Kysely<Database>, link: LinkInput): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('rigs')
+      .values({ name: link.rig })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
+    const row = await trx
+      .insertInto('links')
+      .values({ rig: link.rig, name: link.name, protocol: link.protocol, settings: link.settings ?? {} })
+      .onConflict((oc) =>
+        oc.columns(['rig', 'name']).doUpdateSet((eb) => ({
+          protocol: eb.ref('excluded.protocol'),
+          ...(link.settings ? { settings: eb.ref('excluded.settings') } : {}),
+        })),
+      )
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  });
+}
+
+/** A link's codec settings, or `undefined` when the link is not known. */
+export async function getLinkSettings(
+  db: Kysely<Database>,
+  rig: string,
+  link: string,
+): Promise<LinkSettings | undefined> {
+  const row = await db
+    .selectFrom('links')
+    .select('settings')
+    .where('rig', '=', rig)
+    .where('name', '=', link)
+    .executeTakeFirst();
+  return row?.settings;
+}

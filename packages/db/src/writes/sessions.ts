@@ -1,0 +1,79 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../database.js';
+
+export interface SessionInput {
+  id: string;
+  rig: string;
+  link: string;
+  protocol: string;
+  startedAt: Date;
+  /** Target info / configuration, when the decoder has seen it. */
+  targetInfo?: Record<string, unknown> | null;
+}
+
+/**
+ * Creates a session, or on a second call (re-delivery, restart) keeps the first one and only
+ * fills in target info that was missing.
+ */
+export async function upsertSession(db: Kysely<Database>, session: SessionInput): Promise<void> {
+  await db
+    .insertInto('sessions')
+    .values({
+      id: session.id,
+      rig: session.rig,
+      link: session.link,
+      protocol: session.protocol,
+      started_at: session.startedAt,
+      target_info: session.targetInfo ?? null,
+    })
+    .onConflict((oc) =>
+      oc.column('id').doUpdateSet({ target_info: sql`coalesce(excluded.target_info, sessions.target_info)` }),
+    )
+    .execute();
+}
+
+/** Marks a session ended (its end-of-session chunk arrived). */
+export async function markSessionEnded(
+  db: Kysely<Database>,
+  sessionId: string,
+  endedAt: Date,
+  lastChunk: number,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ ended_at: endedAt, last_chunk: sql`greatest(last_chunk, ${lastChunk})` })
+    .where('id', '=', sessionId)
+    .execute();
+}
+
+export interface SessionCounts {
+  records?: number;
+  errors?: number;
+  gaps?: number;
+  lostBytes?: number;
+  /** Highest chunk seen so far; the stored value only grows. */
+  lastChunk?: number;
+  /** Host time of the earliest and latest record of the batch; the stored range only widens. */
+  firstHostTime?: Date;
+  lastHostTime?: Date;
+}
+
+/**
+ * Adds a batch's counts to a session. Counts are additive: call it once per committed batch,
+ * with what `insertRecords` reported as new, so re-deliveries are not counted twice.
+ */
+export async function addSessionCounts(db: Kysely<Database>, sessionId: string, counts: SessionCounts): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({
+      record_count: sql`record_count + ${counts.records ?? 0}`,
+      error_count: sql`error_count + ${counts.errors ?? 0}`,
+      gap_count: sql`gap_count + ${counts.gaps ?? 0}`,
+      lost_bytes: sql`lost_bytes + ${counts.lostBytes ?? 0}`,
+      last_chunk: sql`greatest(last_chunk, ${counts.lastChunk ?? -1})`,
+      first_host_time: sql`least(first_host_time, ${counts.firstHostTime ?? null}::timestamptz)`,
+      last_host_time: sql`greatest(last_host_time, ${counts.lastHostTime ?? null}::timestamptz)`,
+    })
+    .where('id', '=', sessionId)
+    .execute();
+}

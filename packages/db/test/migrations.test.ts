@@ -1,0 +1,52 @@
+import { freshDatabase } from '@tracehub/tests/support';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { createDb, listPartitions, migrateDown, migrateToLatest, migrations } from '../src/index.js';
+
+async function tableNames(db: ReturnType<typeof createDb>): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select table_name as name from information_schema.tables
+    where table_schema = 'public' and table_name not like 'kysely_%' and table_name not like 'records_%'
+    order by table_name`.execute(db);
+  return rows.map((r) => r.name);
+}
+
+describe('migrations', () => {
+  it('go up and down on a fresh database, and up again', async () => {
+    const fresh = await freshDatabase('dbmig');
+    const db = createDb(fresh.url);
+    try {
+      expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
+      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      // Yesterday, today and 7 days ahead.
+      expect((await listPartitions(db)).length).toBe(9);
+      expect(await migrateToLatest(db)).toEqual([]);
+
+      expect(await migrateDown(db)).toEqual(['0001-initial-schema']);
+      expect(await tableNames(db)).toEqual([]);
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_class where relname like 'records%'`.execute(db);
+      expect(rows[0].n).toBe(0);
+      expect(await migrateDown(db)).toEqual([]);
+
+      expect(await migrateToLatest(db)).toEqual(['0001-initial-schema']);
+      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+    } finally {
+      await db.destroy();
+      await fresh.drop();
+    }
+  });
+
+  it('are applied once when several services start at the same moment', async () => {
+    const fresh = await freshDatabase('dbmigrace');
+    const dbs = [createDb(fresh.url), createDb(fresh.url), createDb(fresh.url, { maxConnections: 1 })];
+    try {
+      const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
+      expect(applied.flat()).toEqual(['0001-initial-schema']);
+      expect(await tableNames(dbs[0])).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+    } finally {
+      await Promise.all(dbs.map((db) => db.destroy()));
+      await fresh.drop();
+    }
+  });
+});

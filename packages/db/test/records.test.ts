@@ -1,0 +1,136 @@
+import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createDb,
+  type Database,
+  ensurePartitions,
+  insertRecords,
+  listPartitions,
+  migrateToLatest,
+} from '../src/index.js';
+import { qsRecord, stpRecord } from './records-fixture.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+
+beforeAll(async () => {
+  fresh = await freshDatabase('dbrec');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+/** Which table a stored record physically sits in. */
+async function partitionOf(session: string, seq: number): Promise<string> {
+  const { rows } = await sql<{ part: string }>`
+    select tableoid::regclass::text as part from records where session = ${session} and seq = ${seq}`.execute(db);
+  return rows[0]?.part;
+}
+
+const nowNs = () => (BigInt(Date.now()) * 1_000_000n + 123_456n).toString();
+
+describe('insertRecords', () => {
+  it('stores a record inserted twice once', async () => {
+    const record = qsRecord(0, nowNs(), 'dup');
+    expect(await insertRecords(db, [record])).toBe(1);
+    expect(await insertRecords(db, [record])).toBe(0);
+    // Re-delivered inside a bigger batch: only the new record counts.
+    expect(await insertRecords(db, [record, qsRecord(1, nowNs(), 'dup')])).toBe(2 - 1);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from records where session = 'dup'`.execute(db);
+    expect(rows[0].n).toBe(2);
+  });
+
+  it('round-trips every column', async () => {
+    const hostNs = '1764000000123456789'; // 2025-11-24T16:00:00.123456789Z
+    const qs = qsRecord(5, hostNs, 'rt');
+    const stp = stpRecord(6, hostNs, 'rt');
+    expect(await insertRecords(db, [qs, stp])).toBe(2);
+    const rows = await db
+      .selectFrom('records')
+      .selectAll()
+      .select(sql<string>`to_char(host_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`.as('host_time_text'))
+      .where('session', '=', 'rt')
+      .orderBy('seq')
+      .execute();
+    expect(rows).toHaveLength(2);
+    const [a, b] = rows;
+    expect(a).toMatchObject({
+      session: 'rt',
+      seq: 5n,
+      host_ns: 1764000000123456789n,
+      host_time_text: '2025-11-24T16:00:00.123456',
+      rig: 'rig7',
+      link: 'uart0',
+      protocol: 'qs',
+      chunk: 1,
+      target_ts: '18446744073709551615',
+      kind: 'record',
+      type: 1,
+      name: 'QS_QEP_STATE_ENTRY',
+      qs_obj: 'l_blinky',
+      qs_sig: 'TIMEOUT_SIG',
+      qs_prio: 3,
+      stp_master: null,
+      stp_channel: null,
+      fields: qs.fields,
+      text: qs.text,
+    });
+    expect(a.host_time.toISOString()).toBe('2025-11-24T16:00:00.123Z');
+    expect(Buffer.from(a.raw).toString('base64')).toBe(qs.raw);
+    expect(b).toMatchObject({
+      seq: 6n,
+      target_ts: null,
+      kind: 'error',
+      qs_obj: null,
+      qs_sig: null,
+      qs_prio: null,
+      stp_master: 0xffff,
+      stp_channel: 12,
+      fields: {},
+      text: 'gap: 3 bytes skipped\nsecond line ü',
+    });
+    expect(b.raw.length).toBe(0);
+  });
+
+  it('writes 10 000 records in one statement', async () => {
+    const base = BigInt(Date.now()) * 1_000_000n;
+    const batch = Array.from({ length: 10_000 }, (_, i) => qsRecord(i, (base + BigInt(i) * 1000n).toString(), 'big'));
+    expect(await insertRecords(db, batch)).toBe(10_000);
+    expect(await insertRecords(db, batch)).toBe(0);
+  });
+});
+
+describe('partitions', () => {
+  it('are made ahead, and a record far in the past or future still lands', async () => {
+    const parts = await listPartitions(db);
+    const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
+    const inAWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
+    expect(parts).toContain(`records_p${today}`);
+    expect(parts).toContain(`records_p${inAWeek}`);
+
+    const past = qsRecord(0, '978307200000000000', 'far'); // 2001-01-01
+    const future = qsRecord(1, '4102444800000000000', 'far'); // 2100-01-01
+    const recent = qsRecord(2, nowNs(), 'far');
+    expect(await insertRecords(db, [past, future, recent])).toBe(3);
+    expect(await partitionOf('far', 0)).toBe('records_default');
+    expect(await partitionOf('far', 1)).toBe('records_default');
+    expect(await partitionOf('far', 2)).toBe(`records_p${today}`);
+  });
+
+  it('take over the rows the default partition holds for their day', async () => {
+    const stray = qsRecord(0, '1000000000000000000', 'stray'); // 2001-09-09T01:46:40Z
+    await insertRecords(db, [stray]);
+    expect(await partitionOf('stray', 0)).toBe('records_default');
+    const created = await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 });
+    expect(created).toEqual(['records_p20010908', 'records_p20010909', 'records_p20010910']);
+    expect(await partitionOf('stray', 0)).toBe('records_p20010909');
+    expect(await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 })).toEqual([]);
+    // Still one copy, and still idempotent across the move.
+    expect(await insertRecords(db, [stray])).toBe(0);
+  });
+});
