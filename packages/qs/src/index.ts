@@ -1,2 +1,11 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export { QS_DEFAULT_OPTIONS, type QsDecoderOptions, type QsTargetConfig, resolveOptions } from './config.js';
+export {
+  QS_OBJ_KIND_NAMES,
+  QS_RECORD_NAMES,
+  QS_RX_NAMES,
+  QsDecoderRecordId,
+  QsRecordId,
+  QsRxId,
+} from './constants.js';
+export { QsDecoder, type QsDecoderStats } from './decoder.js';
+export { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';

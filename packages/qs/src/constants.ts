@@ -1,0 +1,174 @@
+/**
+ * Numbers and names of the QS protocol (spec: qs-protocol.md, sections 2, 5 and 10).
+ * Names are the ones QSPY prints in its error messages.
+ */
+
+/** Frame delimiter: ends every frame, never escaped. */
+export const QS_FRAME = 0x7e;
+/** Escape byte: the next byte is XOR-ed with 0x20. */
+export const QS_ESC = 0x7d;
+export const QS_ESC_XOR = 0x20;
+/** Sum of every un-escaped byte of a good frame, checksum included. */
+export const QS_GOOD_CHKSUM = 0xff;
+/** Size of QSPY's record buffer: a longer frame is "too long" and discarded. */
+export const QS_RECORD_SIZE_MAX = 512;
+
+/** Predefined record ids (QP/C 7.x numbering) that the decoder refers to by name. */
+export const QsRecordId = {
+  QS_EMPTY: 0,
+  QS_QEP_STATE_ENTRY: 1,
+  QS_QEP_STATE_EXIT: 2,
+  QS_QEP_STATE_INIT: 3,
+  QS_QEP_INIT_TRAN: 4,
+  QS_QEP_INTERN_TRAN: 5,
+  QS_QEP_TRAN: 6,
+  QS_QEP_IGNORED: 7,
+  QS_QEP_DISPATCH: 8,
+  QS_QEP_UNHANDLED: 9,
+  QS_QF_TICK: 31,
+  QS_ENUM_DICT: 54,
+  QS_SIG_DICT: 60,
+  QS_OBJ_DICT: 61,
+  QS_FUN_DICT: 62,
+  QS_USR_DICT: 63,
+  QS_TARGET_INFO: 64,
+  QS_USER: 100,
+} as const;
+
+/** Names of the predefined records 0..99, as QSPY 7.4 names them (81..99: QS_RESERVED). */
+export const QS_RECORD_NAMES: readonly string[] = Object.freeze([
+  'QS_EMPTY',
+  'QS_QEP_STATE_ENTRY',
+  'QS_QEP_STATE_EXIT',
+  'QS_QEP_STATE_INIT',
+  'QS_QEP_INIT_TRAN',
+  'QS_QEP_INTERN_TRAN',
+  'QS_QEP_TRAN',
+  'QS_QEP_IGNORED',
+  'QS_QEP_DISPATCH',
+  'QS_QEP_UNHANDLED',
+  'QS_QF_ACTIVE_DEFER',
+  'QS_QF_ACTIVE_RECALL',
+  'QS_QF_ACTIVE_SUBSCRIBE',
+  'QS_QF_ACTIVE_UNSUBSCRIBE',
+  'QS_QF_ACTIVE_POST',
+  'QS_QF_ACTIVE_POST_LIFO',
+  'QS_QF_ACTIVE_GET',
+  'QS_QF_ACTIVE_GET_LAST',
+  'QS_QF_ACTIVE_RECALL_ATTEMPT',
+  'QS_QF_EQUEUE_POST',
+  'QS_QF_EQUEUE_POST_LIFO',
+  'QS_QF_EQUEUE_GET',
+  'QS_QF_EQUEUE_GET_LAST',
+  'QS_QF_NEW_ATTEMPT',
+  'QS_QF_MPOOL_GET',
+  'QS_QF_MPOOL_PUT',
+  'QS_QF_PUBLISH',
+  'QS_QF_NEW_REF',
+  'QS_QF_NEW',
+  'QS_QF_GC_ATTEMPT',
+  'QS_QF_GC',
+  'QS_QF_TICK',
+  'QS_QF_TIMEEVT_ARM',
+  'QS_QF_TIMEEVT_AUTO_DISARM',
+  'QS_QF_TIMEEVT_DISARM_ATTEMPT',
+  'QS_QF_TIMEEVT_DISARM',
+  'QS_QF_TIMEEVT_REARM',
+  'QS_QF_TIMEEVT_POST',
+  'QS_QF_DELETE_REF',
+  'QS_QF_CRIT_ENTRY',
+  'QS_QF_CRIT_EXIT',
+  'QS_QF_ISR_ENTRY',
+  'QS_QF_ISR_EXIT',
+  'QS_QF_INT_DISABLE',
+  'QS_QF_INT_ENABLE',
+  'QS_QF_ACTIVE_POST_ATTEMPT',
+  'QS_QF_EQUEUE_POST_ATTEMPT',
+  'QS_QF_MPOOL_GET_ATTEMPT',
+  'QS_SCHED_PREEMPT',
+  'QS_SCHED_RESTORE',
+  'QS_SCHED_LOCK',
+  'QS_SCHED_UNLOCK',
+  'QS_SCHED_NEXT',
+  'QS_SCHED_IDLE',
+  'QS_ENUM_DICT',
+  'QS_QEP_TRAN_HIST',
+  'QS_QEP_TRAN_EP',
+  'QS_QEP_TRAN_XP',
+  'QS_TEST_PAUSED',
+  'QS_TEST_PROBE_GET',
+  'QS_SIG_DICT',
+  'QS_OBJ_DICT',
+  'QS_FUN_DICT',
+  'QS_USR_DICT',
+  'QS_TARGET_INFO',
+  'QS_TARGET_DONE',
+  'QS_RX_STATUS',
+  'QS_QUERY_DATA',
+  'QS_PEEK_DATA',
+  'QS_ASSERT_FAIL',
+  'QS_QF_RUN',
+  'QS_SEM_TAKE',
+  'QS_SEM_BLOCK',
+  'QS_SEM_SIGNAL',
+  'QS_SEM_BLOCK_ATTEMPT',
+  'QS_MTX_LOCK',
+  'QS_MTX_BLOCK',
+  'QS_MTX_UNLOCK',
+  'QS_MTX_LOCK_ATTEMPT',
+  'QS_MTX_BLOCK_ATTEMPT',
+  'QS_MTX_UNLOCK_ATTEMPT',
+  ...Array.from({ length: 19 }, () => 'QS_RESERVED'),
+]);
+
+/** Host -> target (QS-RX) record ids, spec section 10.2. */
+export const QsRxId = {
+  QS_RX_INFO: 0,
+  QS_RX_COMMAND: 1,
+  QS_RX_RESET: 2,
+  QS_RX_TICK: 3,
+  QS_RX_PEEK: 4,
+  QS_RX_POKE: 5,
+  QS_RX_FILL: 6,
+  QS_RX_TEST_SETUP: 7,
+  QS_RX_TEST_TEARDOWN: 8,
+  QS_RX_TEST_PROBE: 9,
+  QS_RX_GLB_FILTER: 10,
+  QS_RX_LOC_FILTER: 11,
+  QS_RX_AO_FILTER: 12,
+  QS_RX_CURR_OBJ: 13,
+  QS_RX_TEST_CONTINUE: 14,
+  QS_RX_QUERY_CURR: 15,
+  QS_RX_EVENT: 16,
+} as const;
+
+/** QS-RX names in id order, as QSPY prints them in Trg-Ack / Trg-ERR / Trg-Done lines. */
+export const QS_RX_NAMES: readonly string[] = Object.freeze(Object.keys(QsRxId));
+
+/** Object kinds of QS_QUERY_DATA and QS_RX_CURR_OBJ. */
+export const QS_OBJ_KIND_NAMES: readonly string[] = Object.freeze(['SM', 'AO', 'MP', 'EQ', 'TE', 'AP', 'SM_AO']);
+
+/**
+ * Ids of the records the decoder itself produces (kind `error` or `info`): negative, so that
+ * they never collide with a record id from the wire.
+ */
+export const QsDecoderRecordId = {
+  /** A frame whose checksum is wrong (or garbage before the first good frame). */
+  QS_BAD_CHECKSUM: -1,
+  /** Sequence discontinuity: `fields.lost` frames are missing. */
+  SEQ_GAP: -2,
+  /** A frame with a good checksum but fewer than 3 bytes. */
+  QS_RECORD_TOO_SHORT: -3,
+  /** A frame longer than 512 un-escaped bytes: discarded. */
+  QS_RECORD_TOO_LONG: -4,
+  /** A record whose payload does not match its layout (bytes unused / needed). */
+  QS_RECORD_LENGTH: -5,
+  /** Bytes the link lost before a chunk (the gateway's `th-lost`). */
+  LINK_LOST: -6,
+  /** Bytes of an unfinished frame when the stream ended. */
+  QS_PARTIAL_FRAME: -7,
+  /** Configuration assumed before any target info (info record). */
+  QS_DEFAULT_CONFIG: -8,
+  /** Bytes before the first good frame that do not form one (QSPY drops them silently). */
+  QS_LEADING_GARBAGE: -9,
+} as const;

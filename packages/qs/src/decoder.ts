@@ -1,0 +1,248 @@
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import { type QsDecoderOptions, resolveOptions } from './config.js';
+import { QS_RECORD_NAMES, QsDecoderRecordId, QsRecordId } from './constants.js';
+import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
+import { QsRecordDecoder } from './record-decoder.js';
+
+const EMPTY = new Uint8Array(0);
+const SNAPSHOT_VERSION = 1;
+
+/** Counters of one decoder (TraceDecoder.stats). */
+export interface QsDecoderStats {
+  /** Bytes pushed. */
+  bytes: number;
+  /** Frames with a good checksum. */
+  frames: number;
+  /** Records emitted that are not errors (records, dictionary entries, info). */
+  records: number;
+  /** Error records emitted. */
+  errors: number;
+  /** Sequence discontinuities. */
+  gaps: number;
+  /** Frames missing according to the sequence numbers. */
+  lostFrames: number;
+  /** Un-escaped bytes of dropped frames (bad checksum, too short, too long, partial). */
+  bytesSkipped: number;
+  /** Bytes the link reported lost (ChunkContext.lostBytes). */
+  linkLostBytes: number;
+}
+
+function emptyStats(): QsDecoderStats {
+  return { bytes: 0, frames: 0, records: 0, errors: 0, gaps: 0, lostFrames: 0, bytesSkipped: 0, linkLostBytes: 0 };
+}
+
+/**
+ * QS (QP/Spy) stream decoder of one link session: QSPY's receiver, record decoder and text
+ * rendering. Every line QSPY prints belongs to exactly one emitted record's `text`, in order;
+ * records QSPY prints nothing for have `text === ''`.
+ */
+export class QsDecoder implements TraceDecoder, QsFrameSink {
+  private readonly options: Required<QsDecoderOptions>;
+  private readonly deframer: QsDeframer;
+  private readonly records: QsRecordDecoder;
+  private emitFn: EmitRecord = () => {};
+  private counters: QsDecoderStats = emptyStats();
+  /** The default configuration has been announced (once, before the first record decoded with it). */
+  private defaultsAnnounced = false;
+
+  constructor(options: QsDecoderOptions = {}) {
+    this.options = resolveOptions(options);
+    this.deframer = new QsDeframer(this);
+    this.records = new QsRecordDecoder(this.options);
+  }
+
+  push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitFn = emit;
+    if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) this.linkLost(ctx.lostBytes);
+    this.counters.bytes += chunk.length;
+    this.deframer.push(chunk);
+  }
+
+  end(_ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitFn = emit;
+    if (this.deframer.pending > 0) {
+      const partial = this.deframer.discardPartial();
+      this.counters.bytesSkipped += partial.length;
+      // QSPY never sees the end of such a frame, so it prints nothing for it.
+      this.error(QsDecoderRecordId.QS_PARTIAL_FRAME, 'QS_PARTIAL_FRAME', '', partial, {
+        bytes: partial.length,
+        message: `stream ended inside a frame: ${partial.length} bytes discarded`,
+      });
+    }
+  }
+
+  /** The configuration in use, and whether it came from a target-info record. */
+  get config() {
+    return { ...this.records.config, fromTarget: this.records.targetInfoSeen };
+  }
+
+  stats(): Record<string, number> {
+    return { ...this.counters };
+  }
+
+  snapshot(): JsonValue {
+    return {
+      version: SNAPSHOT_VERSION,
+      options: { ...this.options },
+      deframer: this.deframer.snapshot(),
+      records: this.records.snapshot(),
+      stats: { ...this.counters },
+      defaultsAnnounced: this.defaultsAnnounced,
+    };
+  }
+
+  /** A decoder that continues exactly where the snapshot was taken (its size options included). */
+  static restore(snapshot: JsonValue, options?: QsDecoderOptions): QsDecoder {
+    const s = snapshot as unknown as {
+      version: number;
+      options: QsDecoderOptions;
+      deframer: JsonValue;
+      records: JsonValue;
+      stats: QsDecoderStats;
+      defaultsAnnounced: boolean;
+    };
+    if (s === null || typeof s !== 'object' || s.version !== SNAPSHOT_VERSION) {
+      throw new Error('not a QsDecoder snapshot (or from an incompatible version)');
+    }
+    const decoder = new QsDecoder({ ...options, ...s.options });
+    decoder.deframer.restore(s.deframer);
+    decoder.records.restore(s.records);
+    decoder.counters = { ...emptyStats(), ...s.stats };
+    decoder.defaultsAnnounced = s.defaultsAnnounced;
+    return decoder;
+  }
+
+  // QsFrameSink -----------------------------------------------------------------------------
+
+  /** @internal */
+  frame(buf: Uint8Array, len: number, gapFrom: number): void {
+    const c = this.counters;
+    c.frames++;
+    if (gapFrom >= 0) this.gap(gapFrom, buf[0]);
+    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && buf[1] !== QsRecordId.QS_TARGET_INFO) {
+      this.announceDefaults();
+    }
+    const record = this.records.decode(buf, len, buf.slice(0, len));
+    if (record.kind === 'error') c.errors++;
+    else c.records++;
+    this.emitFn(record);
+  }
+
+  /** @internal */
+  frameError(error: QsFrameError, buf: Uint8Array, len: number): void {
+    const raw = buf.slice(0, len);
+    this.counters.bytesSkipped += len;
+    const seq = this.deframer.lastSeq;
+    const id = buf[1];
+    const base = this.records.userBase;
+    const predefined = id < base;
+    const name = predefined ? QS_RECORD_NAMES[id] : `USER+${id - base}`;
+    switch (error) {
+      case QsFrameError.BAD_CHECKSUM: {
+        if (this.deframer.justStarted) {
+          // Before the first good frame QSPY drops bad frames silently (a capture started mid-frame).
+          this.error(QsDecoderRecordId.QS_LEADING_GARBAGE, 'QS_LEADING_GARBAGE', '', raw, {
+            bytes: len,
+            message: `${len} bytes before the first good frame skipped`,
+          });
+          return;
+        }
+        this.error(
+          QsDecoderRecordId.QS_BAD_CHECKSUM,
+          'QS_BAD_CHECKSUM',
+          `   <COMMS> ERROR    Bad checksum in Rec=${name}(?),Seq=${seq}`,
+          raw,
+          { bytes: len, lastSeq: seq, message: `bad checksum: frame of ${len} bytes dropped` },
+        );
+        return;
+      }
+      case QsFrameError.TOO_SHORT:
+        this.error(
+          QsDecoderRecordId.QS_RECORD_TOO_SHORT,
+          'QS_RECORD_TOO_SHORT',
+          `   <COMMS> ERROR    Record too short at Seq=${seq}(?),Rec=${predefined ? name : `${name}(?)`}`,
+          raw,
+          { bytes: len, lastSeq: seq, message: `frame of ${len} bytes is too short for a record` },
+        );
+        return;
+      case QsFrameError.TOO_LONG: {
+        const rec = predefined ? name : `USER+${String(id - base).padStart(3, ' ')}`;
+        this.error(
+          QsDecoderRecordId.QS_RECORD_TOO_LONG,
+          'QS_RECORD_TOO_LONG',
+          `   <COMMS> ERROR    Record too long at Seq=${String(seq).padStart(3, ' ')},Rec=${rec}`,
+          raw,
+          { bytes: len, lastSeq: seq, message: `frame longer than ${len} bytes: discarded` },
+        );
+        return;
+      }
+      default:
+        this.error(
+          QsDecoderRecordId.QS_RECORD_TOO_LONG,
+          'QS_RECORD_TOO_LONG',
+          `   <COMMS> ERROR    Record too long at Seq=${seq}(?),Rec=${name}(?)`,
+          raw,
+          { bytes: len, lastSeq: seq, message: `frame longer than ${len} bytes: discarded` },
+        );
+    }
+  }
+
+  // -----------------------------------------------------------------------------------------
+
+  private gap(lastSeq: number, seq: number): void {
+    const expected = (lastSeq + 1) & 0xff;
+    const lost = (seq - expected) & 0xff;
+    this.counters.gaps++;
+    this.counters.lostFrames += lost;
+    // QSPY prints (expected - 1) as unsigned: 4294967295 after seq 255 (Q1).
+    const shown = expected === 0 ? 4294967295 : expected - 1;
+    this.error(QsDecoderRecordId.SEQ_GAP, 'SEQ_GAP', `   <COMMS> ERROR    Discontinuity Seq=${shown}->${seq}`, EMPTY, {
+      lost,
+      lastSeq,
+      seq,
+      message: `sequence ${lastSeq} -> ${seq}: ${lost} frames lost`,
+    });
+  }
+
+  private announceDefaults(): void {
+    this.defaultsAnnounced = true;
+    const o = this.options;
+    this.counters.records++;
+    this.emitFn({
+      kind: 'info',
+      type: QsDecoderRecordId.QS_DEFAULT_CONFIG,
+      name: 'QS_DEFAULT_CONFIG',
+      targetTs: null,
+      fields: {
+        ...o,
+        message:
+          'no target info received yet: decoding with the default sizes (set them with the size options if the target differs)',
+      },
+      text: '',
+      raw: EMPTY,
+    });
+  }
+
+  private linkLost(lostBytes: number): void {
+    const partial = this.deframer.discardPartial();
+    this.counters.linkLostBytes += lostBytes;
+    this.counters.bytesSkipped += partial.length;
+    this.error(
+      QsDecoderRecordId.LINK_LOST,
+      'LINK_LOST',
+      `   <LINK-> ERROR    ${lostBytes} bytes lost by the link (partial frame of ${partial.length} bytes dropped)`,
+      partial,
+      {
+        lostBytes,
+        partialBytes: partial.length,
+        message: `the link lost ${lostBytes} bytes before this chunk; the frame in progress (${partial.length} bytes) was dropped`,
+      },
+    );
+  }
+
+  private error(type: number, name: string, text: string, raw: Uint8Array, fields: Record<string, unknown>): void {
+    this.counters.errors++;
+    const record: DecodedRecord = { kind: 'error', type, name, targetTs: null, fields, text, raw };
+    this.emitFn(record);
+  }
+}

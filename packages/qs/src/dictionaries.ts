@@ -1,0 +1,252 @@
+import type { JsonValue } from '@tracehub/contracts';
+import { hex8, hex16, zeroPad } from './format.js';
+
+/**
+ * A 64-bit object/function address as a Map key: a plain number while it is exact
+ * (below 2^53, i.e. every real embedded address), otherwise the string `hi:lo`.
+ */
+export type QsKey = number | string;
+
+const TWO_32 = 4294967296;
+
+export function makeKey(hi: number, lo: number): QsKey {
+  return hi < 0x200000 ? hi * TWO_32 + lo : `${hi}:${lo}`;
+}
+
+export function keyLo(key: QsKey): number {
+  if (typeof key === 'number') return key % TWO_32;
+  return Number(key.slice(key.indexOf(':') + 1));
+}
+
+export function keyHi(key: QsKey): number {
+  if (typeof key === 'number') return Math.floor(key / TWO_32);
+  return Number(key.slice(0, key.indexOf(':')));
+}
+
+/** How QSPY renders a key it does not know, by the dictionary's key size (spec 7.3). */
+export function renderUnknownKey(key: QsKey, keySize: number): string {
+  if (keySize <= 1) return zeroPad(keyLo(key) | 0, 3);
+  if (keySize <= 4) return `0x${hex8(keyLo(key))}`;
+  return `0x${hex16(keyHi(key), keyLo(key))}`;
+}
+
+/** QSPY keeps at most 63 characters of a dictionary name. */
+const NAME_MAX = 63;
+
+/**
+ * Object, function, user-record and enum dictionary: key -> name, as QSPY keeps it
+ * (a put of a known key replaces the name; new keys are ignored once `capacity - 1` are held).
+ */
+export class QsDictionary {
+  private readonly names = new Map<QsKey, string>();
+
+  constructor(
+    readonly capacity: number,
+    /** The key size QSPY renders unknown keys and decides about `NULL` with. */
+    readonly keySize: number,
+  ) {}
+
+  get size(): number {
+    return this.names.size;
+  }
+
+  put(key: QsKey, name: string): void {
+    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    if (this.names.has(key) || this.names.size < this.capacity - 1) this.names.set(key, stored);
+  }
+
+  /** The stored name, or undefined. */
+  find(key: QsKey): string | undefined {
+    return this.names.get(key);
+  }
+
+  /** QSPY's `Dictionary_get`: the name, `NULL` for key 0, or the unknown-key rendering. */
+  get(key: QsKey): string {
+    if (key === 0 && this.keySize >= 4) return 'NULL';
+    return this.names.get(key) ?? renderUnknownKey(key, this.keySize);
+  }
+
+  reset(): void {
+    this.names.clear();
+  }
+
+  toJSON(): JsonValue {
+    return [...this.names].map(([k, v]) => [k, v]);
+  }
+
+  load(json: JsonValue): void {
+    this.names.clear();
+    for (const entry of json as [QsKey, string][]) this.names.set(entry[0], entry[1]);
+  }
+}
+
+interface SigEntry {
+  sig: number;
+  obj: QsKey;
+  name: string;
+}
+
+/**
+ * The signal dictionary, keyed by (signal, object), with QSPY's exact storage and search:
+ * entries sorted by signal (stable), a binary search whose first hit wins for generic
+ * lookups, and object-specific/generic matching for the others (spec 7.2, 7.3, Q13).
+ */
+export class QsSigDictionary {
+  /** Slots as QSPY's array holds them; those past `entries` keep stale contents after a reset. */
+  private sto: SigEntry[] = [];
+  private entries = 0;
+
+  constructor(
+    readonly capacity: number,
+    /** Command-line object pointer size: how unknown signals are rendered. */
+    readonly ptrSize: number,
+  ) {}
+
+  get size(): number {
+    return this.entries;
+  }
+
+  private sigAt(i: number): number {
+    return i < this.sto.length ? this.sto[i].sig : 0;
+  }
+
+  private objAt(i: number): QsKey {
+    return i < this.sto.length ? this.sto[i].obj : 0;
+  }
+
+  find(sig: number, obj: QsKey): number {
+    let first = 0;
+    let last = this.entries;
+    while (first <= last) {
+      const mid = (first + last) >> 1;
+      const s = this.sigAt(mid);
+      if (s === sig) {
+        if (obj === 0) return mid;
+        first = mid;
+        do {
+          const o = this.objAt(first);
+          if (o === 0 || o === obj) return first;
+          --first;
+        } while (first >= 0 && this.sigAt(first) === sig);
+        last = mid + 1;
+        while (last < this.entries && this.sigAt(last) === sig) {
+          const o = this.objAt(last);
+          if (o === 0 || o === obj) return last;
+          ++last;
+        }
+        return -1;
+      }
+      if (s > sig) last = mid - 1;
+      else first = mid + 1;
+    }
+    return -1;
+  }
+
+  put(sig: number, obj: QsKey, name: string): void {
+    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    const idx = this.find(sig, obj);
+    if (idx >= 0) {
+      this.slot(idx).obj = obj;
+      this.slot(idx).name = stored;
+    } else if (this.entries < this.capacity - 1) {
+      const n = this.entries;
+      const e = this.slot(n);
+      e.sig = sig;
+      e.obj = obj;
+      e.name = stored;
+      this.entries = n + 1;
+      // Stable sort of the live entries by signal, as QSPY's qsort (glibc merge sort) leaves them.
+      const live = this.sto.slice(0, this.entries).sort((a, b) => a.sig - b.sig);
+      for (let i = 0; i < live.length; i++) this.sto[i] = live[i];
+    }
+  }
+
+  private slot(i: number): SigEntry {
+    while (this.sto.length <= i) this.sto.push({ sig: 0, obj: 0, name: '' });
+    return this.sto[i];
+  }
+
+  /** The stored name, or undefined. */
+  findName(sig: number, obj: QsKey): string | undefined {
+    if (sig === 0) return 'NULL';
+    const idx = this.find(sig, obj);
+    return idx >= 0 ? this.sto[idx].name : undefined;
+  }
+
+  /** QSPY's `SigDictionary_get`: name, `NULL` for signal 0, or `%08d,Obj=0x...`. */
+  get(sig: number, obj: QsKey): string {
+    if (sig === 0) return 'NULL';
+    const idx = this.find(sig, obj);
+    if (idx >= 0) return this.sto[idx].name;
+    return this.unknown(sig, obj);
+  }
+
+  unknown(sig: number, obj: QsKey): string {
+    const s = zeroPad(sig | 0, 8);
+    return this.ptrSize <= 4 ? `${s},Obj=0x${hex8(keyLo(obj))}` : `${s},Obj=0x${hex16(keyHi(obj), keyLo(obj))}`;
+  }
+
+  reset(): void {
+    for (const e of this.sto) e.sig = 0;
+    this.entries = 0;
+  }
+
+  toJSON(): JsonValue {
+    return { entries: this.entries, sto: this.sto.map((e) => [e.sig, e.obj, e.name]) };
+  }
+
+  load(json: JsonValue): void {
+    const j = json as { entries: number; sto: [number, QsKey, string][] };
+    this.entries = j.entries;
+    this.sto = j.sto.map(([sig, obj, name]) => ({ sig, obj, name }));
+  }
+}
+
+/** Every dictionary of one link session (spec 7). */
+export class QsDictionaries {
+  readonly obj: QsDictionary;
+  readonly fun: QsDictionary;
+  readonly usr: QsDictionary;
+  readonly sig: QsSigDictionary;
+  /** Eight enum groups; not cleared by a target reset (Q9). */
+  readonly enums: QsDictionary[];
+
+  constructor(objKeySize: number, funKeySize: number) {
+    this.obj = new QsDictionary(256, objKeySize);
+    this.fun = new QsDictionary(512, funKeySize);
+    // QSPY sizes the user dictionary for ids 70..128: 59 slots.
+    this.usr = new QsDictionary(59, 1);
+    this.sig = new QsSigDictionary(512, objKeySize);
+    this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
+  }
+
+  /** QSPY's reset of all dictionaries: enums stay; user record 124 is pre-filled (Q9). */
+  resetAll(): void {
+    this.obj.reset();
+    this.fun.reset();
+    this.usr.reset();
+    this.sig.reset();
+    this.usr.put(124, 'QUTEST_ON_POST');
+  }
+
+  toJSON(): JsonValue {
+    return {
+      obj: this.obj.toJSON(),
+      fun: this.fun.toJSON(),
+      usr: this.usr.toJSON(),
+      sig: this.sig.toJSON(),
+      enums: this.enums.map((e) => e.toJSON()),
+    };
+  }
+
+  load(json: JsonValue): void {
+    const j = json as Record<string, JsonValue>;
+    this.obj.load(j.obj);
+    this.fun.load(j.fun);
+    this.usr.load(j.usr);
+    this.sig.load(j.sig);
+    (j.enums as JsonValue[]).forEach((e, i) => {
+      this.enums[i].load(e);
+    });
+  }
+}

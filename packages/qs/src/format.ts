@@ -1,0 +1,71 @@
+/**
+ * printf-style helpers that reproduce QSPY's C formats exactly, built from lookup tables so
+ * that a record's line costs a few string concatenations.
+ */
+
+/** `%02X` of every byte value. */
+export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) =>
+  i.toString(16).toUpperCase().padStart(2, '0'),
+);
+
+const ZEROS = '0000000000000000000000000000000000000000';
+const SPACES = '                                                                ';
+
+/** `%0<width>u` for a non-negative integer. */
+export function zeroPad(value: number | bigint | string, width: number): string {
+  const s = String(value);
+  return s.length >= width ? s : ZEROS.slice(0, width - s.length) + s;
+}
+
+/** `%<width>s`: right-aligned, space padded. */
+export function spacePad(s: string, width: number): string {
+  return s.length >= width ? s : SPACES.slice(0, width - s.length) + s;
+}
+
+/** `%010u`: QSPY's timestamp column. */
+export function ts10(t: number): string {
+  if (t >= 1000000000) return String(t);
+  const s = String(t);
+  return ZEROS.slice(0, 10 - s.length) + s;
+}
+
+/** `%08X` of the low 32 bits. */
+export function hex8(v: number): string {
+  return HEX2[(v >>> 24) & 0xff] + HEX2[(v >>> 16) & 0xff] + HEX2[(v >>> 8) & 0xff] + HEX2[v & 0xff];
+}
+
+/** `%016llX` of a 64-bit value given as two 32-bit halves. */
+export function hex16(hi: number, lo: number): string {
+  return hex8(hi) + hex8(lo);
+}
+
+/** `%0<width>X` (hex digits zero-padded to width; width 0 = no padding). */
+export function hexPad(v: number | bigint, width: number): string {
+  return zeroPad(v.toString(16).toUpperCase(), width);
+}
+
+/** `%<width>.<precision>e` as C prints it (exponent at least two digits). */
+export function formatExp(value: number, width: number, precision: number): string {
+  let s: string;
+  if (Number.isNaN(value)) s = 'nan';
+  else if (!Number.isFinite(value)) s = value < 0 ? '-inf' : 'inf';
+  else {
+    const negative = value < 0 || Object.is(value, -0);
+    const a = Math.abs(value);
+    s = a.toExponential(precision);
+    // JS rounds an exact tie away from zero, C's printf to even: look at the exact digits
+    // (kept digits sit at index 0 and 2..precision+1, the first dropped one at precision+2).
+    const exact = a.toExponential(Math.min(precision + 30, 100));
+    const mantissaEnd = exact.indexOf('e');
+    if (exact.charCodeAt(precision + 2) === 0x35 && /^0*$/.test(exact.slice(precision + 3, mantissaEnd))) {
+      const lastKept = exact.charCodeAt(precision === 0 ? 0 : precision + 1);
+      if (lastKept % 2 === 0) s = exact.slice(0, precision === 0 ? 1 : precision + 2) + exact.slice(mantissaEnd);
+    }
+    // JS writes e+0 / e-5; C writes at least two exponent digits.
+    const e = s.indexOf('e');
+    const exp = s.slice(e + 2);
+    if (exp.length < 2) s = `${s.slice(0, e + 2)}0${exp}`;
+    if (negative) s = `-${s}`;
+  }
+  return spacePad(s, width);
+}

@@ -1,0 +1,179 @@
+import { makeKey, type QsKey } from './dictionaries.js';
+
+const TWO_32 = 4294967296;
+
+/**
+ * Walks the payload of one record the way QSPY's `QSpyRecord_get*` functions do: a read that
+ * does not fit reports "N more bytes needed", returns 0 and leaves `remaining` at -1, so that
+ * the record's length check fails (spec 3.1). Error lines are collected in `errors`.
+ */
+export class PayloadReader {
+  buf: Uint8Array = new Uint8Array(0);
+  pos = 0;
+  /** Payload bytes left; -1 after a failed read. */
+  remaining = 0;
+  /** Field-level error lines of this record, each ending in '\n'. */
+  errors = '';
+  /** Halves of the last pointer / 64-bit value read. */
+  hi = 0;
+  lo = 0;
+
+  /** Starts on `buf[start .. start+length)`; `buf` holds the checksum byte after it. */
+  reset(buf: Uint8Array, start: number, length: number): void {
+    this.buf = buf;
+    this.pos = start;
+    this.remaining = length;
+    this.errors = '';
+  }
+
+  private fail(size: number, type: string): void {
+    this.errors += `   <COMMS> ERROR    ${size - this.remaining} more bytes needed for ${type}${size * 8}_t \n`;
+    this.remaining = -1;
+  }
+
+  /** Unsigned little-endian integer of 1, 2, 4 or 8 bytes (8: exact below 2^53). */
+  u(size: number): number {
+    if (this.remaining < size) {
+      this.fail(size, 'uint');
+      this.hi = 0;
+      this.lo = 0;
+      return 0;
+    }
+    const b = this.buf;
+    const p = this.pos;
+    this.pos = p + size;
+    this.remaining -= size;
+    switch (size) {
+      case 1:
+        return b[p];
+      case 2:
+        return b[p] | (b[p + 1] << 8);
+      case 4:
+        return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+      default: {
+        // QSPY would assert on sizes other than 1/2/4/8; read them as little-endian anyway.
+        let lo = 0;
+        let hi = 0;
+        for (let i = 0; i < size && i < 8; i++) {
+          if (i < 4) lo += b[p + i] * 2 ** (8 * i);
+          else hi += b[p + i] * 2 ** (8 * (i - 4));
+        }
+        this.lo = lo;
+        this.hi = hi;
+        return hi * TWO_32 + lo;
+      }
+    }
+  }
+
+  /** Signed little-endian integer of 1, 2 or 4 bytes. */
+  i(size: number): number {
+    if (this.remaining < size) {
+      this.fail(size, 'int');
+      return 0;
+    }
+    const v = this.u(size);
+    if (size === 1) return (v << 24) >> 24;
+    if (size === 2) return (v << 16) >> 16;
+    return v | 0;
+  }
+
+  /** A pointer of `size` bytes as a dictionary key; its halves are left in `hi` / `lo`. */
+  ptr(size: number): QsKey {
+    if (size === 8) {
+      if (this.remaining < 8) {
+        this.fail(8, 'uint');
+        this.hi = 0;
+        this.lo = 0;
+        return 0;
+      }
+      const b = this.buf;
+      const p = this.pos;
+      this.lo = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+      this.hi = (b[p + 4] | (b[p + 5] << 8) | (b[p + 6] << 16) | (b[p + 7] << 24)) >>> 0;
+      this.pos = p + 8;
+      this.remaining -= 8;
+      return makeKey(this.hi, this.lo);
+    }
+    const v = this.u(size);
+    this.lo = v;
+    this.hi = 0;
+    return v;
+  }
+
+  /** 64-bit unsigned value as a bigint. */
+  u64(): bigint {
+    this.ptr(8);
+    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+  }
+
+  /** 64-bit signed value as a bigint. */
+  i64(): bigint {
+    if (this.remaining < 8) {
+      this.fail(8, 'int');
+      return 0n;
+    }
+    return BigInt.asIntN(64, this.u64());
+  }
+
+  /**
+   * Zero-terminated string, bytes as Latin-1 (one char per byte). Returns `''` (two
+   * apostrophes) for an empty string, as QSPY does; `raw` receives the real value.
+   */
+  str(): string {
+    const b = this.buf;
+    // QSPY peeks at the byte even when nothing remains (then it is the checksum).
+    if (b[this.pos] === 0) {
+      this.pos++;
+      this.remaining--;
+      this.lastStr = '';
+      return "''";
+    }
+    const end = this.pos + this.remaining;
+    for (let p = this.pos; p < end; p++) {
+      if (b[p] === 0) {
+        const s = latin1(b, this.pos, p);
+        this.remaining = end - p - 1;
+        this.pos = p + 1;
+        this.lastStr = s;
+        return s;
+      }
+    }
+    this.errors += `   <COMMS> ERROR    ${this.remaining} more bytes needed for string\n`;
+    this.remaining = -1;
+    this.lastStr = '';
+    return '';
+  }
+
+  /** The real value of the last string read (`str()` returns `''` for an empty one). */
+  lastStr = '';
+
+  /**
+   * Memory block: count byte, then count items of `size` bytes. Returns the offset of the items
+   * and leaves the count in `count`; -1 when it does not fit (QSPY compares the count, not count×size).
+   */
+  mem(size: number): number {
+    if (this.remaining >= 1 && this.buf[this.pos] <= this.remaining) {
+      const count = this.buf[this.pos];
+      const start = this.pos + 1;
+      this.count = count;
+      this.remaining -= 1 + count * size;
+      this.pos += 1 + count * size;
+      return start;
+    }
+    this.errors += `   <COMMS> ERROR    ${this.remaining} more bytes needed for memory-dump\n`;
+    this.remaining = -1;
+    this.count = 0;
+    return -1;
+  }
+
+  count = 0;
+}
+
+export function latin1(b: Uint8Array, start: number, end: number): string {
+  if (end - start < 64) {
+    let s = '';
+    for (let i = start; i < end; i++) s += String.fromCharCode(b[i]);
+    return s;
+  }
+  return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1');
+}

@@ -1,0 +1,1033 @@
+import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
+import type { QsDecoderOptions, QsTargetConfig } from './config.js';
+import { configFromOptions } from './config.js';
+import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
+import { QsDictionaries, type QsKey } from './dictionaries.js';
+import { HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
+import { PayloadReader } from './reader.js';
+import { decodeUserElements, type QsUserElement, renderKnownSize } from './user-record.js';
+
+const RTC = '===RTC===> ';
+const NO_TS = '           ';
+
+type Fields = Record<string, unknown>;
+type QsAddressing = NonNullable<DecodedRecord['qs']>;
+
+/**
+ * Decodes the payload of one good frame into a record with QSPY's text (spec 4-9).
+ * Holds what outlives a record: the target configuration and the dictionaries.
+ */
+export class QsRecordDecoder {
+  /** Sizes in use: the options until a target info arrives, then the target's. */
+  config: QsTargetConfig;
+  readonly dicts: QsDictionaries;
+  /** True once a target info was received (QSPY: the stored build year is nonzero). */
+  targetInfoSeen = false;
+  /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
+  hostSeqReset = false;
+  private readonly r = new PayloadReader();
+
+  constructor(options: Required<QsDecoderOptions>) {
+    this.config = configFromOptions(options);
+    // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
+    this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
+  }
+
+  /** First id of the application-specific records (70 before QS 6.6). */
+  get userBase(): number {
+    return this.config.version < 660 ? 70 : 100;
+  }
+
+  /** Name of a record id as QSPY's error messages give it. */
+  recordName(id: number): string {
+    return id < this.userBase ? QS_RECORD_NAMES[id] : `USER+${zeroPad(id - this.userBase, 3)}`;
+  }
+
+  /** Decodes `buf[0..len)`: seq, id, payload, checksum. `raw` is stored as given. */
+  decode(buf: Uint8Array, len: number, raw: Uint8Array): DecodedRecord {
+    const id = buf[1];
+    const r = this.r;
+    r.reset(buf, 2, len - 3);
+    if (id >= this.userBase) return this.user(id, raw);
+    return this.predefined(id, raw);
+  }
+
+  private user(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const t = r.u(this.config.timeSize);
+    const dictName = this.dicts.usr.find(id);
+    const name = dictName ?? `USER+${zeroPad(id - this.userBase, 3)}`;
+    const head = `${ts10(t)} ${name}`;
+    const timeErrors = r.errors;
+    const elements: QsUserElement[] = [];
+    const body = decodeUserElements(r, head, this.config, this.dicts, elements);
+    return {
+      kind: 'record',
+      type: id,
+      name,
+      targetTs: BigInt(t),
+      fields: { elements },
+      text: timeErrors + body,
+      raw,
+    };
+  }
+
+  private obj(key: QsKey): string {
+    return this.dicts.obj.get(key);
+  }
+
+  private fun(key: QsKey): string {
+    return this.dicts.fun.get(key);
+  }
+
+  /** An object as the fields give it: its name, or its address at the target's real size. */
+  private objF(key: QsKey): string {
+    return this.dicts.obj.find(key) ?? renderKnownSize(key, this.config.objPtrSize);
+  }
+
+  private funF(key: QsKey): string {
+    return this.dicts.fun.find(key) ?? renderKnownSize(key, this.config.funPtrSize);
+  }
+
+  private sigF(sig: number, obj: QsKey): string {
+    return this.dicts.sig.findName(sig, obj) ?? String(sig);
+  }
+
+  /** The record when the payload fitted its layout, else QSPY's length error (spec 3.1). */
+  private done(
+    id: number,
+    kind: DecodedRecord['kind'],
+    t: number | null,
+    text: string,
+    fields: Fields,
+    raw: Uint8Array,
+    qs?: QsAddressing,
+  ): DecodedRecord {
+    const r = this.r;
+    if (r.remaining !== 0) return this.lengthError(id, raw);
+    const rec: DecodedRecord = {
+      kind,
+      type: id,
+      name: QS_RECORD_NAMES[id],
+      targetTs: t === null ? null : BigInt(t),
+      fields,
+      text,
+      raw,
+    };
+    if (qs !== undefined) rec.qs = qs;
+    return rec;
+  }
+
+  private lengthError(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const name = this.recordName(id);
+    const unused = r.remaining > 0;
+    const n = unused ? r.remaining : -r.remaining;
+    return {
+      kind: 'error',
+      type: QsDecoderRecordId.QS_RECORD_LENGTH,
+      name: 'QS_RECORD_LENGTH',
+      targetTs: null,
+      fields: {
+        recId: id,
+        record: name,
+        [unused ? 'unused' : 'needed']: n,
+        message: `${n} bytes ${unused ? 'unused' : 'needed'} in ${name}: the layout does not match this target's configuration`,
+      },
+      text: `${r.errors}   <COMMS> ERROR    ${n} bytes ${unused ? 'unused' : 'needed'} in Rec=${name}`,
+      raw,
+    };
+  }
+
+  private predefined(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    switch (id) {
+      case 0: {
+        // QS_EMPTY: nothing printed (before QS 5.5 it announced a target reset).
+        if (c.version >= 550) {
+          return { kind: 'info', type: 0, name: 'QS_EMPTY', targetTs: null, fields: {}, text: '', raw };
+        }
+        if (r.remaining !== 0) return this.lengthError(id, raw);
+        this.dicts.resetAll();
+        return this.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
+      }
+      case 1:
+      case 2: {
+        const o = r.ptr(c.objPtrSize);
+        const f = r.ptr(c.funPtrSize);
+        const tag = id === 1 ? 'St-Entry' : 'St-Exit ';
+        const objName = this.obj(o);
+        return this.done(
+          id,
+          'record',
+          null,
+          `${RTC}${tag} Obj=${objName},State=${this.fun(f)}`,
+          { obj: this.objF(o), state: this.funF(f) },
+          raw,
+          { obj: this.objF(o) },
+        );
+      }
+      case 3:
+      case 55:
+      case 56:
+      case 57: {
+        const o = r.ptr(c.objPtrSize);
+        const f1 = r.ptr(c.funPtrSize);
+        const f2 = r.ptr(c.funPtrSize);
+        const tag = id === 3 ? 'St-Init ' : id === 55 ? 'St-Hist ' : id === 56 ? 'St-EP   ' : 'St-XP   ';
+        return this.done(
+          id,
+          'record',
+          null,
+          `${RTC}${tag} Obj=${this.obj(o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+          { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) },
+          raw,
+          { obj: this.objF(o) },
+        );
+      }
+      case 4: {
+        const t = r.u(c.timeSize);
+        const o = r.ptr(c.objPtrSize);
+        const f = r.ptr(c.funPtrSize);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
+          { obj: this.objF(o), state: this.funF(f) },
+          raw,
+          { obj: this.objF(o) },
+        );
+      }
+      case 5:
+      case 7:
+      case 8: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const f = r.ptr(c.funPtrSize);
+        const tag = id === 5 ? '=>Intern' : id === 7 ? '=>Ignore' : 'Disp===>';
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+          { obj: objF, sig: sigF, state: this.funF(f) },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 6: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const f1 = r.ptr(c.funPtrSize);
+        const f2 = r.ptr(c.funPtrSize);
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+          { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 9: {
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const f = r.ptr(c.funPtrSize);
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          null,
+          `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+          { obj: objF, sig: sigF, state: this.funF(f) },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 10:
+      case 11: {
+        const t = r.u(c.timeSize);
+        const ao = r.ptr(c.objPtrSize);
+        const q = r.ptr(c.objPtrSize);
+        const s = r.u(c.sigSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const tag = id === 10 ? 'AO-Defer' : 'AO-RCall';
+        const objF = this.objF(ao);
+        const sigF = this.sigF(s, ao);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>`,
+          { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 12:
+      case 13: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const tag = id === 12 ? 'AO-Subsc' : 'AO-Unsub';
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)}`,
+          { obj: objF, sig: sigF },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 14:
+      case 45: {
+        const t = r.u(c.timeSize);
+        const sdr = r.ptr(c.objPtrSize);
+        const s = r.u(c.sigSize);
+        const ao = r.ptr(c.objPtrSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const free = r.u(c.queueCtrSize);
+        const min = r.u(c.queueCtrSize);
+        const objF = this.objF(ao);
+        const sigF = this.sigF(s, ao);
+        const text =
+          id === 14
+            ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
+            : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
+        return this.done(
+          id,
+          'record',
+          t,
+          text,
+          id === 14
+            ? { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, min }
+            : { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, margin: min },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 15:
+      case 19:
+      case 20:
+      case 46: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const free = r.u(c.queueCtrSize);
+        const min = r.u(c.queueCtrSize);
+        const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
+        const last = id === 46 ? 'Mar' : 'Min';
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
+          id === 46
+            ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
+            : { obj: objF, sig: sigF, pool, ref, free, min },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 16:
+      case 21: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const free = r.u(c.queueCtrSize);
+        const tag = id === 16 ? 'AO-Get  ' : 'EQ-Get  ';
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
+          { obj: objF, sig: sigF, pool, ref, free },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 17:
+      case 22: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const tag = id === 17 ? 'AO-GetL ' : 'EQ-GetL ';
+        const objF = this.objF(o);
+        const sigF = this.sigF(s, o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>`,
+          { obj: objF, sig: sigF, pool, ref },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 18: {
+        const t = r.u(c.timeSize);
+        const ao = r.ptr(c.objPtrSize);
+        const q = r.ptr(c.objPtrSize);
+        const objF = this.objF(ao);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
+          { obj: objF, queue: this.objF(q) },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 23:
+      case 28: {
+        const t = r.u(c.timeSize);
+        const size = r.u(c.eventSize);
+        const s = r.u(c.sigSize);
+        const tag = id === 23 ? 'QF-NewA ' : 'QF-New  ';
+        const sigF = this.sigF(s, 0);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Sig=${this.dicts.sig.get(s, 0)},Size=${size}`,
+          { sig: sigF, size },
+          raw,
+          { sig: sigF },
+        );
+      }
+      case 24:
+      case 47: {
+        const t = r.u(c.timeSize);
+        const o = r.ptr(c.objPtrSize);
+        const free = r.u(c.poolCtrSize);
+        const min = r.u(c.poolCtrSize);
+        const objF = this.objF(o);
+        return this.done(
+          id,
+          'record',
+          t,
+          id === 24
+            ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${free},Min=${min}`
+            : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${free},Mar=${min}`,
+          id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 25: {
+        const t = r.u(c.timeSize);
+        const o = r.ptr(c.objPtrSize);
+        const free = r.u(c.poolCtrSize);
+        const objF = this.objF(o);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${free}`,
+          { obj: objF, free },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 26: {
+        const t = r.u(c.timeSize);
+        const sdr = r.ptr(c.objPtrSize);
+        const s = r.u(c.sigSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const sigF = this.sigF(s, 0);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+          { sender: this.objF(sdr), sig: sigF, pool, ref },
+          raw,
+          { sig: sigF },
+        );
+      }
+      case 27:
+      case 29:
+      case 30:
+      case 38: {
+        const t = r.u(c.timeSize);
+        const s = r.u(c.sigSize);
+        const pool = r.u(1);
+        const ref = r.u(1);
+        const tag = id === 27 ? 'QF-NewRf' : id === 29 ? 'QF-gcA  ' : id === 30 ? 'QF-gc   ' : 'QF-DelRf';
+        const sigF = this.sigF(s, 0);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${tag} Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+          { sig: sigF, pool, ref },
+          raw,
+          { sig: sigF },
+        );
+      }
+      case 31: {
+        const ctr = r.u(c.teCtrSize);
+        const rate = c.version < 500 ? 0 : r.u(1);
+        return this.done(id, 'record', null, `${NO_TS}Tick<${rate}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
+      }
+      case 32:
+      case 35: {
+        const t = r.u(c.timeSize);
+        const te = r.ptr(c.objPtrSize);
+        const ao = r.ptr(c.objPtrSize);
+        const tim = r.u(c.teCtrSize);
+        const int = r.u(c.teCtrSize);
+        const rate = c.version < 500 ? 0 : r.u(1);
+        const tag = id === 32 ? 'Arm ' : 'Dis ';
+        const objF = this.objF(te);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} TE${rate}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int}`,
+          { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 33: {
+        const te = r.ptr(c.objPtrSize);
+        const ao = r.ptr(c.objPtrSize);
+        const rate = c.version < 500 ? 0 : r.u(1);
+        const objF = this.objF(te);
+        return this.done(
+          id,
+          'record',
+          null,
+          `${NO_TS}TE${rate}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+          { obj: objF, ao: this.objF(ao), rate },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 34: {
+        const t = r.u(c.timeSize);
+        const te = r.ptr(c.objPtrSize);
+        const ao = r.ptr(c.objPtrSize);
+        const rate = c.version < 500 ? 0 : r.u(1);
+        const objF = this.objF(te);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} TE${rate}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+          { obj: objF, ao: this.objF(ao), rate },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 36: {
+        const t = r.u(c.timeSize);
+        const te = r.ptr(c.objPtrSize);
+        const ao = r.ptr(c.objPtrSize);
+        const tim = r.u(c.teCtrSize);
+        const int = r.u(c.teCtrSize);
+        // The target sends (rate, wasArmed); QSPY prints them the other way round (Q3).
+        const rate = c.version < 500 ? 0 : r.u(1);
+        const wasArmed = r.u(1);
+        const objF = this.objF(te);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} TE${wasArmed}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int},Was=${rate}`,
+          { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
+          raw,
+          { obj: objF },
+        );
+      }
+      case 37: {
+        const t = r.u(c.timeSize);
+        const te = r.ptr(c.objPtrSize);
+        const s = r.u(c.sigSize);
+        const ao = r.ptr(c.objPtrSize);
+        const rate = c.version < 500 ? 0 : r.u(1);
+        const objF = this.objF(te);
+        const sigF = this.sigF(s, ao);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.dicts.sig.get(s, ao)},AO=${this.obj(ao)}`,
+          { obj: objF, sig: sigF, ao: this.objF(ao), rate },
+          raw,
+          { obj: objF, sig: sigF },
+        );
+      }
+      case 39:
+      case 40: {
+        const t = r.u(c.timeSize);
+        const nest = r.u(1);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${nest}`,
+          { nest },
+          raw,
+        );
+      }
+      case 41:
+      case 42: {
+        const t = r.u(c.timeSize);
+        const nest = r.u(1);
+        const prio = r.u(1);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${nest},Pri=${prio}`,
+          { nest, prio },
+          raw,
+          { prio },
+        );
+      }
+      case 48:
+      case 49:
+      case 52: {
+        const t = r.u(c.timeSize);
+        const a = r.u(1);
+        const b = r.u(1);
+        const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
+        // QSPY prints the second byte first (Q11); the fields keep the wire order.
+        return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${b}->${a}`, { prio: a, prevPrio: b }, raw, {
+          prio: a,
+        });
+      }
+      case 50:
+      case 51: {
+        const t = r.u(c.timeSize);
+        const a = r.u(1);
+        const b = r.u(1);
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${a}->${b}`,
+          { prevCeiling: a, ceiling: b },
+          raw,
+        );
+      }
+      case 53: {
+        const t = r.u(c.timeSize);
+        const a = r.u(1);
+        return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${a}->0`, { prevPrio: a }, raw);
+      }
+      case 54: {
+        const value = r.u(1);
+        const group = r.u(1);
+        const name = r.str();
+        if (r.remaining === 0) this.dicts.enums[group & 7].put(value, name);
+        return this.done(
+          id,
+          'dict',
+          null,
+          `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group & 7}->${name}`,
+          { value, group: group & 7, name: r.lastStr },
+          raw,
+        );
+      }
+      case 58:
+        return this.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
+      case 59: {
+        const t = r.u(c.timeSize);
+        const f = r.ptr(c.funPtrSize);
+        const data = r.u(4);
+        // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
+          { fun: this.funF(f), data },
+          raw,
+        );
+      }
+      case 60: {
+        const s = r.u(c.sigSize);
+        const o = r.ptr(c.objPtrSize);
+        const hi = r.hi;
+        const lo = r.lo;
+        const name = r.str();
+        if (r.remaining === 0) this.dicts.sig.put(s, o, name);
+        const objHex = c.objPtrSize <= 4 ? hex8(lo) : hex16(hi, lo);
+        return this.done(
+          id,
+          'dict',
+          null,
+          `${NO_TS}Sig-Dict ${zeroPad(s | 0, 8)},Obj=0x${objHex}->${name}`,
+          { sig: s, obj: `0x${objHex}`, name: r.lastStr },
+          raw,
+        );
+      }
+      case 61:
+      case 62: {
+        const size = id === 61 ? c.objPtrSize : c.funPtrSize;
+        const k = r.ptr(size);
+        const hex = size <= 4 ? hex8(r.lo) : hex16(r.hi, r.lo);
+        const name = r.str();
+        if (r.remaining === 0) (id === 61 ? this.dicts.obj : this.dicts.fun).put(k, name);
+        return this.done(
+          id,
+          'dict',
+          null,
+          `${NO_TS}${id === 61 ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
+          { [id === 61 ? 'obj' : 'fun']: `0x${hex}`, name: r.lastStr },
+          raw,
+        );
+      }
+      case 63: {
+        const rec = r.u(1);
+        const name = r.str();
+        if (r.remaining === 0) this.dicts.usr.put(rec, name);
+        return this.done(
+          id,
+          'dict',
+          null,
+          `${NO_TS}Usr-Dict ${zeroPad(rec, 8)}->${name}`,
+          { recId: rec, name: r.lastStr },
+          raw,
+        );
+      }
+      case 64:
+        return this.targetInfo(raw);
+      case 65: {
+        const t = r.u(c.timeSize);
+        const rx = r.u(1);
+        const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
+        return this.done(id, 'record', t, `${ts10(t)} Trg-Done ${name}`, { command: name }, raw);
+      }
+      case 66: {
+        let t: number | null = null;
+        if (c.version < 580) t = r.u(c.timeSize);
+        const status = r.u(1);
+        let text: string;
+        let fields: Fields;
+        if (status < 128) {
+          const name = status < QS_RX_NAMES.length ? QS_RX_NAMES[status] : String(status);
+          text = `${NO_TS}Trg-Ack  ${name}`;
+          fields = { ack: true, command: name };
+        } else {
+          const code = status & 0x7f;
+          const name = code < QS_RX_NAMES.length ? QS_RX_NAMES[code] : `0x${HEX2[code]}`;
+          text = `${NO_TS}Trg-ERR  ${name}`;
+          fields = { ack: false, error: code, command: name };
+        }
+        return this.done(id, 'record', t, text, fields, raw);
+      }
+      case 67:
+        return this.queryData(raw);
+      case 68: {
+        const t = r.u(c.timeSize);
+        const offs = r.u(2);
+        const size = r.u(1);
+        const start = r.mem(size);
+        const num = r.count;
+        const items: number[] = [];
+        let data = '';
+        const b = r.buf;
+        // QSPY prints num-1 items with ',' and always one last item with '>' (even when num is 0).
+        const shown = Math.max(num, 1);
+        for (let i = 0; i < shown; i++) {
+          const p = (start < 0 ? r.pos : start) + i * size;
+          let v = 0;
+          for (let k = size - 1; k >= 0; k--) v = v * 256 + (b[p + k] ?? 0);
+          if (i < num) items.push(v);
+          data += (size === 1 || size === 2 || size === 4 ? hexPad(v, size * 2) : '') + (i === shown - 1 ? '>' : ',');
+        }
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} Trg-Peek Offs=${offs},Size=${size},Num=${num},Data=<${data}`,
+          { offset: offs, size, num, data: items },
+          raw,
+        );
+      }
+      case 69: {
+        const t = r.u(c.timeSize);
+        const loc = r.u(2);
+        const mod = r.str();
+        return this.done(
+          id,
+          'record',
+          t,
+          `${ts10(t)} =ASSERT= Mod=${mod},Loc=${loc}`,
+          { module: r.lastStr, location: loc },
+          raw,
+        );
+      }
+      case 70:
+        return this.done(id, 'info', null, `${NO_TS}QF_RUN`, {}, raw);
+      case 71:
+      case 72:
+      case 73:
+      case 74:
+      case 75:
+      case 76:
+      case 77:
+      case 78:
+      case 79:
+      case 80: {
+        const t = r.u(c.timeSize);
+        const o = r.ptr(c.objPtrSize);
+        const a = r.u(1);
+        const b = r.u(1);
+        const tag = SEM_MTX_TAGS[id - 71];
+        const objF = this.objF(o);
+        let text: string;
+        let fields: Fields;
+        if (id <= 74) {
+          text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${a},Cnt=${b}`;
+          fields = { obj: objF, thread: a, count: b };
+        } else if (id === 76 || id === 79) {
+          text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Thr=${b}`;
+          fields = { obj: objF, holder: a, thread: b };
+        } else {
+          text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Nest=${b}`;
+          fields = { obj: objF, holder: a, nest: b };
+        }
+        return this.done(id, 'record', t, text, fields, raw, { obj: objF });
+      }
+      default: {
+        // 43, 44 and 81..99: QSPY has no decoder for these.
+        const len = r.remaining;
+        return {
+          kind: 'record',
+          type: id,
+          name: QS_RECORD_NAMES[id],
+          targetTs: null,
+          fields: { length: len, payload: raw.slice(2, 2 + len) },
+          text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
+          raw,
+        };
+      }
+    }
+  }
+
+  private queryData(raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const kind = r.u(1);
+    const o = r.ptr(c.objPtrSize);
+    let q: QsKey = 0;
+    let b = 0;
+    let cc = 0;
+    let d = 0;
+    let e = 0;
+    switch (kind) {
+      case 0:
+        q = r.ptr(c.funPtrSize);
+        break;
+      case 2:
+        b = r.u(c.poolCtrSize);
+        cc = r.u(c.poolCtrSize);
+        break;
+      case 3:
+        b = r.u(c.queueCtrSize);
+        cc = r.u(c.queueCtrSize);
+        break;
+      case 4:
+        q = r.ptr(c.objPtrSize);
+        b = r.u(c.teCtrSize);
+        cc = r.u(c.teCtrSize);
+        d = r.u(c.sigSize);
+        e = r.u(1);
+        break;
+    }
+    if (kind === 1) {
+      if (c.version < 690) {
+        b = r.u(c.queueCtrSize);
+        cc = r.u(c.queueCtrSize);
+      } else q = r.ptr(c.funPtrSize);
+    }
+    const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
+    const objF = this.objF(o);
+    let text = `${ts10(t)} Query-${kindName} Obj=${this.obj(o)}`;
+    const fields: Fields = { kind: kindName, obj: objF };
+    if (kind === 0 || (kind === 1 && c.version >= 690)) {
+      text += `,State=${this.fun(q)}`;
+      fields.state = this.funF(q);
+    } else if (kind === 2) {
+      text += `,Free=${b},Min=${cc}`;
+      fields.free = b;
+      fields.min = cc;
+    } else if (kind === 3 || kind === 1) {
+      text += `,Que<Free=${b},Min=${cc}>`;
+      fields.free = b;
+      fields.min = cc;
+    } else if (kind === 4) {
+      text += `,Rate=${e & 0x0f},Sig=${this.dicts.sig.get(d, q)},Tim=${b},Int=${cc},Flags=0x${HEX2[e & 0xf0]}`;
+      Object.assign(fields, {
+        ao: this.objF(q),
+        rate: e & 0x0f,
+        sig: this.sigF(d, q),
+        tim: b,
+        interval: cc,
+        flags: e & 0xf0,
+      });
+    }
+    return this.done(67, 'record', t, text, fields, raw, { obj: objF });
+  }
+
+  private targetInfo(raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const b = r.buf;
+    const isReset = r.u(1);
+    let version: number;
+    let bigEndian: boolean;
+    let reset: boolean;
+    let versionWord: number;
+    if ((isReset & 3) === 2 && r.remaining >= 17) {
+      // QP 8.x layout: flags byte, bit-inverted u32 (release date * 10000 + version), then 13 bytes.
+      const v = ~r.u(4) >>> 0;
+      version = v % 10000;
+      bigEndian = (isReset & 0x80) !== 0;
+      reset = (isReset & 0x40) !== 0;
+      versionWord = version | (bigEndian ? 0x8000 : 0);
+    } else {
+      versionWord = r.u(2);
+      version = versionWord & 0x7fff;
+      bigEndian = (versionWord & 0x8000) !== 0;
+      reset = isReset !== 0;
+    }
+    const p = r.pos;
+    // Five bytes of size nibbles, read below from the buffer.
+    for (let i = 0; i < 5; i++) r.u(1);
+    const maxActive = r.u(1);
+    const poolsRates = r.u(1);
+    const build = [r.u(1), r.u(1), r.u(1), r.u(1), r.u(1), r.u(1)];
+    if (r.remaining !== 0) return this.lengthError(64, raw);
+    const next: QsTargetConfig = {
+      version,
+      bigEndian,
+      sigSize: b[p] & 0x0f,
+      eventSize: (b[p] >> 4) & 0x0f,
+      queueCtrSize: b[p + 1] & 0x0f,
+      teCtrSize: (b[p + 1] >> 4) & 0x0f,
+      poolBlkSize: b[p + 2] & 0x0f,
+      poolCtrSize: (b[p + 2] >> 4) & 0x0f,
+      objPtrSize: b[p + 3] & 0x0f,
+      funPtrSize: (b[p + 3] >> 4) & 0x0f,
+      timeSize: b[p + 4] & 0x0f,
+      build,
+    };
+    const prev = this.config;
+    const differs =
+      prev.version !== next.version ||
+      prev.bigEndian !== next.bigEndian ||
+      prev.sigSize !== next.sigSize ||
+      prev.eventSize !== next.eventSize ||
+      prev.queueCtrSize !== next.queueCtrSize ||
+      prev.teCtrSize !== next.teCtrSize ||
+      prev.poolBlkSize !== next.poolBlkSize ||
+      prev.poolCtrSize !== next.poolCtrSize ||
+      prev.objPtrSize !== next.objPtrSize ||
+      prev.funPtrSize !== next.funPtrSize ||
+      prev.timeSize !== next.timeSize ||
+      prev.build.some((v, i) => v !== build[i]);
+    // QSPY knows a target info came before by the stored build year, zeroed at start-up.
+    const seenBefore = prev.build[5] !== 0;
+    this.config = next;
+    this.targetInfoSeen = true;
+    const stamp = `${zeroPad(build[5], 2)}${zeroPad(build[4], 2)}${zeroPad(build[3], 2)}_${zeroPad(build[2], 2)}${zeroPad(build[1], 2)}${zeroPad(build[0], 2)}`;
+    let text = `${NO_TS}${reset ? 'Trg-RST ' : 'Trg-Info'} QP-Ver=${versionWord},Build=${stamp}`;
+    const mismatch = differs && seenBefore;
+    if (mismatch) {
+      text += '\n   <QSPY-> Target info mismatch (dictionaries discarded)';
+      this.dicts.resetAll();
+    }
+    if (reset) {
+      this.dicts.resetAll();
+      this.hostSeqReset = true;
+    }
+    return {
+      kind: 'info',
+      type: 64,
+      name: 'QS_TARGET_INFO',
+      targetTs: null,
+      fields: {
+        reset,
+        version,
+        bigEndian,
+        sigSize: next.sigSize,
+        eventSize: next.eventSize,
+        queueCtrSize: next.queueCtrSize,
+        teCtrSize: next.teCtrSize,
+        poolBlkSize: next.poolBlkSize,
+        poolCtrSize: next.poolCtrSize,
+        objPtrSize: next.objPtrSize,
+        funPtrSize: next.funPtrSize,
+        timeSize: next.timeSize,
+        maxActive,
+        maxEventPools: poolsRates & 0x0f,
+        maxTickRates: (poolsRates >> 4) & 0x0f,
+        build: `20${stamp}`,
+        mismatch,
+      },
+      text,
+      raw,
+    };
+  }
+
+  snapshot(): JsonValue {
+    return {
+      config: { ...this.config, build: [...this.config.build] },
+      targetInfoSeen: this.targetInfoSeen,
+      dicts: this.dicts.toJSON(),
+    };
+  }
+
+  restore(json: JsonValue): void {
+    const j = json as unknown as { config: QsTargetConfig; targetInfoSeen: boolean; dicts: JsonValue };
+    this.config = { ...j.config, build: [...j.config.build] };
+    this.targetInfoSeen = j.targetInfoSeen;
+    this.dicts.load(j.dicts);
+  }
+}
+
+const SEM_MTX_TAGS = [
+  'Sem-Take',
+  'Sem-Blk ',
+  'Sem-Sgnl',
+  'Sem-BlkA',
+  'Mtx-Lock',
+  'Mtx-Blk ',
+  'Mtx-Unlk',
+  'Mtx-LckA',
+  'Mtx-BlkA',
+  'Mtx-UlkA',
+];

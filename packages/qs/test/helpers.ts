@@ -1,0 +1,50 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type { DecodedRecord } from '@tracehub/contracts';
+import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
+import { fixturePath } from '@tracehub/tests/support';
+
+export const FIXTURE_NAMES: string[] = readdirSync(fixturePath('qs'))
+  .filter((f) => f.endsWith('.qs'))
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+export function captureBytes(name: string): Uint8Array {
+  return new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
+}
+
+/** Lines 8.. of qspy's output, without the closing empty line and `QSPY Done`. */
+export function qspyLines(name: string): string[] {
+  const lines = readFileSync(fixturePath('qs', `${name}.qspy.txt`), 'latin1').split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  if (lines[lines.length - 1] !== 'QSPY Done' || lines[lines.length - 2] !== '') {
+    throw new Error(`${name}.qspy.txt does not end with an empty line and QSPY Done`);
+  }
+  return lines.slice(7, -2);
+}
+
+const ctx = { hostNs: 0n };
+
+/** Decodes `bytes` cut into chunks of the given sizes (cycled), then ends the stream. */
+export function decodeChunked(bytes: Uint8Array, sizes: number[], options?: QsDecoderOptions): DecodedRecord[] {
+  const decoder = new QsDecoder(options);
+  const out: DecodedRecord[] = [];
+  const emit = (r: DecodedRecord) => out.push(r);
+  let off = 0;
+  let i = 0;
+  while (off < bytes.length) {
+    const n = sizes[i++ % sizes.length];
+    decoder.push(bytes.subarray(off, off + n), ctx, emit);
+    off += n;
+  }
+  decoder.end(ctx, emit);
+  return out;
+}
+
+/** The text output: non-empty texts joined, split into lines. */
+export function textLines(records: DecodedRecord[]): string[] {
+  return records
+    .filter((r) => r.text !== '')
+    .map((r) => r.text)
+    .join('\n')
+    .split('\n');
+}
