@@ -1,0 +1,268 @@
+import { type Bus, type LinkAddress, publishRawChunk } from '@tracehub/bus';
+import { newSessionId, nowNs } from './clock.js';
+import type { LinkSink } from './link-source.js';
+
+export interface LinkPublisherOptions {
+  bus: Bus;
+  link: LinkAddress;
+  /** A chunk is sealed when it reaches this many bytes... */
+  chunkBytes?: number;
+  /** ...or this long after its first byte, ms. */
+  flushMs?: number;
+  /** Bytes held while NATS is away; past it the oldest are dropped and reported in th-lost. */
+  bufferBytes?: number;
+  /**
+   * When > 0, a read that comes after the link was idle this long (ns) starts a new chunk,
+   * and every chunk carries the idle time before it (th-pause-ns): STP v1 resynchronises on
+   * pauses, so they must fall between chunks. 0 (default) for links whose decoding ignores time.
+   */
+  sealOnPauseNs?: bigint;
+  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  /** Called after every acknowledged chunk (metrics). */
+  onPublished?: (info: {
+    session: string;
+    chunk: number;
+    bytes: number;
+    lost: number;
+    eos: boolean;
+    ms: number;
+  }) => void;
+}
+
+interface QueuedChunk {
+  session: string;
+  data: Uint8Array;
+  recvNs: bigint;
+  /** Bytes dropped just before this chunk. */
+  lost: number;
+  pauseNs?: bigint;
+  eos: boolean;
+  chunk?: number;
+}
+
+export interface PublisherStats {
+  sessions: number;
+  bytesIn: number;
+  bytesPublished: number;
+  bytesDropped: number;
+  chunksPublished: number;
+  queuedBytes: number;
+  publishFailures: number;
+}
+
+/**
+ * Turns what a link reads into the raw chunks of the bus contract: sessions, chunk indexes,
+ * receive times, end-of-session chunks. Reading never waits for NATS: chunks queue up to
+ * `bufferBytes`, and past that the oldest are dropped (last-is-best, as on the target) and the
+ * count goes out in the next chunk's `th-lost`. One loop publishes in order and retries each
+ * chunk until JetStream acknowledges it, so a chunk's index never changes and re-sends are
+ * de-duplicated.
+ */
+export class LinkPublisher implements LinkSink {
+  private readonly chunkBytes: number;
+  private readonly flushMs: number;
+  private readonly bufferBytes: number;
+  private session: string | undefined;
+  private pieces: Uint8Array[] = [];
+  private pieceBytes = 0;
+  private lastRecvNs = 0n;
+  /** Idle time before the first byte of the chunk being gathered. */
+  private piecesPauseNs = 0n;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly queue: QueuedChunk[] = [];
+  private queuedBytes = 0;
+  private readonly nextChunk = new Map<string, number>();
+  private wake: (() => void) | undefined;
+  private roomWaiters: Array<() => void> = [];
+  private idleWaiters: Array<() => void> = [];
+  private running = true;
+  private outage = false;
+  private readonly loop: Promise<void>;
+  readonly stats: PublisherStats = {
+    sessions: 0,
+    bytesIn: 0,
+    bytesPublished: 0,
+    bytesDropped: 0,
+    chunksPublished: 0,
+    queuedBytes: 0,
+    publishFailures: 0,
+  };
+  /** Sessions in the order they started (the CLI prints them). */
+  readonly sessions: string[] = [];
+
+  constructor(private readonly options: LinkPublisherOptions) {
+    this.chunkBytes = options.chunkBytes ?? 16 * 1024;
+    this.flushMs = options.flushMs ?? 20;
+    this.bufferBytes = options.bufferBytes ?? 64 * 1024 * 1024;
+    this.loop = this.publishLoop();
+  }
+
+  get currentSession(): string | undefined {
+    return this.session;
+  }
+
+  connected(description: string): void {
+    if (this.session) this.disconnected('new connection');
+    this.session = newSessionId();
+    // Until the first byte, the link counts as idle since the connection.
+    this.lastRecvNs = nowNs();
+    this.sessions.push(this.session);
+    this.stats.sessions++;
+    this.options.log?.info({ session: this.session, from: description }, 'link session started');
+  }
+
+  data(bytes: Uint8Array): void {
+    if (bytes.length === 0) return;
+    if (!this.session) this.connected('data without a connection event');
+    this.stats.bytesIn += bytes.length;
+    const now = nowNs();
+    const idle = now - this.lastRecvNs;
+    const sealOnPause = this.options.sealOnPauseNs ?? 0n;
+    if (sealOnPause > 0n && this.pieceBytes > 0 && idle >= sealOnPause) this.seal();
+    if (this.pieceBytes === 0) this.piecesPauseNs = idle;
+    this.lastRecvNs = now;
+    this.pieces.push(bytes);
+    this.pieceBytes += bytes.length;
+    if (this.pieceBytes >= this.chunkBytes) this.seal();
+    else if (!this.flushTimer) this.flushTimer = setTimeout(() => this.seal(), this.flushMs);
+  }
+
+  disconnected(reason: string): void {
+    if (!this.session) return;
+    this.seal();
+    this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
+    this.options.log?.info({ session: this.session, reason }, 'link session ended');
+    this.session = undefined;
+  }
+
+  waitForRoom(): Promise<void> {
+    if (this.queuedBytes + this.pieceBytes < this.bufferBytes / 2) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  /** Resolves when everything read so far has been acknowledged by JetStream. */
+  idle(): Promise<void> {
+    this.seal();
+    if (this.queue.length === 0 && !this.inFlight) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Ends the open session, publishes what is queued (until `deadlineMs`), and stops. */
+  async close(deadlineMs = 4000): Promise<void> {
+    this.disconnected('gateway stopping');
+    const timeout = new Promise<void>((r) => setTimeout(r, deadlineMs).unref());
+    await Promise.race([this.idle(), timeout]);
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    if (this.queue.length > 0) {
+      this.options.log?.warn(
+        { chunks: this.queue.length, bytes: this.queuedBytes },
+        'stopped with chunks not published',
+      );
+    }
+  }
+
+  private inFlight = false;
+
+  private seal(): void {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+    }
+    if (this.pieceBytes === 0 || !this.session) return;
+    const data = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces, this.pieceBytes);
+    this.pieces = [];
+    this.pieceBytes = 0;
+    const chunk: QueuedChunk = { session: this.session, data, recvNs: this.lastRecvNs, lost: 0, eos: false };
+    if ((this.options.sealOnPauseNs ?? 0n) > 0n) chunk.pauseNs = this.piecesPauseNs;
+    this.enqueue(chunk);
+  }
+
+  private enqueue(chunk: QueuedChunk): void {
+    this.queue.push(chunk);
+    this.queuedBytes += chunk.data.length;
+    this.dropOldestWhileFull();
+    this.stats.queuedBytes = this.queuedBytes;
+    this.wake?.();
+  }
+
+  private dropOldestWhileFull(): void {
+    while (this.queuedBytes > this.bufferBytes) {
+      // The head may be in flight: its index is fixed and it may already be stored.
+      const first = this.inFlight ? 1 : 0;
+      const index = this.queue.findIndex((c, i) => i >= first && !c.eos && c.data.length > 0);
+      if (index < 0) return;
+      const [dropped] = this.queue.splice(index, 1);
+      this.queuedBytes -= dropped.data.length;
+      this.stats.bytesDropped += dropped.data.length;
+      // The loss is reported on the next chunk of the same session (its end chunk at worst).
+      const next = this.queue.find((c, i) => i >= index && c.session === dropped.session);
+      if (next) next.lost += dropped.lost + dropped.data.length;
+    }
+  }
+
+  private async publishLoop(): Promise<void> {
+    let backoff = 100;
+    for (;;) {
+      const chunk = this.queue[0];
+      if (!chunk) {
+        for (const w of this.idleWaiters.splice(0)) w();
+        if (!this.running) return;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      // The index is fixed the first time the chunk is tried, so every retry has the same id.
+      chunk.chunk ??= this.takeChunkIndex(chunk.session);
+      this.inFlight = true;
+      const started = performance.now();
+      try {
+        await publishRawChunk(this.options.bus, this.options.link, {
+          session: chunk.session,
+          chunk: chunk.chunk,
+          recvNs: chunk.recvNs,
+          lost: chunk.lost,
+          eos: chunk.eos,
+          data: chunk.data,
+          pauseNs: chunk.pauseNs,
+        });
+      } catch (err) {
+        this.stats.publishFailures++;
+        if (!this.outage) this.options.log?.warn({ err: String(err) }, 'NATS unavailable; buffering the link');
+        this.outage = true;
+        if (!this.running) return;
+        await new Promise((r) => setTimeout(r, backoff));
+        backoff = Math.min(backoff * 2, 2000);
+        continue;
+      } finally {
+        this.inFlight = false;
+      }
+      if (this.outage) this.options.log?.info({ queuedBytes: this.queuedBytes }, 'NATS is back; publishing the buffer');
+      this.outage = false;
+      backoff = 100;
+      // The chunk may have been dropped-around while in flight; it is still the head.
+      this.queue.shift();
+      this.queuedBytes -= chunk.data.length;
+      this.stats.queuedBytes = this.queuedBytes;
+      this.stats.bytesPublished += chunk.data.length;
+      this.stats.chunksPublished++;
+      if (chunk.eos) this.nextChunk.delete(chunk.session);
+      this.options.onPublished?.({
+        session: chunk.session,
+        chunk: chunk.chunk,
+        bytes: chunk.data.length,
+        lost: chunk.lost,
+        eos: chunk.eos,
+        ms: performance.now() - started,
+      });
+      if (this.queuedBytes + this.pieceBytes < this.bufferBytes / 2) for (const w of this.roomWaiters.splice(0)) w();
+    }
+  }
+
+  private takeChunkIndex(session: string): number {
+    const n = this.nextChunk.get(session) ?? 0;
+    this.nextChunk.set(session, n + 1);
+    return n;
+  }
+}

@@ -1,0 +1,30 @@
+/** Where a link source delivers what it reads. */
+export interface LinkSink {
+  /** A connection to the target began: everything after it is a new link session. */
+  connected(description: string): void;
+  /** Bytes read from the link; the sink stamps their receive time. */
+  data(bytes: Uint8Array): void;
+  /** The connection ended: the session is over. */
+  disconnected(reason: string): void;
+  /**
+   * For sources that can wait (files, stdin): resolves when the publisher has room again.
+   * Live links never call it: they must never be blocked.
+   */
+  waitForRoom(): Promise<void>;
+}
+
+/** One physical link: serial port, TCP, UDP, file or stdin. */
+export interface LinkSource {
+  /** What it reads from, for logs: `tcp-listen 0.0.0.0:6601`. */
+  readonly description: string;
+  start(sink: LinkSink): Promise<void>;
+  stop(): Promise<void>;
+  /** Writes bytes to the target (the control direction); resolves to the count written. */
+  write(bytes: Uint8Array): Promise<number>;
+  /** Set by sources that end by themselves (file, stdin): resolves when all was read. */
+  readonly finished?: Promise<void>;
+}
+
+export class LinkWriteError extends Error {
+  override name = 'LinkWriteError';
+}

@@ -1,0 +1,211 @@
+import net from 'node:net';
+import { type Bus, connectBus, ensureTopology, readRawChunkMeta } from '@tracehub/bus';
+import type { RawChunkMeta } from '@tracehub/contracts';
+import { natsUrl, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLinkSource, Gateway, LinkAddressError, TcpListenSource } from '../src/index.js';
+
+let bus: Bus;
+
+beforeAll(async () => {
+  bus = await connectBus({ url: natsUrl(), name: 'gateway-test', prefix: uniquePrefix('gw') });
+  await ensureTopology(bus);
+});
+
+afterAll(async () => {
+  await dropTopology(bus);
+  await bus.close();
+});
+
+async function dropTopology(b: Bus) {
+  for (const s of [
+    b.names.rawStream,
+    b.names.recStream,
+    `KV_${b.names.leaseBucket}`,
+    `KV_${b.names.decoderStateBucket}`,
+  ]) {
+    await b.jsm.streams.delete(s).catch(() => {});
+  }
+}
+
+/** Every raw chunk of a link, in stream order. */
+async function chunksOf(b: Bus, rig: string, link: string): Promise<Array<RawChunkMeta & { data: Buffer }>> {
+  const out = [];
+  const info = await b.jsm.streams.info(b.names.rawStream);
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+    const msg = await b.jsm.streams.getMessage(b.names.rawStream, { seq }).catch(() => null);
+    if (
+      !msg ||
+      (msg.subject !== b.names.rawSubject('qs', rig, link) && msg.subject !== b.names.rawSubject('stp', rig, link))
+    )
+      continue;
+    out.push({ ...readRawChunkMeta(msg.header), data: Buffer.from(msg.data) });
+  }
+  return out;
+}
+
+function connectTarget(port: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+const write = (s: net.Socket, data: Uint8Array) => new Promise<void>((r) => s.write(data, () => r()));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('link addresses', () => {
+  it('name every kind of link, and say what is wrong with a bad one', () => {
+    expect(createLinkSource('tcp-listen:127.0.0.1:0').description).toBe('tcp-listen 127.0.0.1:0');
+    expect(createLinkSource('tcp-listen:').description).toBe('tcp-listen 0.0.0.0:6601');
+    expect(createLinkSource('tcp-connect:box.lab:4000').description).toBe('tcp-connect box.lab:4000');
+    expect(createLinkSource('udp::5000').description).toBe('udp 0.0.0.0:5000');
+    expect(createLinkSource('serial:/dev/ttyUSB0?baud=921600').description).toBe('serial /dev/ttyUSB0 921600 8N1');
+    expect(createLinkSource('file:/tmp/x.qs?pace=original').description).toBe('file /tmp/x.qs');
+    expect(createLinkSource('-').description).toBe('stdin');
+    expect(() => createLinkSource('pigeon:1')).toThrow(LinkAddressError);
+    expect(() => createLinkSource('tcp-connect:host')).toThrow(/port must be/);
+    expect(() => createLinkSource('file:/x?pace=slow')).toThrow(/pace must be/);
+  });
+});
+
+describe('gateway on tcp-listen', () => {
+  it('publishes every byte of a connection as one session of ordered chunks, then its end', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({
+      bus,
+      link: { protocol: 'qs', rig: 'r1', link: 'tcp' },
+      source,
+      chunkBytes: 1000,
+      flushMs: 5,
+    });
+    await gateway.start();
+    const target = await connectTarget(source.boundPort);
+    const sent: Buffer[] = [];
+    for (let i = 0; i < 20; i++) {
+      const piece = Buffer.alloc(337, i);
+      sent.push(piece);
+      await write(target, piece);
+      if (i % 5 === 0) await sleep(10);
+    }
+    target.end();
+    await sleep(100);
+    await gateway.publisher.idle();
+    await gateway.stop();
+    const chunks = await chunksOf(bus, 'r1', 'tcp');
+    const session = chunks[0].session;
+    expect(chunks.every((c) => c.session === session)).toBe(true);
+    expect(chunks.map((c) => c.chunk)).toEqual(chunks.map((_, i) => i));
+    expect(chunks.at(-1)!.eos).toBe(true);
+    expect(chunks.at(-1)!.data.length).toBe(0);
+    expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.concat(sent));
+    expect(chunks.every((c) => c.lost === 0)).toBe(true);
+    const recv = chunks.map((c) => c.recvNs);
+    expect([...recv].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))).toEqual(recv);
+  });
+
+  it('starts a new session at every connection and answers control requests by writing to the target', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'r1', link: 'ctl' }, source, flushMs: 5 });
+    await gateway.start();
+    const first = await connectTarget(source.boundPort);
+    await write(first, Buffer.from('one'));
+    first.end();
+    await sleep(100);
+    const second = await connectTarget(source.boundPort);
+    const received: Buffer[] = [];
+    second.on('data', (d) => received.push(d));
+    await write(second, Buffer.from('two'));
+    await sleep(50);
+    const reply = await bus.nc.request(
+      bus.names.ctlSubject('r1', 'ctl'),
+      JSON.stringify({ bytes: Buffer.from([0x7e, 1, 2]).toString('base64') }),
+      { timeout: 2000 },
+    );
+    expect(reply.json()).toMatchObject({ ok: true, written: 3, session: gateway.publisher.currentSession });
+    await sleep(50);
+    expect(Buffer.concat(received)).toEqual(Buffer.from([0x7e, 1, 2]));
+    const bad = await bus.nc.request(bus.names.ctlSubject('r1', 'ctl'), 'nonsense', { timeout: 2000 });
+    expect(bad.json()).toMatchObject({ ok: false, error: expect.stringMatching(/not JSON/) });
+    second.end();
+    await sleep(100);
+    await gateway.stop();
+    const chunks = await chunksOf(bus, 'r1', 'ctl');
+    const sessions = [...new Set(chunks.map((c) => c.session))];
+    expect(sessions).toHaveLength(2);
+    expect(gateway.publisher.sessions).toEqual(sessions);
+    for (const s of sessions) expect(chunks.filter((c) => c.session === s && c.eos)).toHaveLength(1);
+  });
+
+  it('cuts STP chunks at pauses and says how long the link was idle', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'stp' }, source, flushMs: 200 });
+    await gateway.start();
+    const target = await connectTarget(source.boundPort);
+    await write(target, Buffer.from([1, 2, 3]));
+    await sleep(30);
+    await write(target, Buffer.from([4, 5]));
+    target.end();
+    await sleep(300);
+    await gateway.stop();
+    const chunks = (await chunksOf(bus, 'r1', 'stp')).filter((c) => !c.eos);
+    expect(chunks.map((c) => [...c.data])).toEqual([
+      [1, 2, 3],
+      [4, 5],
+    ]);
+    expect(chunks[1].pauseNs!).toBeGreaterThanOrEqual(25_000_000n);
+  });
+});
+
+describe('gateway while NATS is away', () => {
+  it('keeps reading, drops the oldest bytes past its buffer, and reports them in th-lost', async () => {
+    const nats = await PrivateNats.start();
+    const privateBus = await connectBus({ url: nats.url, name: 'gateway-outage', prefix: uniquePrefix('gwo') });
+    await ensureTopology(privateBus);
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({
+      bus: privateBus,
+      link: { protocol: 'qs', rig: 'r1', link: 'outage' },
+      source,
+      chunkBytes: 4096,
+      flushMs: 5,
+      bufferBytes: 64 * 1024,
+    });
+    await gateway.start();
+    const target = await connectTarget(source.boundPort);
+    const before = Buffer.alloc(10_000, 1);
+    await write(target, before);
+    await sleep(100);
+    await gateway.publisher.idle();
+    await nats.kill();
+    // 256 KiB while NATS is down: four times the buffer.
+    const during: Buffer[] = [];
+    for (let i = 0; i < 64; i++) {
+      const piece = Buffer.alloc(4096, 2 + (i % 200));
+      during.push(piece);
+      await write(target, piece);
+      await sleep(2);
+    }
+    await sleep(100);
+    expect(gateway.publisher.stats.bytesDropped).toBeGreaterThan(0);
+    await nats.resume();
+    target.end();
+    await sleep(200);
+    await gateway.publisher.idle();
+    const dropped = gateway.publisher.stats.bytesDropped;
+    await gateway.stop();
+    const chunks = await chunksOf(privateBus, 'r1', 'outage');
+    await privateBus.close();
+    await nats.stop();
+    const published = Buffer.concat(chunks.map((c) => c.data));
+    const lost = chunks.reduce((n, c) => n + c.lost, 0);
+    const sentBytes = before.length + during.reduce((n, p) => n + p.length, 0);
+    expect(lost).toBe(dropped);
+    expect(published.length + lost).toBe(sentBytes);
+    expect(chunks.map((c) => c.chunk)).toEqual(chunks.map((_, i) => i));
+    // What was kept is the newest: the last bytes sent are all there, in order.
+    const tail = Buffer.concat(during.slice(-8));
+    expect(published.subarray(published.length - tail.length)).toEqual(tail);
+    expect(published.subarray(0, before.length)).toEqual(before);
+  }, 60_000);
+});
