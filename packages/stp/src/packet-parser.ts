@@ -1,0 +1,610 @@
+import {
+  Action,
+  PKT_ACTION,
+  PKT_BYTES,
+  PKT_CLOSES,
+  PKT_PAYLOAD,
+  PKT_TS,
+  Pkt,
+  V1_OPCODES,
+  V2_OPCODES_1,
+  V2_OPCODES_2,
+  V2_OPCODES_3,
+} from './packets.js';
+import type { StpReassembler } from './reassembler.js';
+
+/** Where the parser is inside the nibble stream. */
+export enum ParserState {
+  OPCODE1 = 0,
+  OPCODE2,
+  OPCODE3,
+  PAYLOAD,
+  USER_LENGTH,
+  TS_LENGTH,
+  TS_VALUE,
+  ASYNC_RUN,
+  /** STP v2: looking for ASYNC (>= 21 F then 0) or 22 NULLs before VERSION. */
+  UNSYNCED,
+  /** STP v1: discarding until a pause >= the resynchronisation pause. */
+  V1_DISCARD,
+}
+
+/** How the v2 stream found its way back to a VERSION packet. */
+enum SyncVia {
+  NONE = 0,
+  ASYNC = 1,
+  NULLS = 2,
+}
+
+/** Longest packet the parser records nibble by nibble (USER_TS: 3 + 1 + 16 + 17). */
+const MAX_RECORDED_NIBBLES = 64;
+const ASYNC_F_COUNT = 21;
+const NULL_SYNC_COUNT = 22;
+
+/** Called once per packet (and pseudo-packet) with the parser, whose `pkt*` fields describe it. */
+export type PacketObserver = (parser: StpPacketParser) => void;
+
+export interface StpPacketParserOptions {
+  version: 1 | 2;
+  /** v1: `synced` (default) or `hot_plug` (discard until the first resync pause); v2: `unsynchronised` (default) or `synced` (VERSION 3 assumed). */
+  start?: 'synced' | 'hot_plug' | 'unsynchronised';
+  resyncPauseMs?: number;
+  maxPauseMs?: number;
+}
+
+/**
+ * STP v1 / v2 nibble-stream parser (spec §1–§5). It takes bytes cut anywhere, splits them
+ * into nibbles (low nibble first), recognises packets with a small state machine, keeps the
+ * running timestamp and the synchronisation rules, and hands every complete packet to the
+ * reassembler. It allocates nothing per nibble: the current packet lives in integer fields
+ * and one fixed array of nibbles.
+ */
+export class StpPacketParser {
+  readonly version: 1 | 2;
+  readonly resyncPauseMs: number;
+  readonly maxPauseMs: number;
+  observer: PacketObserver | null = null;
+
+  state: ParserState;
+  /** Stream position (nibble index) of the next nibble. */
+  pos = 0;
+
+  // The packet being parsed.
+  pktKind: Pkt = Pkt.NULL;
+  pktStart = 0;
+  pktLen = 0;
+  readonly pktNibbles = new Uint8Array(MAX_RECORDED_NIBBLES);
+  payloadStart = 0;
+  payloadLen = 0;
+  tsStart = 0;
+  tsLen = 0;
+  /** The timestamp field is the fixed 2-nibble form (STP v1, or v2 VERSION 1). */
+  tsFixed = false;
+  private remaining = 0;
+  private valueHi = 0;
+  private valueLo = 0;
+  private tsRemaining = 0;
+  private tsValueNibbles = 0;
+  private tsValueHi = 0;
+  private tsValueLo = 0;
+
+  /** Running timestamp, 64 bits as two unsigned 32-bit halves. */
+  tsHi = 0;
+  tsLo = 0;
+  /** Payload of the last VERSION packet (timestamp format). */
+  tsVersion = 3;
+
+  // Synchronisation (v2).
+  synced = false;
+  private expectVersion = false;
+  private syncVia = SyncVia.NONE;
+  private asyncCount = 0;
+  private fRun = 0;
+  private fStart = 0;
+  private zeroRun = 0;
+  private zeroStart = 0;
+  /** Where the current stretch of unusable input began (v2 unsynchronised, v1 discarding). */
+  discardStart = 0;
+  private syncStart = 0;
+
+  constructor(
+    readonly asm: StpReassembler,
+    options: StpPacketParserOptions,
+  ) {
+    this.version = options.version;
+    this.resyncPauseMs = options.resyncPauseMs ?? 1;
+    this.maxPauseMs = options.maxPauseMs ?? 100;
+    if (this.version === 1) {
+      this.state = options.start === 'hot_plug' ? ParserState.V1_DISCARD : ParserState.OPCODE1;
+    } else if (options.start === 'synced') {
+      this.state = ParserState.OPCODE1;
+      this.synced = true;
+    } else {
+      this.state = ParserState.UNSYNCED;
+    }
+  }
+
+  /** Feeds bytes; nibble 2k is bits [3:0] of byte k, nibble 2k+1 bits [7:4]. */
+  push(bytes: Uint8Array, start = 0, end = bytes.length): void {
+    for (let i = start; i < end; i++) {
+      const b = bytes[i];
+      this.nibble(b & 15);
+      this.nibble(b >>> 4);
+    }
+  }
+
+  /**
+   * A pause in the stream, before the next byte (STP v1 only; v2 synchronises on ASYNC).
+   * A pause >= the resync pause ends a discarding stretch; one above the max pause flushes
+   * open messages as unfinished.
+   */
+  pause(ms: number): void {
+    if (this.version !== 1) return;
+    if (ms >= this.resyncPauseMs) {
+      if (this.state === ParserState.V1_DISCARD) {
+        const len = this.pos - this.discardStart;
+        if (len > 0) {
+          this.pseudoPacket(Pkt.DISCARDED, this.discardStart, len);
+          this.asm.sink.discardedNibbles(len, this.discardStart);
+        }
+        this.asm.v1Resync();
+        this.state = ParserState.OPCODE1;
+      } else if (this.state !== ParserState.OPCODE1) {
+        this.pseudoPacket(Pkt.TRUNCATED, this.pktStart, this.pktLen);
+        this.state = ParserState.OPCODE1;
+      }
+    }
+    if (ms > this.maxPauseMs) {
+      this.asm.at = this.pos;
+      this.asm.longPause();
+    }
+  }
+
+  /** Input was lost before the next byte: the stream cannot be trusted until the next sync. */
+  lost(): void {
+    this.asm.at = this.pos;
+    this.asm.dropAll();
+    this.loseSync(this.pos);
+  }
+
+  /** End of input: a packet cut short is reported as TRUNCATED, a discarded tail as DISCARDED. */
+  finishStream(): void {
+    switch (this.state) {
+      case ParserState.OPCODE1:
+      case ParserState.UNSYNCED:
+        break;
+      case ParserState.V1_DISCARD: {
+        const len = this.pos - this.discardStart;
+        if (len > 0) {
+          this.pseudoPacket(Pkt.DISCARDED, this.discardStart, len);
+          this.asm.sink.discardedNibbles(len, this.discardStart);
+          this.discardStart = this.pos;
+        }
+        break;
+      }
+      default:
+        this.pseudoPacket(Pkt.TRUNCATED, this.pktStart, this.pktLen);
+        this.state = ParserState.OPCODE1;
+    }
+    if (this.state === ParserState.UNSYNCED) {
+      const len = this.pos - this.discardStart;
+      if (len > 0) this.asm.sink.discardedNibbles(len, this.discardStart);
+      this.discardStart = this.pos;
+    }
+  }
+
+  /** Packets still being received when the stream ends (for reports). */
+  get midPacket(): boolean {
+    return this.state !== ParserState.OPCODE1 && this.state < ParserState.UNSYNCED;
+  }
+
+  private nibble(n: number): void {
+    switch (this.state) {
+      case ParserState.OPCODE1:
+        this.pktStart = this.pos;
+        this.pktNibbles[0] = n;
+        this.pktLen = 1;
+        if (this.version === 1) {
+          const kind = V1_OPCODES[n];
+          if (kind < 0) this.illegal();
+          else this.begin(kind);
+        } else if (n === 15) {
+          this.state = ParserState.OPCODE2;
+        } else if (this.expectVersion) {
+          this.versionMissing();
+        } else {
+          this.begin(V2_OPCODES_1[n]);
+        }
+        break;
+      case ParserState.PAYLOAD:
+        this.record(n);
+        this.valueHi = ((this.valueHi << 4) | (this.valueLo >>> 28)) >>> 0;
+        this.valueLo = ((this.valueLo << 4) | n) >>> 0;
+        if (--this.remaining === 0) this.afterPayload();
+        break;
+      case ParserState.OPCODE2:
+        this.record(n);
+        if (n === 0) this.state = ParserState.OPCODE3;
+        else if (n === 15) {
+          this.asyncCount = 2;
+          this.state = ParserState.ASYNC_RUN;
+        } else if (this.expectVersion) this.versionMissing();
+        else this.begin(V2_OPCODES_2[n]);
+        break;
+      case ParserState.OPCODE3: {
+        this.record(n);
+        const kind = V2_OPCODES_3[n];
+        if (kind < 0 || (this.expectVersion && kind !== Pkt.VERSION)) this.versionMissing();
+        else this.begin(kind);
+        break;
+      }
+      case ParserState.TS_LENGTH:
+        this.record(n);
+        if (n === 15) this.illegal();
+        else if (n === 0) this.timestampDone();
+        else {
+          this.tsRemaining = this.tsValueNibbles = n <= 12 ? n : n === 13 ? 14 : 16;
+          this.state = ParserState.TS_VALUE;
+        }
+        break;
+      case ParserState.TS_VALUE:
+        this.record(n);
+        this.tsValueHi = ((this.tsValueHi << 4) | (this.tsValueLo >>> 28)) >>> 0;
+        this.tsValueLo = ((this.tsValueLo << 4) | n) >>> 0;
+        if (--this.tsRemaining === 0) this.timestampDone();
+        break;
+      case ParserState.USER_LENGTH:
+        this.record(n);
+        this.remaining = n + 1;
+        this.payloadStart = this.pktLen;
+        this.state = ParserState.PAYLOAD;
+        break;
+      case ParserState.ASYNC_RUN:
+        this.record(n);
+        if (n === 15) {
+          this.asyncCount++;
+          // Synchronised, F,F opens an ASYNC of exactly 21 F; before that, longer runs are fine.
+          if (this.synced && !this.expectVersion && this.asyncCount > ASYNC_F_COUNT) this.badAsync();
+        } else if (n === 0 && this.asyncCount >= ASYNC_F_COUNT) {
+          this.pseudoPacket(Pkt.ASYNC, this.pktStart, this.asyncCount + 1);
+          this.expectVersion = true;
+          this.syncVia = SyncVia.ASYNC;
+          this.state = ParserState.OPCODE1;
+        } else {
+          this.badAsync();
+        }
+        break;
+      case ParserState.UNSYNCED:
+        this.searchSync(n);
+        break;
+      case ParserState.V1_DISCARD:
+        break;
+    }
+    this.pos++;
+  }
+
+  private record(n: number): void {
+    if (this.pktLen < MAX_RECORDED_NIBBLES) this.pktNibbles[this.pktLen] = n;
+    this.pktLen++;
+  }
+
+  private begin(kind: Pkt): void {
+    this.pktKind = kind;
+    this.valueHi = 0;
+    this.valueLo = 0;
+    this.payloadStart = this.pktLen;
+    this.payloadLen = 0;
+    this.tsLen = 0;
+    const payload = PKT_PAYLOAD[kind];
+    if (payload > 0) {
+      this.remaining = payload;
+      this.state = ParserState.PAYLOAD;
+    } else if (payload < 0) {
+      this.state = ParserState.USER_LENGTH;
+    } else {
+      this.afterPayload();
+    }
+  }
+
+  private afterPayload(): void {
+    const kind = this.pktKind;
+    this.payloadLen = this.pktLen - this.payloadStart;
+    if (kind === Pkt.VERSION && (this.valueLo === 0 || this.valueLo > 4)) {
+      // VERSION 0 and 5..F are illegal for Fido (spec §4).
+      this.illegal();
+      return;
+    }
+    if (PKT_TS[kind] === 0) {
+      this.complete();
+      return;
+    }
+    this.tsStart = this.pktLen;
+    this.tsValueHi = 0;
+    this.tsValueLo = 0;
+    if (this.version === 1 || this.tsVersion === 1) {
+      this.tsFixed = true;
+      this.tsRemaining = this.tsValueNibbles = 2;
+      this.state = ParserState.TS_VALUE;
+    } else {
+      this.tsFixed = false;
+      this.state = ParserState.TS_LENGTH;
+    }
+  }
+
+  private timestampDone(): void {
+    this.tsLen = this.pktLen - this.tsStart;
+    const n = this.tsValueNibbles;
+    if (this.tsFixed) {
+      this.tsHi = 0;
+      this.tsLo = this.tsValueLo;
+    } else if (this.pktLen - this.tsStart > 1) {
+      this.applyTimestamp(n);
+    }
+    this.asm.sink.deviceTimestamp(this.tsHi, this.tsLo, this.tsFixed);
+    this.complete();
+  }
+
+  /** Versions 2–4 of the variable-length timestamp field (spec §4). */
+  private applyTimestamp(n: number): void {
+    const vHi = this.tsValueHi;
+    const vLo = this.tsValueLo;
+    if (this.tsVersion === 2) {
+      const lo = this.tsLo + vLo;
+      this.tsHi = (this.tsHi + vHi + (lo > 0xffffffff ? 1 : 0)) >>> 0;
+      this.tsLo = lo >>> 0;
+      return;
+    }
+    let hi = this.tsHi;
+    let lo = this.tsLo;
+    if (this.tsVersion === 4) {
+      lo = (lo ^ ((lo >>> 1) | (hi << 31))) >>> 0;
+      hi = (hi ^ (hi >>> 1)) >>> 0;
+    }
+    const bits = n * 4;
+    if (bits >= 64) {
+      hi = vHi;
+      lo = vLo;
+    } else if (bits >= 32) {
+      const keep = bits === 32 ? 0xffffffff : ~((1 << (bits - 32)) - 1) >>> 0;
+      hi = ((hi & keep) | vHi) >>> 0;
+      lo = vLo;
+    } else {
+      const keep = ~((1 << bits) - 1) >>> 0;
+      lo = ((lo & keep) | vLo) >>> 0;
+    }
+    if (this.tsVersion === 4) {
+      // Gray to binary: each bit is the XOR of itself and every bit above it.
+      let h = hi;
+      h ^= h >>> 16;
+      h ^= h >>> 8;
+      h ^= h >>> 4;
+      h ^= h >>> 2;
+      h ^= h >>> 1;
+      let l = lo;
+      l ^= l >>> 16;
+      l ^= l >>> 8;
+      l ^= l >>> 4;
+      l ^= l >>> 2;
+      l ^= l >>> 1;
+      if (h & 1) l = ~l;
+      hi = h >>> 0;
+      lo = l >>> 0;
+    }
+    this.tsHi = hi;
+    this.tsLo = lo;
+  }
+
+  /** A packet is complete: report it, then let the reassembler act on it. */
+  private complete(): void {
+    const kind = this.pktKind;
+    this.state = ParserState.OPCODE1;
+    if (this.observer !== null) this.observer(this);
+    const asm = this.asm;
+    asm.at = this.pos + 1;
+    switch (PKT_ACTION[kind]) {
+      case Action.DATA: {
+        const hasTs = this.version === 2 && PKT_TS[kind] === 1;
+        if (hasTs) {
+          asm.closeTsHi = this.tsHi;
+          asm.closeTsLo = this.tsLo;
+        }
+        if (!asm.data(PKT_BYTES[kind], this.valueHi, this.valueLo, PKT_CLOSES[kind], hasTs, this.tsFixed)) {
+          this.loseSync(this.pos + 1);
+        }
+        break;
+      }
+      case Action.NONE:
+        break;
+      case Action.FLAG:
+        if (kind === Pkt.FLAG_TS) {
+          asm.closeTsHi = this.tsHi;
+          asm.closeTsLo = this.tsLo;
+        }
+        asm.flag(PKT_CLOSES[kind], kind === Pkt.FLAG_TS, this.tsFixed);
+        break;
+      case Action.V1_MASTER:
+        asm.v1Master(this.valueLo);
+        break;
+      case Action.V1_CHANNEL:
+        asm.v1Channel(this.valueLo);
+        break;
+      case Action.M8:
+        asm.master8(this.valueLo);
+        break;
+      case Action.M16:
+        asm.master16(this.valueLo);
+        break;
+      case Action.C8:
+        asm.channel8(this.valueLo);
+        break;
+      case Action.C16:
+        asm.channel16(this.valueLo);
+        break;
+      case Action.OVRF:
+        asm.errorPacket(1, this.valueLo);
+        break;
+      case Action.MERR:
+        asm.errorPacket(2, this.valueLo);
+        break;
+      case Action.GERR:
+        asm.errorPacket(3, this.valueLo);
+        break;
+      case Action.FREQ:
+        asm.sink.frequency(this.valueLo);
+        break;
+      case Action.VERSION:
+        this.tsVersion = this.valueLo;
+        this.tsHi = 0;
+        this.tsLo = 0;
+        this.expectVersion = false;
+        this.syncVia = SyncVia.NONE;
+        if (!this.synced) {
+          this.synced = true;
+          const skipped = this.syncStart - this.discardStart;
+          if (skipped > 0) asm.sink.discardedNibbles(skipped, this.discardStart);
+        }
+        asm.versionPacket();
+        break;
+    }
+  }
+
+  /** A pseudo-packet of the packet list (ASYNC, NULL_SYNC, ILLEGAL, DISCARDED, TRUNCATED). */
+  private pseudoPacket(kind: Pkt, start: number, len: number): void {
+    if (this.observer === null) return;
+    const savedKind = this.pktKind;
+    const savedStart = this.pktStart;
+    const savedLen = this.pktLen;
+    this.pktKind = kind;
+    this.pktStart = start;
+    this.pktLen = len;
+    this.observer(this);
+    this.pktKind = savedKind;
+    this.pktStart = savedStart;
+    this.pktLen = savedLen;
+  }
+
+  /** Where VERSION had to come, something else came. After 22 NULLs that just means no sync. */
+  private versionMissing(): void {
+    if (!this.synced && this.syncVia === SyncVia.NULLS) this.silentResearch();
+    else this.illegal();
+  }
+
+  private badAsync(): void {
+    if (!this.synced && this.syncVia === SyncVia.NULLS) this.silentResearch();
+    else this.illegal();
+  }
+
+  private silentResearch(): void {
+    this.state = ParserState.UNSYNCED;
+    this.expectVersion = false;
+    this.syncVia = SyncVia.NONE;
+    this.fRun = 0;
+    this.zeroRun = 0;
+  }
+
+  /** An illegal packet: report it with its nibbles, drop open buffers, wait for the next sync. */
+  private illegal(): void {
+    const count = Math.min(this.pktLen, MAX_RECORDED_NIBBLES);
+    this.pktKind = Pkt.ILLEGAL;
+    if (this.observer !== null) this.observer(this);
+    this.asm.at = this.pktStart;
+    this.asm.illegal(this.pktNibbles.subarray(0, count));
+    this.loseSync(this.pos + 1);
+  }
+
+  private loseSync(next: number): void {
+    this.discardStart = next;
+    this.expectVersion = false;
+    this.syncVia = SyncVia.NONE;
+    if (this.version === 1) {
+      this.state = ParserState.V1_DISCARD;
+    } else {
+      this.state = ParserState.UNSYNCED;
+      this.synced = false;
+      this.fRun = 0;
+      this.zeroRun = 0;
+    }
+  }
+
+  private searchSync(n: number): void {
+    if (n === 15) {
+      if (this.zeroRun >= NULL_SYNC_COUNT) {
+        // 22 NULLs: the next packet must be VERSION (or an ASYNC).
+        this.pseudoPacket(Pkt.NULL_SYNC, this.zeroStart, this.zeroRun);
+        this.syncStart = this.zeroStart;
+        this.syncVia = SyncVia.NULLS;
+        this.expectVersion = true;
+        this.pktStart = this.pos;
+        this.pktNibbles[0] = n;
+        this.pktLen = 1;
+        this.zeroRun = 0;
+        this.state = ParserState.OPCODE2;
+        return;
+      }
+      if (this.fRun === 0) this.fStart = this.pos;
+      this.fRun++;
+      this.zeroRun = 0;
+    } else if (n === 0) {
+      if (this.fRun >= ASYNC_F_COUNT) {
+        this.pseudoPacket(Pkt.ASYNC, this.fStart, this.fRun + 1);
+        this.syncStart = this.fStart;
+        this.syncVia = SyncVia.ASYNC;
+        this.expectVersion = true;
+        this.fRun = 0;
+        this.state = ParserState.OPCODE1;
+        return;
+      }
+      if (this.zeroRun === 0) this.zeroStart = this.pos;
+      this.zeroRun++;
+      this.fRun = 0;
+    } else {
+      this.fRun = 0;
+      this.zeroRun = 0;
+    }
+  }
+
+  /** The whole parser state as plain JSON (see `restore`). */
+  snapshot(): Record<string, number | boolean | number[]> {
+    return {
+      state: this.state,
+      pos: this.pos,
+      pktKind: this.pktKind,
+      pktStart: this.pktStart,
+      pktLen: this.pktLen,
+      pktNibbles: Array.from(this.pktNibbles.subarray(0, Math.min(this.pktLen, MAX_RECORDED_NIBBLES))),
+      payloadStart: this.payloadStart,
+      payloadLen: this.payloadLen,
+      tsStart: this.tsStart,
+      tsLen: this.tsLen,
+      tsFixed: this.tsFixed,
+      remaining: this.remaining,
+      valueHi: this.valueHi,
+      valueLo: this.valueLo,
+      tsRemaining: this.tsRemaining,
+      tsValueNibbles: this.tsValueNibbles,
+      tsValueHi: this.tsValueHi,
+      tsValueLo: this.tsValueLo,
+      tsHi: this.tsHi,
+      tsLo: this.tsLo,
+      tsVersion: this.tsVersion,
+      synced: this.synced,
+      expectVersion: this.expectVersion,
+      syncVia: this.syncVia,
+      asyncCount: this.asyncCount,
+      fRun: this.fRun,
+      fStart: this.fStart,
+      zeroRun: this.zeroRun,
+      zeroStart: this.zeroStart,
+      discardStart: this.discardStart,
+      syncStart: this.syncStart,
+    };
+  }
+
+  restore(s: Record<string, unknown>): void {
+    const self = this as unknown as Record<string, unknown>;
+    for (const [key, value] of Object.entries(s)) {
+      if (key === 'pktNibbles') this.pktNibbles.set(value as number[]);
+      else self[key] = value;
+    }
+  }
+}

@@ -1,0 +1,482 @@
+import {
+  ClosedBy,
+  ExceptionCode,
+  MarkerCode,
+  OST_MAX_DATA,
+  PHONET_EXCEPTION_MAX_DATA,
+  PHONET_MAX_DATA,
+} from './constants.js';
+import { type ControlMessage, detectControlMessage } from './control.js';
+import { bytesToHex, hexToBytes } from './hex.js';
+
+export type OutputProtocol = 'ost' | 'phonet';
+
+/**
+ * What the reassembler produces, in output order. Byte views are valid only during the call.
+ * `at` is the stream position (nibble index) at which the event happens.
+ */
+export interface ReassemblySink {
+  /** A regular output message (OST 0x84 / PhoNet 0x94). */
+  message(
+    master: number,
+    channel: number,
+    data: Uint8Array,
+    closedBy: ClosedBy,
+    /** 0: the closing packet carried no timestamp; 1: a 64-bit device timestamp; 2: the fixed 8-bit form. */
+    tsKind: number,
+    tsHi: number,
+    tsLo: number,
+    /** Length before OST truncation, or -1. */
+    truncatedFrom: number,
+    control: ControlMessage | null,
+    at: number,
+  ): void;
+  /** A PhoNet exception message (0x95). */
+  exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void;
+  marker(code: MarkerCode, params: Uint8Array, at: number): void;
+  /** OST: an open message thrown away (illegal packet, overflow, lost input). */
+  discardedMessage(master: number, channel: number, length: number, at: number): void;
+  /** Nibbles skipped while unsynchronised or discarding. */
+  discardedNibbles(count: number, at: number): void;
+  /** A timestamp field was decoded (the running device timestamp). */
+  deviceTimestamp(hi: number, lo: number, fixed: boolean): void;
+  /** A FREQ packet: device timestamp clock in Hz. */
+  frequency(hz: number): void;
+}
+
+export interface ReassemblerLimits {
+  /** Largest message the trace box buffers; beyond it, OVERFLOW (spec §8). */
+  maxMessageBytes: number;
+  /** All open buffers together. */
+  maxBufferedBytes: number;
+  maxOpenBuffers: number;
+}
+
+export const DEFAULT_LIMITS: ReassemblerLimits = Object.freeze({
+  maxMessageBytes: 1 << 20,
+  maxBufferedBytes: 16 << 20,
+  maxOpenBuffers: 4096,
+});
+
+/** Control messages are short; longer channel-1 messages are not checked. */
+const CONTROL_CANDIDATE_MAX = 4096;
+/** Distinct packet-size runs a control message can have (one size, then a decreasing tail). */
+const CONTROL_MAX_RUNS = 8;
+/** Freed buffers kept for reuse, and the largest one worth keeping. */
+const POOL_SIZE = 64;
+const POOL_MAX_CAPACITY = 1 << 16;
+
+/** One open message of a (master, channel) pair. */
+export class MessageBuffer {
+  master = 0;
+  channel = 0;
+  data: Uint8Array;
+  /** Bytes received (may exceed what is stored: OST keeps only what it can send). */
+  length = 0;
+  /** Channel 0x01 only: packet sizes as runs [size, count, size, count...], or null. */
+  runs: number[] | null = null;
+
+  constructor(capacity: number) {
+    this.data = new Uint8Array(capacity);
+  }
+}
+
+/**
+ * Rebuilds messages per (master, channel) from data packets (spec §6–§8): current master and
+ * channel, endianness per master, the closing rules of STP v1 and v2, the error packets, and
+ * what each output protocol makes of data it cannot deliver normally.
+ */
+export class StpReassembler {
+  /** Current master; -1: none (STP v1 before the first MASTER). */
+  master: number;
+  channel = 0;
+  /** Position of the current event (set by the parser). */
+  at = 0;
+  closeTsHi = 0;
+  closeTsLo = 0;
+  readonly open = new Map<number, MessageBuffer>();
+  private current: MessageBuffer | null = null;
+  private bufferedBytes = 0;
+  private readonly storeLimit: number;
+  private readonly pool: MessageBuffer[] = [];
+  readonly counters = { messages: 0, exceptions: 0, markers: 0, discardedMessages: 0, dataWithoutMaster: 0 };
+
+  constructor(
+    readonly stpVersion: 1 | 2,
+    readonly protocol: OutputProtocol,
+    /** 1 for each little-endian master (index = master id). */
+    readonly littleEndian: Uint8Array,
+    readonly sink: ReassemblySink,
+    readonly limits: ReassemblerLimits = DEFAULT_LIMITS,
+  ) {
+    this.master = stpVersion === 1 ? -1 : 0;
+    // OST sends at most OST_MAX_DATA bytes of a message, so it need not keep more.
+    this.storeLimit = protocol === 'ost' ? Math.min(OST_MAX_DATA, limits.maxMessageBytes) : limits.maxMessageBytes;
+  }
+
+  // --- addressing -------------------------------------------------------------------------
+
+  v1Master(m: number): void {
+    this.master = m;
+    this.channel = 0;
+    this.select();
+  }
+
+  v1Channel(c: number): void {
+    // Before any MASTER the channel is meaningless: the next MASTER resets it.
+    if (this.master < 0) return;
+    this.channel = c;
+    this.select();
+  }
+
+  /** After a resynchronising pause: normal processing with no current master. */
+  v1Resync(): void {
+    this.master = -1;
+    this.channel = 0;
+    this.current = null;
+  }
+
+  master8(m: number): void {
+    this.master = (this.master & 0xff00) | m;
+    this.channel = 0;
+    this.select();
+  }
+
+  master16(m: number): void {
+    this.master = m;
+    this.channel = 0;
+    this.select();
+  }
+
+  channel8(c: number): void {
+    this.channel = (this.channel & 0xff00) | c;
+    this.select();
+  }
+
+  channel16(c: number): void {
+    this.channel = c;
+    this.select();
+  }
+
+  /** VERSION resets the current master and channel to 0; open buffers stay open. */
+  versionPacket(): void {
+    this.master = 0;
+    this.channel = 0;
+    this.select();
+  }
+
+  private select(): void {
+    this.current = this.master < 0 ? null : (this.open.get(this.master * 0x10000 + this.channel) ?? null);
+  }
+
+  // --- data -------------------------------------------------------------------------------
+
+  /**
+   * Appends one data packet's bytes to the current buffer, and closes it when the packet
+   * does. Returns false on a buffer overflow (the caller then resynchronises).
+   */
+  data(bytes: number, hi: number, lo: number, closes: ClosedBy, hasTs: boolean, tsFixed: boolean): boolean {
+    if (this.master < 0) {
+      this.counters.dataWithoutMaster++;
+      return true;
+    }
+    let b = this.current;
+    if (b === null) {
+      if (this.open.size >= this.limits.maxOpenBuffers) return this.overflow();
+      b = this.create();
+    }
+    const length = b.length;
+    if (length + bytes > this.limits.maxMessageBytes || this.bufferedBytes + bytes > this.limits.maxBufferedBytes) {
+      return this.overflow();
+    }
+    if (length + bytes <= this.storeLimit) {
+      if (length + bytes > b.data.length) this.grow(b, length + bytes);
+      const d = b.data;
+      if (this.littleEndian[this.master] === 1) {
+        switch (bytes) {
+          case 8:
+            d[length + 7] = hi >>> 24;
+            d[length + 6] = hi >>> 16;
+            d[length + 5] = hi >>> 8;
+            d[length + 4] = hi;
+            d[length + 3] = lo >>> 24;
+            d[length + 2] = lo >>> 16;
+            d[length + 1] = lo >>> 8;
+            d[length] = lo;
+            break;
+          case 4:
+            d[length + 3] = lo >>> 24;
+            d[length + 2] = lo >>> 16;
+            d[length + 1] = lo >>> 8;
+            d[length] = lo;
+            break;
+          case 2:
+            d[length + 1] = lo >>> 8;
+            d[length] = lo;
+            break;
+          default:
+            d[length] = lo;
+        }
+      } else {
+        switch (bytes) {
+          case 8:
+            d[length] = hi >>> 24;
+            d[length + 1] = hi >>> 16;
+            d[length + 2] = hi >>> 8;
+            d[length + 3] = hi;
+            d[length + 4] = lo >>> 24;
+            d[length + 5] = lo >>> 16;
+            d[length + 6] = lo >>> 8;
+            d[length + 7] = lo;
+            break;
+          case 4:
+            d[length] = lo >>> 24;
+            d[length + 1] = lo >>> 16;
+            d[length + 2] = lo >>> 8;
+            d[length + 3] = lo;
+            break;
+          case 2:
+            d[length] = lo >>> 8;
+            d[length + 1] = lo;
+            break;
+          default:
+            d[length] = lo;
+        }
+      }
+    } else if (length < this.storeLimit) {
+      // The store limit falls inside this packet: keep the bytes that fit, in output order.
+      const tmp = new Uint8Array(8);
+      for (let i = 0; i < bytes; i++) {
+        const shift = (bytes - 1 - i) * 8;
+        tmp[i] = shift >= 32 ? hi >>> (shift - 32) : lo >>> shift;
+      }
+      if (this.littleEndian[this.master] === 1) tmp.subarray(0, bytes).reverse();
+      const keep = this.storeLimit - length;
+      if (this.storeLimit > b.data.length) this.grow(b, this.storeLimit);
+      b.data.set(tmp.subarray(0, keep), length);
+    }
+    b.length = length + bytes;
+    this.bufferedBytes += bytes;
+    const runs = b.runs;
+    if (runs !== null) {
+      const last = runs.length - 2;
+      if (last >= 0 && runs[last] === bytes) runs[last + 1]++;
+      else if (runs.length >= CONTROL_MAX_RUNS * 2 || b.length > CONTROL_CANDIDATE_MAX) b.runs = null;
+      else runs.push(bytes, 1);
+    }
+    if (closes !== ClosedBy.NONE) {
+      this.close(b);
+      this.deliver(b, closes, hasTs ? (tsFixed ? 2 : 1) : 0);
+      this.release(b);
+    }
+    return true;
+  }
+
+  /** FLAG / FLAG_TS: close the current buffer, or send an empty message when none is open. */
+  flag(closes: ClosedBy, hasTs: boolean, tsFixed: boolean): void {
+    const tsKind = hasTs ? (tsFixed ? 2 : 1) : 0;
+    const b = this.current;
+    if (b === null) {
+      const empty = this.create();
+      this.close(empty);
+      this.deliver(empty, closes, tsKind);
+      this.release(empty);
+      return;
+    }
+    this.close(b);
+    this.deliver(b, closes, tsKind);
+    this.release(b);
+  }
+
+  /** OVRF (1, v1), MERR (2) and GERR (3): spec §8. */
+  errorPacket(which: 1 | 2 | 3, code: number): void {
+    const closedBy = which === 1 ? ClosedBy.OVRF : which === 2 ? ClosedBy.MERR : ClosedBy.GERR;
+    const master = Math.max(0, this.master);
+    const channel = this.channel;
+    if (which === 3) {
+      for (const b of [...this.open.values()]) this.closeAbnormally(b, closedBy);
+    } else if (this.current !== null) {
+      this.closeAbnormally(this.current, closedBy);
+    }
+    if (this.protocol === 'phonet') {
+      ERROR_BYTE[0] = code;
+      this.counters.exceptions++;
+      this.sink.exception(ExceptionCode.OVRF, master, channel, ERROR_BYTE, this.at);
+    }
+    // MIPI behaviour (OpenCSD, TI): MERR resets the channel, GERR the master and channel.
+    if (which === 2) this.channel = 0;
+    else if (which === 3) {
+      this.master = 0;
+      this.channel = 0;
+    }
+    this.select();
+  }
+
+  /** An illegal packet: every open buffer is unfinished; marker 0x27 with the failing nibbles. */
+  illegal(params: Uint8Array): void {
+    this.dropAll();
+    this.counters.markers++;
+    this.sink.marker(MarkerCode.RESERVED_STP_PACKET, params, this.at);
+  }
+
+  /** v1: a pause above the max pause with open buffers flushes them, then marker 0x23. */
+  longPause(): void {
+    if (this.open.size === 0) return;
+    for (const b of [...this.open.values()]) {
+      this.close(b);
+      if (this.protocol === 'ost') this.deliver(b, ClosedBy.PAUSE, 0);
+      else this.exceptions(b, ExceptionCode.UNFINISHED_MESSAGE, ExceptionCode.LONG_UNFINISHED_MESSAGE);
+      this.release(b);
+    }
+    this.counters.markers++;
+    this.sink.marker(MarkerCode.PAUSE_IN_STP_STREAM_LONG, NO_BYTES, this.at);
+  }
+
+  /** Every open buffer is unfinished (illegal data, overflow, lost input), in creation order. */
+  dropAll(): void {
+    for (const b of [...this.open.values()]) {
+      this.close(b);
+      if (this.protocol === 'ost') {
+        this.counters.discardedMessages++;
+        this.sink.discardedMessage(b.master, b.channel, b.length, this.at);
+      } else {
+        this.exceptions(b, ExceptionCode.UNFINISHED_MESSAGE, ExceptionCode.LONG_UNFINISHED_MESSAGE);
+      }
+      this.release(b);
+    }
+  }
+
+  /** Open buffers, in creation order (what is left when a stream ends). */
+  openBuffers(): MessageBuffer[] {
+    return [...this.open.values()];
+  }
+
+  private overflow(): boolean {
+    this.dropAll();
+    this.counters.markers++;
+    this.sink.marker(MarkerCode.OVERFLOW, NO_BYTES, this.at);
+    return false;
+  }
+
+  private closeAbnormally(b: MessageBuffer, closedBy: ClosedBy): void {
+    this.close(b);
+    if (this.protocol === 'ost') this.deliver(b, closedBy, 0);
+    else this.exceptions(b, ExceptionCode.OVRF_PACKET, ExceptionCode.LONG_OVRF_PACKET);
+    this.release(b);
+  }
+
+  /** A message that closed normally (or, for OST, by an error packet or a long pause). */
+  private deliver(b: MessageBuffer, closedBy: ClosedBy, tsKind: number): void {
+    const length = b.length;
+    if (this.protocol === 'phonet' && length > PHONET_MAX_DATA) {
+      this.exceptions(b, ExceptionCode.LONG_MESSAGE_LAST, ExceptionCode.LONG_MESSAGE_LAST);
+      return;
+    }
+    const sent = Math.min(length, OST_MAX_DATA);
+    const control =
+      b.runs !== null ? detectControlMessage(b.data, length, b.runs, this.littleEndian[b.master] === 1) : null;
+    this.counters.messages++;
+    this.sink.message(
+      b.master,
+      b.channel,
+      b.data.subarray(0, sent),
+      closedBy,
+      tsKind,
+      this.closeTsHi,
+      this.closeTsLo,
+      length > sent ? length : -1,
+      control,
+      this.at,
+    );
+  }
+
+  /** PhoNet: one exception, or a LONG_MESSAGE chain when the data does not fit in one. */
+  private exceptions(b: MessageBuffer, single: ExceptionCode, last: ExceptionCode): void {
+    const length = b.length;
+    if (length <= PHONET_EXCEPTION_MAX_DATA) {
+      this.counters.exceptions++;
+      this.sink.exception(single, b.master, b.channel, b.data.subarray(0, length), this.at);
+      return;
+    }
+    for (let offset = 0; offset < length; offset += PHONET_EXCEPTION_MAX_DATA) {
+      const end = Math.min(length, offset + PHONET_EXCEPTION_MAX_DATA);
+      const code =
+        offset === 0 ? ExceptionCode.LONG_MESSAGE_FIRST : end === length ? last : ExceptionCode.LONG_MESSAGE_MIDDLE;
+      this.counters.exceptions++;
+      this.sink.exception(code, b.master, b.channel, b.data.subarray(offset, end), this.at);
+    }
+  }
+
+  private create(): MessageBuffer {
+    const b = this.pool.pop() ?? new MessageBuffer(64);
+    b.master = this.master;
+    b.channel = this.channel;
+    b.length = 0;
+    b.runs = this.channel === 1 ? [] : null;
+    this.open.set(this.master * 0x10000 + this.channel, b);
+    this.current = b;
+    return b;
+  }
+
+  private close(b: MessageBuffer): void {
+    this.open.delete(b.master * 0x10000 + b.channel);
+    this.bufferedBytes -= b.length;
+    if (this.current === b) this.current = null;
+  }
+
+  private release(b: MessageBuffer): void {
+    if (this.pool.length < POOL_SIZE && b.data.length <= POOL_MAX_CAPACITY) this.pool.push(b);
+  }
+
+  private grow(b: MessageBuffer, needed: number): void {
+    let capacity = b.data.length * 2;
+    while (capacity < needed) capacity *= 2;
+    const data = new Uint8Array(Math.min(capacity, Math.max(needed, this.storeLimit)));
+    data.set(b.data.subarray(0, Math.min(b.length, b.data.length)));
+    b.data = data;
+  }
+
+  snapshot(): Record<string, unknown> {
+    return {
+      master: this.master,
+      channel: this.channel,
+      bufferedBytes: this.bufferedBytes,
+      counters: { ...this.counters },
+      open: [...this.open.values()].map((b) => ({
+        master: b.master,
+        channel: b.channel,
+        length: b.length,
+        data: bytesToHex(b.data, 0, Math.min(b.length, this.storeLimit)),
+        runs: b.runs,
+      })),
+    };
+  }
+
+  restore(s: Record<string, unknown>): void {
+    this.master = s.master as number;
+    this.channel = s.channel as number;
+    this.bufferedBytes = s.bufferedBytes as number;
+    Object.assign(this.counters, s.counters);
+    this.open.clear();
+    for (const o of s.open as {
+      master: number;
+      channel: number;
+      length: number;
+      data: string;
+      runs: number[] | null;
+    }[]) {
+      const bytes = hexToBytes(o.data);
+      const b = new MessageBuffer(Math.max(64, bytes.length));
+      b.data.set(bytes);
+      b.master = o.master;
+      b.channel = o.channel;
+      b.length = o.length;
+      b.runs = o.runs === null ? null : [...o.runs];
+      this.open.set(b.master * 0x10000 + b.channel, b);
+    }
+    this.select();
+  }
+}
+
+const NO_BYTES = new Uint8Array(0);
+const ERROR_BYTE = new Uint8Array(1);

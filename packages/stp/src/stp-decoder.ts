@@ -1,0 +1,433 @@
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import {
+  CLOSED_BY_NAMES,
+  ClosedBy,
+  DEFAULT_TRACEBOX_PORT,
+  EXCEPTION_NAMES,
+  type ExceptionCode,
+  MARKER_NAMES,
+  type MarkerCode,
+  OST_PROTOCOL_XTIV3,
+  TB_TRACE_MSG,
+  TimestampFlag,
+} from './constants.js';
+import { CONTROL_RECORD_NAMES, type ControlMessage } from './control.js';
+import { exceptionEvent, markerEvent, messageEvent, type StpEvent } from './fixture-format.js';
+import { bytesToHex, hex64 } from './hex.js';
+import { encodeOstMarker, encodeOstTrace } from './ost.js';
+import { type PacketObserver, StpPacketParser } from './packet-parser.js';
+import { encodePhonetException, encodePhonetMarker, encodePhonetTrace } from './phonet.js';
+import {
+  DEFAULT_LIMITS,
+  type OutputProtocol,
+  type ReassemblerLimits,
+  type ReassemblySink,
+  StpReassembler,
+} from './reassembler.js';
+import { dataText, messageText, nsText } from './text.js';
+import { outputTimestamp, toBigInt64 } from './timestamp.js';
+
+export interface StpDecoderOptions {
+  /** STP version of the stream (default 2). */
+  version?: 1 | 2;
+  /** Masters whose STM sends little-endian words; all others are big-endian. */
+  littleEndianMasters?: number[];
+  /** Output protocol whose rules apply (default 'ost'). */
+  output?: OutputProtocol;
+  /** v1: pause that resynchronises the stream, ms (default 1). */
+  resyncPauseMs?: number;
+  /** v1: longest pause inside a message, ms (default 100). */
+  maxPauseMs?: number;
+  /** v1: 'synced' (default) or 'hot_plug'; v2: 'unsynchronised' (default) or 'synced'. */
+  start?: 'synced' | 'hot_plug' | 'unsynchronised';
+  /**
+   * The pause `end()` applies: undefined = the end context's hostNs minus the last chunk's,
+   * null = none (open messages stay open), a number = that many ms.
+   */
+  endOfStreamPauseMs?: number | null;
+  /** Tracebox port / PhoNet sender object (default 0x0B). */
+  port?: number;
+  limits?: Partial<ReassemblerLimits>;
+  /** Called for every parsed packet (see `packetEntry`); costs nothing when absent. */
+  onPacket?: PacketObserver;
+  /** Called with every output event in the fixtures' `ost`/`phonet` form. */
+  onEvent?: (event: StpEvent) => void;
+}
+
+const NS_PER_S = 1_000_000_000n;
+const NO_BYTES = new Uint8Array(0);
+
+/** The JSON-able part of the options, kept in snapshots. */
+function configOf(o: StpDecoderOptions): JsonValue {
+  return {
+    version: o.version ?? 2,
+    littleEndianMasters: o.littleEndianMasters ?? [],
+    output: o.output ?? 'ost',
+    resyncPauseMs: o.resyncPauseMs ?? 1,
+    maxPauseMs: o.maxPauseMs ?? 100,
+    start: o.start ?? null,
+    endOfStreamPauseMs: o.endOfStreamPauseMs === undefined ? 'ctx' : o.endOfStreamPauseMs,
+    port: o.port ?? DEFAULT_TRACEBOX_PORT,
+    limits: { ...DEFAULT_LIMITS, ...o.limits } as unknown as JsonValue,
+  };
+}
+
+function optionsOf(config: Record<string, JsonValue>): StpDecoderOptions {
+  return {
+    version: config.version as 1 | 2,
+    littleEndianMasters: config.littleEndianMasters as number[],
+    output: config.output as OutputProtocol,
+    resyncPauseMs: config.resyncPauseMs as number,
+    maxPauseMs: config.maxPauseMs as number,
+    start: (config.start ?? undefined) as StpDecoderOptions['start'],
+    endOfStreamPauseMs: config.endOfStreamPauseMs === 'ctx' ? undefined : (config.endOfStreamPauseMs as number | null),
+    port: config.port as number,
+    limits: config.limits as unknown as ReassemblerLimits,
+  };
+}
+
+/**
+ * STP v1/v2 decoder of one link session, as the Fido trace box processes it: nibble parser,
+ * reassembler, and OST or PhoNet output. Each output message, exception and marker becomes
+ * one record whose `raw` is the message exactly as the trace box sends it.
+ */
+export class StpDecoder implements TraceDecoder, ReassemblySink {
+  readonly parser: StpPacketParser;
+  readonly reassembler: StpReassembler;
+  private readonly options: StpDecoderOptions;
+  private readonly output: OutputProtocol;
+  private readonly port: number;
+  private readonly onEvent: ((event: StpEvent) => void) | null;
+  private emitRecord: EmitRecord | null = null;
+  private hostNs = 0n;
+  private lastHostNs: bigint | null = null;
+  // Device clock: the host time of the first device timestamp, and that timestamp.
+  private clockBaseHostNs: bigint | null = null;
+  private clockBaseDeviceTs = 0n;
+  private frequencyHz = 0;
+  private transaction = 0;
+  private markerIndex = 0;
+  private readonly counts = { chunks: 0, bytes: 0, records: 0, discardedNibbles: 0, lostBytes: 0, openAtEnd: 0 };
+
+  constructor(options: StpDecoderOptions = {}) {
+    this.options = options;
+    const version = options.version ?? 2;
+    this.output = options.output ?? 'ost';
+    this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
+    this.onEvent = options.onEvent ?? null;
+    const littleEndian = new Uint8Array(0x10000);
+    for (const m of options.littleEndianMasters ?? []) if (m >= 0 && m <= 0xffff) littleEndian[m] = 1;
+    this.reassembler = new StpReassembler(version, this.output, littleEndian, this, {
+      ...DEFAULT_LIMITS,
+      ...options.limits,
+    });
+    this.parser = new StpPacketParser(this.reassembler, {
+      version,
+      start: options.start,
+      resyncPauseMs: options.resyncPauseMs,
+      maxPauseMs: options.maxPauseMs,
+    });
+    this.parser.observer = options.onPacket ?? null;
+  }
+
+  push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    this.arrive(ctx.hostNs);
+    if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) {
+      this.counts.lostBytes += ctx.lostBytes;
+      this.errorRecord(
+        'STP_INPUT_LOST',
+        null,
+        { lostBytes: ctx.lostBytes },
+        `${ctx.lostBytes} bytes lost before this chunk`,
+      );
+      this.parser.lost();
+    }
+    this.counts.chunks++;
+    this.counts.bytes += chunk.length;
+    this.parser.push(chunk);
+    this.emitRecord = null;
+  }
+
+  end(ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    if (ctx.hostNs > this.hostNs) this.hostNs = ctx.hostNs;
+    this.parser.finishStream();
+    const setting = this.options.endOfStreamPauseMs;
+    const pauseMs =
+      setting === undefined
+        ? this.lastHostNs === null
+          ? 0
+          : Number(ctx.hostNs - this.lastHostNs) / 1e6
+        : setting === null
+          ? 0
+          : setting;
+    if (pauseMs > 0) this.parser.pause(pauseMs);
+    this.lastHostNs = this.hostNs;
+    for (const b of this.reassembler.openBuffers()) {
+      this.counts.openAtEnd++;
+      const data = b.data.subarray(0, Math.min(b.length, b.data.length));
+      this.errorRecord(
+        'STP_MESSAGE_OPEN_AT_END',
+        { master: b.master, channel: b.channel },
+        { length: b.length, data: bytesToHex(data) },
+        messageText(b.master, b.channel, nsText(this.hostNs), 'OPEN_AT_END', data),
+      );
+    }
+    this.reassembler.open.clear();
+    this.emitRecord = null;
+  }
+
+  /** Applies the pause since the previous chunk (STP v1 timing comes only from receive times). */
+  private arrive(hostNs: bigint): void {
+    if (this.lastHostNs !== null && hostNs > this.lastHostNs) {
+      this.hostNs = hostNs;
+      this.parser.pause(Number(hostNs - this.lastHostNs) / 1e6);
+    }
+    this.hostNs = hostNs;
+    this.lastHostNs = hostNs;
+  }
+
+  stats(): Record<string, number> {
+    return {
+      ...this.counts,
+      nibbles: this.parser.pos,
+      messages: this.reassembler.counters.messages,
+      exceptions: this.reassembler.counters.exceptions,
+      markers: this.reassembler.counters.markers,
+      discardedMessages: this.reassembler.counters.discardedMessages,
+      dataWithoutMaster: this.reassembler.counters.dataWithoutMaster,
+      openBuffers: this.reassembler.open.size,
+    };
+  }
+
+  snapshot(): JsonValue {
+    return {
+      config: configOf(this.options),
+      parser: this.parser.snapshot(),
+      reassembler: this.reassembler.snapshot() as JsonValue,
+      hostNs: this.hostNs.toString(),
+      lastHostNs: this.lastHostNs === null ? null : this.lastHostNs.toString(),
+      clockBaseHostNs: this.clockBaseHostNs === null ? null : this.clockBaseHostNs.toString(),
+      clockBaseDeviceTs: this.clockBaseDeviceTs.toString(),
+      frequencyHz: this.frequencyHz,
+      transaction: this.transaction,
+      markerIndex: this.markerIndex,
+      counts: { ...this.counts },
+    };
+  }
+
+  /** A decoder that continues exactly where `snapshot` was taken; `options` adds the callbacks. */
+  static restore(snapshot: JsonValue, options: StpDecoderOptions = {}): StpDecoder {
+    const s = snapshot as Record<string, JsonValue>;
+    const decoder = new StpDecoder({ ...optionsOf(s.config as Record<string, JsonValue>), ...callbacksOf(options) });
+    decoder.parser.restore(s.parser as Record<string, unknown>);
+    decoder.reassembler.restore(s.reassembler as Record<string, unknown>);
+    decoder.hostNs = BigInt(s.hostNs as string);
+    decoder.lastHostNs = s.lastHostNs === null ? null : BigInt(s.lastHostNs as string);
+    decoder.clockBaseHostNs = s.clockBaseHostNs === null ? null : BigInt(s.clockBaseHostNs as string);
+    decoder.clockBaseDeviceTs = BigInt(s.clockBaseDeviceTs as string);
+    decoder.frequencyHz = s.frequencyHz as number;
+    decoder.transaction = s.transaction as number;
+    decoder.markerIndex = s.markerIndex as number;
+    Object.assign(decoder.counts, s.counts);
+    return decoder;
+  }
+
+  // --- ReassemblySink -----------------------------------------------------------------------
+
+  message(
+    master: number,
+    channel: number,
+    data: Uint8Array,
+    closedBy: ClosedBy,
+    tsKind: number,
+    tsHi: number,
+    tsLo: number,
+    truncatedFrom: number,
+    control: ControlMessage | null,
+    at: number,
+  ): void {
+    let targetTs: bigint | null = null;
+    let timestamp: bigint;
+    if (tsKind === 1) {
+      targetTs = toBigInt64(tsHi, tsLo);
+      timestamp = outputTimestamp(TimestampFlag.DEVICE, this.deviceTimeNs(targetTs));
+    } else {
+      if (tsKind === 2) targetTs = BigInt(tsLo);
+      timestamp = outputTimestamp(
+        this.clockBaseHostNs !== null ? TimestampFlag.APPROXIMATED : TimestampFlag.FIDO,
+        this.hostNs,
+      );
+    }
+    const closingTs = tsKind === 1 ? hex64(tsHi, tsLo, 16) : tsKind === 2 ? hex64(0, tsLo, 2) : null;
+    if (this.onEvent !== null) {
+      this.onEvent(messageEvent(master, channel, data, closedBy, closingTs, truncatedFrom, control, at));
+    }
+    if (this.emitRecord === null) return;
+    const raw =
+      this.output === 'ost'
+        ? encodeOstTrace({ port: this.port, master: master & 0xff, channel: channel & 0xff, timestamp, data })
+        : encodePhonetTrace({
+            sender: this.port,
+            transaction: this.nextTransaction(),
+            master: master & 0xff,
+            channel: channel & 0xff,
+            timestamp,
+            data,
+          });
+    const closed = CLOSED_BY_NAMES[closedBy];
+    const fields: Record<string, unknown> = {
+      data: bytesToHex(data),
+      length: data.length,
+      closedBy: closed,
+      timestamp: timestamp.toString(),
+    };
+    if (closingTs !== null) fields.closingTs = closingTs;
+    if (truncatedFrom >= 0) fields.truncatedFrom = truncatedFrom;
+    if (control !== null) fields.control = { ...control };
+    const when = targetTs !== null && tsKind === 1 ? `ts=${closingTs}` : nsText(this.hostNs);
+    this.record({
+      kind: 'record',
+      type: this.output === 'ost' ? OST_PROTOCOL_XTIV3 : TB_TRACE_MSG,
+      name: control !== null ? CONTROL_RECORD_NAMES[control.type] : 'STP_MESSAGE',
+      targetTs,
+      stp: { master, channel },
+      fields,
+      text: messageText(master, channel, when, control !== null ? `${closed} ${control.type}` : closed, data),
+      raw,
+    });
+  }
+
+  exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void {
+    if (this.onEvent !== null) this.onEvent(exceptionEvent(code, master, channel, data, at));
+    if (this.emitRecord === null) return;
+    const name = EXCEPTION_NAMES[code];
+    const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
+    this.record({
+      kind: 'error',
+      type: code,
+      name,
+      targetTs: null,
+      stp: { master, channel },
+      fields: { code, data: bytesToHex(data), length: data.length, timestamp: timestamp.toString() },
+      text: messageText(master, channel, nsText(this.hostNs), name, data),
+      raw: encodePhonetException({
+        sender: this.port,
+        transaction: this.nextTransaction(),
+        master: master & 0xff,
+        channel: channel & 0xff,
+        timestamp,
+        code,
+        data,
+      }),
+    });
+  }
+
+  marker(code: MarkerCode, params: Uint8Array, at: number): void {
+    if (this.onEvent !== null) this.onEvent(markerEvent(code, params, at));
+    const index = ++this.markerIndex;
+    if (this.emitRecord === null) return;
+    const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
+    const marker = {
+      type: code,
+      sender: this.port,
+      timestamp,
+      index,
+      params,
+      comment: NO_BYTES,
+    };
+    const meaning = MARKER_NAMES[code];
+    this.record({
+      kind: 'marker',
+      type: code,
+      name: `STP_MARKER_${code.toString(16).padStart(2, '0').toUpperCase()}`,
+      targetTs: null,
+      fields: {
+        code,
+        marker: meaning,
+        index,
+        params: bytesToHex(params),
+        atNibble: at,
+        timestamp: timestamp.toString(),
+      },
+      text: `@${nsText(this.hostNs)} marker 0x${code.toString(16).padStart(2, '0')} ${meaning} #${index}${
+        params.length > 0 ? ` params ${dataText(params)}` : ''
+      }`,
+      raw:
+        this.output === 'ost'
+          ? encodeOstMarker(marker)
+          : encodePhonetMarker({ ...marker, transaction: this.nextTransaction() }),
+    });
+  }
+
+  discardedMessage(master: number, channel: number, length: number, at: number): void {
+    this.errorRecord(
+      'STP_MESSAGE_DISCARDED',
+      { master, channel },
+      { length, atNibble: at },
+      `M${master.toString(16).padStart(4, '0')} C${channel.toString(16).padStart(4, '0')} unfinished message of ${length} bytes discarded`,
+    );
+  }
+
+  discardedNibbles(count: number, at: number): void {
+    this.counts.discardedNibbles += count;
+    this.errorRecord(
+      'STP_NIBBLES_DISCARDED',
+      null,
+      { nibbles: count, atNibble: at },
+      `${count} nibbles skipped before synchronisation`,
+    );
+  }
+
+  deviceTimestamp(hi: number, lo: number, fixed: boolean): void {
+    if (fixed || this.clockBaseHostNs !== null) return;
+    this.clockBaseHostNs = this.hostNs;
+    this.clockBaseDeviceTs = toBigInt64(hi, lo);
+  }
+
+  frequency(hz: number): void {
+    if (hz > 0) this.frequencyHz = hz;
+  }
+
+  // --- helpers ------------------------------------------------------------------------------
+
+  /** Host time of a device timestamp: the host clock at the first one plus the device delta. */
+  private deviceTimeNs(ts: bigint): bigint {
+    const baseHost = this.clockBaseHostNs ?? this.hostNs;
+    const delta = ts - this.clockBaseDeviceTs;
+    return this.frequencyHz > 0 ? baseHost + (delta * NS_PER_S) / BigInt(this.frequencyHz) : baseHost + delta;
+  }
+
+  private nextTransaction(): number {
+    const t = this.transaction;
+    this.transaction = (t + 1) & 0xff;
+    return t;
+  }
+
+  private errorRecord(
+    name: string,
+    stp: { master: number; channel: number } | null,
+    fields: Record<string, unknown>,
+    text: string,
+  ): void {
+    if (this.emitRecord === null) return;
+    const record: DecodedRecord = { kind: 'error', type: 0, name, targetTs: null, fields, text, raw: NO_BYTES };
+    if (stp !== null) record.stp = stp;
+    this.record(record);
+  }
+
+  private record(record: DecodedRecord): void {
+    this.counts.records++;
+    this.emitRecord!(record);
+  }
+}
+
+function callbacksOf(o: StpDecoderOptions): StpDecoderOptions {
+  const out: StpDecoderOptions = {};
+  if (o.onPacket) out.onPacket = o.onPacket;
+  if (o.onEvent) out.onEvent = o.onEvent;
+  return out;
+}
+
+export { ClosedBy };
