@@ -20,6 +20,13 @@ export {
 } from './parser.js';
 export type { PalmTraceProblem, PalmTraceProblemAction, PalmTraceProblemCode } from './problem.js';
 export * from './protocol.js';
+export {
+  PalmReporterStandIn,
+  type PalmReporterStandInOptions,
+  type ReceivedMessage,
+  type ReceivedProblem,
+  type ReporterConnection,
+} from './reporter-stand-in.js';
 export { encodedMessageLength, encodeMessage } from './serializer.js';
 export { DEFAULT_TEXT_ENCODING, decodeText, encodeText, type PalmTextEncoding } from './text-encoding.js';
 export {

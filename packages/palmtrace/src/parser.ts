@@ -104,6 +104,11 @@ export class PalmTraceParser {
     return this.pendingLength;
   }
 
+  /** Memory held for unfinished messages: never more than `maxMessageLength`. */
+  get bufferCapacity(): number {
+    return this.pending.length;
+  }
+
   stats(): PalmTraceParserStats {
     return { ...this.counters };
   }

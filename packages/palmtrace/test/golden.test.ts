@@ -1,3 +1,4 @@
+import { describe, expect, it } from 'vitest';
 import {
   encodeMessage,
   encodeTraceMessage,
@@ -6,8 +7,7 @@ import {
   PalmTraceParser,
   type PalmTraceProblem,
   TraceKind,
-} from '@tracehub/palmtrace';
-import { describe, expect, it } from 'vitest';
+} from '../src/index.js';
 
 /** Bytes typed from the hex of spec §7 (palmtrace-protocol.md), never produced by the code. */
 function hex(text: string): Uint8Array {
