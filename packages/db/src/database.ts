@@ -52,6 +52,8 @@ export interface SessionsTable {
   target_info: ColumnType<Record<string, unknown> | null, Record<string, unknown> | null | undefined>;
   first_host_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
   last_host_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** How many records the session has in all; set when its end has been decoded. */
+  record_total: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
 }
 
 export interface DictionariesTable {

@@ -9,8 +9,10 @@ export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes
 export {
   addSessionCounts,
   markSessionEnded,
+  recountSession,
   type SessionCounts,
   type SessionInput,
+  setSessionRecordTotal,
   upsertSession,
 } from './writes/sessions.js';
 // Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.

@@ -1,5 +1,6 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initialSchema from './0001-initial-schema.js';
+import * as sessionRecordTotal from './0002-session-record-total.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -7,6 +8,7 @@ import * as initialSchema from './0001-initial-schema.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
+  '0002-session-record-total': sessionRecordTotal,
 };
 
 export const migrationProvider: MigrationProvider = {
