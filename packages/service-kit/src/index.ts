@@ -1,2 +1,25 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export {
+  busPrefixSetting,
+  ConfigError,
+  type ConfigProblem,
+  databaseUrlSetting,
+  describeExpected,
+  loadConfig,
+  natsUrlSetting,
+} from './config.js';
+export { HealthServer, type HealthServerOptions, type ReadinessCheck } from './health-server.js';
+export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';
+export { ServiceMetrics } from './metrics.js';
+export {
+  EXIT_CONFIG,
+  EXIT_FAILURE,
+  EXIT_OK,
+  type RunningService,
+  type RunOptions,
+  runService,
+  type ServiceBaseConfig,
+  ServiceBaseConfigSchema,
+  type ServiceContext,
+  type ServiceDefinition,
+  type ServiceHandle,
+} from './run-service.js';

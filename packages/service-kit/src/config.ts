@@ -1,0 +1,103 @@
+import { Kind, type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+
+export interface ConfigProblem {
+  /** The environment variable. */
+  variable: string;
+  /** What it should hold, in words. */
+  expected: string;
+  /** What it held (undefined when unset or empty). */
+  got: string | undefined;
+}
+
+/** A configuration that cannot be used; its message is one line naming every wrong variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: ConfigProblem[]) {
+    super(`invalid configuration: ${problems.map(describeProblem).join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+function describeProblem(p: ConfigProblem): string {
+  return p.got === undefined
+    ? `${p.variable} is not set (expected ${p.expected})`
+    : `${p.variable}=${JSON.stringify(p.got)} is not ${p.expected}`;
+}
+
+/**
+ * Reads the variables named by `schema`'s properties from `env`, converts them to the
+ * schema's types (numbers, booleans), fills in defaults and validates. Unset and empty
+ * variables count as missing. Throws `ConfigError` naming every variable that is wrong.
+ */
+export function loadConfig<S extends TObject>(schema: S, env: NodeJS.ProcessEnv = process.env): Static<S> {
+  const raw: Record<string, string> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  const value = Value.Convert(schema, Value.Default(schema, Value.Clone(raw))) as Record<string, unknown>;
+  const problems = new Map<string, ConfigProblem>();
+  for (const error of Value.Errors(schema, value)) {
+    const variable = error.path.split('/')[1];
+    if (!variable || problems.has(variable)) continue;
+    const property = schema.properties[variable];
+    if (!property) continue; // unknown keys are never read from env
+    problems.set(variable, { variable, expected: describeExpected(property), got: raw[variable] });
+  }
+  if (problems.size > 0) {
+    // In the schema's order, so the message reads like the list of settings.
+    const order = Object.keys(schema.properties);
+    throw new ConfigError([...problems.values()].sort((a, b) => order.indexOf(a.variable) - order.indexOf(b.variable)));
+  }
+  return value as Static<S>;
+}
+
+/** What a schema accepts, in words: its `description` when it has one. */
+export function describeExpected(schema: TSchema): string {
+  if (typeof schema.description === 'string') return schema.description;
+  switch (schema[Kind]) {
+    case 'Integer':
+    case 'Number': {
+      const what = schema[Kind] === 'Integer' ? 'an integer' : 'a number';
+      const min = schema.minimum ?? schema.exclusiveMinimum;
+      const max = schema.maximum ?? schema.exclusiveMaximum;
+      if (min !== undefined && max !== undefined) return `${what} from ${min} to ${max}`;
+      if (min !== undefined) return `${what} >= ${min}`;
+      if (max !== undefined) return `${what} <= ${max}`;
+      return what;
+    }
+    case 'Boolean':
+      return 'true or false';
+    case 'Literal':
+      return JSON.stringify(schema.const);
+    case 'Union': {
+      const options = (schema.anyOf as TSchema[]).map(describeExpected);
+      return `one of ${options.join(', ')}`;
+    }
+    case 'String':
+      if (schema.pattern) return `a string matching /${schema.pattern}/`;
+      return schema.minLength ? 'a non-empty string' : 'a string';
+    default:
+      return 'a valid value';
+  }
+}
+
+/** Settings shared by services, to spread into a service's config schema. */
+export const natsUrlSetting = Type.String({
+  pattern: '^(nats|tls|ws|wss)://[^\\s]+$',
+  default: 'nats://127.0.0.1:4222',
+  description: 'a NATS URL such as nats://127.0.0.1:4222',
+});
+
+export const databaseUrlSetting = Type.String({
+  pattern: '^postgres(ql)?://[^\\s]+$',
+  default: 'postgres://postgres@127.0.0.1:5432/tracehub',
+  description: 'a Postgres URL such as postgres://user@host:5432/tracehub',
+});
+
+/** Prefix of every stream, subject and bucket name (empty: none), so installations and tests stay apart. */
+export const busPrefixSetting = Type.String({
+  pattern: '^([A-Za-z0-9_-]{1,64})?$',
+  default: '',
+  description: "a bus prefix of up to 64 letters, digits, '_' or '-' (or empty)",
+});

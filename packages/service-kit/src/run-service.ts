@@ -1,0 +1,227 @@
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+import type { DestinationStream } from 'pino';
+import { ConfigError, loadConfig } from './config.js';
+import { HealthServer } from './health-server.js';
+import { createLogger, describeError, LOG_LEVELS, type Logger } from './logger.js';
+import { ServiceMetrics } from './metrics.js';
+
+/** Settings every service has, read by `runService` beside the service's own. */
+export const ServiceBaseConfigSchema = Type.Object({
+  HEALTH_PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 0,
+    description: 'a TCP port from 0 to 65535 (0: any free port)',
+  }),
+  HEALTH_HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'an address to listen on' }),
+  LOG_LEVEL: Type.Union(
+    LOG_LEVELS.map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 4000 }),
+});
+export type ServiceBaseConfig = Static<typeof ServiceBaseConfigSchema>;
+
+export interface ServiceContext<C> {
+  name: string;
+  config: C & ServiceBaseConfig;
+  logger: Logger;
+  metrics: ServiceMetrics;
+  health: HealthServer;
+  /** Aborted when the service starts shutting down. */
+  signal: AbortSignal;
+  /** Reports an unrecoverable error after start: one log line, a clean stop, exit code 1. */
+  fail(error: unknown): void;
+}
+
+/** What `start` returns: how to stop (finish or hand back in-flight work, then close connections). */
+export interface RunningService {
+  stop(): Promise<void>;
+}
+
+export interface ServiceDefinition<S extends TObject> {
+  name: string;
+  configSchema: S;
+  start(ctx: ServiceContext<Static<S>>): Promise<RunningService>;
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Ends the process (default `process.exit`); tests pass their own. */
+  exit?: (code: number) => void;
+  /** Listen for SIGTERM/SIGINT and uncaught errors (default true). */
+  handleProcessEvents?: boolean;
+  logDestination?: DestinationStream;
+}
+
+export interface ServiceHandle {
+  /** Port of the health server (0 when it never opened). */
+  readonly healthPort: number;
+  /** Settles with the exit code once the service has stopped (or failed to start). */
+  readonly exited: Promise<number>;
+  /** Starts a graceful shutdown, as SIGTERM does. */
+  shutdown(reason: string): Promise<number>;
+}
+
+/** Exit codes: 0 stopped cleanly, 1 failed to start / failed / stop overran, 2 bad configuration. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_CONFIG = 2;
+
+/**
+ * Runs a service: loads and validates its configuration (one log line and exit 2 when it is
+ * wrong), opens the health server on HEALTH_PORT, calls `start`, marks the service ready,
+ * and on SIGTERM/SIGINT marks it not ready, calls `stop()` within SHUTDOWN_TIMEOUT_MS and
+ * exits. A failing `start` (a server that cannot be reached, ...) gives one log line and exit 1.
+ */
+export async function runService<S extends TObject>(
+  definition: ServiceDefinition<S>,
+  opts: RunOptions = {},
+): Promise<ServiceHandle> {
+  const env = opts.env ?? process.env;
+  const exit = opts.exit ?? ((code: number) => process.exit(code));
+  const handleProcessEvents = opts.handleProcessEvents ?? true;
+  const requestedLevel = LOG_LEVELS.find((l) => l === env.LOG_LEVEL);
+  const logger = createLogger(definition.name, { level: requestedLevel, destination: opts.logDestination });
+
+  let resolveExited!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => {
+    resolveExited = resolve;
+  });
+  let ended = false;
+  const end = (code: number) => {
+    if (ended) return;
+    ended = true;
+    detach();
+    resolveExited(code);
+    exit(code);
+  };
+  const failedHandle = (code: number): ServiceHandle => {
+    end(code);
+    return { healthPort: 0, exited, shutdown: async () => code };
+  };
+
+  const schema = Type.Composite([ServiceBaseConfigSchema, definition.configSchema]) as unknown as TObject;
+  let config: Static<S> & ServiceBaseConfig;
+  try {
+    config = loadConfig(schema, env) as Static<S> & ServiceBaseConfig;
+  } catch (error) {
+    logger.fatal(error instanceof ConfigError ? error.message : `cannot read configuration: ${describeError(error)}`);
+    return failedHandle(EXIT_CONFIG);
+  }
+
+  const metrics = new ServiceMetrics(definition.name);
+  const health = new HealthServer({ port: config.HEALTH_PORT, host: config.HEALTH_HOST, metrics });
+  let healthPort: number;
+  try {
+    healthPort = await health.listen();
+  } catch (error) {
+    logger.fatal(`cannot open the health server on port ${config.HEALTH_PORT}: ${describeError(error)}`);
+    return failedHandle(EXIT_FAILURE);
+  }
+  logger.info({ healthPort }, `health server on port ${healthPort} (/healthz, /readyz, /metrics)`);
+
+  const abort = new AbortController();
+  let running: RunningService | undefined;
+  let startDone: Promise<unknown> = Promise.resolve();
+  let stopping: Promise<number> | undefined;
+  let failureCode = EXIT_OK;
+
+  const shutdown = (reason: string): Promise<number> => {
+    if (stopping) return stopping;
+    logger.info({ reason }, `stopping (${reason})`);
+    health.setReady(false);
+    abort.abort();
+    stopping = (async () => {
+      await startDone;
+      let code = failureCode;
+      if (running) {
+        const deadline = config.SHUTDOWN_TIMEOUT_MS;
+        let timer: NodeJS.Timeout | undefined;
+        const overran = new Promise<'overran'>((resolve) => {
+          timer = setTimeout(() => resolve('overran'), deadline);
+        });
+        try {
+          const outcome = await Promise.race([running.stop(), overran]);
+          if (outcome === 'overran') {
+            logger.error(`stop did not finish within ${deadline} ms; exiting anyway`);
+            code = EXIT_FAILURE;
+          }
+        } catch (error) {
+          logger.error(`stop failed: ${describeError(error)}`);
+          code = EXIT_FAILURE;
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      await health.close().catch(() => {});
+      if (code === EXIT_OK) logger.info('stopped');
+      end(code);
+      return code;
+    })();
+    return stopping;
+  };
+
+  const fail = (error: unknown) => {
+    if (stopping) return;
+    logger.fatal(describeError(error));
+    failureCode = EXIT_FAILURE;
+    void shutdown('failure');
+  };
+
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn(`${signal} again: exiting now`);
+      end(EXIT_FAILURE);
+      return;
+    }
+    void shutdown(signal);
+  };
+  const onUncaught = (error: unknown) => {
+    logger.fatal(`unexpected error: ${describeError(error)}`);
+    failureCode = EXIT_FAILURE;
+    if (stopping) end(EXIT_FAILURE);
+    else void shutdown('unexpected error');
+  };
+  function detach() {
+    if (!handleProcessEvents) return;
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    process.off('uncaughtException', onUncaught);
+    process.off('unhandledRejection', onUncaught);
+  }
+  if (handleProcessEvents) {
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    process.on('uncaughtException', onUncaught);
+    process.on('unhandledRejection', onUncaught);
+  }
+
+  const context: ServiceContext<Static<S>> = {
+    name: definition.name,
+    config,
+    logger,
+    metrics,
+    health,
+    signal: abort.signal,
+    fail,
+  };
+  const started = definition.start(context);
+  startDone = started.catch(() => {});
+  try {
+    running = await started;
+  } catch (error) {
+    if (!stopping) {
+      logger.fatal(`cannot start: ${describeError(error)}`);
+      failureCode = EXIT_FAILURE;
+      await health.close().catch(() => {});
+      end(EXIT_FAILURE);
+      return { healthPort, exited, shutdown: async () => EXIT_FAILURE };
+    }
+  }
+  if (!stopping) {
+    health.setReady(true);
+    logger.info('ready');
+  }
+  return { healthPort, exited, shutdown };
+}
