@@ -9,3 +9,12 @@ export {
 } from './constants.js';
 export { QsDecoder, type QsDecoderStats } from './decoder.js';
 export { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
+export {
+  encodeFrame,
+  filterBitmap,
+  QsFrameBuilder,
+  QsObjKind,
+  QsPayloadWriter,
+  QsRxEncoder,
+  type QsRxSizes,
+} from './serializer.js';
