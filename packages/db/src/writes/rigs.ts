@@ -20,7 +20,8 @@ export interface LinkInput {
 
 /** Creates or updates a link (and its rig); returns the link's id. */
 export async function upsertLink(db: Kysely<Database>, link: LinkInput): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  // Inside a caller's transaction, join it; otherwise make one of our own.
+  const write = async (trx: Kysely<Database>) => {
     await trx
       .insertInto('rigs')
       .values({ name: link.rig })
@@ -38,7 +39,8 @@ export async function upsertLink(db: Kysely<Database>, link: LinkInput): Promise
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
-  });
+  };
+  return db.isTransaction ? write(db) : db.transaction().execute(write);
 }
 
 /** A link's codec settings, or `undefined` when the link is not known. */
