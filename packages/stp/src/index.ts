@@ -15,4 +15,5 @@ export {
   StpReassembler,
 } from './reassembler.js';
 export { StpDecoder, type StpDecoderOptions } from './stp-decoder.js';
+export { StpStreamWriter } from './stream-writer.js';
 export * from './timestamp.js';

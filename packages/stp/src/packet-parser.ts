@@ -490,8 +490,16 @@ export class StpPacketParser {
   }
 
   private badAsync(): void {
+    const run = this.asyncCount;
+    const runStart = this.pktStart;
+    const tooLong = this.pktNibbles[Math.min(this.pktLen, MAX_RECORDED_NIBBLES) - 1] === 15;
     if (!this.synced && this.syncVia === SyncVia.NULLS) this.silentResearch();
     else this.illegal();
+    if (tooLong && this.state === ParserState.UNSYNCED) {
+      // A run of more than 21 F may still end as a (longer) ASYNC: keep counting it.
+      this.fRun = run;
+      this.fStart = runStart;
+    }
   }
 
   private silentResearch(): void {
@@ -510,6 +518,17 @@ export class StpPacketParser {
     this.asm.at = this.pktStart;
     this.asm.illegal(this.pktNibbles.subarray(0, count));
     this.loseSync(this.pos + 1);
+    if (this.version === 2) {
+      // The failing nibble may open the run of the next ASYNC (or of 22 NULLs).
+      const bad = this.pktNibbles[count - 1];
+      if (bad === 15) {
+        this.fRun = 1;
+        this.fStart = this.pos;
+      } else if (bad === 0) {
+        this.zeroRun = 1;
+        this.zeroStart = this.pos;
+      }
+    }
   }
 
   private loseSync(next: number): void {

@@ -104,7 +104,7 @@ export class StpReassembler {
   constructor(
     readonly stpVersion: 1 | 2,
     readonly protocol: OutputProtocol,
-    /** 1 for each little-endian master (index = master id). */
+    /** 1 for each little-endian master (index = master id; masters past its end are big-endian). */
     readonly littleEndian: Uint8Array,
     readonly sink: ReassemblySink,
     readonly limits: ReassemblerLimits = DEFAULT_LIMITS,
@@ -189,10 +189,11 @@ export class StpReassembler {
     if (length + bytes > this.limits.maxMessageBytes || this.bufferedBytes + bytes > this.limits.maxBufferedBytes) {
       return this.overflow();
     }
+    const little = this.master < this.littleEndian.length && this.littleEndian[this.master] === 1;
     if (length + bytes <= this.storeLimit) {
       if (length + bytes > b.data.length) this.grow(b, length + bytes);
       const d = b.data;
-      if (this.littleEndian[this.master] === 1) {
+      if (little) {
         switch (bytes) {
           case 8:
             d[length + 7] = hi >>> 24;
@@ -250,7 +251,7 @@ export class StpReassembler {
         const shift = (bytes - 1 - i) * 8;
         tmp[i] = shift >= 32 ? hi >>> (shift - 32) : lo >>> shift;
       }
-      if (this.littleEndian[this.master] === 1) tmp.subarray(0, bytes).reverse();
+      if (little) tmp.subarray(0, bytes).reverse();
       const keep = this.storeLimit - length;
       if (this.storeLimit > b.data.length) this.grow(b, this.storeLimit);
       b.data.set(tmp.subarray(0, keep), length);
@@ -374,7 +375,14 @@ export class StpReassembler {
     }
     const sent = Math.min(length, OST_MAX_DATA);
     const control =
-      b.runs !== null ? detectControlMessage(b.data, length, b.runs, this.littleEndian[b.master] === 1) : null;
+      b.runs !== null
+        ? detectControlMessage(
+            b.data,
+            length,
+            b.runs,
+            b.master < this.littleEndian.length && this.littleEndian[b.master] === 1,
+          )
+        : null;
     this.counters.messages++;
     this.sink.message(
       b.master,

@@ -115,8 +115,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
     this.onEvent = options.onEvent ?? null;
-    const littleEndian = new Uint8Array(0x10000);
-    for (const m of options.littleEndianMasters ?? []) if (m >= 0 && m <= 0xffff) littleEndian[m] = 1;
+    const masters = (options.littleEndianMasters ?? []).filter((m) => Number.isInteger(m) && m >= 0 && m <= 0xffff);
+    const littleEndian = new Uint8Array(masters.length === 0 ? 0 : Math.max(...masters) + 1);
+    for (const m of masters) littleEndian[m] = 1;
     this.reassembler = new StpReassembler(version, this.output, littleEndian, this, {
       ...DEFAULT_LIMITS,
       ...options.limits,
