@@ -119,7 +119,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const c = this.counters;
     c.frames++;
     if (gapFrom >= 0) this.gap(gapFrom, buf[0]);
-    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && buf[1] !== QsRecordId.QS_TARGET_INFO) {
+    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && buf[1] !== QsRecordId.QS_TARGET_INFO && buf[1] !== 0) {
       this.announceDefaults();
     }
     const record = this.records.decode(buf, len, buf.slice(0, len));

@@ -1,9 +1,179 @@
-import type { Command } from 'commander';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, statSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts';
+import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+
+/** The size overrides of `tracehub decode --protocol qs`, QSPY's -O -F -T -S -E -Q -P -B -C (spec 4.3). */
+const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; what: string }[] = [
+  { flag: 'obj-ptr-size', key: 'objPtrSize', qspy: '-O', what: 'object pointer size' },
+  { flag: 'fun-ptr-size', key: 'funPtrSize', qspy: '-F', what: 'function pointer size' },
+  { flag: 'time-size', key: 'timeSize', qspy: '-T', what: 'timestamp size' },
+  { flag: 'sig-size', key: 'sigSize', qspy: '-S', what: 'signal size' },
+  { flag: 'event-size', key: 'eventSize', qspy: '-E', what: 'event-size field size' },
+  { flag: 'queue-ctr-size', key: 'queueCtrSize', qspy: '-Q', what: 'event-queue counter size' },
+  { flag: 'pool-ctr-size', key: 'poolCtrSize', qspy: '-P', what: 'memory-pool counter size' },
+  { flag: 'pool-blk-size', key: 'poolBlkSize', qspy: '-B', what: 'memory-pool block-size size' },
+  { flag: 'te-ctr-size', key: 'teCtrSize', qspy: '-C', what: 'time-event counter size' },
+];
+
+const READ_CHUNK = 1 << 20;
+/** Files at least this big get a progress bar (when stderr is a terminal). */
+const PROGRESS_MIN_BYTES = 8 << 20;
+
+function parseSize(value: string): number {
+  const n = Number(value);
+  if (n !== 1 && n !== 2 && n !== 4 && n !== 8) throw new InvalidArgumentError('must be 1, 2, 4 or 8 (bytes)');
+  return n;
+}
+
+/** `7.4`, `7.4.0` or `740` -> 740 (QSPY's -v takes the dotted form). */
+function parseVersion(value: string): number {
+  const parts = value.split('.');
+  if (/^\d+$/.test(value) && parts.length === 1) return Number(value);
+  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d+$/.test(p))) {
+    throw new InvalidArgumentError('must look like 7.4, 7.4.0 or 740');
+  }
+  return Number(parts[0]) * 100 + Number(parts[1]) * 10 + Number(parts[2] ?? 0);
+}
 
 /** Adds the qs-specific options of `tracehub decode`. */
-export function addQsDecodeOptions(_cmd: Command): void {}
+export function addQsDecodeOptions(cmd: Command): void {
+  for (const o of SIZE_OPTIONS) {
+    cmd.addOption(
+      new Option(`--${o.flag} <bytes>`, `qs: ${o.what} until the target info arrives (qspy ${o.qspy})`).argParser(
+        parseSize,
+      ),
+    );
+  }
+  cmd.addOption(
+    new Option(
+      '--qs-version <version>',
+      'qs: QS version until the target info arrives, e.g. 7.4 (qspy -v; default 7.0)',
+    ).argParser(parseVersion),
+  );
+}
 
-/** Decodes FILE as qs and writes the records to stdout. */
-export async function runQsDecode(_file: string, _opts: Record<string, unknown>): Promise<void> {
-  throw new Error('qs decoding is not available in this build');
+/** Where the command reads and writes; the process's own streams unless a test gives others. */
+export interface QsDecodeIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+}
+
+/** Decodes FILE (or `-` for stdin) as qs and writes the records to stdout, a summary to stderr. */
+export async function runQsDecode(file: string, opts: Record<string, unknown>, io?: QsDecodeIo): Promise<void> {
+  const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  const format = String(opts.format ?? 'text');
+  if (format !== 'text' && format !== 'json') throw new Error(`unknown qs format '${format}': use text or json`);
+
+  const options: QsDecoderOptions = {};
+  for (const o of SIZE_OPTIONS) {
+    const camel = o.flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    if (opts[camel] !== undefined) (options as Record<string, number>)[o.key] = Number(opts[camel]);
+  }
+  if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
+  const decoder = new QsDecoder(options);
+
+  const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
+  const total = file === '-' ? 0 : statSync(file).size;
+  const progress = stderr.isTTY === true && total >= PROGRESS_MIN_BYTES ? new ProgressBar(stderr, total) : undefined;
+
+  const session = `offline-${randomUUID()}`;
+  let seq = 0;
+  let chunkIndex = 0;
+  let hostNs = 0n;
+  let lines: string[] = [];
+  const collect =
+    format === 'text'
+      ? (r: DecodedRecord) => {
+          if (r.text !== '') lines.push(r.text);
+        }
+      : (r: DecodedRecord) => {
+          const record = toTraceRecord(r, {
+            rig: 'offline',
+            link: 'file',
+            session,
+            seq: seq++,
+            chunk: chunkIndex,
+            protocol: 'qs',
+            hostNs,
+          });
+          lines.push(JSON.stringify(record));
+        };
+  // Text is written as Latin-1 so that every byte of a target string comes out as qspy wrote it.
+  const encoding = format === 'text' ? 'latin1' : 'utf8';
+  // A reader that goes away (`| head`) ends the decode quietly, as it would for qspy.
+  let readerGone = false;
+  const onOutputError = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') readerGone = true;
+    else throw err;
+  };
+  stdout.on('error', onOutputError);
+  const flush = async () => {
+    if (lines.length === 0 || readerGone) return;
+    const out = Buffer.from(`${lines.join('\n')}\n`, encoding);
+    lines = [];
+    if (!stdout.write(out)) {
+      try {
+        await once(stdout, 'drain');
+      } catch (err) {
+        onOutputError(err as NodeJS.ErrnoException);
+      }
+    }
+  };
+
+  let read = 0;
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    hostNs = BigInt(Date.now()) * 1_000_000n;
+    decoder.push(chunk, { hostNs }, collect);
+    read += chunk.length;
+    progress?.update(read);
+    await flush();
+    chunkIndex++;
+    if (readerGone) {
+      (input as Readable).destroy();
+      break;
+    }
+  }
+  hostNs = BigInt(Date.now()) * 1_000_000n;
+  decoder.end({ hostNs }, collect);
+  await flush();
+  progress?.done();
+  stdout.off('error', onOutputError);
+
+  const s = decoder.stats();
+  stderr.write(
+    `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
+      ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
+  );
+}
+
+/** A one-line progress bar on a terminal, redrawn at most ten times a second. */
+class ProgressBar {
+  private last = 0;
+
+  constructor(
+    private readonly out: Writable,
+    private readonly total: number,
+  ) {}
+
+  update(done: number): void {
+    const now = Date.now();
+    if (now - this.last < 100) return;
+    this.last = now;
+    const width = 30;
+    const fraction = Math.min(done / this.total, 1);
+    const filled = Math.round(fraction * width);
+    this.out.write(
+      `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ` +
+        `${(done / 1e6).toFixed(1)}/${(this.total / 1e6).toFixed(1)} MB`,
+    );
+  }
+
+  done(): void {
+    this.out.write('\r\x1b[K');
+  }
 }

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { PassThrough, Writable } from 'node:stream';
+import { validateTraceRecord } from '@tracehub/contracts';
+import { fixturePath } from '@tracehub/tests/support';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runQsDecode } from '../src/commands/decode-qs.js';
+import { buildProgram } from '../src/program.js';
+
+const FIXTURES = [
+  'defer',
+  'dpp_posix',
+  'dpp_qv',
+  'dpp_qv_bitflip',
+  'dpp_qv_gap',
+  'dpp_qv_garbage',
+  'dpp_qv_midstream',
+  'fmt_v32s',
+  'fmt_v64',
+];
+
+/** qspy's output from line 8 up to (not including) the closing empty line and `QSPY Done`. */
+function expectedText(name: string): Buffer {
+  const text = readFileSync(fixturePath('qs', `${name}.qspy.txt`));
+  const lines = text.toString('latin1').split('\n');
+  expect(lines.slice(-3)).toEqual(['', 'QSPY Done', '']);
+  return Buffer.from(`${lines.slice(7, -3).join('\n')}\n`, 'latin1');
+}
+
+/** Collects what is written, slowly, so that the command has to wait for 'drain'. */
+class SlowSink extends Writable {
+  chunks: Buffer[] = [];
+  constructor() {
+    super({ highWaterMark: 256 });
+  }
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.chunks.push(chunk);
+    setImmediate(done);
+  }
+}
+
+describe('tracehub decode --protocol qs', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  for (const name of FIXTURES) {
+    it(`prints qspy's lines for ${name}.qs (the real command)`, async () => {
+      const out: Buffer[] = [];
+      const err: string[] = [];
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        out.push(Buffer.from(chunk as Uint8Array));
+        return true;
+      });
+      vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        err.push(String(chunk));
+        return true;
+      });
+      await buildProgram().parseAsync([
+        'node',
+        'tracehub',
+        'decode',
+        '--protocol',
+        'qs',
+        fixturePath('qs', `${name}.qs`),
+      ]);
+      vi.restoreAllMocks();
+      expect(Buffer.concat(out).equals(expectedText(name))).toBe(true);
+      expect(err.join('')).toMatch(/^qs: \d+ bytes, \d+ frames, \d+ records, \d+ errors, \d+ gaps/);
+    });
+  }
+
+  it('reads stdin with -, writes NDJSON TraceRecords and waits for a slow reader', async () => {
+    const stdin = new PassThrough();
+    const stdout = new SlowSink();
+    const stderr = new PassThrough();
+    let summary = '';
+    stderr.on('data', (d: Buffer) => {
+      summary += d.toString();
+    });
+    const bytes = readFileSync(fixturePath('qs', 'dpp_qv_garbage.qs'));
+    // Fed in small pieces, as a pipe would.
+    setImmediate(() => {
+      for (let off = 0; off < bytes.length; off += 1000) stdin.write(bytes.subarray(off, off + 1000));
+      stdin.end();
+    });
+    await runQsDecode('-', { format: 'json' }, { stdin, stdout, stderr });
+    const records = Buffer.concat(stdout.chunks)
+      .toString('utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    for (const r of records) expect(validateTraceRecord(r)).toEqual([]);
+    expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i));
+    expect(new Set(records.map((r) => r.session)).size).toBe(1);
+    expect(records[0]).toMatchObject({ rig: 'offline', link: 'file', protocol: 'qs', chunk: 0 });
+    const text = records
+      .map((r) => r.text)
+      .filter((t) => t !== '')
+      .join('\n');
+    expect(Buffer.from(`${text}\n`, 'latin1').equals(expectedText('dpp_qv_garbage'))).toBe(true);
+    const gaps = records.filter((r) => r.name === 'SEQ_GAP');
+    expect(gaps.map((g) => g.fields.lost)).toEqual([1, 2, 1, 1]);
+    expect(summary).toContain('4 gaps (5 frames lost)');
+  });
+
+  it('applies the size options before target info', async () => {
+    const stdout = new SlowSink();
+    const stderr = new PassThrough();
+    await runQsDecode(
+      fixturePath('qs', 'dpp_qv_midstream.qs'),
+      { format: 'text', objPtrSize: 8, funPtrSize: 8, queueCtrSize: 2 },
+      { stdin: new PassThrough(), stdout, stderr },
+    );
+    const text = Buffer.concat(stdout.chunks).toString('latin1');
+    // With the real 64-bit layout the records decode instead of reporting unused bytes.
+    expect(text).not.toContain('bytes unused');
+    expect(text.split('\n')[0]).toBe('1024933328 QF-gcA   Evt<Sig=00000004,Obj=0x0000000000000000,Pool=1,Ref=3>');
+  });
+});
