@@ -1,3 +1,4 @@
+export { connectDb, DatabaseConnectError, redactUrl } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
 export type * from './database.js';
 export { migrations } from './migrations/index.js';
@@ -16,3 +17,12 @@ export {
   upsertSession,
 } from './writes/sessions.js';
 // Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.
+export {
+  getSession,
+  isSessionComplete,
+  latestSession,
+  type RecordRow,
+  rowToTraceRecord,
+  sessionRecords,
+  sessionRecordsPage,
+} from './queries/session-records.js';

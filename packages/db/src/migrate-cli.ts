@@ -3,6 +3,7 @@
  * `node packages/db/dist/migrate-cli.js up|down [--all]` — migrates the database at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/tracehub).
  */
+import { redactUrl } from './connect-db.js';
 import { createDb } from './create-db.js';
 import { migrateDown, migrateToLatest, migrateToNothing } from './migrator.js';
 
@@ -26,21 +27,10 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    process.stderr.write(`migrate ${direction} on ${redact(url)} failed: ${(error as Error).message}\n`);
+    process.stderr.write(`migrate ${direction} on ${redactUrl(url)} failed: ${(error as Error).message}\n`);
     return 1;
   } finally {
     await db.destroy();
-  }
-}
-
-/** The URL without its password, fit for a log line. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable DATABASE_URL)';
   }
 }
 

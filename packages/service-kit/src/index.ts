@@ -1,3 +1,5 @@
+// Apps build their config schemas with the same TypeBox the kit validates with.
+export { type Static, type TObject, Type } from '@sinclair/typebox';
 export {
   busPrefixSetting,
   ConfigError,

@@ -89,6 +89,7 @@ export async function runService<S extends TObject>(
     resolveExited = resolve;
   });
   let ended = false;
+  let attached = false;
   const end = (code: number) => {
     if (ended) return;
     ended = true;
@@ -184,13 +185,15 @@ export async function runService<S extends TObject>(
     else void shutdown('unexpected error');
   };
   function detach() {
-    if (!handleProcessEvents) return;
+    if (!attached) return;
+    attached = false;
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
     process.off('uncaughtException', onUncaught);
     process.off('unhandledRejection', onUncaught);
   }
   if (handleProcessEvents) {
+    attached = true;
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
     process.on('uncaughtException', onUncaught);
