@@ -16,4 +16,6 @@ export {
 } from './reassembler.js';
 export { StpDecoder, type StpDecoderOptions } from './stp-decoder.js';
 export { StpStreamWriter } from './stream-writer.js';
+export { SwdDecoder, type SwdDecoderOptions } from './swd-decoder.js';
+export * from './swd-deframer.js';
 export * from './timestamp.js';

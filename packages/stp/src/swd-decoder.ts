@@ -1,0 +1,142 @@
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import { DEFAULT_TRACEBOX_PORT, OST_PROTOCOL_WRAPPER, TimestampFlag } from './constants.js';
+import { bytesToHex } from './hex.js';
+import { encodeOstSwd } from './ost.js';
+import { encodePhonetSwd } from './phonet.js';
+import type { OutputProtocol } from './reassembler.js';
+import { SwdDeframer, type SwdSink, type SwdViolation } from './swd-deframer.js';
+import { dataText, nsText } from './text.js';
+import { outputTimestamp } from './timestamp.js';
+
+export interface SwdDecoderOptions {
+  /** Output protocol of the wrapper messages (default 'ost'). */
+  output?: OutputProtocol;
+  /** Tracebox port / PhoNet sender object (default 0x0B). */
+  port?: number;
+  /** Processor index written in the wrapper (default 0). */
+  processor?: number;
+  /** Largest SWD message; longer frames are dropped (default: what fits a 0xFFFF output message). */
+  maxMessageBytes?: number;
+}
+
+const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Decoder of the `swd` input protocol: SWD reverse-channel frames become OST (0x99) or PhoNet
+ * wrapper messages of type 0x01; framing violations and stray bytes become `error` records.
+ */
+export class SwdDecoder implements TraceDecoder, SwdSink {
+  private readonly deframer: SwdDeframer;
+  private readonly output: OutputProtocol;
+  private readonly port: number;
+  private readonly processor: number;
+  private emitRecord: EmitRecord | null = null;
+  private hostNs = 0n;
+  private transaction = 0;
+  private records = 0;
+
+  constructor(private readonly options: SwdDecoderOptions = {}) {
+    this.output = options.output ?? 'ost';
+    this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
+    this.processor = options.processor ?? 0;
+    this.deframer = new SwdDeframer(this, options.maxMessageBytes ?? (this.output === 'ost' ? 65524 : 65523));
+  }
+
+  push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    this.hostNs = ctx.hostNs;
+    if (ctx.lostBytes !== undefined && ctx.lostBytes > 0 && this.deframer.inFrame) {
+      // Bytes of this frame were lost: it cannot be delivered whole.
+      this.deframer.end('lost_input');
+    }
+    this.deframer.push(chunk);
+    this.emitRecord = null;
+  }
+
+  end(ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    this.hostNs = ctx.hostNs;
+    this.deframer.end();
+    this.emitRecord = null;
+  }
+
+  snapshot(): JsonValue {
+    return {
+      options: { ...this.options } as JsonValue,
+      deframer: this.deframer.snapshot() as JsonValue,
+      transaction: this.transaction,
+      records: this.records,
+      hostNs: this.hostNs.toString(),
+    };
+  }
+
+  static restore(snapshot: JsonValue, options: SwdDecoderOptions = {}): SwdDecoder {
+    const s = snapshot as Record<string, JsonValue>;
+    const decoder = new SwdDecoder({ ...(s.options as SwdDecoderOptions), ...options });
+    decoder.deframer.restore(s.deframer as Record<string, unknown>);
+    decoder.transaction = s.transaction as number;
+    decoder.records = s.records as number;
+    decoder.hostNs = BigInt(s.hostNs as string);
+    return decoder;
+  }
+
+  stats(): Record<string, number> {
+    return { ...this.deframer.counters, records: this.records };
+  }
+
+  message(data: Uint8Array): void {
+    const raw =
+      this.output === 'ost'
+        ? encodeOstSwd({ port: this.port, processor: this.processor, data })
+        : encodePhonetSwd({ sender: this.port, transaction: this.nextTransaction(), processor: this.processor, data });
+    this.record({
+      kind: 'record',
+      type: OST_PROTOCOL_WRAPPER,
+      name: 'SWD_MESSAGE',
+      targetTs: null,
+      fields: {
+        data: bytesToHex(data),
+        length: data.length,
+        processor: this.processor,
+        timestamp: outputTimestamp(TimestampFlag.FIDO, this.hostNs).toString(),
+      },
+      text: `SWD @${nsText(this.hostNs)} [${data.length}] ${dataText(data)}`,
+      raw,
+    });
+  }
+
+  violation(reason: SwdViolation, droppedBytes: number): void {
+    this.record({
+      kind: 'error',
+      type: 0,
+      name: 'SWD_FRAME_VIOLATION',
+      targetTs: null,
+      fields: { reason, droppedBytes },
+      text: `SWD @${nsText(this.hostNs)} frame dropped (${reason}), ${droppedBytes} bytes`,
+      raw: NO_BYTES,
+    });
+  }
+
+  skipped(count: number): void {
+    this.record({
+      kind: 'error',
+      type: 0,
+      name: 'SWD_BYTES_SKIPPED',
+      targetTs: null,
+      fields: { bytes: count },
+      text: `SWD @${nsText(this.hostNs)} ${count} bytes outside any frame skipped`,
+      raw: NO_BYTES,
+    });
+  }
+
+  private nextTransaction(): number {
+    const t = this.transaction;
+    this.transaction = (t + 1) & 0xff;
+    return t;
+  }
+
+  private record(r: DecodedRecord): void {
+    this.records++;
+    this.emitRecord?.(r);
+  }
+}
