@@ -120,7 +120,7 @@ export async function runService<S extends TObject>(
     logger.fatal(`cannot open the health server on port ${config.HEALTH_PORT}: ${describeError(error)}`);
     return failedHandle(EXIT_FAILURE);
   }
-  logger.info({ healthPort }, `health server on port ${healthPort} (/healthz, /readyz, /metrics)`);
+  // The port is logged with "ready" (or the failure): a start that fails leaves exactly one line.
 
   const abort = new AbortController();
   let running: RunningService | undefined;
@@ -215,7 +215,7 @@ export async function runService<S extends TObject>(
     running = await started;
   } catch (error) {
     if (!stopping) {
-      logger.fatal(`cannot start: ${describeError(error)}`);
+      logger.fatal({ healthPort }, `cannot start: ${describeError(error)}`);
       failureCode = EXIT_FAILURE;
       await health.close().catch(() => {});
       end(EXIT_FAILURE);
@@ -224,7 +224,7 @@ export async function runService<S extends TObject>(
   }
   if (!stopping) {
     health.setReady(true);
-    logger.info('ready');
+    logger.info({ healthPort }, `ready; health on port ${healthPort} (/healthz, /readyz, /metrics)`);
   }
   return { healthPort, exited, shutdown };
 }

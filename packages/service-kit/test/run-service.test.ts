@@ -51,7 +51,8 @@ describe('runService', () => {
     expect(await service.shutdown('SIGTERM')).toBe(0);
     expect(events).toEqual(['start hi 300', 'stop aborted=true', 'drained']);
     expect(exits).toEqual([0]);
-    expect(lines.map((l) => l.msg)).toContain('ready');
+    expect(lines[0]).toMatchObject({ level: 'info', healthPort: service.healthPort });
+    expect(lines[0].msg).toMatch(/^ready; health on port \d+/);
     expect(lines.at(-1)).toMatchObject({ level: 'info', msg: 'stopped', service: 'demo' });
   });
 
@@ -75,9 +76,9 @@ describe('runService', () => {
     const service = await handle;
     expect(await service.exited).toBe(1);
     expect(exits).toEqual([1]);
-    const fatal = lines.filter((l) => l.level === 'fatal');
-    expect(fatal).toHaveLength(1);
-    expect(fatal[0].msg).toBe(
+    expect(lines).toHaveLength(1);
+    expect(lines[0].level).toBe('fatal');
+    expect(lines[0].msg).toBe(
       'cannot start: cannot reach Postgres at postgres://127.0.0.1:1/x: connect ECONNREFUSED ::1:1, connect ECONNREFUSED 127.0.0.1:1',
     );
   });
