@@ -1,9 +1,252 @@
-import type { Command } from 'commander';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { type DecodedRecord, type Protocol, toTraceRecord } from '@tracehub/contracts';
+import {
+  type CapturePause,
+  optionsFromCaptureConfig,
+  packetEntry,
+  type StpCaptureConfig,
+  StpDecoder,
+  type StpDecoderOptions,
+  SwdDecoder,
+} from '@tracehub/stp';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+
+const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
+type StpFormat = (typeof STP_FORMATS)[number];
+
+const READ_CHUNK = 1 << 20;
+/** Files at least this big get a progress bar (when stderr is a terminal). */
+const PROGRESS_MIN_BYTES = 8 << 20;
+const NS_PER_MS = 1_000_000;
+
+function parseStpVersion(value: string): 1 | 2 {
+  if (value !== '1' && value !== '2') throw new InvalidArgumentError('must be 1 or 2');
+  return Number(value) as 1 | 2;
+}
+
+/** `0x41,17,0x30` -> [65, 17, 48]. */
+function parseMasters(value: string): number[] {
+  const masters = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((s) => Number(s));
+  if (masters.some((m) => !Number.isInteger(m) || m < 0 || m > 0xffff)) {
+    throw new InvalidArgumentError('must be a comma-separated list of masters 0..65535 (decimal or 0x hex)');
+  }
+  return masters;
+}
 
 /** Adds the stp-specific options of `tracehub decode`. */
-export function addStpDecodeOptions(_cmd: Command): void {}
+export function addStpDecodeOptions(cmd: Command): void {
+  cmd
+    .addOption(
+      new Option('--stp-version <version>', 'stp: STP version of the stream, 1 or 2 (default 2)').argParser(
+        parseStpVersion,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--little-endian-masters <list>',
+        'stp: comma-separated little-endian masters (e.g. 0x21,48)',
+      ).argParser(parseMasters),
+    )
+    .addOption(
+      new Option('--output <protocol>', "stp/swd: output protocol whose rules apply (default 'ost')").choices([
+        'ost',
+        'phonet',
+      ]),
+    )
+    .option(
+      '--stp-config <file>',
+      'stp: JSON capture config (protocol, little_endian_masters, start, max_pause_ms, resync_pause_ms, pauses [{at_byte, ms}], end_of_stream_pause_ms)',
+    );
+}
 
-/** Decodes FILE as stp and writes the records to stdout. */
-export async function runStpDecode(_file: string, _opts: Record<string, unknown>): Promise<void> {
-  throw new Error('stp decoding is not available in this build');
+/** Where the command reads and writes; the process's own streams unless a test gives others. */
+export interface StpDecodeIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable & { isTTY?: boolean };
+}
+
+/** Reads `--stp-config`: a config object, or a whole reference vector whose `config` it takes. */
+function readCaptureConfig(path: string): StpCaptureConfig {
+  const parsed = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const config = (
+    parsed.config !== null && typeof parsed.config === 'object' ? parsed.config : parsed
+  ) as StpCaptureConfig;
+  if (config.pauses !== undefined && !Array.isArray(config.pauses)) throw new Error(`${path}: 'pauses' must be a list`);
+  for (const p of config.pauses ?? []) {
+    if (!Number.isInteger(p.at_byte) || p.at_byte < 0 || typeof p.ms !== 'number' || p.ms < 0) {
+      throw new Error(`${path}: each pause needs an integer 'at_byte' >= 0 and 'ms' >= 0`);
+    }
+  }
+  return config;
+}
+
+/**
+ * Decodes FILE (or `-` for stdin) as stp (or swd when `opts.protocol` is 'swd') and writes
+ * the chosen format to stdout, a summary to stderr. Pauses of `--stp-config` cut the input at
+ * their byte offsets and advance a synthetic receive clock, as a live link's receive times do.
+ */
+export async function runStpDecode(file: string, opts: Record<string, unknown>, io?: StpDecodeIo): Promise<void> {
+  const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  const protocol: Protocol = opts.protocol === 'swd' ? 'swd' : 'stp';
+  const format = String(opts.format ?? 'text') as StpFormat;
+  if (!STP_FORMATS.includes(format)) {
+    throw new Error(`unknown ${protocol} format '${format}': use ${STP_FORMATS.join(', ')}`);
+  }
+  if (protocol === 'swd' && (format === 'packets' || format === 'events')) {
+    throw new Error(`format '${format}' is for stp streams; swd gives text, json, ost-bin or phonet-bin`);
+  }
+  // The binary formats are the messages of one output protocol, so they choose it.
+  const output =
+    format === 'ost-bin' ? 'ost' : format === 'phonet-bin' ? 'phonet' : ((opts.output as 'ost' | 'phonet') ?? 'ost');
+
+  const config: StpCaptureConfig = opts.stpConfig !== undefined ? readCaptureConfig(String(opts.stpConfig)) : {};
+  const pauses: CapturePause[] = [...(config.pauses ?? [])].sort((a, b) => a.at_byte - b.at_byte);
+
+  let text: string[] = [];
+  let binary: Uint8Array[] = [];
+  const session = `offline-${randomUUID()}`;
+  let seq = 0;
+  let chunkIndex = 0;
+  let hostNs = 0n;
+
+  const collect = (r: DecodedRecord): void => {
+    if (format === 'text') text.push(r.text);
+    else if (format === 'json') {
+      text.push(
+        JSON.stringify(
+          toTraceRecord(r, { rig: 'offline', link: 'file', session, seq: seq++, chunk: chunkIndex, protocol, hostNs }),
+        ),
+      );
+    } else if (format === 'ost-bin' || format === 'phonet-bin') {
+      if (r.raw.length > 0) binary.push(r.raw);
+    }
+  };
+
+  let decoder: StpDecoder | SwdDecoder;
+  if (protocol === 'swd') {
+    decoder = new SwdDecoder({ output });
+  } else {
+    const options: StpDecoderOptions = { ...optionsFromCaptureConfig(config), output };
+    if (opts.stpVersion !== undefined) options.version = opts.stpVersion as 1 | 2;
+    else if (config.protocol === undefined) options.version = 2;
+    if (opts.littleEndianMasters !== undefined) options.littleEndianMasters = opts.littleEndianMasters as number[];
+    if (format === 'packets') options.onPacket = (p) => text.push(JSON.stringify(packetEntry(p)));
+    if (format === 'events') options.onEvent = (e) => text.push(JSON.stringify(e));
+    decoder = new StpDecoder(options);
+  }
+
+  // A reader that goes away (`| head`) ends the decode quietly.
+  let readerGone = false;
+  const onOutputError = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') readerGone = true;
+    else throw err;
+  };
+  stdout.on('error', onOutputError);
+  const flush = async () => {
+    if (readerGone) return;
+    let out: Buffer | null = null;
+    if (text.length > 0) {
+      out = Buffer.from(`${text.join('\n')}\n`, 'utf8');
+      text = [];
+    } else if (binary.length > 0) {
+      out = Buffer.concat(binary);
+      binary = [];
+    }
+    if (out !== null && !stdout.write(out)) {
+      try {
+        await once(stdout, 'drain');
+      } catch (err) {
+        onOutputError(err as NodeJS.ErrnoException);
+      }
+    }
+  };
+
+  const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
+  const total = file === '-' ? 0 : statSync(file).size;
+  const progress = stderr.isTTY === true && total >= PROGRESS_MIN_BYTES ? new ProgressBar(stderr, total) : undefined;
+
+  let offset = 0;
+  let nextPause = 0;
+  const feed = (bytes: Uint8Array) => {
+    let start = 0;
+    while (start < bytes.length) {
+      while (nextPause < pauses.length && pauses[nextPause].at_byte <= offset) {
+        if (pauses[nextPause].at_byte === offset) hostNs += BigInt(Math.round(pauses[nextPause].ms * NS_PER_MS));
+        nextPause++;
+      }
+      let end = bytes.length;
+      if (nextPause < pauses.length) end = Math.min(end, start + (pauses[nextPause].at_byte - offset));
+      decoder.push(bytes.subarray(start, end), { hostNs }, collect);
+      offset += end - start;
+      start = end;
+      chunkIndex++;
+    }
+  };
+
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    feed(chunk);
+    progress?.update(offset);
+    await flush();
+    if (readerGone) {
+      (input as Readable).destroy();
+      break;
+    }
+  }
+  // A pause at the very end of the file is the closing pause.
+  for (; nextPause < pauses.length; nextPause++) {
+    if (pauses[nextPause].at_byte === offset) hostNs += BigInt(Math.round(pauses[nextPause].ms * NS_PER_MS));
+  }
+  decoder.end({ hostNs }, collect);
+  await flush();
+  progress?.done();
+  stdout.off('error', onOutputError);
+
+  const s = decoder.stats();
+  if (decoder instanceof StpDecoder) {
+    stderr.write(
+      `stp: ${offset} bytes, ${s.nibbles} nibbles, ${s.messages} messages, ${s.exceptions} exceptions, ` +
+        `${s.markers} markers, ${s.discardedMessages} messages discarded, ${s.discardedNibbles} nibbles skipped, ` +
+        `${s.openAtEnd} open at end, ${s.records} records\n`,
+    );
+  } else {
+    stderr.write(
+      `swd: ${offset} bytes, ${s.messages} messages, ${s.violations} framing violations, ` +
+        `${s.skippedBytes} bytes skipped, ${s.emptyFrames} empty frames\n`,
+    );
+  }
+}
+
+/** A one-line progress bar on a terminal, redrawn at most ten times a second. */
+class ProgressBar {
+  private last = 0;
+
+  constructor(
+    private readonly out: Writable,
+    private readonly total: number,
+  ) {}
+
+  update(done: number): void {
+    const now = Date.now();
+    if (now - this.last < 100) return;
+    this.last = now;
+    const width = 30;
+    const fraction = Math.min(done / this.total, 1);
+    const filled = Math.round(fraction * width);
+    this.out.write(
+      `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ` +
+        `${(done / 1e6).toFixed(1)}/${(this.total / 1e6).toFixed(1)} MB`,
+    );
+  }
+
+  done(): void {
+    this.out.write('\r\x1b[K');
+  }
 }

@@ -1,0 +1,119 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable } from 'node:stream';
+import { isTraceRecord } from '@tracehub/contracts';
+import { decodeOst, decodePhonet } from '@tracehub/stp';
+import { fixturePath } from '@tracehub/tests/support';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runStpDecode } from '../src/commands/decode-stp.js';
+
+const dir = fixturePath('stp');
+const names = readdirSync(dir)
+  .filter((f) => f.endsWith('.expected.json'))
+  .map((f) => f.replace('.expected.json', ''))
+  .sort();
+const tmp = mkdtempSync(join(tmpdir(), 'decode-stp-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Runs the command function as `tracehub decode` would, collecting stdout and stderr. */
+async function decode(file: string, opts: Record<string, unknown>, stdinBytes?: Uint8Array) {
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  stdout.on('data', (b: Buffer) => out.push(b));
+  stderr.on('data', (b: Buffer) => err.push(b));
+  const stdin = Readable.from(stdinBytes ? [Buffer.from(stdinBytes)] : []);
+  await runStpDecode(file, { protocol: 'stp', format: 'text', ...opts }, { stdin, stdout, stderr });
+  return { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() };
+}
+
+const ndjson = (b: Buffer) =>
+  b
+    .toString()
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
+
+function cut<T>(list: T[]): (T | { pkt: string; omitted: number })[] {
+  return list.length <= 400
+    ? list
+    : [...list.slice(0, 200), { pkt: '...', omitted: list.length - 400 }, ...list.slice(-200)];
+}
+
+const noAt = (events: Record<string, unknown>[]) => events.map(({ at_nibble: _, ...e }) => e);
+
+describe('tracehub decode --protocol stp', () => {
+  for (const name of names) {
+    it(`${name}: --format events (ost, phonet) and --format packets match the reference`, async () => {
+      const expected = JSON.parse(readFileSync(join(dir, `${name}.expected.json`), 'utf8'));
+      const configFile = join(tmp, `${name}.config.json`);
+      writeFileSync(configFile, JSON.stringify(expected.config));
+      const file = join(dir, `${name}.stp`);
+      for (const output of ['ost', 'phonet']) {
+        const { stdout } = await decode(file, { stpConfig: configFile, output, format: 'events' });
+        expect(noAt(ndjson(stdout))).toEqual(noAt(expected[output]));
+      }
+      const { stdout } = await decode(file, { stpConfig: configFile, format: 'packets' });
+      expect(cut(ndjson(stdout))).toEqual(expected.packets);
+    });
+  }
+
+  it('prints readable text, NDJSON TraceRecords and the binary OST/PhoNet messages; reads stdin', async () => {
+    const file = join(dir, 'coresight_juno.stp');
+    const bytes = readFileSync(file);
+    const text = await decode('-', { format: 'text' }, bytes);
+    const lines = text.stdout.toString().trim().split('\n');
+    expect(lines.length).toBe(41);
+    expect(lines.at(-1)).toContain('ba ad f0 0d');
+    expect(text.stderr).toMatch(/^stp: 435 bytes, 870 nibbles, 41 messages/);
+
+    const json = ndjson((await decode(file, { format: 'json' })).stdout);
+    expect(json.length).toBe(41);
+    expect(json.every((r) => isTraceRecord(r))).toBe(true);
+    expect(json[40]).toMatchObject({
+      protocol: 'stp',
+      kind: 'record',
+      name: 'STP_MESSAGE',
+      stp: { master: 0x41, channel: 0x0f },
+    });
+
+    for (const [format, decodeOne] of [
+      ['ost-bin', decodeOst],
+      ['phonet-bin', decodePhonet],
+    ] as const) {
+      const bin = new Uint8Array((await decode(file, { format })).stdout);
+      const messages = [];
+      for (let offset = 0; offset < bin.length; ) {
+        const r = decodeOne(bin, offset);
+        if (r.status !== 'ok') throw new Error(`${format}: ${r.status} at ${offset}`);
+        messages.push(r.message);
+        offset += r.size;
+      }
+      expect(messages.length).toBe(41);
+      const last = messages[40];
+      expect(last.kind === 'trace' && Buffer.from(last.data).toString('hex')).toBe('baadf00d');
+    }
+  });
+
+  it('takes --stp-version and --little-endian-masters from the command line', async () => {
+    const file = join(dir, 'v1_data_sizes_endian.stp');
+    const expected = JSON.parse(readFileSync(join(dir, 'v1_data_sizes_endian.expected.json'), 'utf8'));
+    const { stdout } = await decode(file, {
+      stpVersion: 1,
+      littleEndianMasters: expected.config.little_endian_masters,
+      format: 'events',
+    });
+    expect(noAt(ndjson(stdout))).toEqual(noAt(expected.ost));
+  });
+
+  it('decodes --protocol swd', async () => {
+    const file = join(tmp, 'frames.swd');
+    writeFileSync(file, Uint8Array.of(0xc0, 0x01, 0x7d, 0x5d, 0xc1, 0x00, 0xc0, 0xc1));
+    const { stdout, stderr } = await decode(file, { protocol: 'swd', format: 'ost-bin' });
+    const r = decodeOst(new Uint8Array(stdout));
+    expect(r.status === 'ok' && r.message.kind === 'swd' && Array.from(r.message.data)).toEqual([0x01, 0x7d]);
+    expect(stderr).toMatch(/^swd: 8 bytes, 1 messages/);
+  });
+});
