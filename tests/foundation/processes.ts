@@ -1,0 +1,113 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { connectBus } from '@tracehub/bus';
+import { repoRoot } from '@tracehub/tests/support';
+
+export const SERVICE_APPS = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api'] as const;
+
+/** These tests run the built services, as `npm start` does: the build must exist. */
+export function assertBuilt(files: string[]): void {
+  const missing = files.filter((f) => !existsSync(join(repoRoot, f)));
+  if (missing.length > 0) {
+    throw new Error(`missing ${missing.join(', ')}: build first (npm run build, or npx turbo run build)`);
+  }
+}
+
+export interface RunningProcess {
+  child: ChildProcess;
+  stdout: string[];
+  stderr: string[];
+  /** Resolves with the exit code (128 + n when killed by a signal). */
+  exited: Promise<number>;
+  /** Resolves with the first stdout line matching `pattern`. */
+  waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
+}
+
+export function startNode(script: string, env: NodeJS.ProcessEnv): RunningProcess {
+  const child = spawn(process.execPath, [script], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const waiters: Array<{ pattern: RegExp; resolve: (line: string) => void }> = [];
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    stdout.push(line);
+    for (const w of waiters.filter((w) => w.pattern.test(line))) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(line);
+    }
+  });
+  createInterface({ input: child.stderr! }).on('line', (line) => stderr.push(line));
+  const exited = new Promise<number>((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 + 15 : 1)));
+  });
+  return {
+    child,
+    stdout,
+    stderr,
+    exited,
+    waitForLine(pattern, timeoutMs) {
+      const seen = stdout.find((l) => pattern.test(l));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `no line matching ${pattern} within ${timeoutMs} ms; output:\n${stdout.join('\n')}\n${stderr.join('\n')}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        waiters.push({
+          pattern,
+          resolve: (line) => {
+            clearTimeout(timer);
+            resolve(line);
+          },
+        });
+        exited.then(() => {
+          clearTimeout(timer);
+          reject(
+            new Error(`exited before a line matching ${pattern}; output:\n${stdout.join('\n')}\n${stderr.join('\n')}`),
+          );
+        });
+      });
+    },
+  };
+}
+
+/** Milliseconds until `promise` settles, or rejects after `limitMs`. */
+export async function within<T>(promise: Promise<T>, limitMs: number, what: string): Promise<{ value: T; ms: number }> {
+  const t0 = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took more than ${limitMs} ms`)), limitMs);
+  });
+  try {
+    const value = await Promise.race([promise, limit]);
+    return { value, ms: Date.now() - t0 };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function httpStatus(port: number, path: string): Promise<number> {
+  return (await fetch(`http://127.0.0.1:${port}${path}`)).status;
+}
+
+/** Removes every stream (and so every KV bucket) a test made under its bus prefix. */
+export async function removeBusPrefix(natsUrl: string, prefix: string): Promise<void> {
+  const bus = await connectBus({ url: natsUrl, name: 'foundation-test-cleanup' });
+  try {
+    for await (const info of bus.jsm.streams.list()) {
+      if (info.config.name.includes(`${prefix}_`)) await bus.jsm.streams.delete(info.config.name);
+    }
+  } finally {
+    await bus.close();
+  }
+}
