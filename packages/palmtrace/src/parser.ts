@@ -50,6 +50,20 @@ interface Rejection {
   detail: string;
 }
 
+/** For problem descriptions only: built when a message is rejected, never on the hot path. */
+function parameterName(opcode: number): string {
+  return opcode < PARAMETER_NAMES.length ? `${PARAMETER_NAMES[opcode]} parameter` : `opcode ${opcode}`;
+}
+
+/** Short copies by hand: a `subarray` + `set` pair costs more than copying a typical trace line. */
+function copyBytes(from: Uint8Array, start: number, length: number, to: Uint8Array, at: number): void {
+  if (length > 64) {
+    to.set(from.subarray(start, start + length), at);
+    return;
+  }
+  for (let i = 0; i < length; i++) to[at + i] = from[start + i];
+}
+
 function readUint32(buffer: Uint8Array, at: number): number {
   return buffer[at] * 0x1000000 + ((buffer[at + 1] << 16) | (buffer[at + 2] << 8) | buffer[at + 3]);
 }
@@ -76,7 +90,9 @@ export class PalmTraceParser {
    * Scratch list of Trace Data (offset, length, kind, attributes ordinal) quadruples, reused
    * across messages. The ordinal tells which Attributes parameter the data falls under.
    */
-  private traceData: number[] = [];
+  private traceData = new Int32Array(64);
+  /** Quadruples used in `traceData` by the message being decoded. */
+  private traceDataCount = 0;
   private readonly counters: PalmTraceParserStats = {
     bytes: 0,
     messages: 0,
@@ -202,7 +218,8 @@ export class PalmTraceParser {
   /** Makes the pending buffer hold `size` bytes, keeping its first `keep` bytes. */
   private reservePending(size: number, keep: number): void {
     if (this.pending.length >= size) return;
-    const grown = new Uint8Array(Math.max(size, Math.min(this.maxMessageLength, 2 * this.pending.length), 256));
+    // size ≤ maxMessageLength always holds (a longer declared length ends the connection).
+    const grown = new Uint8Array(Math.min(this.maxMessageLength, Math.max(size, 2 * this.pending.length, 256)));
     if (keep > 0) grown.set(this.pending.subarray(0, keep));
     this.pending = grown;
   }
@@ -263,9 +280,10 @@ export class PalmTraceParser {
   /** Parses the complete message `buffer[start, start + length)` and emits it or the reason it was dropped. */
   private parseMessage(buffer: Uint8Array, start: number, length: number, emit: EmitPalmTraceEvent): void {
     const result = this.decodeMessage(buffer, start, length);
-    if ('code' in result) {
+    if (result === null) {
+      const rejection = this.rejection as Rejection;
       this.counters.droppedMessages++;
-      this.report(emit, result.code, 'drop-message', length, `${result.detail}; message dropped`);
+      this.report(emit, rejection.code, 'drop-message', length, `${rejection.detail}; message dropped`);
     } else {
       for (const parameter of result.parameters) {
         if (parameter.type === 'vendor' || parameter.type === 'reserved') {
@@ -290,7 +308,7 @@ export class PalmTraceParser {
   /** §6.7: reports (and already normalised in `decodeMessage`) kind-1 not last and mixed kinds. */
   private checkKinds(message: PalmTraceMessage, emit: EmitPalmTraceEvent): void {
     const pieces = this.traceData;
-    const count = pieces.length / 4;
+    const count = this.traceDataCount;
     const lastOrdinal = pieces[(count - 1) * 4 + 3];
     let binary = 0;
     let lineBreakNotLast = false;
@@ -325,10 +343,18 @@ export class PalmTraceParser {
     if (normalized) this.counters.normalizedMessages++;
   }
 
-  private decodeMessage(buffer: Uint8Array, start: number, length: number): PalmTraceMessage | Rejection {
+  /** Why the last `decodeMessage` returned null. */
+  private rejection: Rejection | null = null;
+
+  private reject(code: PalmTraceProblemCode, detail: string): null {
+    this.rejection = { code, detail };
+    return null;
+  }
+
+  private decodeMessage(buffer: Uint8Array, start: number, length: number): PalmTraceMessage | null {
     const end = start + length;
-    const traceData = this.traceData;
-    traceData.length = 0;
+    let traceData = this.traceData;
+    let pieceCount = 0;
     const parameters: DecodedParameter[] = [];
     let kind = -1;
     let attributesOrdinal = 0;
@@ -344,28 +370,27 @@ export class PalmTraceParser {
     while (at < end) {
       const parameterOffset = at - start;
       if (end - at < PARAMETER_HEADER_SIZE) {
-        return {
-          code: 'parameter-overrun',
-          detail: `${end - at} bytes left at byte ${parameterOffset}, too few for a parameter header`,
-        };
+        return this.reject(
+          'parameter-overrun',
+          `${end - at} bytes left at byte ${parameterOffset}, too few for a parameter header`,
+        );
       }
       const opcode = buffer[at];
       const dataLength = (buffer[at + 1] << 8) | buffer[at + 2];
       const data = at + PARAMETER_HEADER_SIZE;
-      const name = opcode < PARAMETER_NAMES.length ? `${PARAMETER_NAMES[opcode]} parameter` : `opcode ${opcode}`;
       if (data + dataLength > end) {
-        return {
-          code: 'parameter-overrun',
-          detail: `${name} at byte ${parameterOffset} declares ${dataLength} data bytes, only ${end - data} remain`,
-        };
+        return this.reject(
+          'parameter-overrun',
+          `${parameterName(opcode)} at byte ${parameterOffset} declares ${dataLength} data bytes, only ${end - data} remain`,
+        );
       }
       if (opcode < FIXED_PARAMETER_LENGTH.length) {
         const expected = FIXED_PARAMETER_LENGTH[opcode];
         if (expected >= 0 && dataLength !== expected) {
-          return {
-            code: 'bad-parameter-length',
-            detail: `${name} at byte ${parameterOffset} has ${dataLength} data bytes, the spec requires ${expected}`,
-          };
+          return this.reject(
+            'bad-parameter-length',
+            `${parameterName(opcode)} at byte ${parameterOffset} has ${dataLength} data bytes, the spec requires ${expected}`,
+          );
         }
       }
       at = data + dataLength;
@@ -373,16 +398,16 @@ export class PalmTraceParser {
         case Opcode.End:
           endSeen = true;
           if (at !== end) {
-            return { code: 'bytes-after-end', detail: `${end - at} bytes follow End inside the declared length` };
+            return this.reject('bytes-after-end', `${end - at} bytes follow End inside the declared length`);
           }
           break;
         case Opcode.Attributes: {
           const newKind = buffer[data + 4];
           if (newKind > TraceKind.Binary) {
-            return {
-              code: 'bad-kind',
-              detail: `Attributes at byte ${parameterOffset} has kind ${newKind} (0 text, 1 text + line break, 2 binary)`,
-            };
+            return this.reject(
+              'bad-kind',
+              `Attributes at byte ${parameterOffset} has kind ${newKind} (0 text, 1 text + line break, 2 binary)`,
+            );
           }
           kind = newKind;
           attributesOrdinal++;
@@ -408,13 +433,22 @@ export class PalmTraceParser {
           break;
         case Opcode.TraceData:
           if (kind < 0) {
-            return {
-              code: 'missing-attributes',
-              detail: `Trace Data at byte ${parameterOffset} comes before any Attributes`,
-            };
+            return this.reject(
+              'missing-attributes',
+              `Trace Data at byte ${parameterOffset} comes before any Attributes`,
+            );
           }
           if (firstModule < 0) firstModule = module;
-          traceData.push(data, dataLength, kind, attributesOrdinal);
+          if ((pieceCount + 1) * 4 > traceData.length) {
+            const grown = new Int32Array(traceData.length * 2);
+            grown.set(traceData);
+            this.traceData = traceData = grown;
+          }
+          traceData[pieceCount * 4] = data;
+          traceData[pieceCount * 4 + 1] = dataLength;
+          traceData[pieceCount * 4 + 2] = kind;
+          traceData[pieceCount * 4 + 3] = attributesOrdinal;
+          pieceCount++;
           // Placeholder; filled with a view of the joined data below.
           parameters.push({ type: 'traceData', data: EMPTY });
           dataBytes += dataLength;
@@ -428,9 +462,9 @@ export class PalmTraceParser {
       }
       if (endSeen) break;
     }
-    if (!endSeen) return { code: 'missing-end', detail: 'the message ends without an End parameter' };
-    if (traceData.length === 0)
-      return { code: 'missing-trace-data', detail: 'the message has no Trace Data parameter' };
+    if (!endSeen) return this.reject('missing-end', 'the message ends without an End parameter');
+    this.traceDataCount = pieceCount;
+    if (pieceCount === 0) return this.reject('missing-trace-data', 'the message has no Trace Data parameter');
 
     // One copy per message: all Trace Data joined; each Trace Data parameter is a view of it.
     const joined = new Uint8Array(dataBytes);
@@ -443,8 +477,8 @@ export class PalmTraceParser {
       const from = traceData[piece * 4];
       const size = traceData[piece * 4 + 1];
       const pieceKind = traceData[piece * 4 + 2];
-      joined.set(buffer.subarray(from, from + size), filled);
-      parameter.data = joined.subarray(filled, filled + size);
+      copyBytes(buffer, from, size, joined, filled);
+      parameter.data = size === dataBytes ? joined : joined.subarray(filled, filled + size);
       filled += size;
       if (pieceKind !== TraceKind.Binary) binary = false;
       if (pieceKind === TraceKind.TextLine) lineBreak = true;
@@ -455,7 +489,7 @@ export class PalmTraceParser {
       let textEnd = joined.length;
       // No NUL terminator is needed (§4.3); a sender that adds one should not show it.
       while (textEnd > 0 && joined[textEnd - 1] === 0) textEnd--;
-      text = decodeText(joined.subarray(0, textEnd), this.textEncoding);
+      text = decodeText(textEnd === joined.length ? joined : joined.subarray(0, textEnd), this.textEncoding);
     }
     return {
       streamOffset: this.messageOffset,

@@ -97,6 +97,28 @@ export function encodedMessageLength(parameters: readonly PalmTraceParameter[]):
   return length;
 }
 
+/**
+ * Small messages are cut from a shared 8 KiB slab, as Node's Buffer pool does: allocating
+ * one ArrayBuffer per 100-byte message costs more than encoding it. Regions are never
+ * reused, so every message stays valid; a slab lives as long as any message cut from it.
+ */
+const SLAB_SIZE = 8192;
+const SLAB_MAX_MESSAGE = 1024;
+let slab = new ArrayBuffer(SLAB_SIZE);
+let slabUsed = 0;
+
+function allocateMessage(length: number): Uint8Array {
+  if (length > SLAB_MAX_MESSAGE) return new Uint8Array(length);
+  if (slabUsed + length > SLAB_SIZE) {
+    slab = new ArrayBuffer(SLAB_SIZE);
+    slabUsed = 0;
+  }
+  const out = new Uint8Array(slab, slabUsed, length);
+  // Keep regions 8-byte aligned, like the Buffer pool.
+  slabUsed += (length + 7) & ~7;
+  return out;
+}
+
 function writeUint32(out: Uint8Array, at: number, value: number): void {
   out[at] = value >>> 24;
   out[at + 1] = value >>> 16;
@@ -120,7 +142,7 @@ export function encodeMessage(parameters: readonly PalmTraceParameter[]): Uint8A
   checkMessage(parameters);
   const length = encodedMessageLength(parameters);
   if (length > 0xffffffff) throw new RangeError(`PalmTrace message of ${length} bytes exceeds the 32-bit length`);
-  const out = new Uint8Array(length);
+  const out = allocateMessage(length);
   out[0] = PALMTRACE_VERSION_MAJOR;
   out[1] = PALMTRACE_VERSION_MINOR;
   writeUint32(out, 2, length);
@@ -160,7 +182,8 @@ export function encodeMessage(parameters: readonly PalmTraceParameter[]): Uint8A
         do {
           const piece = Math.min(MAX_PARAMETER_DATA, data.length - from);
           at = writeParameterHeader(out, at, Opcode.TraceData, piece);
-          out.set(data.subarray(from, from + piece), at);
+          if (piece > 64) out.set(data.subarray(from, from + piece), at);
+          else for (let i = 0; i < piece; i++) out[at + i] = data[from + i];
           at += piece;
           from += piece;
         } while (from < data.length);

@@ -74,18 +74,32 @@ export function encodeLatin1(text: string, replacement = UNMAPPABLE_REPLACEMENT)
 
 /** Code units decoded per `String.fromCharCode` call: well under any engine's argument limit. */
 const DECODE_SLICE = 4096;
+/** Reused for the mapped code units of one slice; decoding is synchronous, so one is enough. */
+const scratchUnits = new Uint16Array(DECODE_SLICE);
+/**
+ * Native decoder for bytes with none in 0x80–0x9F, where Latin-1 and Windows-1252 agree; so
+ * it does not matter that some Node releases treat the 'latin1' label as one and some as the
+ * other. Node has this label even when built without ICU.
+ */
+const sameInBothDecoder = new TextDecoder('latin1');
 
+function hasC1Byte(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if ((bytes[i] & 0xe0) === 0x80) return true;
+  return false;
+}
+
+/** Bytes → string through `table`, or as Latin-1 when `table` is null. */
 function decodeByTable(bytes: Uint8Array, table: Uint16Array | null): string {
-  const units = new Uint16Array(Math.min(bytes.length, DECODE_SLICE));
+  // Nearly all trace text: one native call, no copy.
+  if (!hasC1Byte(bytes)) return sameInBothDecoder.decode(bytes);
   let text = '';
   for (let start = 0; start < bytes.length; start += DECODE_SLICE) {
-    const end = Math.min(start + DECODE_SLICE, bytes.length);
-    const count = end - start;
+    const count = Math.min(DECODE_SLICE, bytes.length - start);
     for (let i = 0; i < count; i++) {
       const byte = bytes[start + i];
-      units[i] = table === null ? byte : table[byte];
+      scratchUnits[i] = table === null ? byte : table[byte];
     }
-    text += String.fromCharCode.apply(null, units.subarray(0, count) as unknown as number[]);
+    text += String.fromCharCode.apply(null, scratchUnits.subarray(0, count) as unknown as number[]);
   }
   return text;
 }
