@@ -115,25 +115,32 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   // QsFrameSink -----------------------------------------------------------------------------
 
   /** @internal */
-  frame(buf: Uint8Array, len: number, gapFrom: number): void {
+  frame(buf: Uint8Array, start: number, len: number, gapFrom: number): void {
     const c = this.counters;
     c.frames++;
-    if (gapFrom >= 0) this.gap(gapFrom, buf[0]);
-    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && buf[1] !== QsRecordId.QS_TARGET_INFO && buf[1] !== 0) {
+    const raw = copyBytes(buf, start, len);
+    if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
+    if (
+      !this.records.targetInfoSeen &&
+      !this.defaultsAnnounced &&
+      raw[1] !== QsRecordId.QS_TARGET_INFO &&
+      raw[1] !== 0
+    ) {
       this.announceDefaults();
     }
-    const record = this.records.decode(buf, len, buf.slice(0, len));
+    const record = this.records.decode(raw, len, raw);
     if (record.kind === 'error') c.errors++;
     else c.records++;
     this.emitFn(record);
   }
 
   /** @internal */
-  frameError(error: QsFrameError, buf: Uint8Array, len: number): void {
-    const raw = buf.slice(0, len);
+  frameError(error: QsFrameError, buf: Uint8Array, start: number, len: number): void {
+    const raw = copyBytes(buf, start, len);
     this.counters.bytesSkipped += len;
     const seq = this.deframer.lastSeq;
-    const id = buf[1];
+    // Of a frame shorter than 2 bytes QSPY names the record from what its buffer still holds (Q8).
+    const id = len >= 2 ? buf[start + 1] : this.deframer.staleRecordId;
     const base = this.records.userBase;
     const predefined = id < base;
     const name = predefined ? QS_RECORD_NAMES[id] : `USER+${id - base}`;
@@ -245,4 +252,11 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const record: DecodedRecord = { kind: 'error', type, name, targetTs: null, fields, text, raw };
     this.emitFn(record);
   }
+}
+
+/** A copy of `buf[start .. start+len)` as a plain Uint8Array (frames are short: a loop beats subarray + set). */
+function copyBytes(buf: Uint8Array, start: number, len: number): Uint8Array {
+  const out = new Uint8Array(len);
+  for (let i = 0; i < len; i++) out[i] = buf[start + i];
+  return out;
 }

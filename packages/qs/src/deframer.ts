@@ -14,20 +14,25 @@ export const QsFrameError = {
 } as const;
 export type QsFrameError = (typeof QsFrameError)[keyof typeof QsFrameError];
 
-/** Receives what the deframer finds; `buf` is the deframer's own buffer, valid during the call only. */
+/** Receives what the deframer finds; `buf` is only valid during the call (copy what you keep). */
 export interface QsFrameSink {
   /**
-   * A frame with a good checksum: `buf[0..len)` is seq, record id, payload, checksum (un-escaped).
-   * `gapFrom` is -1, or the last good sequence number when this frame's seq does not follow it.
+   * A frame with a good checksum: `buf[start .. start+len)` is seq, record id, payload,
+   * checksum (un-escaped). `gapFrom` is -1, or the last good sequence number when this
+   * frame's seq does not follow it.
    */
-  frame(buf: Uint8Array, len: number, gapFrom: number): void;
-  /** A frame that is dropped; `buf[0..len)` holds what was collected of it (buf[1] may be stale, spec 3). */
-  frameError(error: QsFrameError, buf: Uint8Array, len: number): void;
+  frame(buf: Uint8Array, start: number, len: number, gapFrom: number): void;
+  /** A frame that is dropped: `buf[start .. start+len)` is what was collected of it. */
+  frameError(error: QsFrameError, buf: Uint8Array, start: number, len: number): void;
 }
 
 /**
  * Streaming QS deframer: QSPY's receiver (spec 3) byte for byte. Chunks may be cut anywhere;
  * state is one 512-byte buffer and a few integers, and nothing is allocated per byte.
+ *
+ * A frame that lies wholly inside a chunk with no escape in it (the common case) is summed in
+ * place and handed over without being copied; everything else goes byte by byte through the
+ * buffer, exactly as QSPY does.
  */
 export class QsDeframer {
   private readonly buf = new Uint8Array(QS_RECORD_SIZE_MAX);
@@ -41,17 +46,57 @@ export class QsDeframer {
 
   constructor(private readonly sink: QsFrameSink) {}
 
+  /** What QSPY's buffer holds at index 1 (the record id of the last frame that reached it). */
+  get staleRecordId(): number {
+    return this.buf[1];
+  }
+
   /** Bytes of the frame being collected. */
   get pending(): number {
     return this.pos;
   }
 
   push(chunk: Uint8Array): void {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n) {
+      if (this.pos === 0 && !this.esc) {
+        // Fast path: sum the frame in place while looking for its flag; any escape (or a frame
+        // that is too short, too long or cut by the chunk end) goes the byte-by-byte way instead.
+        const limit = i + QS_RECORD_SIZE_MAX < n ? i + QS_RECORD_SIZE_MAX + 1 : n;
+        let k = i;
+        let sum = 0;
+        let b = 0;
+        while (k < limit) {
+          b = chunk[k];
+          if (b === QS_FRAME || b === QS_ESC) break;
+          sum += b;
+          k++;
+        }
+        const len = k - i;
+        if (k < limit && b === QS_FRAME && len >= 3) {
+          // QSPY's buffer would now hold this frame: keep its first bytes for stale reads (spec 3).
+          this.buf[0] = chunk[i];
+          this.buf[1] = chunk[i + 1];
+          this.endFrame(chunk, i, len, sum);
+          i = k + 1;
+          continue;
+        }
+      }
+      // Byte by byte, up to and including the next flag.
+      let flag = i;
+      while (flag < n && chunk[flag] !== QS_FRAME) flag++;
+      i = this.slow(chunk, i, flag < n ? flag + 1 : n);
+    }
+  }
+
+  /** QSPY's per-byte receiver over `chunk[from .. to)`; returns `to`. */
+  private slow(chunk: Uint8Array, from: number, to: number): number {
     const buf = this.buf;
     let pos = this.pos;
     let sum = this.chksum;
     let esc = this.esc;
-    for (let i = 0, n = chunk.length; i < n; i++) {
+    for (let i = from; i < to; i++) {
       let b = chunk[i];
       if (esc) {
         esc = false;
@@ -60,32 +105,21 @@ export class QsDeframer {
           sum += b;
           buf[pos++] = b;
         } else {
-          this.sink.frameError(QsFrameError.TOO_LONG_ESCAPED, buf, pos);
+          this.sink.frameError(QsFrameError.TOO_LONG_ESCAPED, buf, 0, pos);
           pos = 0;
           sum = 0;
         }
       } else if (b === QS_ESC) {
         esc = true;
       } else if (b === QS_FRAME) {
-        if ((sum & 0xff) !== 0xff) {
-          this.sink.frameError(QsFrameError.BAD_CHECKSUM, buf, pos);
-        } else if (pos < 3) {
-          this.sink.frameError(QsFrameError.TOO_SHORT, buf, pos);
-        } else {
-          const seq = buf[0];
-          let gapFrom = -1;
-          if (!this.justStarted && seq !== ((this.lastSeq + 1) & 0xff) && buf[1] !== 0) gapFrom = this.lastSeq;
-          this.justStarted = false;
-          this.lastSeq = seq;
-          this.sink.frame(buf, pos, gapFrom);
-        }
+        this.endFrame(buf, 0, pos, sum);
         pos = 0;
         sum = 0;
       } else if (pos < QS_RECORD_SIZE_MAX) {
         sum += b;
         buf[pos++] = b;
       } else {
-        this.sink.frameError(QsFrameError.TOO_LONG, buf, pos);
+        this.sink.frameError(QsFrameError.TOO_LONG, buf, 0, pos);
         pos = 0;
         sum = 0;
       }
@@ -93,11 +127,28 @@ export class QsDeframer {
     this.pos = pos;
     this.chksum = sum;
     this.esc = esc;
+    return to;
+  }
+
+  /** A flag arrived: the frame is `buf[start .. start+len)` and its bytes add up to `sum`. */
+  private endFrame(buf: Uint8Array, start: number, len: number, sum: number): void {
+    if ((sum & 0xff) !== 0xff) {
+      this.sink.frameError(QsFrameError.BAD_CHECKSUM, buf, start, len);
+    } else if (len < 3) {
+      this.sink.frameError(QsFrameError.TOO_SHORT, buf, start, len);
+    } else {
+      const seq = buf[start];
+      let gapFrom = -1;
+      if (!this.justStarted && seq !== ((this.lastSeq + 1) & 0xff) && buf[start + 1] !== 0) gapFrom = this.lastSeq;
+      this.justStarted = false;
+      this.lastSeq = seq;
+      this.sink.frame(buf, start, len, gapFrom);
+    }
   }
 
   /** Drops the frame being collected (bytes were lost before the next chunk); returns its bytes. */
   discardPartial(): Uint8Array {
-    const partial = this.buf.slice(0, this.pos);
+    const partial = this.partial();
     this.pos = 0;
     this.chksum = 0;
     this.esc = false;

@@ -22,11 +22,19 @@ export function spacePad(s: string, width: number): string {
   return s.length >= width ? s : SPACES.slice(0, width - s.length) + s;
 }
 
-/** `%010u`: QSPY's timestamp column. */
+/** `%02u` of 0..99. */
+const DEC2: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+
+/** `%010u`: QSPY's timestamp column (digit pairs from a table: no number-to-string conversion). */
 export function ts10(t: number): string {
-  if (t >= 1000000000) return String(t);
-  const s = String(t);
-  return ZEROS.slice(0, 10 - s.length) + s;
+  if (t >= 10000000000) return String(t);
+  const hi = Math.floor(t / 100000000);
+  const lo = t - hi * 100000000;
+  const a = Math.floor(lo / 10000);
+  const b = lo - a * 10000;
+  const a1 = Math.floor(a / 100);
+  const b1 = Math.floor(b / 100);
+  return DEC2[hi] + DEC2[a1] + DEC2[a - a1 * 100] + DEC2[b1] + DEC2[b - b1 * 100];
 }
 
 /** `%08X` of the low 32 bits. */
@@ -44,8 +52,24 @@ export function hexPad(v: number | bigint, width: number): string {
   return zeroPad(v.toString(16).toUpperCase(), width);
 }
 
+/** Recently formatted floats, per precision (unpadded): trace values repeat, and formatting is not cheap. */
+const expCache: Map<number, string>[] = [];
+const EXP_CACHE_MAX = 4096;
+
 /** `%<width>.<precision>e` as C prints it (exponent at least two digits). */
 export function formatExp(value: number, width: number, precision: number): string {
+  if (Object.is(value, -0)) return spacePad(formatExpUncached(value, 0, precision), width);
+  const cache = (expCache[precision] ??= new Map());
+  let s = cache.get(value);
+  if (s === undefined) {
+    s = formatExpUncached(value, 0, precision);
+    if (cache.size >= EXP_CACHE_MAX) cache.clear();
+    cache.set(value, s);
+  }
+  return spacePad(s, width);
+}
+
+function formatExpUncached(value: number, width: number, precision: number): string {
   let s: string;
   if (Number.isNaN(value)) s = 'nan';
   else if (!Number.isFinite(value)) s = value < 0 ? '-inf' : 'inf';
@@ -53,13 +77,17 @@ export function formatExp(value: number, width: number, precision: number): stri
     const negative = value < 0 || Object.is(value, -0);
     const a = Math.abs(value);
     s = a.toExponential(precision);
-    // JS rounds an exact tie away from zero, C's printf to even: look at the exact digits
-    // (kept digits sit at index 0 and 2..precision+1, the first dropped one at precision+2).
-    const exact = a.toExponential(Math.min(precision + 30, 100));
-    const mantissaEnd = exact.indexOf('e');
-    if (exact.charCodeAt(precision + 2) === 0x35 && /^0*$/.test(exact.slice(precision + 3, mantissaEnd))) {
-      const lastKept = exact.charCodeAt(precision === 0 ? 0 : precision + 1);
-      if (lastKept % 2 === 0) s = exact.slice(0, precision === 0 ? 1 : precision + 2) + exact.slice(mantissaEnd);
+    // JS rounds an exact tie away from zero, C's printf to even. A tie needs a 5 as the first
+    // dropped digit: only then look at the exact digits (kept digits sit at index 0 and
+    // 2..precision+1, the first dropped one at precision+2).
+    const next = a.toExponential(precision + 1);
+    if (next.charCodeAt(precision + 2) === 0x35) {
+      const exact = a.toExponential(Math.min(precision + 30, 100));
+      const mantissaEnd = exact.indexOf('e');
+      if (exact.charCodeAt(precision + 2) === 0x35 && isZeros(exact, precision + 3, mantissaEnd)) {
+        const lastKept = exact.charCodeAt(precision === 0 ? 0 : precision + 1);
+        if (lastKept % 2 === 0) s = exact.slice(0, precision === 0 ? 1 : precision + 2) + exact.slice(mantissaEnd);
+      }
     }
     // JS writes e+0 / e-5; C writes at least two exponent digits.
     const e = s.indexOf('e');
@@ -68,4 +96,9 @@ export function formatExp(value: number, width: number, precision: number): stri
     if (negative) s = `-${s}`;
   }
   return spacePad(s, width);
+}
+
+function isZeros(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) !== 0x30) return false;
+  return true;
 }

@@ -129,14 +129,17 @@ export class PayloadReader {
       return "''";
     }
     const end = this.pos + this.remaining;
+    let hash = 0x811c9dc5;
     for (let p = this.pos; p < end; p++) {
-      if (b[p] === 0) {
-        const s = latin1(b, this.pos, p);
+      const c = b[p];
+      if (c === 0) {
+        const s = internLatin1(b, this.pos, p, hash);
         this.remaining = end - p - 1;
         this.pos = p + 1;
         this.lastStr = s;
         return s;
       }
+      hash = Math.imul(hash ^ c, 0x01000193);
     }
     this.errors += `   <COMMS> ERROR    ${this.remaining} more bytes needed for string\n`;
     this.remaining = -1;
@@ -170,10 +173,33 @@ export class PayloadReader {
 }
 
 export function latin1(b: Uint8Array, start: number, end: number): string {
-  if (end - start < 64) {
-    let s = '';
-    for (let i = start; i < end; i++) s += String.fromCharCode(b[i]);
-    return s;
-  }
+  if (end - start <= 64) return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
   return Buffer.from(b.buffer, b.byteOffset + start, end - start).toString('latin1');
+}
+
+/**
+ * Strings of a trace repeat (names, states, messages): the last string seen per hash slot is
+ * kept, so that a repeated one costs a comparison instead of a new string.
+ */
+const INTERN_SLOTS = 4096;
+const internTable: string[] = new Array(INTERN_SLOTS).fill('');
+
+function internLatin1(b: Uint8Array, start: number, end: number, hash: number): string {
+  const len = end - start;
+  if (len > 64) return latin1(b, start, end);
+  const slot = (hash ^ len) & (INTERN_SLOTS - 1);
+  const known = internTable[slot];
+  if (known.length === len) {
+    let same = true;
+    for (let i = 0; i < len; i++) {
+      if (known.charCodeAt(i) !== b[start + i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return known;
+  }
+  const s = latin1(b, start, end);
+  internTable[slot] = s;
+  return s;
 }

@@ -5,7 +5,7 @@ import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } fr
 import { QsDictionaries, type QsKey } from './dictionaries.js';
 import { HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
-import { decodeUserElements, type QsUserElement, renderKnownSize } from './user-record.js';
+import { decodeUserElements, type QsUserElements, renderKnownSize } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
@@ -59,14 +59,14 @@ export class QsRecordDecoder {
     const name = dictName ?? `USER+${zeroPad(id - this.userBase, 3)}`;
     const head = `${ts10(t)} ${name}`;
     const timeErrors = r.errors;
-    const elements: QsUserElement[] = [];
+    const elements: QsUserElements = { types: [], values: [] };
     const body = decodeUserElements(r, head, this.config, this.dicts, elements);
     return {
       kind: 'record',
       type: id,
       name,
       targetTs: BigInt(t),
-      fields: { elements },
+      fields: elements as unknown as Fields,
       text: timeErrors + body,
       raw,
     };

@@ -37,11 +37,14 @@ const f32u = new Uint32Array(f32.buffer);
 const f64 = new Float64Array(1);
 const f64u = new Uint32Array(f64.buffer);
 
-/** One decoded data element of a user record. */
-export interface QsUserElement {
-  type: string;
-  value: unknown;
-  width?: number;
+/**
+ * The decoded elements of a user record: `types[i]` (U8, I16, F32, STR, MEM, SIG, OBJ, FUN,
+ * ENUM...) says what `values[i]` is. 64-bit integers are bigints, MEM blocks byte arrays,
+ * SIG elements `{ sig, obj }`, objects and functions their names (or addresses).
+ */
+export interface QsUserElements {
+  types: string[];
+  values: unknown[];
 }
 
 /**
@@ -55,7 +58,7 @@ export function decodeUserElements(
   head: string,
   config: QsTargetConfig,
   dicts: QsDictionaries,
-  elements: QsUserElement[],
+  elements: QsUserElements,
 ): string {
   let line = head;
   let errorLines = '';
@@ -70,13 +73,15 @@ export function decodeUserElements(
         if ((width & 0x8) === 0) {
           const v = r.i(1);
           s = width === 0 ? String(v) : spacePad(String(v), width);
-          elements.push({ type: 'I8', value: v });
+          elements.types.push('I8');
+          elements.values.push(v);
         } else {
           const v = r.u(1);
           const group = width & 0x7;
           const name = dicts.enums[group].find(v);
           s = name ?? renderUnknownKey(v, 1);
-          elements.push({ type: 'ENUM', value: name ?? v, width: group });
+          elements.types.push('ENUM');
+          elements.values.push(name ?? v);
         }
         break;
       case QsUserType.U8:
@@ -86,7 +91,8 @@ export function decodeUserElements(
         const size = type === QsUserType.U8 ? 1 : type === QsUserType.U16 ? 2 : 4;
         const v = r.u(size);
         s = isHex ? `0x${hexPad(v, size * 2)}` : width === 0 ? String(v) : spacePad(String(v), width);
-        elements.push({ type: size === 1 ? 'U8' : size === 2 ? 'U16' : 'U32', value: v });
+        elements.types.push(size === 1 ? 'U8' : size === 2 ? 'U16' : 'U32');
+        elements.values.push(v);
         break;
       }
       case QsUserType.I16:
@@ -94,14 +100,16 @@ export function decodeUserElements(
         const size = (fmt & 0x0f) === QsUserType.I16 ? 2 : 4;
         const v = r.i(size);
         s = width === 0 ? String(v) : spacePad(String(v), width);
-        elements.push({ type: size === 2 ? 'I16' : 'I32', value: v });
+        elements.types.push(size === 2 ? 'I16' : 'I32');
+        elements.values.push(v);
         break;
       }
       case QsUserType.F32: {
         f32u[0] = r.u(4);
         const v = f32[0];
         s = formatExp(v, EXP_WIDTH[width], EXP_PRECISION[width]);
-        elements.push({ type: 'F32', value: v });
+        elements.types.push('F32');
+        elements.values.push(v);
         break;
       }
       case QsUserType.F64: {
@@ -110,12 +118,14 @@ export function decodeUserElements(
         f64u[1] = r.hi;
         const v = f64[0];
         s = formatExp(v, EXP_WIDTH[width], EXP_PRECISION[width]);
-        elements.push({ type: 'F64', value: v });
+        elements.types.push('F64');
+        elements.values.push(v);
         break;
       }
       case QsUserType.STR:
         s = r.str();
-        elements.push({ type: 'STR', value: r.lastStr });
+        elements.types.push('STR');
+        elements.values.push(r.lastStr);
         break;
       case QsUserType.MEM: {
         const start = r.mem(1);
@@ -123,7 +133,8 @@ export function decodeUserElements(
         s = '';
         const b = r.buf;
         for (let i = 0; i < count; i++) s += ` ${HEX2[b[start + i]]}`;
-        elements.push({ type: 'MEM', value: b.slice(start, start + count) });
+        elements.types.push('MEM');
+        elements.values.push(b.slice(start, start + count));
         break;
       }
       case QsUserType.SIG: {
@@ -131,42 +142,48 @@ export function decodeUserElements(
         const obj = r.ptr(config.objPtrSize);
         const sigName = dicts.sig.get(sig, obj);
         s = obj !== 0 ? `${sigName},Obj=${dicts.obj.get(obj)}` : sigName;
-        elements.push({
-          type: 'SIG',
-          value: { sig: dicts.sig.findName(sig, obj) ?? String(sig), obj: objectName(dicts, obj, config.objPtrSize) },
+        elements.types.push('SIG');
+        elements.values.push({
+          sig: dicts.sig.findName(sig, obj) ?? String(sig),
+          obj: objectName(dicts, obj, config.objPtrSize),
         });
         break;
       }
       case QsUserType.OBJ: {
         const obj = r.ptr(config.objPtrSize);
         s = dicts.obj.get(obj);
-        elements.push({ type: 'OBJ', value: objectName(dicts, obj, config.objPtrSize) });
+        elements.types.push('OBJ');
+        elements.values.push(objectName(dicts, obj, config.objPtrSize));
         break;
       }
       case QsUserType.FUN: {
         const fun = r.ptr(config.funPtrSize);
         s = dicts.fun.get(fun);
-        elements.push({ type: 'FUN', value: dicts.fun.find(fun) ?? renderKnownSize(fun, config.funPtrSize) });
+        elements.types.push('FUN');
+        elements.values.push(dicts.fun.find(fun) ?? renderKnownSize(fun, config.funPtrSize));
         break;
       }
       case QsUserType.I64: {
         const v = r.i64();
         const vs = v.toString();
         s = width === 9 ? vs : spacePad(vs, 2 * (width + 1));
-        elements.push({ type: 'I64', value: v });
+        elements.types.push('I64');
+        elements.values.push(v);
         break;
       }
       case QsUserType.U64: {
         const v = r.u64();
         s = isHex ? `0x${spacePad(v.toString(16).toUpperCase(), 16)}` : spacePad(v.toString(), 2 * (width + 1));
-        elements.push({ type: 'U64', value: v });
+        elements.types.push('U64');
+        elements.values.push(v);
         break;
       }
       default: {
         // 0xF: the former QS_U32_HEX_T, `0x%0<w>lX`.
         const v = r.u(4);
         s = `0x${hexPad(v, width)}`;
-        elements.push({ type: 'U32_HEX', value: v });
+        elements.types.push('U32_HEX');
+        elements.values.push(v);
         break;
       }
     }

@@ -9,8 +9,8 @@ interface Seen {
 function deframe(chunks: number[][]): Seen {
   const seen: Seen = { frames: [], errors: [] };
   const sink: QsFrameSink = {
-    frame: (buf, len, gapFrom) => seen.frames.push({ bytes: [...buf.subarray(0, len)], gapFrom }),
-    frameError: (error, buf, len) => seen.errors.push({ error, bytes: [...buf.subarray(0, len)] }),
+    frame: (buf, start, len, gapFrom) => seen.frames.push({ bytes: [...buf.subarray(start, start + len)], gapFrom }),
+    frameError: (error, buf, start, len) => seen.errors.push({ error, bytes: [...buf.subarray(start, start + len)] }),
   };
   const d = new QsDeframer(sink);
   for (const c of chunks) d.push(new Uint8Array(c));

@@ -9,7 +9,10 @@ const spaced = (s: string) => s.replace(/ /g, '').toLowerCase();
 /** Splits a capture into its frames' un-escaped bytes (seq, id, payload, checksum). */
 function framesOf(bytes: Uint8Array): Uint8Array[] {
   const frames: Uint8Array[] = [];
-  const d = new QsDeframer({ frame: (buf, len) => frames.push(buf.slice(0, len)), frameError: () => {} });
+  const d = new QsDeframer({
+    frame: (buf, start, len) => frames.push(buf.slice(start, start + len)),
+    frameError: () => {},
+  });
   d.push(bytes);
   return frames;
 }

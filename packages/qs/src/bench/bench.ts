@@ -1,0 +1,113 @@
+/**
+ * Throughput of the QS codec on the big stress capture (shared/bench/qs/big_stress.qs.gz),
+ * repeated to make a stream of at least 50 MB: deframing alone, then full decoding with the
+ * qspy text of every record. Run with `npm run bench -w packages/qs` (after a build).
+ *
+ * Prints wall-clock and CPU-time rates (the CPU figure is what the code costs when the machine
+ * is shared) and the peak resident memory while decoding, which stays flat in the input size.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import type { DecodedRecord } from '@tracehub/contracts';
+import { QsDecoder } from '../decoder.js';
+import { QsDeframer } from '../deframer.js';
+
+const repo = fileURLToPath(new URL('../../../../', import.meta.url));
+const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
+const capturePath = resolve(shared, 'bench', 'qs', 'big_stress.qs.gz');
+const MIN_STREAM = 50e6;
+const CHUNK = 64 * 1024;
+
+interface Result {
+  label: string;
+  bytes: number;
+  records: number;
+  wallS: number;
+  cpuS: number;
+  peakRssMB: number;
+}
+
+function run(label: string, capture: Uint8Array, repeats: number, push: (chunk: Uint8Array) => number): Result {
+  const rssBefore = process.memoryUsage.rss();
+  let peak = rssBefore;
+  let records = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let rep = 0; rep < repeats; rep++) {
+    for (let off = 0; off < capture.length; off += CHUNK) {
+      records += push(capture.subarray(off, off + CHUNK));
+      if ((off & 0xfffff) === 0) peak = Math.max(peak, process.memoryUsage.rss());
+    }
+  }
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
+  const cpu = process.cpuUsage(cpu0);
+  peak = Math.max(peak, process.memoryUsage.rss());
+  return {
+    label,
+    bytes: capture.length * repeats,
+    records,
+    wallS,
+    cpuS: (cpu.user + cpu.system) / 1e6,
+    peakRssMB: peak / 1e6,
+  };
+}
+
+function print(r: Result): void {
+  const mb = r.bytes / 1e6;
+  process.stdout.write(
+    `${r.label.padEnd(22)} ${mb.toFixed(1)} MB in ${r.wallS.toFixed(2)} s wall / ${r.cpuS.toFixed(2)} s CPU: ` +
+      `${(mb / r.wallS).toFixed(1)} MB/s wall, ${(mb / r.cpuS).toFixed(1)} MB/s CPU, ` +
+      `${(r.records / r.wallS / 1e6).toFixed(2)} M records/s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M records/s CPU, ` +
+      `peak RSS ${r.peakRssMB.toFixed(1)} MB\n`,
+  );
+}
+
+const capture = new Uint8Array(gunzipSync(readFileSync(capturePath)));
+const repeats = Math.ceil(MIN_STREAM / capture.length);
+const baseRss = process.memoryUsage.rss() / 1e6;
+process.stdout.write(
+  `input: big_stress.qs (${(capture.length / 1e6).toFixed(1)} MB) x ${repeats} = ${((capture.length * repeats) / 1e6).toFixed(1)} MB ` +
+    `in ${CHUNK / 1024} KiB chunks; RSS with the input loaded: ${baseRss.toFixed(1)} MB; node ${process.version}\n`,
+);
+
+const ctx = { hostNs: 0n };
+for (let round = 1; round <= 2; round++) {
+  // Round 1 warms the JIT up; round 2 is the one to quote.
+  let frames = 0;
+  const deframer = new QsDeframer({
+    frame: () => {
+      frames++;
+    },
+    frameError: () => {},
+  });
+  print(
+    run(`deframe only (${round})`, capture, repeats, (chunk) => {
+      const before = frames;
+      deframer.push(chunk);
+      return frames - before;
+    }),
+  );
+
+  const decoder = new QsDecoder();
+  let n = 0;
+  let textChars = 0;
+  const emit = (r: DecodedRecord) => {
+    n++;
+    textChars += r.text.length;
+  };
+  print(
+    run(`decode + text (${round})`, capture, repeats, (chunk) => {
+      const before = n;
+      decoder.push(chunk, ctx, emit);
+      return n - before;
+    }),
+  );
+  if (round === 2) {
+    const s = decoder.stats();
+    process.stdout.write(
+      `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(textChars / 1e6).toFixed(1)} M text characters\n`,
+    );
+  }
+}
