@@ -1,5 +1,7 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
+import { registerRecords } from './commands/records.js';
+import { registerReplay } from './commands/replay.js';
 
 /** The `tracehub` command and its subcommands; each subcommand lives in `commands/`. */
 export function buildProgram(): Command {
@@ -7,5 +9,7 @@ export function buildProgram(): Command {
     .description('tracehub: decode, replay and query embedded trace streams (QS, STP, SWD)')
     .showHelpAfterError();
   registerDecode(program);
+  registerReplay(program);
+  registerRecords(program);
   return program;
 }

@@ -1,2 +1,1 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export { stpDecoderFactory, stpOptionsFrom } from './stp-decoder-factory.js';

@@ -3,6 +3,26 @@ import { busPrefixSetting, natsUrlSetting, Type } from '@tracehub/service-kit';
 export const GatewayConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
-  /** The links this gateway reads; empty: none (the process only holds its bus connection). */
-  TRACEHUB_LINKS: Type.String({ default: '', description: 'the links this gateway reads (empty: none)' }),
+  TRACEHUB_LINKS: Type.String({
+    default: '',
+    description:
+      "the links to read, ';'-separated, each 'protocol/rig/link=address' (e.g. 'qs/rig7/uart0=tcp-listen::6601'); empty: none",
+  }),
+  GATEWAY_BUFFER_BYTES: Type.Integer({
+    minimum: 64 * 1024,
+    default: 64 * 1024 * 1024,
+    description: 'bytes held per link while NATS is away (then the oldest are dropped), at least 65536',
+  }),
+  GATEWAY_CHUNK_BYTES: Type.Integer({
+    minimum: 256,
+    maximum: 256 * 1024,
+    default: 16 * 1024,
+    description: 'chunk size, 256..262144 bytes',
+  }),
+  GATEWAY_FLUSH_MS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 20,
+    description: 'longest a chunk waits to fill, ms',
+  }),
 });

@@ -4,6 +4,7 @@ export { createLinkSource, LINK_ADDRESS_FORMS, LinkAddressError, QSPY_PORT } fro
 export { LinkPublisher, type LinkPublisherOptions, type PublisherStats } from './link-publisher.js';
 export type { LinkSink, LinkSource } from './link-source.js';
 export { LinkWriteError } from './link-source.js';
+export { type LinkSpec, parseLinkSpecs } from './link-specs.js';
 export { FileSource, type FileSourceOptions, type ReplayPace } from './sources/file.js';
 export { SerialSource } from './sources/serial.js';
 export { StdinSource } from './sources/stdin.js';

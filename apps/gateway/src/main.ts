@@ -1,12 +1,30 @@
-// Process entry point of the gateway: one runService call; the work itself lives in gateway.ts.
+// Process entry point of the gateway: one runService call; the work lives in gateway.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
 import { runService } from '@tracehub/service-kit';
+import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
+import { Gateway } from './gateway.js';
+import { createLinkSource, LINK_ADDRESS_FORMS } from './link-address.js';
+import { parseLinkSpecs } from './link-specs.js';
+
+// Flags are the per-link form of TRACEHUB_LINKS: `gateway --protocol qs --rig rig7 --link uart0 --address tcp-listen::6601`.
+const flags = new Command('gateway')
+  .option('--protocol <protocol>', 'qs | stp | swd')
+  .option('--rig <rig>', 'rig name')
+  .option('--link <link>', 'link name')
+  .option('--address <address>', `where to read: ${LINK_ADDRESS_FORMS.join(', ')}`)
+  .parse(process.argv)
+  .opts<{ protocol?: string; rig?: string; link?: string; address?: string }>();
+if (flags.protocol || flags.rig || flags.link || flags.address) {
+  process.env.TRACEHUB_LINKS = `${flags.protocol ?? ''}/${flags.rig ?? ''}/${flags.link ?? ''}=${flags.address ?? ''}`;
+}
 
 await runService({
   name: 'gateway',
   configSchema: GatewayConfigSchema,
-  async start({ config, health, logger }) {
+  async start({ config, health, logger, metrics }) {
+    const specs = parseLinkSpecs(config.TRACEHUB_LINKS);
+    const sources = specs.map((spec) => ({ spec, source: createLinkSource(spec.address) }));
     const bus = await connectBus({ url: config.NATS_URL, name: 'gateway', prefix: config.TRACEHUB_BUS_PREFIX });
     try {
       await ensureTopology(bus);
@@ -14,10 +32,72 @@ await runService({
       await bus.close();
       throw error;
     }
+    const labels = ['protocol', 'rig', 'link'] as const;
+    const bytesIn = metrics.counter({
+      name: 'gateway_bytes_read_total',
+      help: 'bytes read from the link',
+      labelNames: labels,
+    });
+    const bytesOut = metrics.counter({
+      name: 'gateway_bytes_published_total',
+      help: 'bytes acknowledged by JetStream',
+      labelNames: labels,
+    });
+    const chunks = metrics.counter({
+      name: 'gateway_chunks_published_total',
+      help: 'raw chunks acknowledged',
+      labelNames: labels,
+    });
+    const dropped = metrics.counter({
+      name: 'gateway_bytes_dropped_total',
+      help: 'bytes dropped while NATS was away',
+      labelNames: labels,
+    });
+    const queued = metrics.gauge({ name: 'gateway_queued_bytes', help: 'bytes waiting for NATS', labelNames: labels });
+    const publishSeconds = metrics.histogram({
+      name: 'gateway_publish_seconds',
+      help: 'time from publish to JetStream ack',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    });
+    const gateways = sources.map(({ spec, source }) => {
+      const l = { protocol: spec.protocol, rig: spec.rig, link: spec.link };
+      let lastIn = 0;
+      const gateway: Gateway = new Gateway({
+        bus,
+        link: spec,
+        source,
+        bufferBytes: config.GATEWAY_BUFFER_BYTES,
+        chunkBytes: config.GATEWAY_CHUNK_BYTES,
+        flushMs: config.GATEWAY_FLUSH_MS,
+        log: logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` }),
+        onPublished: (info) => {
+          const { stats } = gateway.publisher;
+          bytesIn.inc(l, stats.bytesIn - lastIn);
+          lastIn = stats.bytesIn;
+          bytesOut.inc(l, info.bytes);
+          chunks.inc(l);
+          dropped.inc(l, info.lost);
+          queued.set(l, stats.queuedBytes);
+          publishSeconds.observe(info.ms / 1000);
+        },
+      });
+      return gateway;
+    });
+    try {
+      for (const g of gateways) {
+        await g.start();
+        logger.info({ link: `${g.source.description}` }, 'reading link');
+      }
+    } catch (error) {
+      await Promise.all(gateways.map((g) => g.stop(0).catch(() => {})));
+      await bus.close();
+      throw error;
+    }
+    if (specs.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');
     health.addReadinessCheck('nats', () => bus.isConnected());
-    if (!config.TRACEHUB_LINKS) logger.info('no links configured (TRACEHUB_LINKS is empty)');
     return {
       async stop() {
+        await Promise.all(gateways.map((g) => g.stop(3000)));
         await bus.close();
       },
     };

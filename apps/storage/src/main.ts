@@ -1,13 +1,14 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
-import { connectDb, migrateToLatest } from '@tracehub/db';
+import { connectDb, ensurePartitions, migrateToLatest } from '@tracehub/db';
 import { runService } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
+import { RecordStore } from './record-store.js';
 
 await runService({
   name: 'storage',
   configSchema: StorageConfigSchema,
-  async start({ config, health }) {
+  async start({ config, health, logger, metrics }) {
     const db = await connectDb(config.DATABASE_URL, { applicationName: 'storage' });
     const bus = await connectBus({ url: config.NATS_URL, name: 'storage', prefix: config.TRACEHUB_BUS_PREFIX }).catch(
       async (error) => {
@@ -19,14 +20,61 @@ await runService({
       await bus.close();
       await db.destroy();
     };
+    const partitionsAhead = () =>
+      ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });
     try {
       await migrateToLatest(db);
       await ensureTopology(bus);
+      await partitionsAhead();
     } catch (error) {
       await close();
       throw error;
     }
+    const records = metrics.counter({ name: 'storage_records_total', help: 'records taken from the bus' });
+    const inserted = metrics.counter({ name: 'storage_records_inserted_total', help: 'records that were new' });
+    const batchSize = metrics.histogram({
+      name: 'storage_batch_records',
+      help: 'records per transaction',
+      buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 50000],
+    });
+    const batchSeconds = metrics.histogram({
+      name: 'storage_batch_seconds',
+      help: 'time to write and commit a batch, retries included',
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 30],
+    });
+    const retries = metrics.counter({
+      name: 'storage_write_retries_total',
+      help: 'batch writes retried (Postgres away)',
+    });
+    const store = new RecordStore({
+      bus,
+      db,
+      batchRecords: config.STORAGE_BATCH_RECORDS,
+      batchMs: config.STORAGE_BATCH_MS,
+      maxInFlight: config.STORAGE_MAX_IN_FLIGHT,
+      log: logger,
+      onBatch: (b) => {
+        records.inc(b.records);
+        inserted.inc(b.inserted);
+        batchSize.observe(b.records);
+        batchSeconds.observe(b.ms / 1000);
+        retries.inc(b.attempts - 1);
+      },
+    });
+    await store.start();
+    // Partitions are made ahead once an hour, so a day never starts without its own.
+    const partitionTimer = setInterval(
+      () => partitionsAhead().catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead')),
+      3_600_000,
+    );
+    partitionTimer.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());
-    return { stop: close };
+    return {
+      stop: async () => {
+        clearInterval(partitionTimer);
+        await store.stop();
+        await close();
+      },
+    };
   },
 });

@@ -23,9 +23,7 @@ export async function getSession(db: Kysely<Database>, id: string): Promise<Sess
 
 /** True when the session's end was stored and every one of its records with it. */
 export function isSessionComplete(session: SessionRow): boolean {
-  return (
-    session.ended_at !== null && session.record_total !== null && session.record_count === session.record_total
-  );
+  return session.ended_at !== null && session.record_total !== null && session.record_count === session.record_total;
 }
 
 /** A page of a session's records in seq order, after `afterSeq` (keyset pagination). */
@@ -46,7 +44,11 @@ export async function sessionRecordsPage(
 }
 
 /** Every record of a session in seq order, a page at a time, without holding the whole session. */
-export async function* sessionRecords(db: Kysely<Database>, session: string, pageSize = 5000): AsyncGenerator<RecordRow> {
+export async function* sessionRecords(
+  db: Kysely<Database>,
+  session: string,
+  pageSize = 5000,
+): AsyncGenerator<RecordRow> {
   let after = -1n;
   for (;;) {
     const page = await sessionRecordsPage(db, session, after, pageSize);
@@ -79,6 +81,7 @@ export function rowToTraceRecord(row: RecordRow): TraceRecord {
   if (row.qs_sig !== null) qs.sig = row.qs_sig;
   if (row.qs_prio !== null) qs.prio = row.qs_prio;
   if (Object.keys(qs).length > 0) record.qs = qs;
-  if (row.stp_master !== null && row.stp_channel !== null) record.stp = { master: row.stp_master, channel: row.stp_channel };
+  if (row.stp_master !== null && row.stp_channel !== null)
+    record.stp = { master: row.stp_master, channel: row.stp_channel };
   return record;
 }

@@ -1,0 +1,89 @@
+import { createDb, getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } from '@tracehub/db';
+import type { Command } from 'commander';
+import { addConnectionOptions } from './connections.js';
+
+interface RecordsOptions {
+  rig: string;
+  link: string;
+  session?: string;
+  wait: string;
+  format: string;
+  databaseUrl: string;
+}
+
+/**
+ * `tracehub records --rig R --link L [--session ID]`: a stored session's records, oldest first,
+ * one record's text per line (json: NDJSON TraceRecords). With --wait, first waits until the
+ * session's end and every one of its records are stored.
+ */
+export function registerRecords(program: Command): void {
+  const cmd = program
+    .command('records')
+    .description("print a stored session's records from Postgres (default: the link's latest session)")
+    .requiredOption('--rig <rig>', 'rig name')
+    .requiredOption('--link <link>', 'link name')
+    .option('--session <id>', 'session id (as printed by replay)')
+    .option('--wait <seconds>', 'wait up to this long for the whole session to be stored', '0')
+    .option('-f, --format <format>', 'text | json', 'text');
+  addConnectionOptions(cmd, { db: true });
+  cmd.action(async (opts: RecordsOptions) => {
+    if (opts.format !== 'text' && opts.format !== 'json')
+      throw new Error(`bad --format '${opts.format}': use text or json`);
+    const waitMs = Number(opts.wait) * 1000;
+    if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
+    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-records', maxConnections: 2 });
+    try {
+      const deadline = Date.now() + waitMs;
+      const find = () => (opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig, opts.link));
+      let session = await find().catch((err: Error) => {
+        throw new Error(`cannot query Postgres at ${redact(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+      });
+      while ((!session || !isSessionComplete(session)) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        session = await find();
+      }
+      if (!session) {
+        throw new Error(
+          opts.session
+            ? `no session '${opts.session}' is stored`
+            : `link ${opts.rig}/${opts.link} has no stored session`,
+        );
+      }
+      if (session.rig !== opts.rig || session.link !== opts.link) {
+        throw new Error(
+          `session '${session.id}' belongs to ${session.rig}/${session.link}, not ${opts.rig}/${opts.link}`,
+        );
+      }
+      if (!isSessionComplete(session)) {
+        process.stderr.write(
+          `warning: session ${session.id} is not completely stored yet (${session.record_count} records so far${
+            session.ended_at ? `, of ${session.record_total}` : ', still open'
+          })\n`,
+        );
+      }
+      const out = process.stdout;
+      let buffered = '';
+      for await (const row of sessionRecords(db, session.id)) {
+        if (opts.format === 'json') buffered += `${JSON.stringify(rowToTraceRecord(row))}\n`;
+        else if (row.text !== '') buffered += `${row.text}\n`;
+        if (buffered.length > 1 << 16) {
+          if (!out.write(buffered)) await new Promise((r) => out.once('drain', r));
+          buffered = '';
+        }
+      }
+      if (buffered) out.write(buffered);
+    } finally {
+      await db.destroy();
+    }
+  });
+}
+
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,85 @@
+import { statSync } from 'node:fs';
+import { connectBus, ensureTopology } from '@tracehub/bus';
+import { isProtocol, isValidName } from '@tracehub/contracts';
+import { FileSource, Gateway, type ReplayPace } from '@tracehub/gateway';
+import type { Command } from 'commander';
+import { ProgressBar } from '../progress-bar.js';
+import { addConnectionOptions } from './connections.js';
+
+interface ReplayOptions {
+  rig: string;
+  link: string;
+  protocol: string;
+  pace: string;
+  bps: string;
+  natsUrl: string;
+  busPrefix: string;
+}
+
+/**
+ * `tracehub replay --rig R --link L --protocol P FILE`: the gateway's file link, in process,
+ * as one link session. Exits when JetStream has acknowledged every chunk; prints the session.
+ */
+export function registerReplay(program: Command): void {
+  const cmd = program
+    .command('replay')
+    .description('replay a capture file into the pipeline as one link session; prints the session id')
+    .argument('<file>', 'capture file')
+    .requiredOption('--rig <rig>', 'rig name')
+    .requiredOption('--link <link>', 'link name')
+    .requiredOption('-p, --protocol <protocol>', 'qs | stp | swd')
+    .option('--pace <pace>', 'original (at the link bit rate) | max', 'max')
+    .option('--bps <bits>', 'link bit rate for --pace original (8N1)', '115200');
+  addConnectionOptions(cmd, { nats: true });
+  cmd.action(async (file: string, opts: ReplayOptions) => {
+    if (!isProtocol(opts.protocol)) throw new Error(`unknown protocol '${opts.protocol}': use qs, stp or swd`);
+    for (const [what, value] of [
+      ['rig', opts.rig],
+      ['link', opts.link],
+    ] as const) {
+      if (!isValidName(value))
+        throw new Error(`bad --${what} '${value}': use letters, digits, '_' or '-' (at most 64)`);
+    }
+    if (opts.pace !== 'max' && opts.pace !== 'original')
+      throw new Error(`bad --pace '${opts.pace}': use original or max`);
+    let total: number;
+    try {
+      total = statSync(file).size;
+    } catch (err) {
+      throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+    }
+    const progress = ProgressBar.forBytes(total, 'replay ');
+    const source = new FileSource(file, {
+      pace: opts.pace as ReplayPace,
+      bitsPerSecond: Number(opts.bps),
+      readBytes: 16 * 1024,
+      onProgress: (done) => progress?.update(done),
+    });
+    const bus = await connectBus({
+      url: opts.natsUrl,
+      name: `tracehub-replay/${opts.rig}/${opts.link}`,
+      prefix: opts.busPrefix,
+    });
+    try {
+      await ensureTopology(bus);
+      const gateway = new Gateway({
+        bus,
+        link: { protocol: opts.protocol, rig: opts.rig, link: opts.link },
+        source,
+        control: false,
+      });
+      await gateway.start();
+      await source.finished;
+      await gateway.publisher.idle();
+      await gateway.stop();
+      progress?.done();
+      const { stats, sessions } = gateway.publisher;
+      process.stderr.write(
+        `replayed ${stats.bytesPublished} bytes in ${stats.chunksPublished} chunks to ${opts.protocol}/${opts.rig}/${opts.link}\n`,
+      );
+      process.stdout.write(`${sessions[0]}\n`);
+    } finally {
+      await bus.close();
+    }
+  });
+}

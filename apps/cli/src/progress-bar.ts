@@ -1,0 +1,39 @@
+/**
+ * A one-line progress bar for long work, on stderr when it is a terminal (nothing otherwise):
+ * `[#########...........]  45%  16.2/36.0 MB  48.1 MB/s`. Redrawn at most ten times a second.
+ */
+export class ProgressBar {
+  private lastDraw = 0;
+  private readonly started = performance.now();
+
+  private constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly total: number,
+    private readonly label: string,
+  ) {}
+
+  /** A bar for `total` bytes, or undefined when `out` is not a terminal or the work is small. */
+  static forBytes(total: number, label = '', out: NodeJS.WriteStream = process.stderr, minBytes = 4 << 20) {
+    return out.isTTY && total >= minBytes ? new ProgressBar(out, total, label) : undefined;
+  }
+
+  update(done: number): void {
+    const now = performance.now();
+    if (now - this.lastDraw < 100 && done < this.total) return;
+    this.lastDraw = now;
+    const width = 30;
+    const fraction = this.total > 0 ? Math.min(1, done / this.total) : 1;
+    const filled = Math.round(fraction * width);
+    const seconds = Math.max(0.001, (now - this.started) / 1000);
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    this.out.write(
+      `\r${this.label}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}%  ` +
+        `${mb(done)}/${mb(this.total)} MB  ${mb(done / seconds)} MB/s `,
+    );
+  }
+
+  done(): void {
+    this.update(this.total);
+    this.out.write('\n');
+  }
+}

@@ -1,0 +1,32 @@
+import type { DecoderFactory, LinkSettings } from '@tracehub/bus';
+import { StpDecoder, type StpDecoderOptions, SwdDecoder } from '@tracehub/stp';
+
+/**
+ * STP options of a link from its settings (`links.settings`): `version` (1|2),
+ * `littleEndianMasters` (array of master numbers), `output` ('ost'|'phonet'),
+ * `resyncPauseMs`, `maxPauseMs`, `start`. Anything else is ignored.
+ */
+export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions {
+  const options: StpDecoderOptions = {};
+  if (settings.version === 1 || settings.version === 2) options.version = settings.version;
+  const masters = settings.littleEndianMasters;
+  if (Array.isArray(masters) && masters.every((m) => typeof m === 'number'))
+    options.littleEndianMasters = masters as number[];
+  if (settings.output === 'ost' || settings.output === 'phonet') options.output = settings.output;
+  if (typeof settings.resyncPauseMs === 'number') options.resyncPauseMs = settings.resyncPauseMs;
+  if (typeof settings.maxPauseMs === 'number') options.maxPauseMs = settings.maxPauseMs;
+  if (settings.start === 'synced' || settings.start === 'hot_plug' || settings.start === 'unsynchronised') {
+    options.start = settings.start;
+  }
+  return options;
+}
+
+/** STP links decode with StpDecoder, SWD reverse-channel links with SwdDecoder. */
+export const stpDecoderFactory: DecoderFactory = {
+  create: (link, settings) =>
+    link.protocol === 'swd' ? new SwdDecoder(stpOptionsFrom(settings)) : new StpDecoder(stpOptionsFrom(settings)),
+  restore: (link, settings, snapshot) =>
+    link.protocol === 'swd'
+      ? SwdDecoder.restore(snapshot, stpOptionsFrom(settings))
+      : StpDecoder.restore(snapshot, stpOptionsFrom(settings)),
+};

@@ -1,0 +1,134 @@
+import { hostname } from 'node:os';
+import { connectBus, type DecoderFactory, DecoderWorker, ensureTopology, type LinkSettings } from '@tracehub/bus';
+import type { Protocol } from '@tracehub/contracts';
+import { connectDb, getLinkSettings, migrateToLatest } from '@tracehub/db';
+import {
+  busPrefixSetting,
+  databaseUrlSetting,
+  natsUrlSetting,
+  runService,
+  type ServiceHandle,
+  Type,
+} from '@tracehub/service-kit';
+
+export const DecoderConfigSchema = Type.Object({
+  NATS_URL: natsUrlSetting,
+  DATABASE_URL: databaseUrlSetting,
+  TRACEHUB_BUS_PREFIX: busPrefixSetting,
+  DECODER_TICK_MS: Type.Integer({
+    minimum: 50,
+    maximum: 60_000,
+    default: 1000,
+    description: 'how often leases are refreshed and new links looked for, ms (under the lease TTL)',
+  }),
+  DECODER_ACK_WAIT_MS: Type.Integer({
+    minimum: 500,
+    maximum: 600_000,
+    default: 5000,
+    description: 'how long a chunk may stay unacked before it is delivered again, ms',
+  }),
+});
+
+export interface DecoderServiceDefinition {
+  name: string;
+  protocols: Protocol[];
+  factory: DecoderFactory;
+}
+
+/**
+ * Runs a decoder worker process: Postgres for per-link settings (the `links` table), NATS for
+ * everything else; leases links of its protocols and decodes them until SIGTERM, when it
+ * finishes the chunk in hand and gives its leases back at once.
+ */
+export function runDecoderService(definition: DecoderServiceDefinition): Promise<ServiceHandle> {
+  return runService({
+    name: definition.name,
+    configSchema: DecoderConfigSchema,
+    async start({ config, health, metrics, logger }) {
+      const db = await connectDb(config.DATABASE_URL, { applicationName: definition.name, maxConnections: 2 });
+      const bus = await connectBus({
+        url: config.NATS_URL,
+        name: definition.name,
+        prefix: config.TRACEHUB_BUS_PREFIX,
+      }).catch(async (error) => {
+        await db.destroy();
+        throw error;
+      });
+      const close = async () => {
+        await bus.close();
+        await db.destroy();
+      };
+      try {
+        await migrateToLatest(db);
+        await ensureTopology(bus);
+      } catch (error) {
+        await close();
+        throw error;
+      }
+      const labels = ['protocol', 'rig', 'link'] as const;
+      const bytes = metrics.counter({ name: 'decoder_bytes_total', help: 'raw bytes decoded', labelNames: labels });
+      const chunks = metrics.counter({ name: 'decoder_chunks_total', help: 'raw chunks decoded', labelNames: labels });
+      const records = metrics.counter({ name: 'decoder_records_total', help: 'records published', labelNames: labels });
+      const errors = metrics.counter({ name: 'decoder_errors_total', help: 'error records', labelNames: labels });
+      const gaps = metrics.counter({ name: 'decoder_gaps_total', help: 'sequence gaps', labelNames: labels });
+      const lost = metrics.counter({
+        name: 'decoder_link_lost_bytes_total',
+        help: 'bytes the gateway dropped',
+        labelNames: labels,
+      });
+      const latency = metrics.histogram({
+        name: 'decoder_chunk_seconds',
+        help: 'time from taking a chunk to its checkpoint (decode, publish, checkpoint)',
+        buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+      });
+      const held = metrics.gauge({ name: 'decoder_links_held', help: 'links this worker holds' });
+      const lag = metrics.gauge({
+        name: 'decoder_pending_chunks',
+        help: 'raw chunks waiting, per held link',
+        labelNames: labels,
+      });
+      const worker = new DecoderWorker({
+        bus,
+        protocols: definition.protocols,
+        workerId: `${definition.name}@${hostname()}:${process.pid}`,
+        factory: definition.factory,
+        tickMs: config.DECODER_TICK_MS,
+        ackWaitMs: config.DECODER_ACK_WAIT_MS,
+        log: logger,
+        linkSettings: async (link) => ((await getLinkSettings(db, link.rig, link.link)) ?? {}) as LinkSettings,
+        onChunk: (info) => {
+          const l = { protocol: info.link.protocol, rig: info.link.rig, link: info.link.link };
+          bytes.inc(l, info.bytes);
+          chunks.inc(l);
+          records.inc(l, info.records);
+          errors.inc(l, info.errors);
+          gaps.inc(l, info.gaps);
+          lost.inc(l, info.lostBytes);
+          latency.observe(info.totalMs / 1000);
+        },
+      });
+      await worker.start();
+      // Lag: what is still waiting on each held link's consumer.
+      const lagTimer = setInterval(async () => {
+        const links = worker.heldLinks();
+        held.set(links.length);
+        for (const l of links) {
+          const info = await bus.jsm.consumers
+            .info(bus.names.rawStream, `dec_${l.protocol}_${l.rig}_${l.link}`)
+            .catch(() => undefined);
+          if (info)
+            lag.set({ protocol: l.protocol, rig: l.rig, link: l.link }, info.num_pending + info.num_ack_pending);
+        }
+      }, 5000);
+      lagTimer.unref();
+      health.addReadinessCheck('nats', () => bus.isConnected());
+      return {
+        stop: async () => {
+          clearInterval(lagTimer);
+          await worker.stop();
+          await close();
+        },
+      };
+    },
+  });
+}

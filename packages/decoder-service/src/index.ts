@@ -1,0 +1,1 @@
+export { DecoderConfigSchema, type DecoderServiceDefinition, runDecoderService } from './decoder-service.js';
