@@ -26,6 +26,7 @@ export {
   type ReceivedMessage,
   type ReceivedProblem,
   type ReporterConnection,
+  type StandInEvent,
 } from './reporter-stand-in.js';
 export { encodedMessageLength, encodeMessage } from './serializer.js';
 export { DEFAULT_TEXT_ENCODING, decodeText, encodeText, type PalmTextEncoding } from './text-encoding.js';

@@ -10,7 +10,16 @@ export interface PalmReporterStandInOptions {
   /** Passed to each connection's parser. */
   maxMessageLength?: number;
   textEncoding?: PalmTextEncoding;
+  /** Called for each event as it happens, after it is recorded (for logging and live tools). */
+  onEvent?: (event: StandInEvent) => void;
 }
+
+/** What the stand-in saw, in arrival order. */
+export type StandInEvent =
+  | { type: 'connected'; connection: ReporterConnection }
+  | { type: 'closed'; connection: ReporterConnection }
+  | { type: 'message'; connection: ReporterConnection; message: PalmTraceMessage }
+  | { type: 'problem'; connection: ReporterConnection; problem: PalmTraceProblem };
 
 /** A message or problem, with the connection it came on. */
 export interface ReceivedMessage {
@@ -198,6 +207,7 @@ export class PalmReporterStandIn {
     };
     this.connections.push(connection);
     this.sockets.set(socket, connection);
+    this.options.onEvent?.({ type: 'connected', connection });
     if (this.readingPaused) socket.pause();
     const parser = new PalmTraceParser({
       maxMessageLength: this.options.maxMessageLength,
@@ -208,9 +218,11 @@ export class PalmReporterStandIn {
       if (event.type === 'message') {
         connection.messages.push(event.message);
         this.messages.push({ connection: connection.id, receivedAt, message: event.message });
+        this.options.onEvent?.({ type: 'message', connection, message: event.message });
       } else {
         connection.problems.push(event.problem);
         this.problems.push({ connection: connection.id, receivedAt, problem: event.problem });
+        this.options.onEvent?.({ type: 'problem', connection, problem: event.problem });
       }
     };
     socket.on('data', (chunk: Buffer) => {
@@ -231,6 +243,7 @@ export class PalmReporterStandIn {
     socket.on('close', () => {
       connection.closedAt = Date.now();
       this.sockets.delete(socket);
+      this.options.onEvent?.({ type: 'closed', connection });
       this.wakeWaiters();
     });
     this.wakeWaiters();

@@ -110,6 +110,34 @@ describe('PalmReporterStandIn over real TCP', () => {
     await standIn.waitFor(1);
   });
 
+  it('reports events in arrival order through onEvent', async () => {
+    const seen: string[] = [];
+    const standIn = new PalmReporterStandIn({
+      onEvent: (event) =>
+        seen.push(
+          event.type === 'message'
+            ? `message ${event.message.text}`
+            : event.type === 'problem'
+              ? `problem ${event.problem.code}`
+              : event.type,
+        ),
+    });
+    standIns.push(standIn);
+    const socket = await open(await standIn.listen(0));
+    socket.write(concat(E1, N3, E1, N1));
+    await closed(socket);
+    await expect
+      .poll(() => seen)
+      .toEqual([
+        'connected',
+        'message Hello',
+        'problem bad-parameter-length',
+        'message Hello',
+        'problem bad-version',
+        'closed',
+      ]);
+  });
+
   it('waitFor rejects with a clear message on timeout', async () => {
     const standIn = await startStandIn();
     await expect(standIn.waitFor(1, 50)).rejects.toThrow('waited 50 ms for 1 PalmTrace messages, got 0');
