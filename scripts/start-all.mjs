@@ -21,10 +21,12 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// Everything the script was given passes on to the services, with these defaults.
+const hostEnv = process.env;
 const env = {
-  ...process.env,
-  NATS_URL: process.env.NATS_URL || 'nats://127.0.0.1:4222',
-  DATABASE_URL: process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/tracehub',
+  ...hostEnv,
+  NATS_URL: hostEnv.NATS_URL || 'nats://127.0.0.1:4222',
+  DATABASE_URL: hostEnv.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/tracehub',
 };
 
 const apps = ['storage', 'decoder-qs', 'decoder-stp', 'api'];
@@ -117,7 +119,7 @@ async function main() {
     return 1;
   }
 
-  const base = Number(process.env.TRACEHUB_HEALTH_PORT_BASE ?? 9401);
+  const base = Number(env.TRACEHUB_HEALTH_PORT_BASE ?? 9401);
   if (!Number.isInteger(base) || base < 0 || base > 65535 - apps.length) {
     process.stderr.write(`TRACEHUB_HEALTH_PORT_BASE must be a port number (or 0 for any free ports)\n`);
     return 2;
@@ -126,7 +128,9 @@ async function main() {
   for (let i = 0; i < apps.length; i++) ports.push(base === 0 ? await freePort() : base + i);
 
   say('health ports:');
-  apps.forEach((app, i) => say(`  ${app.padEnd(nameWidth)}  ${ports[i]}  http://127.0.0.1:${ports[i]}/readyz`));
+  for (const [i, app] of apps.entries()) {
+    say(`  ${app.padEnd(nameWidth)}  ${ports[i]}  http://127.0.0.1:${ports[i]}/readyz`);
+  }
 
   const children = apps.map((app, i) => run(app, [entry(app)], { ...env, HEALTH_PORT: String(ports[i]) }));
   let stopping = false;
