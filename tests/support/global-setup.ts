@@ -27,6 +27,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       databaseUrl = pg.getConnectionUri();
     }
   }
+  await sweepStaleTestStreams(natsUrl);
   project.provide('natsUrl', natsUrl);
   project.provide('databaseUrl', databaseUrl);
   return async () => {
@@ -38,5 +39,27 @@ declare module 'vitest' {
   export interface ProvidedContext {
     natsUrl: string;
     databaseUrl: string;
+  }
+}
+
+/**
+ * Test files remove their streams when they end; a run that was killed cannot. Streams of
+ * test prefixes (`<label><8 hex>_...`) older than an hour are removed here, because JetStream
+ * reserves every stream's max_bytes and leftovers would end up refusing new streams.
+ */
+async function sweepStaleTestStreams(url: string): Promise<void> {
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: url, timeout: 5000 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const hourAgo = Date.now() - 3600_000;
+    for await (const info of jsm.streams.list()) {
+      const name = info.config.name;
+      if (!/^(KV_)?[a-z]+[0-9a-f]{8}_/.test(name)) continue;
+      if (Date.parse(info.created) < hourAgo) await jsm.streams.delete(name).catch(() => {});
+    }
+  } finally {
+    await nc.close();
   }
 }

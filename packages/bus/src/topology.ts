@@ -19,9 +19,11 @@ export interface TopologyLimits {
 
 export const defaultTopologyLimits: TopologyLimits = {
   rawMaxAgeMs: 7 * 24 * 3600_000,
-  rawMaxBytes: 10 * 1024 ** 3,
+  // JetStream reserves max_bytes of every stream against the server's store when the stream
+  // is made, so these are modest; an installation sizes them to its disk.
+  rawMaxBytes: 1024 ** 3,
   recMaxAgeMs: 24 * 3600_000,
-  recMaxBytes: 10 * 1024 ** 3,
+  recMaxBytes: 1024 ** 3,
   duplicateWindowMs: 10 * 60_000,
   replicas: 1,
   leaseTtlMs: 3000,
