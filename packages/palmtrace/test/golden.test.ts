@@ -166,3 +166,47 @@ describe('decoder: spec §7 messages that must be rejected', () => {
     expect(messages(events)).toMatchObject([{ text: 'Hello', streamOffset: 19 }]);
   });
 });
+
+describe('decoder: reading choices of §4.2 and §6.7 (hand-typed bytes)', () => {
+  it('a later minor version is read', () => {
+    const minor5 = hex('01 05 00 00 00 14  01 00 05 80 00 00 00 01  05 00 00  00 00 00');
+    expect(messages(parseAll(minor5))).toMatchObject([{ versionMinor: 5, text: '' }]);
+  });
+  it('binary then text under a second Attributes: shown as text, reported', () => {
+    // Attributes kind 2, data "AB", Attributes kind 1, data "C", End.
+    const mixed = hex(
+      '01 00 00 00 00 23  01 00 05 80 00 00 00 02  05 00 02 41 42  01 00 05 80 00 00 00 01  05 00 01 43  00 00 00',
+    );
+    const events = parseAll(mixed);
+    expect(problems(events)).toMatchObject([{ code: 'mixed-kinds', action: 'normalize' }]);
+    expect(messages(events)).toMatchObject([{ text: 'ABC', lineBreak: true, kind: TraceKind.TextLine }]);
+  });
+  it('kind 1 before more data: the break goes at the end, reported', () => {
+    const early = hex(
+      '01 00 00 00 00 23  01 00 05 80 00 00 00 01  05 00 02 41 42  01 00 05 01 00 00 00 00  05 00 01 43  00 00 00',
+    );
+    const events = parseAll(early);
+    expect(problems(events)).toMatchObject([{ code: 'line-break-not-last', action: 'normalize' }]);
+    expect(messages(events)).toMatchObject([{ text: 'ABC', lineBreak: true, module: 0x8000 }]);
+  });
+  it('a trailing NUL is not shown', () => {
+    const nul = hex('01 00 00 00 00 17  01 00 05 80 00 00 00 01  05 00 03 48 69 00  00 00 00');
+    const [message] = messages(parseAll(nul));
+    expect(message.text).toBe('Hi');
+    expect(message.data).toEqual(hex('48 69 00'));
+  });
+  it('bytes after End, missing End, Trace Data before Attributes, no Trace Data: message dropped', () => {
+    const cases: [string, string][] = [
+      ['01 00 00 00 00 16  01 00 05 80 00 00 00 01  05 00 00  00 00 00  AA AA', 'bytes-after-end'],
+      ['01 00 00 00 00 11  01 00 05 80 00 00 00 01  05 00 00', 'missing-end'],
+      ['01 00 00 00 00 14  05 00 00  01 00 05 80 00 00 00 01  00 00 00', 'missing-attributes'],
+      ['01 00 00 00 00 11  01 00 05 80 00 00 00 01  00 00 00', 'missing-trace-data'],
+      ['01 00 00 00 00 14  01 00 05 80 00 00 00 01  05 00 09  00 00 00', 'parameter-overrun'],
+    ];
+    for (const [bytes, code] of cases) {
+      const events = parseAll(hex(bytes), E7);
+      expect(problems(events).map((problem) => [problem.code, problem.action])).toEqual([[code, 'drop-message']]);
+      expect(messages(events)).toHaveLength(1);
+    }
+  });
+});
