@@ -175,7 +175,7 @@ describe('decoder: reading choices of §4.2 and §6.7 (hand-typed bytes)', () =>
   it('binary then text under a second Attributes: shown as text, reported', () => {
     // Attributes kind 2, data "AB", Attributes kind 1, data "C", End.
     const mixed = hex(
-      '01 00 00 00 00 23  01 00 05 80 00 00 00 02  05 00 02 41 42  01 00 05 80 00 00 00 01  05 00 01 43  00 00 00',
+      '01 00 00 00 00 22  01 00 05 80 00 00 00 02  05 00 02 41 42  01 00 05 80 00 00 00 01  05 00 01 43  00 00 00',
     );
     const events = parseAll(mixed);
     expect(problems(events)).toMatchObject([{ code: 'mixed-kinds', action: 'normalize' }]);
@@ -183,7 +183,7 @@ describe('decoder: reading choices of §4.2 and §6.7 (hand-typed bytes)', () =>
   });
   it('kind 1 before more data: the break goes at the end, reported', () => {
     const early = hex(
-      '01 00 00 00 00 23  01 00 05 80 00 00 00 01  05 00 02 41 42  01 00 05 01 00 00 00 00  05 00 01 43  00 00 00',
+      '01 00 00 00 00 22  01 00 05 80 00 00 00 01  05 00 02 41 42  01 00 05 01 00 00 00 00  05 00 01 43  00 00 00',
     );
     const events = parseAll(early);
     expect(problems(events)).toMatchObject([{ code: 'line-break-not-last', action: 'normalize' }]);
