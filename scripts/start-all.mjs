@@ -139,7 +139,9 @@ async function main() {
     stopping = true;
     for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
   };
-  for (const signal of ['SIGTERM', 'SIGINT']) {
+  // The services run in their own process groups (see run()), so this script must pass every
+  // stop request on; a SIGKILL of this script alone would leave them running.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
     process.on(signal, () => {
       say(`${signal}: stopping every service`);
       stopAll('SIGTERM');
