@@ -27,6 +27,12 @@ export interface PalmTraceParserOptions {
   maxMessageLength?: number;
   /** How text Trace Data is decoded; default Windows-1252. */
   textEncoding?: PalmTextEncoding;
+  /**
+   * Vendor opcodes (128–255) the caller understands: they stay in `message.parameters` like
+   * any other, but are not reported as skipped (§6 rule 4: "skip unless it is a vendor
+   * extension we know").
+   */
+  knownVendorOpcodes?: readonly number[];
 }
 
 export interface PalmTraceParserStats {
@@ -78,6 +84,8 @@ function readUint32(buffer: Uint8Array, at: number): number {
 export class PalmTraceParser {
   private readonly maxMessageLength: number;
   private readonly textEncoding: PalmTextEncoding;
+  /** 1 at each vendor opcode the caller understands. */
+  private readonly knownVendorOpcodes: Uint8Array;
   /** Holds the start of a message that a chunk boundary cut; `pendingLength` bytes are valid. */
   private pending: Uint8Array = EMPTY;
   private pendingLength = 0;
@@ -108,6 +116,8 @@ export class PalmTraceParser {
       throw new RangeError(`maxMessageLength must be an integer ≥ ${MIN_FRAMED_MESSAGE_LENGTH}`);
     }
     this.textEncoding = options.textEncoding ?? DEFAULT_TEXT_ENCODING;
+    this.knownVendorOpcodes = new Uint8Array(256);
+    for (const opcode of options.knownVendorOpcodes ?? []) this.knownVendorOpcodes[opcode & 0xff] = 1;
   }
 
   /** True once framing was lost (bad version or length): the caller should close the connection. */
@@ -286,7 +296,10 @@ export class PalmTraceParser {
       this.report(emit, rejection.code, 'drop-message', length, `${rejection.detail}; message dropped`);
     } else {
       for (const parameter of result.parameters) {
-        if (parameter.type === 'vendor' || parameter.type === 'reserved') {
+        const unknown =
+          parameter.type === 'reserved' ||
+          (parameter.type === 'vendor' && this.knownVendorOpcodes[parameter.opcode] === 0);
+        if (unknown) {
           this.counters.skippedParameters++;
           const range = parameter.type === 'vendor' ? 'vendor opcode' : 'reserved opcode';
           this.report(

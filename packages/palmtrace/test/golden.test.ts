@@ -132,6 +132,13 @@ describe('decoder: spec §7 worked examples', () => {
     expect(problems(events)).toMatchObject([{ code: 'unknown-opcode', action: 'skip-parameter' }]);
     expect(events[0].type).toBe('problem');
   });
+  it('E6 with 0x80 declared as a known vendor extension: kept, not reported', () => {
+    const parser = new PalmTraceParser({ knownVendorOpcodes: [0x80] });
+    const events: PalmTraceEvent[] = [];
+    parser.push(E6, (event) => events.push(event));
+    expect(problems(events)).toEqual([]);
+    expect(messages(events)[0].parameters).toContainEqual({ type: 'vendor', opcode: 0x80, data: Uint8Array.of(1, 2) });
+  });
   it('E7', () => {
     expect(messages(parseAll(E7))).toMatchObject([{ text: '', lineBreak: true, length: 20 }]);
   });
