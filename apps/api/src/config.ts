@@ -1,7 +1,84 @@
-import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, Type } from '@tracehub/service-kit';
+import { fileURLToPath } from 'node:url';
+import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, type Static, Type } from '@tracehub/service-kit';
 
 export const ApiConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
+  API_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'a TCP port from 0 to 65535' }),
+  API_HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'an address to listen on' }),
+  API_TOKENS: Type.String({
+    default: '',
+    pattern:
+      '^(|[^:,\\s]{16,}:(read|control|read\\+control|control\\+read)(,[^:,\\s]{16,}:(read|control|read\\+control|control\\+read))*)$',
+    description:
+      "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters (empty: every request but health is refused)",
+  }),
+  API_CORS_ORIGINS: Type.String({
+    default: '',
+    description: 'comma-separated origins allowed by CORS (empty: CORS off)',
+  }),
+  API_MAX_PAGE: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 }),
+  API_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65_536 }),
+  API_LIVE_QUEUE: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 20_000 }),
+  API_CONTROL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
+  DASHBOARD_DIR: Type.String({
+    default: '',
+    description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
+  }),
 });
+export type ApiConfig = Static<typeof ApiConfigSchema>;
+
+export type Scope = 'read' | 'control';
+
+/** What the app needs to know from configuration, read once and passed down. */
+export interface ApiSettings {
+  /** Token -> its scopes. */
+  tokens: ReadonlyMap<string, ReadonlySet<Scope>>;
+  /** Origins CORS allows; empty: CORS off. */
+  corsOrigins: string[];
+  /** Largest page a records or sessions request may ask for. */
+  maxPageSize: number;
+  /** Largest request body, bytes. */
+  bodyLimit: number;
+  /** Records queued per live client before the oldest are dropped (and counted as missed). */
+  liveQueueRecords: number;
+  /** How long a control request waits for the gateway. */
+  controlTimeoutMs: number;
+  /** Built dashboard to serve at `/`; undefined: none. */
+  dashboardDir?: string;
+}
+
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
+
+/** `tokenA:read,tokenB:read+control` -> a map from token to scopes. */
+export function parseApiTokens(text: string): Map<string, Set<Scope>> {
+  const tokens = new Map<string, Set<Scope>>();
+  for (const entry of text.split(',')) {
+    const trimmed = entry.trim();
+    if (trimmed === '') continue;
+    const colon = trimmed.lastIndexOf(':');
+    if (colon <= 0) throw new Error(`API_TOKENS entry without scopes (expected TOKEN:read or TOKEN:read+control)`);
+    const scopes = new Set<Scope>();
+    for (const s of trimmed.slice(colon + 1).split('+')) {
+      if (s !== 'read' && s !== 'control') throw new Error(`API_TOKENS has an unknown scope ${JSON.stringify(s)}`);
+      scopes.add(s);
+    }
+    tokens.set(trimmed.slice(0, colon), scopes);
+  }
+  return tokens;
+}
+
+export function apiSettingsFrom(config: ApiConfig): ApiSettings {
+  return {
+    tokens: parseApiTokens(config.API_TOKENS),
+    corsOrigins: config.API_CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== ''),
+    maxPageSize: config.API_MAX_PAGE,
+    bodyLimit: config.API_BODY_LIMIT,
+    liveQueueRecords: config.API_LIVE_QUEUE,
+    controlTimeoutMs: config.API_CONTROL_TIMEOUT_MS,
+    dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
+  };
+}

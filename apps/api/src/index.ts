@@ -1,2 +1,15 @@
-// Public surface of this package; filled in by its implementation.
-export {};
+export { type App, type AppDeps, buildApp } from './app.js';
+export {
+  type ApiConfig,
+  ApiConfigSchema,
+  type ApiSettings,
+  apiSettingsFrom,
+  parseApiTokens,
+  type Scope,
+} from './config.js';
+export { decodeRecordCursor, encodeRecordCursor } from './cursor.js';
+export { EXPORT_FORMATS, type ExportFormat, exportChunks, rawBytes } from './exports/export-formats.js';
+export { LiveClient, LiveHub, type LiveSink } from './live/live-hub.js';
+export { HttpProblem, type Problem } from './plugins/problems.js';
+export { type ControlCommand, encodeCommand } from './routes/control.js';
+export { type SequenceDiagram, type SequenceStep, sequenceDiagram } from './sequence-diagram.js';

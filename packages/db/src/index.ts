@@ -26,3 +26,22 @@ export {
   sessionRecords,
   sessionRecordsPage,
 } from './queries/session-records.js';
+export { getLinkById, getRig, type LinkSummary, linkSummaries, listRigs } from './queries/fleet.js';
+export {
+  escapeLike,
+  filteredRecords,
+  positionOf,
+  type RecordFilter,
+  type RecordPosition,
+  type RecordsPage,
+  type RecordsPageOptions,
+  recordFilterWhere,
+  recordsPage,
+  type SortOrder,
+} from './queries/records-page.js';
+export {
+  type SessionFilter,
+  type SessionPosition,
+  sessionDictionaries,
+  sessionsPage,
+} from './queries/sessions-list.js';

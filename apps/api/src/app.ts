@@ -1,0 +1,121 @@
+import { existsSync } from 'node:fs';
+import cors from '@fastify/cors';
+import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import websocket from '@fastify/websocket';
+import type { Bus } from '@tracehub/bus';
+import { TraceRecordSchema } from '@tracehub/contracts';
+import type { Database } from '@tracehub/db';
+import { ServiceMetrics } from '@tracehub/service-kit';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { ApiSettings } from './config.js';
+import { LiveHub } from './live/live-hub.js';
+import { liveRoutes } from './live/live-routes.js';
+import { bearerAuth } from './plugins/auth.js';
+import { installProblemHandlers } from './plugins/problems.js';
+import { controlRoutes } from './routes/control.js';
+import { fleetRoutes } from './routes/fleet.js';
+import { healthRoutes } from './routes/health.js';
+import { recordRoutes } from './routes/records.js';
+import { sessionRoutes } from './routes/sessions.js';
+
+export interface AppDeps {
+  db: Kysely<Database>;
+  bus: Bus;
+  settings: ApiSettings;
+  /** The process's metrics registry (a fresh one when omitted). */
+  metrics?: ServiceMetrics;
+  /** Fastify's logger option (off when omitted). */
+  logger?: FastifyServerOptions['logger'];
+  /** The service's readiness (always ready when omitted). */
+  isReady?: () => boolean;
+}
+
+export type App = FastifyInstance & { liveHub: LiveHub };
+
+/**
+ * The api: one plugin per concern, registered here in the order a request meets them.
+ * Call `listen()` to serve, or `inject()` in tests; `close()` also ends the live tail.
+ */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { db, bus, settings } = deps;
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: settings.bodyLimit,
+    // Query strings are bounded too: long filters are a mistake or an attack.
+    routerOptions: { maxParamLength: 200 },
+    ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  installProblemHandlers(app);
+  app.addSchema(TraceRecordSchema);
+
+  const metrics = deps.metrics ?? new ServiceMetrics('api');
+  const requests = metrics.counter({
+    name: 'api_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['route', 'status'],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    requests.inc({ route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
+  });
+
+  const hub = new LiveHub(bus, settings.liveQueueRecords);
+  hub.start();
+  metrics.gauge({
+    name: 'api_live_clients',
+    help: 'connected live-tail clients',
+    collect() {
+      this.set(hub.clientCount);
+    },
+  });
+  app.addHook('preClose', async () => hub.stop());
+
+  if (settings.corsOrigins.length > 0) await app.register(cors, { origin: settings.corsOrigins, credentials: false });
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'tracehub API',
+        version: '1',
+        description: 'Query, export, live tail and control of the tracehub fleet.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  await app.register(healthRoutes, { db, bus, isReady: deps.isReady ?? (() => true) });
+  await app.register(async (secured) => {
+    secured.addHook('onRequest', bearerAuth(settings.tokens));
+    secured.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(metrics.contentType).send(await metrics.render()),
+    );
+    await secured.register(
+      async (api) => {
+        await api.register(fleetRoutes, { db, hub });
+        await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
+        await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
+        await api.register(liveRoutes, { hub });
+        await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
+        // The PalmTrace bridge registers here.
+      },
+      { prefix: '/api/v1' },
+    );
+  });
+
+  if (settings.dashboardDir && existsSync(settings.dashboardDir)) {
+    // The dashboard is static code with no data in it; the data it shows comes from /api/v1 with a token.
+    await app.register(fastifyStatic, {
+      root: settings.dashboardDir,
+      prefix: '/',
+      wildcard: false,
+      index: 'index.html',
+    });
+  }
+
+  return Object.assign(app, { liveHub: hub }) as unknown as App;
+}

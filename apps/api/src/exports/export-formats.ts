@@ -1,0 +1,148 @@
+import type { TraceRecord } from '@tracehub/contracts';
+import { type RecordRow, rowToTraceRecord } from '@tracehub/db';
+
+export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
+  qspy: 'text/plain; charset=utf-8',
+  ndjson: 'application/x-ndjson',
+  csv: 'text/csv; charset=utf-8',
+  raw: 'application/octet-stream',
+};
+
+export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = {
+  qspy: 'txt',
+  ndjson: 'ndjson',
+  csv: 'csv',
+  raw: 'bin',
+};
+
+const CSV_COLUMNS = [
+  'rig',
+  'link',
+  'session',
+  'seq',
+  'chunk',
+  'protocol',
+  'host_ns',
+  'target_ts',
+  'kind',
+  'type',
+  'name',
+  'qs_obj',
+  'qs_sig',
+  'qs_prio',
+  'stp_master',
+  'stp_channel',
+  'fields',
+  'text',
+  'raw_hex',
+] as const;
+
+/**
+ * Turns stored rows into the export's bytes, one piece at a time, so an export of any size
+ * streams with one database page in memory.
+ */
+export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: ExportFormat): AsyncGenerator<Buffer> {
+  const batch: string[] = [];
+  const rawParts: Buffer[] = [];
+  let size = 0;
+  if (format === 'csv') batch.push(`${CSV_COLUMNS.join(',')}\r\n`);
+  for await (const row of rows) {
+    if (format === 'raw') {
+      const part = rawBytes(row);
+      if (part.length > 0) rawParts.push(part);
+      size += part.length;
+    } else {
+      const piece = textPiece(row, format);
+      if (piece !== '') batch.push(piece);
+      size += piece.length;
+    }
+    // ~64 KiB per write: few syscalls, bounded memory.
+    if (size >= 65_536) {
+      yield flush();
+      size = 0;
+    }
+  }
+  if (batch.length > 0 || rawParts.length > 0) yield flush();
+
+  function flush(): Buffer {
+    if (format === 'raw') return Buffer.concat(rawParts.splice(0));
+    return Buffer.from(batch.splice(0).join(''), 'utf8');
+  }
+}
+
+function textPiece(row: RecordRow, format: Exclude<ExportFormat, 'raw'>): string {
+  switch (format) {
+    case 'qspy':
+      // What qspy prints: each record's text as its own line(s); records it prints nothing for stay silent.
+      return row.text === '' ? '' : `${row.text}\n`;
+    case 'ndjson':
+      return `${JSON.stringify(rowToTraceRecord(row))}\n`;
+    case 'csv':
+      return `${csvLine(row)}\r\n`;
+  }
+}
+
+function csvLine(row: RecordRow): string {
+  const values: Array<string | number | bigint | null> = [
+    row.rig,
+    row.link,
+    row.session,
+    row.seq,
+    row.chunk,
+    row.protocol,
+    row.host_ns,
+    row.target_ts,
+    row.kind,
+    row.type,
+    row.name,
+    row.qs_obj,
+    row.qs_sig,
+    row.qs_prio,
+    row.stp_master,
+    row.stp_channel,
+    JSON.stringify(row.fields),
+    row.text,
+    Buffer.from(row.raw).toString('hex'),
+  ];
+  return values.map(csvField).join(',');
+}
+
+/** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
+export function csvField(value: string | number | bigint | null): string {
+  if (value === null) return '';
+  const s = String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
+}
+
+const QS_FLAG = 0x7e;
+const QS_ESC = 0x7d;
+
+/**
+ * The bytes a record came from, as they were on the link. QS records keep a frame's
+ * un-escaped contents (seq, id, payload, checksum), so they are escaped again and closed with
+ * a flag: the export replays into qspy or `tracehub decode` as the original capture did.
+ * Other protocols keep their bytes as they were; records made by a decoder (gaps) have none.
+ */
+export function rawBytes(row: RecordRow): Buffer {
+  const raw = row.raw;
+  if (raw.length === 0) return raw;
+  if (row.protocol !== 'qs') return raw;
+  let escapes = 0;
+  for (const b of raw) if (b === QS_FLAG || b === QS_ESC) escapes++;
+  const out = Buffer.allocUnsafe(raw.length + escapes + 1);
+  let o = 0;
+  for (const b of raw) {
+    if (b === QS_FLAG || b === QS_ESC) {
+      out[o++] = QS_ESC;
+      out[o++] = b ^ 0x20;
+    } else out[o++] = b;
+  }
+  out[o] = QS_FLAG;
+  return out;
+}
+
+/** A record as JSON for responses: the stored row as the TraceRecord it was. */
+export const toRecord = (row: RecordRow): TraceRecord => rowToTraceRecord(row);

@@ -1,0 +1,109 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { WebSocket } from 'ws';
+import { problemResponses, RecordFilterQuery, splitListParams, toRecordFilter } from '../schemas.js';
+import type { LiveHub, LiveSink } from './live-hub.js';
+
+export interface LiveRoutesOptions {
+  hub: LiveHub;
+}
+
+const LiveQuery = Type.Composite([RecordFilterQuery, Type.Object({ access_token: Type.Optional(Type.String()) })]);
+
+/** Bytes a WebSocket may hold unsent before its client counts as slow. */
+const WS_HIGH_WATER = 1 << 20;
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * Live tail over Server-Sent Events and WebSocket, with the records-page filters. Messages:
+ * `records` (a JSON array of TraceRecords, in bus order) and `missed` (`{missed, missedTotal}`:
+ * records dropped because this client fell behind).
+ */
+export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (app, { hub }) => {
+  app.addHook('preValidation', async (request) => splitListParams(request.query as Record<string, unknown>));
+
+  app.get(
+    '/live/sse',
+    {
+      schema: {
+        summary: 'Live tail as Server-Sent Events',
+        description:
+          'Events `records` (data: JSON array of records) and `missed` (data: {missed, missedTotal}) when this client fell behind and records were dropped for it.',
+        tags: ['live'],
+        querystring: LiveQuery,
+        produces: ['text/event-stream'],
+        response: { 200: Type.String({ description: 'text/event-stream' }), ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const filter = toRecordFilter(request.query);
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+        ...corsHeaders(reply.getHeaders()),
+      });
+      res.write('retry: 2000\n: tracehub live tail\n\n');
+      const sink: LiveSink = {
+        send: (event, data) => res.write(`event: ${event}\ndata: ${data}\n\n`),
+        whenWritable: (resume) => res.once('drain', resume),
+        end: () => res.end(),
+      };
+      const client = hub.connect(filter, sink);
+      const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      const end = () => {
+        clearInterval(heartbeat);
+        hub.disconnect(client);
+      };
+      res.on('close', end);
+      res.on('error', end);
+    },
+  );
+
+  app.get(
+    '/live/ws',
+    {
+      websocket: true,
+      schema: {
+        summary: 'Live tail over WebSocket',
+        description:
+          'Each message is JSON: {"type":"records","records":[...]} or {"type":"missed","missed":n,"missedTotal":n}.',
+        tags: ['live'],
+        querystring: LiveQuery,
+      },
+    },
+    (socket: WebSocket, request) => {
+      const filter = toRecordFilter(request.query as typeof request.query);
+      const sink: LiveSink = {
+        send: (event, data) => {
+          socket.send(
+            event === 'records' ? `{"type":"records","records":${data}}` : `{"type":"missed",${data.slice(1)}`,
+          );
+          return socket.bufferedAmount < WS_HIGH_WATER;
+        },
+        whenWritable: (resume) => {
+          const poll = setInterval(() => {
+            if (socket.readyState !== socket.OPEN) return clearInterval(poll);
+            if (socket.bufferedAmount < WS_HIGH_WATER / 2) {
+              clearInterval(poll);
+              resume();
+            }
+          }, 10);
+        },
+        end: () => socket.close(1001, 'server closing'),
+      };
+      const client = hub.connect(filter, sink);
+      socket.on('close', () => hub.disconnect(client));
+      socket.on('error', () => hub.disconnect(client));
+    },
+  );
+};
+
+function corsHeaders(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (k.startsWith('access-control-') || k === 'vary') out[k] = String(v);
+  return out;
+}

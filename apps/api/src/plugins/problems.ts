@@ -1,0 +1,110 @@
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+
+/** RFC 9457 problem details, the body of every error the api sends. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+}
+
+/** An error that becomes a problem response with its status (4xx: the caller's mistake). */
+export class HttpProblem extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpProblem';
+  }
+}
+
+export const badRequest = (detail: string) => new HttpProblem(400, detail);
+export const notFound = (detail: string) => new HttpProblem(404, detail);
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+export function sendProblem(reply: FastifyReply, status: number, detail: string): FastifyReply {
+  const problem: Problem = {
+    type: 'about:blank',
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    instance: reply.request.url.split('?')[0],
+  };
+  return reply.code(status).type('application/problem+json').send(problem);
+}
+
+/**
+ * Every error becomes `application/problem+json`. Validation errors and the framework's own
+ * 4xx (bad JSON, too large, wrong media type) keep their status and say what was wrong;
+ * anything else is a 500 whose detail reveals nothing (it is logged instead).
+ */
+export function installProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.validation) {
+      const where = error.validationContext ?? 'request';
+      const details = error.validation.map((v) => {
+        const path = v.instancePath ? v.instancePath.slice(1).replaceAll('/', '.') : '';
+        const field = path || (v.params as { missingProperty?: string })?.missingProperty || '';
+        const message = v.message ?? 'is invalid';
+        return field ? `${where} ${field}: ${message}` : `${where}: ${message}`;
+      });
+      return sendProblem(reply, 400, details.join('; '));
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500)
+      return sendProblem(reply, status, describeClientError(error, request.headers['content-type']));
+    if (status >= 500 && error instanceof HttpProblem) return sendProblem(reply, status, error.message);
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, 500, 'internal error: the request could not be completed (see the server log)');
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+}
+
+/** The framework's own 4xx messages, said in words that tell the caller what to change. */
+function describeClientError(error: FastifyError, contentType: string | undefined): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return `unsupported content-type ${JSON.stringify(contentType ?? '')}: send application/json`;
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return `request body is too large: ${error.message}`;
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'request body is empty: send a JSON object';
+    default:
+      return /JSON/.test(error.name) || error instanceof SyntaxError
+        ? `request body is not valid JSON: ${error.message}`
+        : error.message;
+  }
+}
+
+/** Problem schema for OpenAPI responses. */
+export const problemResponse = {
+  type: 'object',
+  description: 'RFC 9457 problem details (application/problem+json)',
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    instance: { type: 'string' },
+  },
+} as const;

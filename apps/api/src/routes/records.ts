@@ -1,0 +1,172 @@
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { type Database, filteredRecords, positionOf, recordsPage, sessionRecords } from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import { decodeRecordCursor, encodeRecordCursor } from '../cursor.js';
+import {
+  EXPORT_CONTENT_TYPES,
+  EXPORT_EXTENSIONS,
+  EXPORT_FORMATS,
+  exportChunks,
+  toRecord,
+} from '../exports/export-formats.js';
+import { badRequest } from '../plugins/problems.js';
+import {
+  problemResponses,
+  RecordFilterQuery,
+  SessionId,
+  splitListParams,
+  TimeRangeQuery,
+  TraceRecordRef,
+  toRecordFilter,
+} from '../schemas.js';
+import { mustGetSession } from './sessions.js';
+
+export interface RecordRoutesOptions {
+  db: Kysely<Database>;
+  maxPageSize: number;
+}
+
+const ExportFormat = Type.Union(
+  EXPORT_FORMATS.map((f) => Type.Literal(f)),
+  {
+    description:
+      'qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the original link bytes (QS frames re-escaped), to replay into qspy or `tracehub decode`',
+  },
+);
+
+/** Records: filtered pages with keyset cursors, and exports of a session or a filtered range. */
+export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = async (app, { db, maxPageSize }) => {
+  app.addHook('preValidation', async (request) => {
+    if (request.query && typeof request.query === 'object') splitListParams(request.query as Record<string, unknown>);
+  });
+
+  app.get(
+    '/records',
+    {
+      schema: {
+        summary: 'Records matching filters, a page at a time',
+        description:
+          'Keyset pagination: pass `next` back as `cursor` for the following page, `prev` for the page before. `order=desc` (default) is newest first.',
+        tags: ['records'],
+        querystring: Type.Composite([
+          RecordFilterQuery,
+          TimeRangeQuery,
+          Type.Object({
+            order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
+            limit: Type.Integer({
+              minimum: 1,
+              maximum: maxPageSize,
+              default: 100,
+              description: `page size, at most ${maxPageSize}`,
+            }),
+            cursor: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 400, description: 'opaque cursor from `next` or `prev`' }),
+            ),
+          }),
+        ]),
+        response: {
+          200: Type.Object({
+            records: Type.Array(TraceRecordRef),
+            next: Type.Union([Type.String(), Type.Null()], {
+              description: 'cursor of the following page, null at the end',
+            }),
+            prev: Type.Union([Type.String(), Type.Null()], {
+              description: 'cursor of the page before, null at the start',
+            }),
+          }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const filter = toRecordFilter(q);
+      const cursor = q.cursor ? decodeRecordCursor(q.cursor, q.order) : undefined;
+      const page = await recordsPage(db, filter, {
+        order: q.order,
+        limit: q.limit,
+        after: cursor?.direction === 'after' ? cursor.position : undefined,
+        before: cursor?.direction === 'before' ? cursor.position : undefined,
+      });
+      const first = page.rows[0];
+      const last = page.rows[page.rows.length - 1];
+      return {
+        records: page.rows.map(toRecord),
+        next:
+          page.hasMore && last
+            ? encodeRecordCursor({ order: q.order, direction: 'after', position: positionOf(last) })
+            : null,
+        prev:
+          page.hasPrevious && first
+            ? encodeRecordCursor({ order: q.order, direction: 'before', position: positionOf(first) })
+            : null,
+      };
+    },
+  );
+
+  app.get(
+    '/records/export',
+    {
+      schema: {
+        summary: 'Export of the records matching filters (oldest first), streamed',
+        tags: ['records'],
+        querystring: Type.Composite([RecordFilterQuery, TimeRangeQuery, Type.Object({ format: ExportFormat })]),
+        produces: Object.values(EXPORT_CONTENT_TYPES),
+        response: { 200: Type.String({ description: 'the export' }), ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const { format, ...rest } = request.query;
+      const filter = toRecordFilter(rest);
+      if (filter.from === undefined && filter.session === undefined && filter.rig === undefined) {
+        throw badRequest(
+          'querystring: an export needs a session, a rig or a from time (exporting the whole store is not offered)',
+        );
+      }
+      const chunks = exportChunks(filteredRecords(db, filter, 'asc'), format);
+      return reply
+        .type(EXPORT_CONTENT_TYPES[format])
+        .header('content-disposition', `attachment; filename="records.${EXPORT_EXTENSIONS[format]}"`)
+        .send(await streamOf(chunks));
+    },
+  );
+
+  app.get(
+    '/sessions/:id/export',
+    {
+      schema: {
+        summary: 'Export of a whole session in seq order, streamed',
+        tags: ['sessions'],
+        params: Type.Object({ id: SessionId }),
+        querystring: Type.Object({ format: ExportFormat }),
+        produces: Object.values(EXPORT_CONTENT_TYPES),
+        response: { 200: Type.String({ description: 'the export' }), ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const session = await mustGetSession(db, request.params.id);
+      const { format } = request.query;
+      const chunks = exportChunks(sessionRecords(db, session.id), format);
+      const safe = session.id.replace(/[^A-Za-z0-9_.-]/g, '_');
+      return reply
+        .type(EXPORT_CONTENT_TYPES[format])
+        .header('content-disposition', `attachment; filename="${safe}.${EXPORT_EXTENSIONS[format]}"`)
+        .send(await streamOf(chunks));
+    },
+  );
+};
+
+/**
+ * A readable stream of the export that has already produced its first piece: a query error
+ * (database away) then still becomes a problem response instead of a cut-off download.
+ */
+async function streamOf(chunks: AsyncGenerator<Buffer>): Promise<Readable> {
+  const first = await chunks.next();
+  async function* rest() {
+    if (!first.done) yield first.value;
+    yield* chunks;
+  }
+  return Readable.from(rest(), { objectMode: false });
+}

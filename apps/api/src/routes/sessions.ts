@@ -1,0 +1,185 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  type Database,
+  getSession,
+  isSessionComplete,
+  type SessionRow,
+  sessionDictionaries,
+  sessionRecords,
+  sessionsPage,
+} from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
+import { badRequest, notFound } from '../plugins/problems.js';
+import { Instant, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
+import { sequenceDiagram } from '../sequence-diagram.js';
+
+export interface SessionRoutesOptions {
+  db: Kysely<Database>;
+  maxPageSize: number;
+}
+
+const nullableInstant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const Session = Type.Object({
+  id: Type.String(),
+  rig: Type.String(),
+  link: Type.String(),
+  protocol: Type.String(),
+  startedAt: Type.String({ format: 'date-time' }),
+  endedAt: nullableInstant,
+  firstRecordAt: nullableInstant,
+  lastRecordAt: nullableInstant,
+  records: Type.Integer(),
+  errors: Type.Integer(),
+  gaps: Type.Integer(),
+  lostBytes: Type.Integer(),
+  recordTotal: Type.Union([Type.Integer(), Type.Null()], { description: 'records in all, once the end was decoded' }),
+  complete: Type.Boolean({ description: 'ended, and every record stored' }),
+  targetInfo: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+    description: 'what the target reported about itself (QS target info)',
+  }),
+});
+
+export function sessionJson(s: SessionRow) {
+  return {
+    id: s.id,
+    rig: s.rig,
+    link: s.link,
+    protocol: s.protocol,
+    startedAt: s.started_at.toISOString(),
+    endedAt: s.ended_at?.toISOString() ?? null,
+    firstRecordAt: s.first_host_time?.toISOString() ?? null,
+    lastRecordAt: s.last_host_time?.toISOString() ?? null,
+    records: Number(s.record_count),
+    errors: Number(s.error_count),
+    gaps: Number(s.gap_count),
+    lostBytes: Number(s.lost_bytes),
+    recordTotal: s.record_total === null ? null : Number(s.record_total),
+    complete: isSessionComplete(s),
+    targetInfo: s.target_info,
+  };
+}
+
+const SessionParams = Type.Object({ id: SessionId });
+
+const Step = Type.Object({
+  kind: Type.Union([Type.Literal('post'), Type.Literal('publish'), Type.Literal('timeout'), Type.Literal('state')]),
+  seq: Type.Integer(),
+  targetTs: Type.Union([Type.String(), Type.Null()]),
+  from: Type.Union([Type.String(), Type.Null()]),
+  to: Type.String(),
+  sig: Type.Union([Type.String(), Type.Null()]),
+  obj: Type.Optional(Type.String()),
+});
+
+/** Sessions: list, one session, its dictionaries, its sequence diagram. */
+export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { db, maxPageSize }) => {
+  app.get(
+    '/sessions',
+    {
+      schema: {
+        summary: 'Sessions, newest first',
+        tags: ['sessions'],
+        querystring: Type.Object({
+          rig: Type.Optional(RigName),
+          link: Type.Optional(LinkName),
+          from: Type.Optional(Instant),
+          to: Type.Optional(Instant),
+          limit: Type.Integer({ minimum: 1, maximum: maxPageSize, default: 50 }),
+          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })),
+        }),
+        response: {
+          200: Type.Object({ sessions: Type.Array(Session), next: Type.Union([Type.String(), Type.Null()]) }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const from = q.from ? new Date(q.from) : undefined;
+      const to = q.to ? new Date(q.to) : undefined;
+      if (from && to && from > to) throw badRequest('querystring: from is after to');
+      const page = await sessionsPage(
+        db,
+        { rig: q.rig, link: q.link, from, to },
+        { limit: q.limit, after: q.cursor ? decodeSessionCursor(q.cursor) : undefined },
+      );
+      return {
+        sessions: page.rows.map(sessionJson),
+        next: page.hasMore && page.last ? encodeSessionCursor(page.last) : null,
+      };
+    },
+  );
+
+  app.get(
+    '/sessions/:id',
+    {
+      schema: {
+        summary: 'One session: target info, time span, record/error/gap counts',
+        tags: ['sessions'],
+        params: SessionParams,
+        response: { 200: Session, ...problemResponses },
+      },
+    },
+    async (request) => sessionJson(await mustGetSession(db, request.params.id)),
+  );
+
+  app.get(
+    '/sessions/:id/dictionaries',
+    {
+      schema: {
+        summary: "The session's dictionaries (object, function, signal, user record names)",
+        tags: ['sessions'],
+        params: SessionParams,
+        response: {
+          200: Type.Object({
+            entries: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), name: Type.String() })),
+          }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => {
+      await mustGetSession(db, request.params.id);
+      return { entries: await sessionDictionaries(db, request.params.id) };
+    },
+  );
+
+  app.get(
+    '/sessions/:id/sequence',
+    {
+      schema: {
+        summary: 'Sequence diagram of a QS session',
+        description:
+          'Events exchanged between active objects (posts, publishes to subscribers, time events) and the state changes of each object, in record order.',
+        tags: ['sessions'],
+        params: SessionParams,
+        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000 }) }),
+        response: {
+          200: Type.Object({
+            session: Type.String(),
+            participants: Type.Array(Type.String()),
+            steps: Type.Array(Step),
+            truncated: Type.Boolean(),
+          }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => {
+      const session = await mustGetSession(db, request.params.id);
+      if (session.protocol !== 'qs')
+        throw badRequest(`session ${session.id} is ${session.protocol}; sequence diagrams are drawn from QS sessions`);
+      const diagram = await sequenceDiagram(sessionRecords(db, session.id), request.query.limit);
+      return { session: session.id, ...diagram };
+    },
+  );
+};
+
+export async function mustGetSession(db: Kysely<Database>, id: string): Promise<SessionRow> {
+  const session = await getSession(db, id);
+  if (!session) throw notFound(`no session ${id}`);
+  return session;
+}
