@@ -30,6 +30,9 @@ export function renderUnknownKey(key: QsKey, keySize: number): string {
   return `0x${hex16(keyHi(key), keyLo(key))}`;
 }
 
+/** How many renderings of unknown keys a dictionary remembers. */
+const UNKNOWN_CACHE_MAX = 1024;
+
 /** QSPY keeps at most 63 characters of a dictionary name. */
 const NAME_MAX = 63;
 
@@ -63,8 +66,40 @@ export class QsDictionary {
   /** QSPY's `Dictionary_get`: the name, `NULL` for key 0, or the unknown-key rendering. */
   get(key: QsKey): string {
     if (key === 0 && this.keySize >= 4) return 'NULL';
-    return this.names.get(key) ?? renderUnknownKey(key, this.keySize);
+    const name = this.names.get(key);
+    if (name !== undefined) return name;
+    // Unknown keys repeat (a state without a dictionary entry): render each once.
+    let text = this.unknownText.get(key);
+    if (text === undefined) {
+      text = renderUnknownKey(key, this.keySize);
+      if (this.unknownText.size >= UNKNOWN_CACHE_MAX) this.unknownText.clear();
+      this.unknownText.set(key, text);
+    }
+    return text;
   }
+
+  /**
+   * The name, or for an unknown key its address at the target's real pointer size (not QSPY's
+   * command-line size): what the fields carry.
+   */
+  field(key: QsKey, realSize: number): string {
+    const name = this.names.get(key);
+    if (name !== undefined) return name;
+    if (key === 0) return 'NULL';
+    let text = this.unknownField.get(key);
+    if (text === undefined || this.unknownFieldSize !== realSize) {
+      if (this.unknownFieldSize !== realSize) this.unknownField.clear();
+      this.unknownFieldSize = realSize;
+      text = renderUnknownKey(key, realSize <= 4 ? 4 : 8);
+      if (this.unknownField.size >= UNKNOWN_CACHE_MAX) this.unknownField.clear();
+      this.unknownField.set(key, text);
+    }
+    return text;
+  }
+
+  private readonly unknownText = new Map<QsKey, string>();
+  private readonly unknownField = new Map<QsKey, string>();
+  private unknownFieldSize = 0;
 
   reset(): void {
     this.names.clear();

@@ -5,7 +5,7 @@ import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } fr
 import { QsDictionaries, type QsKey } from './dictionaries.js';
 import { HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
-import { decodeUserElements, type QsUserElements, renderKnownSize } from './user-record.js';
+import { decodeUserElements, type QsUserElements } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
@@ -82,11 +82,11 @@ export class QsRecordDecoder {
 
   /** An object as the fields give it: its name, or its address at the target's real size. */
   private objF(key: QsKey): string {
-    return this.dicts.obj.find(key) ?? renderKnownSize(key, this.config.objPtrSize);
+    return this.dicts.obj.field(key, this.config.objPtrSize);
   }
 
   private funF(key: QsKey): string {
-    return this.dicts.fun.find(key) ?? renderKnownSize(key, this.config.funPtrSize);
+    return this.dicts.fun.field(key, this.config.funPtrSize);
   }
 
   private sigF(sig: number, obj: QsKey): string {
@@ -140,657 +140,119 @@ export class QsRecordDecoder {
   }
 
   private predefined(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
     switch (id) {
-      case 0: {
-        // QS_EMPTY: nothing printed (before QS 5.5 it announced a target reset).
-        if (c.version >= 550) {
-          return { kind: 'info', type: 0, name: 'QS_EMPTY', targetTs: null, fields: {}, text: '', raw };
-        }
-        if (r.remaining !== 0) return this.lengthError(id, raw);
-        this.dicts.resetAll();
-        return this.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
-      }
+      case 0:
+        return this.parseEmpty(id, raw);
       case 1:
-      case 2: {
-        const o = r.ptr(c.objPtrSize);
-        const f = r.ptr(c.funPtrSize);
-        const tag = id === 1 ? 'St-Entry' : 'St-Exit ';
-        const objName = this.obj(o);
-        return this.done(
-          id,
-          'record',
-          null,
-          `${RTC}${tag} Obj=${objName},State=${this.fun(f)}`,
-          { obj: this.objF(o), state: this.funF(f) },
-          raw,
-          { obj: this.objF(o) },
-        );
-      }
+      case 2:
+        return this.parseStateEntryExit(id, raw);
       case 3:
       case 55:
       case 56:
-      case 57: {
-        const o = r.ptr(c.objPtrSize);
-        const f1 = r.ptr(c.funPtrSize);
-        const f2 = r.ptr(c.funPtrSize);
-        const tag = id === 3 ? 'St-Init ' : id === 55 ? 'St-Hist ' : id === 56 ? 'St-EP   ' : 'St-XP   ';
-        return this.done(
-          id,
-          'record',
-          null,
-          `${RTC}${tag} Obj=${this.obj(o)},State=${this.fun(f1)}->${this.fun(f2)}`,
-          { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) },
-          raw,
-          { obj: this.objF(o) },
-        );
-      }
-      case 4: {
-        const t = r.u(c.timeSize);
-        const o = r.ptr(c.objPtrSize);
-        const f = r.ptr(c.funPtrSize);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
-          { obj: this.objF(o), state: this.funF(f) },
-          raw,
-          { obj: this.objF(o) },
-        );
-      }
+      case 57:
+        return this.parseStateTransition(id, raw);
+      case 4:
+        return this.parseInitTran(id, raw);
       case 5:
       case 7:
-      case 8: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const f = r.ptr(c.funPtrSize);
-        const tag = id === 5 ? '=>Intern' : id === 7 ? '=>Ignore' : 'Disp===>';
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
-          { obj: objF, sig: sigF, state: this.funF(f) },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
-      case 6: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const f1 = r.ptr(c.funPtrSize);
-        const f2 = r.ptr(c.funPtrSize);
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
-          { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
-      case 9: {
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const f = r.ptr(c.funPtrSize);
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          null,
-          `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
-          { obj: objF, sig: sigF, state: this.funF(f) },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 8:
+        return this.parseDispatchLike(id, raw);
+      case 6:
+        return this.parseTran(id, raw);
+      case 9:
+        return this.parseUnhandled(id, raw);
       case 10:
-      case 11: {
-        const t = r.u(c.timeSize);
-        const ao = r.ptr(c.objPtrSize);
-        const q = r.ptr(c.objPtrSize);
-        const s = r.u(c.sigSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const tag = id === 10 ? 'AO-Defer' : 'AO-RCall';
-        const objF = this.objF(ao);
-        const sigF = this.sigF(s, ao);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>`,
-          { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 11:
+        return this.parseDeferRecall(id, raw);
       case 12:
-      case 13: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const tag = id === 12 ? 'AO-Subsc' : 'AO-Unsub';
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)}`,
-          { obj: objF, sig: sigF },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 13:
+        return this.parseSubscribe(id, raw);
       case 14:
-      case 45: {
-        const t = r.u(c.timeSize);
-        const sdr = r.ptr(c.objPtrSize);
-        const s = r.u(c.sigSize);
-        const ao = r.ptr(c.objPtrSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const free = r.u(c.queueCtrSize);
-        const min = r.u(c.queueCtrSize);
-        const objF = this.objF(ao);
-        const sigF = this.sigF(s, ao);
-        const text =
-          id === 14
-            ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
-            : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
-        return this.done(
-          id,
-          'record',
-          t,
-          text,
-          id === 14
-            ? { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, min }
-            : { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, margin: min },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 45:
+        return this.parseActivePost(id, raw);
       case 15:
       case 19:
       case 20:
-      case 46: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const free = r.u(c.queueCtrSize);
-        const min = r.u(c.queueCtrSize);
-        const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
-        const last = id === 46 ? 'Mar' : 'Min';
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
-          id === 46
-            ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
-            : { obj: objF, sig: sigF, pool, ref, free, min },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 46:
+        return this.parseQueuePost(id, raw);
       case 16:
-      case 21: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const free = r.u(c.queueCtrSize);
-        const tag = id === 16 ? 'AO-Get  ' : 'EQ-Get  ';
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
-          { obj: objF, sig: sigF, pool, ref, free },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 21:
+        return this.parseQueueGet(id, raw);
       case 17:
-      case 22: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const tag = id === 17 ? 'AO-GetL ' : 'EQ-GetL ';
-        const objF = this.objF(o);
-        const sigF = this.sigF(s, o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>`,
-          { obj: objF, sig: sigF, pool, ref },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
-      case 18: {
-        const t = r.u(c.timeSize);
-        const ao = r.ptr(c.objPtrSize);
-        const q = r.ptr(c.objPtrSize);
-        const objF = this.objF(ao);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
-          { obj: objF, queue: this.objF(q) },
-          raw,
-          { obj: objF },
-        );
-      }
+      case 22:
+        return this.parseQueueGetLast(id, raw);
+      case 18:
+        return this.parseRecallAttempt(id, raw);
       case 23:
-      case 28: {
-        const t = r.u(c.timeSize);
-        const size = r.u(c.eventSize);
-        const s = r.u(c.sigSize);
-        const tag = id === 23 ? 'QF-NewA ' : 'QF-New  ';
-        const sigF = this.sigF(s, 0);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Sig=${this.dicts.sig.get(s, 0)},Size=${size}`,
-          { sig: sigF, size },
-          raw,
-          { sig: sigF },
-        );
-      }
+      case 28:
+        return this.parseNew(id, raw);
       case 24:
-      case 47: {
-        const t = r.u(c.timeSize);
-        const o = r.ptr(c.objPtrSize);
-        const free = r.u(c.poolCtrSize);
-        const min = r.u(c.poolCtrSize);
-        const objF = this.objF(o);
-        return this.done(
-          id,
-          'record',
-          t,
-          id === 24
-            ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${free},Min=${min}`
-            : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${free},Mar=${min}`,
-          id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 25: {
-        const t = r.u(c.timeSize);
-        const o = r.ptr(c.objPtrSize);
-        const free = r.u(c.poolCtrSize);
-        const objF = this.objF(o);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${free}`,
-          { obj: objF, free },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 26: {
-        const t = r.u(c.timeSize);
-        const sdr = r.ptr(c.objPtrSize);
-        const s = r.u(c.sigSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const sigF = this.sigF(s, 0);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
-          { sender: this.objF(sdr), sig: sigF, pool, ref },
-          raw,
-          { sig: sigF },
-        );
-      }
+      case 47:
+        return this.parsePoolGet(id, raw);
+      case 25:
+        return this.parsePoolPut(id, raw);
+      case 26:
+        return this.parsePublish(id, raw);
       case 27:
       case 29:
       case 30:
-      case 38: {
-        const t = r.u(c.timeSize);
-        const s = r.u(c.sigSize);
-        const pool = r.u(1);
-        const ref = r.u(1);
-        const tag = id === 27 ? 'QF-NewRf' : id === 29 ? 'QF-gcA  ' : id === 30 ? 'QF-gc   ' : 'QF-DelRf';
-        const sigF = this.sigF(s, 0);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${tag} Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
-          { sig: sigF, pool, ref },
-          raw,
-          { sig: sigF },
-        );
-      }
-      case 31: {
-        const ctr = r.u(c.teCtrSize);
-        const rate = c.version < 500 ? 0 : r.u(1);
-        return this.done(id, 'record', null, `${NO_TS}Tick<${rate}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
-      }
+      case 38:
+        return this.parseEventRef(id, raw);
+      case 31:
+        return this.parseTick(id, raw);
       case 32:
-      case 35: {
-        const t = r.u(c.timeSize);
-        const te = r.ptr(c.objPtrSize);
-        const ao = r.ptr(c.objPtrSize);
-        const tim = r.u(c.teCtrSize);
-        const int = r.u(c.teCtrSize);
-        const rate = c.version < 500 ? 0 : r.u(1);
-        const tag = id === 32 ? 'Arm ' : 'Dis ';
-        const objF = this.objF(te);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} TE${rate}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int}`,
-          { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 33: {
-        const te = r.ptr(c.objPtrSize);
-        const ao = r.ptr(c.objPtrSize);
-        const rate = c.version < 500 ? 0 : r.u(1);
-        const objF = this.objF(te);
-        return this.done(
-          id,
-          'record',
-          null,
-          `${NO_TS}TE${rate}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
-          { obj: objF, ao: this.objF(ao), rate },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 34: {
-        const t = r.u(c.timeSize);
-        const te = r.ptr(c.objPtrSize);
-        const ao = r.ptr(c.objPtrSize);
-        const rate = c.version < 500 ? 0 : r.u(1);
-        const objF = this.objF(te);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} TE${rate}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
-          { obj: objF, ao: this.objF(ao), rate },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 36: {
-        const t = r.u(c.timeSize);
-        const te = r.ptr(c.objPtrSize);
-        const ao = r.ptr(c.objPtrSize);
-        const tim = r.u(c.teCtrSize);
-        const int = r.u(c.teCtrSize);
-        // The target sends (rate, wasArmed); QSPY prints them the other way round (Q3).
-        const rate = c.version < 500 ? 0 : r.u(1);
-        const wasArmed = r.u(1);
-        const objF = this.objF(te);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} TE${wasArmed}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int},Was=${rate}`,
-          { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
-          raw,
-          { obj: objF },
-        );
-      }
-      case 37: {
-        const t = r.u(c.timeSize);
-        const te = r.ptr(c.objPtrSize);
-        const s = r.u(c.sigSize);
-        const ao = r.ptr(c.objPtrSize);
-        const rate = c.version < 500 ? 0 : r.u(1);
-        const objF = this.objF(te);
-        const sigF = this.sigF(s, ao);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.dicts.sig.get(s, ao)},AO=${this.obj(ao)}`,
-          { obj: objF, sig: sigF, ao: this.objF(ao), rate },
-          raw,
-          { obj: objF, sig: sigF },
-        );
-      }
+      case 35:
+        return this.parseTimeEvtArmDisarm(id, raw);
+      case 33:
+        return this.parseTimeEvtAutoDisarm(id, raw);
+      case 34:
+        return this.parseTimeEvtDisarmAttempt(id, raw);
+      case 36:
+        return this.parseTimeEvtRearm(id, raw);
+      case 37:
+        return this.parseTimeEvtPost(id, raw);
       case 39:
-      case 40: {
-        const t = r.u(c.timeSize);
-        const nest = r.u(1);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${nest}`,
-          { nest },
-          raw,
-        );
-      }
+      case 40:
+        return this.parseCrit(id, raw);
       case 41:
-      case 42: {
-        const t = r.u(c.timeSize);
-        const nest = r.u(1);
-        const prio = r.u(1);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${nest},Pri=${prio}`,
-          { nest, prio },
-          raw,
-          { prio },
-        );
-      }
+      case 42:
+        return this.parseIsr(id, raw);
       case 48:
       case 49:
-      case 52: {
-        const t = r.u(c.timeSize);
-        const a = r.u(1);
-        const b = r.u(1);
-        const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
-        // QSPY prints the second byte first (Q11); the fields keep the wire order.
-        return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${b}->${a}`, { prio: a, prevPrio: b }, raw, {
-          prio: a,
-        });
-      }
+      case 52:
+        return this.parseSchedPrio(id, raw);
       case 50:
-      case 51: {
-        const t = r.u(c.timeSize);
-        const a = r.u(1);
-        const b = r.u(1);
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${a}->${b}`,
-          { prevCeiling: a, ceiling: b },
-          raw,
-        );
-      }
-      case 53: {
-        const t = r.u(c.timeSize);
-        const a = r.u(1);
-        return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${a}->0`, { prevPrio: a }, raw);
-      }
-      case 54: {
-        const value = r.u(1);
-        const group = r.u(1);
-        const name = r.str();
-        if (r.remaining === 0) this.dicts.enums[group & 7].put(value, name);
-        return this.done(
-          id,
-          'dict',
-          null,
-          `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group & 7}->${name}`,
-          { value, group: group & 7, name: r.lastStr },
-          raw,
-        );
-      }
+      case 51:
+        return this.parseSchedLock(id, raw);
+      case 53:
+        return this.parseSchedIdle(id, raw);
+      case 54:
+        return this.parseEnumDict(id, raw);
       case 58:
-        return this.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
-      case 59: {
-        const t = r.u(c.timeSize);
-        const f = r.ptr(c.funPtrSize);
-        const data = r.u(4);
-        // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
-          { fun: this.funF(f), data },
-          raw,
-        );
-      }
-      case 60: {
-        const s = r.u(c.sigSize);
-        const o = r.ptr(c.objPtrSize);
-        const hi = r.hi;
-        const lo = r.lo;
-        const name = r.str();
-        if (r.remaining === 0) this.dicts.sig.put(s, o, name);
-        const objHex = c.objPtrSize <= 4 ? hex8(lo) : hex16(hi, lo);
-        return this.done(
-          id,
-          'dict',
-          null,
-          `${NO_TS}Sig-Dict ${zeroPad(s | 0, 8)},Obj=0x${objHex}->${name}`,
-          { sig: s, obj: `0x${objHex}`, name: r.lastStr },
-          raw,
-        );
-      }
+        return this.parseTestPaused(id, raw);
+      case 59:
+        return this.parseTestProbe(id, raw);
+      case 60:
+        return this.parseSigDict(id, raw);
       case 61:
-      case 62: {
-        const size = id === 61 ? c.objPtrSize : c.funPtrSize;
-        const k = r.ptr(size);
-        const hex = size <= 4 ? hex8(r.lo) : hex16(r.hi, r.lo);
-        const name = r.str();
-        if (r.remaining === 0) (id === 61 ? this.dicts.obj : this.dicts.fun).put(k, name);
-        return this.done(
-          id,
-          'dict',
-          null,
-          `${NO_TS}${id === 61 ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
-          { [id === 61 ? 'obj' : 'fun']: `0x${hex}`, name: r.lastStr },
-          raw,
-        );
-      }
-      case 63: {
-        const rec = r.u(1);
-        const name = r.str();
-        if (r.remaining === 0) this.dicts.usr.put(rec, name);
-        return this.done(
-          id,
-          'dict',
-          null,
-          `${NO_TS}Usr-Dict ${zeroPad(rec, 8)}->${name}`,
-          { recId: rec, name: r.lastStr },
-          raw,
-        );
-      }
+      case 62:
+        return this.parseObjFunDict(id, raw);
+      case 63:
+        return this.parseUsrDict(id, raw);
       case 64:
         return this.targetInfo(raw);
-      case 65: {
-        const t = r.u(c.timeSize);
-        const rx = r.u(1);
-        const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
-        return this.done(id, 'record', t, `${ts10(t)} Trg-Done ${name}`, { command: name }, raw);
-      }
-      case 66: {
-        let t: number | null = null;
-        if (c.version < 580) t = r.u(c.timeSize);
-        const status = r.u(1);
-        let text: string;
-        let fields: Fields;
-        if (status < 128) {
-          const name = status < QS_RX_NAMES.length ? QS_RX_NAMES[status] : String(status);
-          text = `${NO_TS}Trg-Ack  ${name}`;
-          fields = { ack: true, command: name };
-        } else {
-          const code = status & 0x7f;
-          const name = code < QS_RX_NAMES.length ? QS_RX_NAMES[code] : `0x${HEX2[code]}`;
-          text = `${NO_TS}Trg-ERR  ${name}`;
-          fields = { ack: false, error: code, command: name };
-        }
-        return this.done(id, 'record', t, text, fields, raw);
-      }
+      case 65:
+        return this.parseTargetDone(id, raw);
+      case 66:
+        return this.parseRxStatus(id, raw);
       case 67:
         return this.queryData(raw);
-      case 68: {
-        const t = r.u(c.timeSize);
-        const offs = r.u(2);
-        const size = r.u(1);
-        const start = r.mem(size);
-        const num = r.count;
-        const items: number[] = [];
-        let data = '';
-        const b = r.buf;
-        // QSPY prints num-1 items with ',' and always one last item with '>' (even when num is 0).
-        const shown = Math.max(num, 1);
-        for (let i = 0; i < shown; i++) {
-          const p = (start < 0 ? r.pos : start) + i * size;
-          let v = 0;
-          for (let k = size - 1; k >= 0; k--) v = v * 256 + (b[p + k] ?? 0);
-          if (i < num) items.push(v);
-          data += (size === 1 || size === 2 || size === 4 ? hexPad(v, size * 2) : '') + (i === shown - 1 ? '>' : ',');
-        }
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} Trg-Peek Offs=${offs},Size=${size},Num=${num},Data=<${data}`,
-          { offset: offs, size, num, data: items },
-          raw,
-        );
-      }
-      case 69: {
-        const t = r.u(c.timeSize);
-        const loc = r.u(2);
-        const mod = r.str();
-        return this.done(
-          id,
-          'record',
-          t,
-          `${ts10(t)} =ASSERT= Mod=${mod},Loc=${loc}`,
-          { module: r.lastStr, location: loc },
-          raw,
-        );
-      }
+      case 68:
+        return this.parsePeekData(id, raw);
+      case 69:
+        return this.parseAssertFail(id, raw);
       case 70:
-        return this.done(id, 'info', null, `${NO_TS}QF_RUN`, {}, raw);
+        return this.parseQfRun(id, raw);
       case 71:
       case 72:
       case 73:
@@ -800,43 +262,775 @@ export class QsRecordDecoder {
       case 77:
       case 78:
       case 79:
-      case 80: {
-        const t = r.u(c.timeSize);
-        const o = r.ptr(c.objPtrSize);
-        const a = r.u(1);
-        const b = r.u(1);
-        const tag = SEM_MTX_TAGS[id - 71];
-        const objF = this.objF(o);
-        let text: string;
-        let fields: Fields;
-        if (id <= 74) {
-          text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${a},Cnt=${b}`;
-          fields = { obj: objF, thread: a, count: b };
-        } else if (id === 76 || id === 79) {
-          text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Thr=${b}`;
-          fields = { obj: objF, holder: a, thread: b };
-        } else {
-          text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Nest=${b}`;
-          fields = { obj: objF, holder: a, nest: b };
-        }
-        return this.done(id, 'record', t, text, fields, raw, { obj: objF });
-      }
-      default: {
-        // 43, 44 and 81..99: QSPY has no decoder for these.
-        const len = r.remaining;
-        return {
-          kind: 'record',
-          type: id,
-          name: QS_RECORD_NAMES[id],
-          targetTs: null,
-          fields: { length: len, payload: raw.slice(2, 2 + len) },
-          text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
-          raw,
-        };
-      }
+      case 80:
+        return this.parseSemMtx(id, raw);
+      default:
+        return this.parseUnknown(id, raw);
     }
   }
 
+  private parseEmpty(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    // QS_EMPTY: nothing printed (before QS 5.5 it announced a target reset).
+    if (c.version >= 550) {
+      return { kind: 'info', type: 0, name: 'QS_EMPTY', targetTs: null, fields: {}, text: '', raw };
+    }
+    if (r.remaining !== 0) return this.lengthError(id, raw);
+    this.dicts.resetAll();
+    return this.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
+  }
+
+  private parseStateEntryExit(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const o = r.ptr(c.objPtrSize);
+    const f = r.ptr(c.funPtrSize);
+    const tag = id === 1 ? 'St-Entry' : 'St-Exit ';
+    const objName = this.obj(o);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${RTC}${tag} Obj=${objName},State=${this.fun(f)}`,
+      { obj: this.objF(o), state: this.funF(f) },
+      raw,
+      { obj: this.objF(o) },
+    );
+  }
+
+  private parseStateTransition(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const o = r.ptr(c.objPtrSize);
+    const f1 = r.ptr(c.funPtrSize);
+    const f2 = r.ptr(c.funPtrSize);
+    const tag = id === 3 ? 'St-Init ' : id === 55 ? 'St-Hist ' : id === 56 ? 'St-EP   ' : 'St-XP   ';
+    return this.done(
+      id,
+      'record',
+      null,
+      `${RTC}${tag} Obj=${this.obj(o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) },
+      raw,
+      { obj: this.objF(o) },
+    );
+  }
+
+  private parseInitTran(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const f = r.ptr(c.funPtrSize);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
+      { obj: this.objF(o), state: this.funF(f) },
+      raw,
+      { obj: this.objF(o) },
+    );
+  }
+
+  private parseDispatchLike(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const f = r.ptr(c.funPtrSize);
+    const tag = id === 5 ? '=>Intern' : id === 7 ? '=>Ignore' : 'Disp===>';
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+      { obj: objF, sig: sigF, state: this.funF(f) },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseTran(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const f1 = r.ptr(c.funPtrSize);
+    const f2 = r.ptr(c.funPtrSize);
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseUnhandled(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const f = r.ptr(c.funPtrSize);
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+      { obj: objF, sig: sigF, state: this.funF(f) },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseDeferRecall(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const ao = r.ptr(c.objPtrSize);
+    const q = r.ptr(c.objPtrSize);
+    const s = r.u(c.sigSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const tag = id === 10 ? 'AO-Defer' : 'AO-RCall';
+    const objF = this.objF(ao);
+    const sigF = this.sigF(s, ao);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>`,
+      { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseSubscribe(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const tag = id === 12 ? 'AO-Subsc' : 'AO-Unsub';
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)}`,
+      { obj: objF, sig: sigF },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseActivePost(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const sdr = r.ptr(c.objPtrSize);
+    const s = r.u(c.sigSize);
+    const ao = r.ptr(c.objPtrSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const free = r.u(c.queueCtrSize);
+    const min = r.u(c.queueCtrSize);
+    const objF = this.objF(ao);
+    const sigF = this.sigF(s, ao);
+    const text =
+      id === 14
+        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
+        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
+    return this.done(
+      id,
+      'record',
+      t,
+      text,
+      id === 14
+        ? { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, min }
+        : { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, margin: min },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseQueuePost(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const free = r.u(c.queueCtrSize);
+    const min = r.u(c.queueCtrSize);
+    const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
+    const last = id === 46 ? 'Mar' : 'Min';
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
+      id === 46
+        ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
+        : { obj: objF, sig: sigF, pool, ref, free, min },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseQueueGet(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const free = r.u(c.queueCtrSize);
+    const tag = id === 16 ? 'AO-Get  ' : 'EQ-Get  ';
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
+      { obj: objF, sig: sigF, pool, ref, free },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseQueueGetLast(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const tag = id === 17 ? 'AO-GetL ' : 'EQ-GetL ';
+    const objF = this.objF(o);
+    const sigF = this.sigF(s, o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>`,
+      { obj: objF, sig: sigF, pool, ref },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseRecallAttempt(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const ao = r.ptr(c.objPtrSize);
+    const q = r.ptr(c.objPtrSize);
+    const objF = this.objF(ao);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
+      { obj: objF, queue: this.objF(q) },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parseNew(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const size = r.u(c.eventSize);
+    const s = r.u(c.sigSize);
+    const tag = id === 23 ? 'QF-NewA ' : 'QF-New  ';
+    const sigF = this.sigF(s, 0);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Sig=${this.dicts.sig.get(s, 0)},Size=${size}`,
+      { sig: sigF, size },
+      raw,
+      { sig: sigF },
+    );
+  }
+
+  private parsePoolGet(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const free = r.u(c.poolCtrSize);
+    const min = r.u(c.poolCtrSize);
+    const objF = this.objF(o);
+    return this.done(
+      id,
+      'record',
+      t,
+      id === 24
+        ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${free},Min=${min}`
+        : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${free},Mar=${min}`,
+      id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parsePoolPut(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const free = r.u(c.poolCtrSize);
+    const objF = this.objF(o);
+    return this.done(id, 'record', t, `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${free}`, { obj: objF, free }, raw, {
+      obj: objF,
+    });
+  }
+
+  private parsePublish(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const sdr = r.ptr(c.objPtrSize);
+    const s = r.u(c.sigSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const sigF = this.sigF(s, 0);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+      { sender: this.objF(sdr), sig: sigF, pool, ref },
+      raw,
+      { sig: sigF },
+    );
+  }
+
+  private parseEventRef(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const pool = r.u(1);
+    const ref = r.u(1);
+    const tag = id === 27 ? 'QF-NewRf' : id === 29 ? 'QF-gcA  ' : id === 30 ? 'QF-gc   ' : 'QF-DelRf';
+    const sigF = this.sigF(s, 0);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${tag} Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+      { sig: sigF, pool, ref },
+      raw,
+      { sig: sigF },
+    );
+  }
+
+  private parseTick(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const ctr = r.u(c.teCtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    return this.done(id, 'record', null, `${NO_TS}Tick<${rate}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
+  }
+
+  private parseTimeEvtArmDisarm(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const te = r.ptr(c.objPtrSize);
+    const ao = r.ptr(c.objPtrSize);
+    const tim = r.u(c.teCtrSize);
+    const int = r.u(c.teCtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const tag = id === 32 ? 'Arm ' : 'Dis ';
+    const objF = this.objF(te);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} TE${rate}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int}`,
+      { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parseTimeEvtAutoDisarm(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const te = r.ptr(c.objPtrSize);
+    const ao = r.ptr(c.objPtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const objF = this.objF(te);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${NO_TS}TE${rate}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      { obj: objF, ao: this.objF(ao), rate },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parseTimeEvtDisarmAttempt(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const te = r.ptr(c.objPtrSize);
+    const ao = r.ptr(c.objPtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const objF = this.objF(te);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} TE${rate}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      { obj: objF, ao: this.objF(ao), rate },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parseTimeEvtRearm(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const te = r.ptr(c.objPtrSize);
+    const ao = r.ptr(c.objPtrSize);
+    const tim = r.u(c.teCtrSize);
+    const int = r.u(c.teCtrSize);
+    // The target sends (rate, wasArmed); QSPY prints them the other way round (Q3).
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const wasArmed = r.u(1);
+    const objF = this.objF(te);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} TE${wasArmed}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int},Was=${rate}`,
+      { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  private parseTimeEvtPost(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const te = r.ptr(c.objPtrSize);
+    const s = r.u(c.sigSize);
+    const ao = r.ptr(c.objPtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const objF = this.objF(te);
+    const sigF = this.sigF(s, ao);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.dicts.sig.get(s, ao)},AO=${this.obj(ao)}`,
+      { obj: objF, sig: sigF, ao: this.objF(ao), rate },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
+
+  private parseCrit(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const nest = r.u(1);
+    return this.done(id, 'record', t, `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${nest}`, { nest }, raw);
+  }
+
+  private parseIsr(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const nest = r.u(1);
+    const prio = r.u(1);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${nest},Pri=${prio}`,
+      { nest, prio },
+      raw,
+      { prio },
+    );
+  }
+
+  private parseSchedPrio(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const a = r.u(1);
+    const b = r.u(1);
+    const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
+    // QSPY prints the second byte first (Q11); the fields keep the wire order.
+    return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${b}->${a}`, { prio: a, prevPrio: b }, raw, {
+      prio: a,
+    });
+  }
+
+  private parseSchedLock(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const a = r.u(1);
+    const b = r.u(1);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${a}->${b}`,
+      { prevCeiling: a, ceiling: b },
+      raw,
+    );
+  }
+
+  private parseSchedIdle(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const a = r.u(1);
+    return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${a}->0`, { prevPrio: a }, raw);
+  }
+
+  private parseEnumDict(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const value = r.u(1);
+    const group = r.u(1);
+    const name = r.str();
+    if (r.remaining === 0) this.dicts.enums[group & 7].put(value, name);
+    return this.done(
+      id,
+      'dict',
+      null,
+      `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group & 7}->${name}`,
+      { value, group: group & 7, name: r.lastStr },
+      raw,
+    );
+  }
+
+  private parseTestPaused(id: number, raw: Uint8Array): DecodedRecord {
+    return this.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
+  }
+
+  private parseTestProbe(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const f = r.ptr(c.funPtrSize);
+    const data = r.u(4);
+    // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
+      { fun: this.funF(f), data },
+      raw,
+    );
+  }
+
+  private parseSigDict(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const s = r.u(c.sigSize);
+    const o = r.ptr(c.objPtrSize);
+    const hi = r.hi;
+    const lo = r.lo;
+    const name = r.str();
+    if (r.remaining === 0) this.dicts.sig.put(s, o, name);
+    const objHex = c.objPtrSize <= 4 ? hex8(lo) : hex16(hi, lo);
+    return this.done(
+      id,
+      'dict',
+      null,
+      `${NO_TS}Sig-Dict ${zeroPad(s | 0, 8)},Obj=0x${objHex}->${name}`,
+      { sig: s, obj: `0x${objHex}`, name: r.lastStr },
+      raw,
+    );
+  }
+
+  private parseObjFunDict(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const size = id === 61 ? c.objPtrSize : c.funPtrSize;
+    const k = r.ptr(size);
+    const hex = size <= 4 ? hex8(r.lo) : hex16(r.hi, r.lo);
+    const name = r.str();
+    if (r.remaining === 0) (id === 61 ? this.dicts.obj : this.dicts.fun).put(k, name);
+    return this.done(
+      id,
+      'dict',
+      null,
+      `${NO_TS}${id === 61 ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
+      { [id === 61 ? 'obj' : 'fun']: `0x${hex}`, name: r.lastStr },
+      raw,
+    );
+  }
+
+  private parseUsrDict(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const rec = r.u(1);
+    const name = r.str();
+    if (r.remaining === 0) this.dicts.usr.put(rec, name);
+    return this.done(
+      id,
+      'dict',
+      null,
+      `${NO_TS}Usr-Dict ${zeroPad(rec, 8)}->${name}`,
+      { recId: rec, name: r.lastStr },
+      raw,
+    );
+  }
+
+  private parseTargetDone(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const rx = r.u(1);
+    const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
+    return this.done(id, 'record', t, `${ts10(t)} Trg-Done ${name}`, { command: name }, raw);
+  }
+
+  private parseRxStatus(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    let t: number | null = null;
+    if (c.version < 580) t = r.u(c.timeSize);
+    const status = r.u(1);
+    let text: string;
+    let fields: Fields;
+    if (status < 128) {
+      const name = status < QS_RX_NAMES.length ? QS_RX_NAMES[status] : String(status);
+      text = `${NO_TS}Trg-Ack  ${name}`;
+      fields = { ack: true, command: name };
+    } else {
+      const code = status & 0x7f;
+      const name = code < QS_RX_NAMES.length ? QS_RX_NAMES[code] : `0x${HEX2[code]}`;
+      text = `${NO_TS}Trg-ERR  ${name}`;
+      fields = { ack: false, error: code, command: name };
+    }
+    return this.done(id, 'record', t, text, fields, raw);
+  }
+
+  private parsePeekData(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const offs = r.u(2);
+    const size = r.u(1);
+    const start = r.mem(size);
+    const num = r.count;
+    const items: number[] = [];
+    let data = '';
+    const b = r.buf;
+    // QSPY prints num-1 items with ',' and always one last item with '>' (even when num is 0).
+    const shown = Math.max(num, 1);
+    for (let i = 0; i < shown; i++) {
+      const p = (start < 0 ? r.pos : start) + i * size;
+      let v = 0;
+      for (let k = size - 1; k >= 0; k--) v = v * 256 + (b[p + k] ?? 0);
+      if (i < num) items.push(v);
+      data += (size === 1 || size === 2 || size === 4 ? hexPad(v, size * 2) : '') + (i === shown - 1 ? '>' : ',');
+    }
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} Trg-Peek Offs=${offs},Size=${size},Num=${num},Data=<${data}`,
+      { offset: offs, size, num, data: items },
+      raw,
+    );
+  }
+
+  private parseAssertFail(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const loc = r.u(2);
+    const mod = r.str();
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} =ASSERT= Mod=${mod},Loc=${loc}`,
+      { module: r.lastStr, location: loc },
+      raw,
+    );
+  }
+
+  private parseQfRun(id: number, raw: Uint8Array): DecodedRecord {
+    return this.done(id, 'info', null, `${NO_TS}QF_RUN`, {}, raw);
+  }
+
+  private parseSemMtx(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const a = r.u(1);
+    const b = r.u(1);
+    const tag = SEM_MTX_TAGS[id - 71];
+    const objF = this.objF(o);
+    let text: string;
+    let fields: Fields;
+    if (id <= 74) {
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${a},Cnt=${b}`;
+      fields = { obj: objF, thread: a, count: b };
+    } else if (id === 76 || id === 79) {
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Thr=${b}`;
+      fields = { obj: objF, holder: a, thread: b };
+    } else {
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Nest=${b}`;
+      fields = { obj: objF, holder: a, nest: b };
+    }
+    return this.done(id, 'record', t, text, fields, raw, { obj: objF });
+  }
+
+  private parseUnknown(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    // 43, 44 and 81..99: QSPY has no decoder for these.
+    const len = r.remaining;
+    return {
+      kind: 'record',
+      type: id,
+      name: QS_RECORD_NAMES[id],
+      targetTs: null,
+      fields: { length: len, payload: raw.slice(2, 2 + len) },
+      text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
+      raw,
+    };
+  }
   private queryData(raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;

@@ -1,0 +1,101 @@
+import type { DecodedRecord } from '@tracehub/contracts';
+import { QsDecoder, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
+import { describe, expect, it } from 'vitest';
+import { captureBytes } from './helpers.js';
+
+const ctx = { hostNs: 1n };
+
+function targetInfo(reset: boolean, buildSecond: number): Uint8Array {
+  return new QsPayloadWriter()
+    .u8(reset ? 0xff : 0)
+    .u16(740)
+    .raw([0x22, 0x42, 0x22, 0x44, 0x04, 16, 0x13, buildSecond, 2, 3, 4, 5, 26])
+    .toBytes();
+}
+
+describe('QsDecoder', () => {
+  it('drops the partial frame and reports the bytes the link lost, then the gap', () => {
+    const b = new QsFrameBuilder();
+    const frames = [b.frame(0), b.frame(70), b.frame(70), b.frame(70), b.frame(70)];
+    const out: DecodedRecord[] = [];
+    const d = new QsDecoder();
+    const emit = (r: DecodedRecord) => out.push(r);
+    d.push(Buffer.concat([frames[0], frames[1], frames[2].subarray(0, 2)]), ctx, emit);
+    // frames[2]'s end and all of frames[3] were lost on the way.
+    d.push(frames[4], { hostNs: 2n, lostBytes: frames[2].length - 2 + frames[3].length }, emit);
+    expect(out.map((r) => r.name)).toEqual([
+      'QS_EMPTY',
+      'QS_DEFAULT_CONFIG',
+      'QS_QF_RUN',
+      'LINK_LOST',
+      'SEQ_GAP',
+      'QS_QF_RUN',
+    ]);
+    expect(out[3]).toMatchObject({ kind: 'error', fields: { lostBytes: 6, partialBytes: 2 } });
+    expect(out[4]).toMatchObject({ text: '   <COMMS> ERROR    Discontinuity Seq=2->5', fields: { lost: 2 } });
+    expect(d.stats()).toMatchObject({ gaps: 1, lostFrames: 2, linkLostBytes: 6 });
+  });
+
+  it('emits an unfinished frame at end() with empty text (qspy prints nothing for it)', () => {
+    const out: DecodedRecord[] = [];
+    const d = new QsDecoder();
+    d.push(Uint8Array.from([0x01, 0x00, 0xfe, 0x7e, 0x02, 0x46]), ctx, (r) => out.push(r));
+    d.end(ctx, (r) => out.push(r));
+    expect(out.map((r) => [r.name, r.text, Buffer.from(r.raw).toString('hex')])).toEqual([
+      ['QS_EMPTY', '', '0100fe'],
+      ['QS_PARTIAL_FRAME', '', '0246'],
+    ]);
+  });
+
+  it('says once that it decodes with the default sizes until target info arrives', () => {
+    const out: DecodedRecord[] = [];
+    new QsDecoder().push(captureBytes('dpp_qv_midstream'), ctx, (r) => out.push(r));
+    const notices = out.filter((r) => r.name === 'QS_DEFAULT_CONFIG');
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ kind: 'info', text: '', fields: { objPtrSize: 4, timeSize: 4 } });
+    // The first record QSPY drops silently is still there, as an error with empty text.
+    expect(out[0]).toMatchObject({ kind: 'error', name: 'QS_LEADING_GARBAGE', text: '' });
+  });
+
+  it('discards the dictionaries on a target-info mismatch, keeps them on a matching one (Q12)', () => {
+    const b = new QsFrameBuilder();
+    const obj = new QsPayloadWriter().uint(0x1000, 4).str('thing').toBytes();
+    const useObj = new QsPayloadWriter().u32(5).uint(0x1000, 4).u8(0).u8(0).toBytes();
+    const bytes = Buffer.concat([
+      b.frame(64, targetInfo(true, 1)),
+      b.frame(61, obj),
+      b.frame(64, targetInfo(false, 1)),
+      b.frame(72, useObj),
+      b.frame(64, targetInfo(false, 9)),
+      b.frame(72, useObj),
+    ]);
+    const out: DecodedRecord[] = [];
+    new QsDecoder().push(new Uint8Array(bytes), ctx, (r) => out.push(r));
+    expect(out.map((r) => r.text)).toEqual([
+      '           Trg-RST  QP-Ver=740,Build=260504_030201',
+      '           Obj-Dict 0x00001000->thing',
+      '           Trg-Info QP-Ver=740,Build=260504_030201',
+      '0000000005 Sem-Blk  thing,Thr=0,Cnt=0',
+      '           Trg-Info QP-Ver=740,Build=260504_030209\n   <QSPY-> Target info mismatch (dictionaries discarded)',
+      '0000000005 Sem-Blk  0x00001000,Thr=0,Cnt=0',
+    ]);
+    expect(out[4].fields).toMatchObject({ mismatch: true, reset: false });
+  });
+
+  it('gives the correct values in the fields where qspy text has quirks (Q3, Q7, Q11)', () => {
+    const out: DecodedRecord[] = [];
+    new QsDecoder().push(captureBytes('fmt_v64'), ctx, (r) => out.push(r));
+    const rearm = out.find((r) => r.name === 'QS_QF_TIMEEVT_REARM');
+    expect(rearm?.text).toContain('TE1-Rarm');
+    expect(rearm?.fields).toMatchObject({ rate: 0, wasArmed: true });
+    const probe = out.find((r) => r.name === 'QS_TEST_PROBE_GET');
+    expect(probe?.fields).toMatchObject({ data: 0xdeadbeef });
+    const preempt = out.find((r) => r.name === 'QS_SCHED_PREEMPT');
+    expect(preempt?.text).toContain('Pri=2->5');
+    expect(preempt?.fields).toMatchObject({ prio: 5, prevPrio: 2 });
+    const ptrs = out.find((r) => r.name === 'APP_PTRS');
+    // The unknown function is a 64-bit address: qspy shows 8 digits (Q2), the fields all 16.
+    expect(ptrs?.text).toContain(' 0x004015A7 ');
+    expect((ptrs?.fields as { values: unknown[] }).values[4]).toBe('0x00000000004015A7');
+  });
+});
