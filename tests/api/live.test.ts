@@ -1,0 +1,215 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { API_TOKENS, READ_TOKEN } from './fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+let base: string;
+
+const QUEUE = 1000;
+const BATCHES = 400;
+const PER_BATCH = 20;
+const TOTAL = BATCHES * PER_BATCH;
+const padding = 'x'.repeat(2000);
+
+beforeAll(async () => {
+  fresh = await freshDatabase('live');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'live-test', prefix: uniquePrefix('live') });
+  app = await buildApp({
+    db,
+    bus,
+    settings: {
+      tokens: parseApiTokens(API_TOKENS),
+      corsOrigins: [],
+      maxPageSize: 1000,
+      bodyLimit: 4096,
+      liveQueueRecords: QUEUE,
+      controlTimeoutMs: 300,
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+function record(seq: number): TraceRecord {
+  return {
+    rig: 'rig5',
+    link: 'uart0',
+    session: 'live-1',
+    seq,
+    chunk: Math.floor(seq / PER_BATCH),
+    protocol: 'qs',
+    hostNs: (1_764_000_000_000_000_000n + BigInt(seq)).toString(),
+    targetTs: String(seq),
+    kind: seq % 10 === 9 ? 'error' : 'record',
+    type: 6,
+    name: seq % 10 === 9 ? 'QS_BAD_CHKSUM' : 'QS_QEP_TRAN',
+    qs: { obj: 'Philo_inst[0]', sig: 'TIMEOUT_SIG' },
+    fields: {},
+    text: `${seq} ${padding}`,
+    raw: '',
+  };
+}
+
+/** Publishes every batch on core NATS as the decoders' JetStream publishes are seen, paced by round trips. */
+async function publishAll(): Promise<void> {
+  for (let b = 0; b < BATCHES; b++) {
+    const records = Array.from({ length: PER_BATCH }, (_, i) => record(b * PER_BATCH + i));
+    const batch: RecordBatch = {
+      protocol: 'qs',
+      rig: 'rig5',
+      link: 'uart0',
+      session: 'live-1',
+      chunk: b,
+      hostNs: records[0].hostNs,
+      eos: false,
+      records,
+    };
+    bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(batch));
+    await bus.nc.flush();
+  }
+}
+
+interface Received {
+  seqs: number[];
+  missed: number;
+}
+
+/** An SSE reader over a raw HTTP response; `pause` keeps it from reading until resumed. */
+function sseClient(query: string): {
+  received: Received;
+  res: Promise<http.IncomingMessage>;
+  done: (n: number) => Promise<void>;
+} {
+  const received: Received = { seqs: [], missed: 0 };
+  let buffer = '';
+  const waiters: Array<() => void> = [];
+  const res = new Promise<http.IncomingMessage>((resolve, reject) => {
+    const req = http.get(
+      `http://${base}/api/v1/live/sse?${query}`,
+      { headers: { authorization: `Bearer ${READ_TOKEN}` } },
+      (r) => {
+        r.setEncoding('utf8');
+        r.on('data', (text: string) => {
+          buffer += text;
+          let end = buffer.indexOf('\n\n');
+          while (end >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (event === 'records' && data)
+              for (const r of JSON.parse(data) as TraceRecord[]) received.seqs.push(r.seq);
+            if (event === 'missed' && data) received.missed += JSON.parse(data).missed;
+            end = buffer.indexOf('\n\n');
+          }
+          for (const w of waiters) w();
+        });
+        resolve(r);
+      },
+    );
+    req.on('error', reject);
+  });
+  const done = (n: number) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`SSE client has ${received.seqs.length}+${received.missed} of ${n}`)),
+        30_000,
+      );
+      const check = () => {
+        if (received.seqs.length + received.missed >= n) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      waiters.push(check);
+      check();
+    });
+  return { received, res, done };
+}
+
+async function waitForClients(n: number): Promise<void> {
+  for (let i = 0; i < 300 && app.liveHub.clientCount !== n; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(app.liveHub.clientCount).toBe(n);
+}
+
+const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > seqs[i - 1]);
+
+describe('live tail', () => {
+  it('delivers records in order over SSE and WebSocket, and tells a stalled client what it missed', async () => {
+    const fast = sseClient('rig=rig5');
+    const slow = sseClient('link=uart0');
+    const slowRes = await slow.res;
+    await fast.res;
+    slowRes.pause();
+
+    const ws = new WebSocket(`ws://${base}/api/v1/live/ws?kind=error&access_token=${READ_TOKEN}`);
+    const wsReceived: Received = { seqs: [], missed: 0 };
+    ws.on('message', (data) => {
+      const msg = JSON.parse(String(data));
+      if (msg.type === 'records') for (const r of msg.records) wsReceived.seqs.push(r.seq);
+      if (msg.type === 'missed') wsReceived.missed += msg.missed;
+    });
+    await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+    await waitForClients(3);
+
+    const started = performance.now();
+    await publishAll();
+    // The stalled client never slowed the others down.
+    await fast.done(TOTAL);
+    const ms = performance.now() - started;
+    expect(fast.received.missed).toBe(0);
+    expect(fast.received.seqs).toEqual(Array.from({ length: TOTAL }, (_, i) => i));
+
+    const errors = Array.from({ length: TOTAL }, (_, i) => i).filter((i) => i % 10 === 9);
+    for (let i = 0; i < 500 && wsReceived.seqs.length < errors.length; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(wsReceived).toEqual({ seqs: errors, missed: 0 });
+
+    // The stalled client resumes: it gets what was queued for it, and the count of what was dropped.
+    slowRes.resume();
+    await slow.done(TOTAL);
+    expect(slow.received.missed).toBeGreaterThan(0);
+    expect(slow.received.seqs.length + slow.received.missed).toBe(TOTAL);
+    expect(increasing(slow.received.seqs)).toBe(true);
+    expect(slow.received.seqs[slow.received.seqs.length - 1]).toBe(TOTAL - 1);
+    console.log(
+      `live: ${TOTAL} records (${((TOTAL * padding.length) / 1e6).toFixed(0)} MB) to the fast client in ${ms.toFixed(0)} ms; stalled client missed ${slow.received.missed}`,
+    );
+
+    ws.close();
+    slowRes.destroy();
+    (await fast.res).destroy();
+    await waitForClients(0);
+  });
+
+  it('refuses a live request with a bad filter or without a token', async () => {
+    const bad = await app.inject({
+      method: 'GET',
+      url: '/api/v1/live/sse?kind=nonsense',
+      headers: { authorization: `Bearer ${READ_TOKEN}` },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().detail).toMatch(/kind/);
+    const anonymous = await app.inject({ method: 'GET', url: '/api/v1/live/sse' });
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
