@@ -65,7 +65,16 @@ function header(protocol: number, entity: number, body: number): { out: Uint8Arr
 }
 
 function writeU64(out: Uint8Array, offset: number, value: bigint): void {
-  new DataView(out.buffer, out.byteOffset, out.byteLength).setBigUint64(offset, BigInt.asUintN(64, value));
+  const v = BigInt.asUintN(64, value);
+  writeU32(out, offset, Number(v >> 32n));
+  writeU32(out, offset + 4, Number(v & 0xffffffffn));
+}
+
+function writeU32(out: Uint8Array, offset: number, v: number): void {
+  out[offset] = v >>> 24;
+  out[offset + 1] = v >>> 16;
+  out[offset + 2] = v >>> 8;
+  out[offset + 3] = v;
 }
 
 function readU64(bytes: Uint8Array, offset: number): bigint {
@@ -74,13 +83,57 @@ function readU64(bytes: Uint8Array, offset: number): bigint {
 
 /** Encodes an XTI v3 trace message; master and channel are one byte each in this layout. */
 export function encodeOstTrace(m: Omit<OstTraceMessage, 'kind'>): Uint8Array {
-  const { out, offset } = header(OST_PROTOCOL_XTIV3, OST_ENTITY_DEFAULT, 11 + m.data.length);
-  out[offset] = m.port;
-  out[offset + 1] = m.master;
-  out[offset + 2] = m.channel;
-  writeU64(out, offset + 3, m.timestamp);
-  out.set(m.data, offset + 11);
+  const ts = BigInt.asUintN(64, m.timestamp);
+  return encodeOstTraceParts(m.port, m.master, m.channel, Number(ts >> 32n), Number(ts & 0xffffffffn), m.data);
+}
+
+/**
+ * `encodeOstTrace` with the timestamp as two 32-bit halves and the data as `data[0, length)`
+ * (the decoder's hot path: no views, no BigInt).
+ */
+export function encodeOstTraceParts(
+  port: number,
+  master: number,
+  channel: number,
+  tsHi: number,
+  tsLo: number,
+  data: Uint8Array,
+  length = data.length,
+): Uint8Array {
+  const body = 11 + length;
+  if (body <= 255) {
+    const out = new Uint8Array(4 + body);
+    out[0] = OST_VERSION;
+    out[1] = OST_ENTITY_DEFAULT;
+    out[2] = OST_PROTOCOL_XTIV3;
+    out[3] = body;
+    writeTrace(out, 4, port, master, channel, tsHi, tsLo, data, length);
+    return out;
+  }
+  const { out, offset } = header(OST_PROTOCOL_XTIV3, OST_ENTITY_DEFAULT, body);
+  writeTrace(out, offset, port, master, channel, tsHi, tsLo, data, length);
   return out;
+}
+
+function writeTrace(
+  out: Uint8Array,
+  offset: number,
+  port: number,
+  master: number,
+  channel: number,
+  tsHi: number,
+  tsLo: number,
+  data: Uint8Array,
+  length: number,
+): void {
+  out[offset] = port;
+  out[offset + 1] = master;
+  out[offset + 2] = channel;
+  writeU32(out, offset + 3, tsHi);
+  writeU32(out, offset + 7, tsLo);
+  const start = offset + 11;
+  if (length <= 64) for (let i = 0; i < length; i++) out[start + i] = data[i];
+  else out.set(length === data.length ? data : data.subarray(0, length), start);
 }
 
 export function encodeOstMarker(m: Omit<OstMarkerMessage, 'kind'>): Uint8Array {
@@ -90,7 +143,7 @@ export function encodeOstMarker(m: Omit<OstMarkerMessage, 'kind'>): Uint8Array {
   out[offset + 1] = m.type;
   out[offset + 2] = m.sender;
   writeU64(out, offset + 3, m.timestamp);
-  new DataView(out.buffer).setUint32(offset + 11, m.index >>> 0);
+  writeU32(out, offset + 11, m.index >>> 0);
   out[offset + 15] = m.params.length;
   out.set(m.params, offset + 16);
   out.set(m.comment, offset + 16 + m.params.length);

@@ -68,6 +68,8 @@ export class StpPacketParser {
   state: ParserState;
   /** Stream position (nibble index) of the next nibble. */
   pos = 0;
+  /** Complete packets parsed. */
+  packets = 0;
 
   // The packet being parsed.
   pktKind: Pkt = Pkt.NULL;
@@ -398,6 +400,7 @@ export class StpPacketParser {
   private complete(): void {
     const kind = this.pktKind;
     this.state = ParserState.OPCODE1;
+    this.packets++;
     if (this.observer !== null) this.observer(this);
     const asm = this.asm;
     asm.at = this.pos + 1;
@@ -587,6 +590,7 @@ export class StpPacketParser {
     return {
       state: this.state,
       pos: this.pos,
+      packets: this.packets,
       pktKind: this.pktKind,
       pktStart: this.pktStart,
       pktLen: this.pktLen,

@@ -76,11 +76,33 @@ function view(b: Uint8Array): DataView {
 }
 
 export function encodePhonetTrace(m: Omit<PhonetTraceMessage, 'kind'>): Uint8Array {
-  const out = frame(20 + m.data.length, m, TB_TRACE_MSG);
-  out[10] = m.master;
-  out[11] = m.channel;
-  view(out).setBigUint64(12, BigInt.asUintN(64, m.timestamp));
-  out.set(m.data, 20);
+  const ts = BigInt.asUintN(64, m.timestamp);
+  return encodePhonetTraceParts(m, m.master, m.channel, Number(ts >> 32n), Number(ts & 0xffffffffn), m.data);
+}
+
+/** `encodePhonetTrace` with the timestamp as two 32-bit halves (the decoder's hot path). */
+export function encodePhonetTraceParts(
+  address: { receiverObject?: number; sender: number; transaction: number },
+  master: number,
+  channel: number,
+  tsHi: number,
+  tsLo: number,
+  data: Uint8Array,
+  length = data.length,
+): Uint8Array {
+  const out = frame(20 + length, address, TB_TRACE_MSG);
+  out[10] = master;
+  out[11] = channel;
+  out[12] = tsHi >>> 24;
+  out[13] = tsHi >>> 16;
+  out[14] = tsHi >>> 8;
+  out[15] = tsHi;
+  out[16] = tsLo >>> 24;
+  out[17] = tsLo >>> 16;
+  out[18] = tsLo >>> 8;
+  out[19] = tsLo;
+  if (length <= 64) for (let i = 0; i < length; i++) out[20 + i] = data[i];
+  else out.set(length === data.length ? data : data.subarray(0, length), 20);
   return out;
 }
 

@@ -20,7 +20,9 @@ export interface ReassemblySink {
   message(
     master: number,
     channel: number,
+    /** The message is `data[0, length)`; `data` may be longer. */
     data: Uint8Array,
+    length: number,
     closedBy: ClosedBy,
     /** 0: the closing packet carried no timestamp; 1: a 64-bit device timestamp; 2: the fixed 8-bit form. */
     tsKind: number,
@@ -62,9 +64,8 @@ export const DEFAULT_LIMITS: ReassemblerLimits = Object.freeze({
 const CONTROL_CANDIDATE_MAX = 4096;
 /** Distinct packet-size runs a control message can have (one size, then a decreasing tail). */
 const CONTROL_MAX_RUNS = 8;
-/** Freed buffers kept for reuse, and the largest one worth keeping. */
-const POOL_SIZE = 64;
-const POOL_MAX_CAPACITY = 1 << 16;
+/** A closed buffer keeps its array for the pair's next message unless it grew past this. */
+const KEEP_CAPACITY = 4096;
 
 /** One open message of a (master, channel) pair. */
 export class MessageBuffer {
@@ -75,6 +76,9 @@ export class MessageBuffer {
   length = 0;
   /** Channel 0x01 only: packet sizes as runs [size, count, size, count...], or null. */
   runs: number[] | null = null;
+  isOpen = false;
+  /** When it was opened: the order in which GERR, illegal packets and pauses close buffers. */
+  openSeq = 0;
 
   constructor(capacity: number) {
     this.data = new Uint8Array(capacity);
@@ -94,11 +98,17 @@ export class StpReassembler {
   at = 0;
   closeTsHi = 0;
   closeTsLo = 0;
-  readonly open = new Map<number, MessageBuffer>();
+  /**
+   * Buffers by (master << 16 | channel). A closed buffer stays in the map, ready for the
+   * pair's next message, so that steady traffic costs no map update per message.
+   */
+  private readonly buffers = new Map<number, MessageBuffer>();
+  /** Buffer of the current master/channel (open or not), or null. */
   private current: MessageBuffer | null = null;
+  openCount = 0;
+  private openSeq = 0;
   private bufferedBytes = 0;
   private readonly storeLimit: number;
-  private readonly pool: MessageBuffer[] = [];
   readonly counters = { messages: 0, exceptions: 0, markers: 0, discardedMessages: 0, dataWithoutMaster: 0 };
 
   constructor(
@@ -166,7 +176,7 @@ export class StpReassembler {
   }
 
   private select(): void {
-    this.current = this.master < 0 ? null : (this.open.get(this.master * 0x10000 + this.channel) ?? null);
+    this.current = this.master < 0 ? null : (this.buffers.get(this.master * 0x10000 + this.channel) ?? null);
   }
 
   // --- data -------------------------------------------------------------------------------
@@ -181,9 +191,9 @@ export class StpReassembler {
       return true;
     }
     let b = this.current;
-    if (b === null) {
-      if (this.open.size >= this.limits.maxOpenBuffers) return this.overflow();
-      b = this.create();
+    if (b === null || !b.isOpen) {
+      if (this.openCount >= this.limits.maxOpenBuffers) return this.overflow();
+      b = this.openCurrent();
     }
     const length = b.length;
     if (length + bytes > this.limits.maxMessageBytes || this.bufferedBytes + bytes > this.limits.maxBufferedBytes) {
@@ -277,8 +287,8 @@ export class StpReassembler {
   flag(closes: ClosedBy, hasTs: boolean, tsFixed: boolean): void {
     const tsKind = hasTs ? (tsFixed ? 2 : 1) : 0;
     const b = this.current;
-    if (b === null) {
-      const empty = this.create();
+    if (b === null || !b.isOpen) {
+      const empty = this.openCurrent();
       this.close(empty);
       this.deliver(empty, closes, tsKind);
       this.release(empty);
@@ -295,9 +305,9 @@ export class StpReassembler {
     const master = Math.max(0, this.master);
     const channel = this.channel;
     if (which === 3) {
-      for (const b of [...this.open.values()]) this.closeAbnormally(b, closedBy);
-    } else if (this.current !== null) {
-      this.closeAbnormally(this.current, closedBy);
+      for (const b of this.openBuffers()) this.closeAbnormally(b, closedBy);
+    } else if (this.current?.isOpen) {
+      this.closeAbnormally(this.current!, closedBy);
     }
     if (this.protocol === 'phonet') {
       ERROR_BYTE[0] = code;
@@ -322,8 +332,8 @@ export class StpReassembler {
 
   /** v1: a pause above the max pause with open buffers flushes them, then marker 0x23. */
   longPause(): void {
-    if (this.open.size === 0) return;
-    for (const b of [...this.open.values()]) {
+    if (this.openCount === 0) return;
+    for (const b of this.openBuffers()) {
       this.close(b);
       if (this.protocol === 'ost') this.deliver(b, ClosedBy.PAUSE, 0);
       else this.exceptions(b, ExceptionCode.UNFINISHED_MESSAGE, ExceptionCode.LONG_UNFINISHED_MESSAGE);
@@ -335,7 +345,7 @@ export class StpReassembler {
 
   /** Every open buffer is unfinished (illegal data, overflow, lost input), in creation order. */
   dropAll(): void {
-    for (const b of [...this.open.values()]) {
+    for (const b of this.openBuffers()) {
       this.close(b);
       if (this.protocol === 'ost') {
         this.counters.discardedMessages++;
@@ -349,7 +359,18 @@ export class StpReassembler {
 
   /** Open buffers, in creation order (what is left when a stream ends). */
   openBuffers(): MessageBuffer[] {
-    return [...this.open.values()];
+    const open: MessageBuffer[] = [];
+    if (this.openCount === 0) return open;
+    for (const b of this.buffers.values()) if (b.isOpen) open.push(b);
+    return open.sort((a, b) => a.openSeq - b.openSeq);
+  }
+
+  /** Forgets every buffer (the end of a stream). */
+  clear(): void {
+    this.buffers.clear();
+    this.current = null;
+    this.openCount = 0;
+    this.bufferedBytes = 0;
   }
 
   private overflow(): boolean {
@@ -384,10 +405,12 @@ export class StpReassembler {
           )
         : null;
     this.counters.messages++;
+    // No subarray here: views are costly on the hot path, so the sink gets the array and a length.
     this.sink.message(
       b.master,
       b.channel,
-      b.data.subarray(0, sent),
+      b.data,
+      sent,
       closedBy,
       tsKind,
       this.closeTsHi,
@@ -415,25 +438,39 @@ export class StpReassembler {
     }
   }
 
-  private create(): MessageBuffer {
-    const b = this.pool.pop() ?? new MessageBuffer(64);
-    b.master = this.master;
-    b.channel = this.channel;
+  /** Opens the buffer of the current master/channel (reusing the pair's closed one). */
+  private openCurrent(): MessageBuffer {
+    const key = this.master * 0x10000 + this.channel;
+    let b = this.current;
+    if (b === null) {
+      if (this.buffers.size >= 2 * this.limits.maxOpenBuffers) this.forgetClosed();
+      b = new MessageBuffer(64);
+      b.master = this.master;
+      b.channel = this.channel;
+      this.buffers.set(key, b);
+      this.current = b;
+    }
     b.length = 0;
     b.runs = this.channel === 1 ? [] : null;
-    this.open.set(this.master * 0x10000 + this.channel, b);
-    this.current = b;
+    b.isOpen = true;
+    b.openSeq = this.openSeq++;
+    this.openCount++;
     return b;
   }
 
+  /** Keeps the map of known pairs bounded: closed buffers are only a cache. */
+  private forgetClosed(): void {
+    for (const [key, b] of this.buffers) if (!b.isOpen) this.buffers.delete(key);
+  }
+
   private close(b: MessageBuffer): void {
-    this.open.delete(b.master * 0x10000 + b.channel);
+    b.isOpen = false;
+    this.openCount--;
     this.bufferedBytes -= b.length;
-    if (this.current === b) this.current = null;
   }
 
   private release(b: MessageBuffer): void {
-    if (this.pool.length < POOL_SIZE && b.data.length <= POOL_MAX_CAPACITY) this.pool.push(b);
+    if (b.data.length > KEEP_CAPACITY) b.data = new Uint8Array(64);
   }
 
   private grow(b: MessageBuffer, needed: number): void {
@@ -449,11 +486,13 @@ export class StpReassembler {
       master: this.master,
       channel: this.channel,
       bufferedBytes: this.bufferedBytes,
+      openSeq: this.openSeq,
       counters: { ...this.counters },
-      open: [...this.open.values()].map((b) => ({
+      open: this.openBuffers().map((b) => ({
         master: b.master,
         channel: b.channel,
         length: b.length,
+        openSeq: b.openSeq,
         data: bytesToHex(b.data, 0, Math.min(b.length, this.storeLimit)),
         runs: b.runs,
       })),
@@ -464,12 +503,15 @@ export class StpReassembler {
     this.master = s.master as number;
     this.channel = s.channel as number;
     this.bufferedBytes = s.bufferedBytes as number;
+    this.openSeq = s.openSeq as number;
     Object.assign(this.counters, s.counters);
-    this.open.clear();
+    this.buffers.clear();
+    this.openCount = 0;
     for (const o of s.open as {
       master: number;
       channel: number;
       length: number;
+      openSeq: number;
       data: string;
       runs: number[] | null;
     }[]) {
@@ -479,12 +521,16 @@ export class StpReassembler {
       b.master = o.master;
       b.channel = o.channel;
       b.length = o.length;
+      b.openSeq = o.openSeq;
+      b.isOpen = true;
       b.runs = o.runs === null ? null : [...o.runs];
-      this.open.set(b.master * 0x10000 + b.channel, b);
+      this.buffers.set(b.master * 0x10000 + b.channel, b);
+      this.openCount++;
     }
     this.select();
   }
 }
 
 const NO_BYTES = new Uint8Array(0);
+/** The one-byte payload of a 0x08 exception (a view valid only during the sink call). */
 const ERROR_BYTE = new Uint8Array(1);

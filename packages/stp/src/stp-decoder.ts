@@ -14,9 +14,9 @@ import {
 import { CONTROL_RECORD_NAMES, type ControlMessage } from './control.js';
 import { exceptionEvent, markerEvent, messageEvent, type StpEvent } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
-import { encodeOstMarker, encodeOstTrace } from './ost.js';
+import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
 import { type PacketObserver, StpPacketParser } from './packet-parser.js';
-import { encodePhonetException, encodePhonetMarker, encodePhonetTrace } from './phonet.js';
+import { encodePhonetException, encodePhonetMarker, encodePhonetTraceParts } from './phonet.js';
 import {
   DEFAULT_LIMITS,
   type OutputProtocol,
@@ -100,6 +100,10 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private readonly onEvent: ((event: StpEvent) => void) | null;
   private emitRecord: EmitRecord | null = null;
   private hostNs = 0n;
+  /** hostNs as two halves of its 60-bit time field, and as text (computed once per chunk). */
+  private hostHi = 0;
+  private hostLo = 0;
+  private hostText: string | null = null;
   private lastHostNs: bigint | null = null;
   // Device clock: the host time of the first device timestamp, and that timestamp.
   private clockBaseHostNs: bigint | null = null;
@@ -152,7 +156,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   end(ctx: ChunkContext, emit: EmitRecord): void {
     this.emitRecord = emit;
-    if (ctx.hostNs > this.hostNs) this.hostNs = ctx.hostNs;
+    if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
     this.parser.finishStream();
     const setting = this.options.endOfStreamPauseMs;
     const pauseMs =
@@ -172,33 +176,47 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
         'STP_MESSAGE_OPEN_AT_END',
         { master: b.master, channel: b.channel },
         { length: b.length, data: bytesToHex(data) },
-        messageText(b.master, b.channel, nsText(this.hostNs), 'OPEN_AT_END', data),
+        messageText(b.master, b.channel, this.hostTime, 'OPEN_AT_END', data),
       );
     }
-    this.reassembler.open.clear();
+    this.reassembler.clear();
     this.emitRecord = null;
   }
 
   /** Applies the pause since the previous chunk (STP v1 timing comes only from receive times). */
   private arrive(hostNs: bigint): void {
     if (this.lastHostNs !== null && hostNs > this.lastHostNs) {
-      this.hostNs = hostNs;
+      this.setHostNs(hostNs);
       this.parser.pause(Number(hostNs - this.lastHostNs) / 1e6);
     }
-    this.hostNs = hostNs;
+    this.setHostNs(hostNs);
     this.lastHostNs = hostNs;
+  }
+
+  private setHostNs(hostNs: bigint): void {
+    if (hostNs === this.hostNs && this.hostText !== null) return;
+    this.hostNs = hostNs;
+    this.hostHi = Number((hostNs >> 32n) & 0x0fffffffn);
+    this.hostLo = Number(hostNs & 0xffffffffn);
+    this.hostText = null;
+  }
+
+  private get hostTime(): string {
+    if (this.hostText === null) this.hostText = nsText(this.hostNs);
+    return this.hostText;
   }
 
   stats(): Record<string, number> {
     return {
       ...this.counts,
       nibbles: this.parser.pos,
+      packets: this.parser.packets,
       messages: this.reassembler.counters.messages,
       exceptions: this.reassembler.counters.exceptions,
       markers: this.reassembler.counters.markers,
       discardedMessages: this.reassembler.counters.discardedMessages,
       dataWithoutMaster: this.reassembler.counters.dataWithoutMaster,
-      openBuffers: this.reassembler.open.size,
+      openBuffers: this.reassembler.openCount,
     };
   }
 
@@ -224,7 +242,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     const decoder = new StpDecoder({ ...optionsOf(s.config as Record<string, JsonValue>), ...callbacksOf(options) });
     decoder.parser.restore(s.parser as Record<string, unknown>);
     decoder.reassembler.restore(s.reassembler as Record<string, unknown>);
-    decoder.hostNs = BigInt(s.hostNs as string);
+    decoder.setHostNs(BigInt(s.hostNs as string));
     decoder.lastHostNs = s.lastHostNs === null ? null : BigInt(s.lastHostNs as string);
     decoder.clockBaseHostNs = s.clockBaseHostNs === null ? null : BigInt(s.clockBaseHostNs as string);
     decoder.clockBaseDeviceTs = BigInt(s.clockBaseDeviceTs as string);
@@ -240,7 +258,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   message(
     master: number,
     channel: number,
-    data: Uint8Array,
+    buffer: Uint8Array,
+    length: number,
     closedBy: ClosedBy,
     tsKind: number,
     tsHi: number,
@@ -250,44 +269,43 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     at: number,
   ): void {
     let targetTs: bigint | null = null;
-    let timestamp: bigint;
+    let tsFieldHi: number;
+    let tsFieldLo: number;
     if (tsKind === 1) {
       targetTs = toBigInt64(tsHi, tsLo);
-      timestamp = outputTimestamp(TimestampFlag.DEVICE, this.deviceTimeNs(targetTs));
+      const ts = outputTimestamp(TimestampFlag.DEVICE, this.deviceTimeNs(targetTs));
+      tsFieldHi = Number(ts >> 32n);
+      tsFieldLo = Number(ts & 0xffffffffn);
     } else {
       if (tsKind === 2) targetTs = BigInt(tsLo);
-      timestamp = outputTimestamp(
-        this.clockBaseHostNs !== null ? TimestampFlag.APPROXIMATED : TimestampFlag.FIDO,
-        this.hostNs,
-      );
+      const flag = this.clockBaseHostNs !== null ? TimestampFlag.APPROXIMATED : TimestampFlag.FIDO;
+      tsFieldHi = ((flag << 28) | this.hostHi) >>> 0;
+      tsFieldLo = this.hostLo;
     }
     const closingTs = tsKind === 1 ? hex64(tsHi, tsLo, 16) : tsKind === 2 ? hex64(0, tsLo, 2) : null;
     if (this.onEvent !== null) {
-      this.onEvent(messageEvent(master, channel, data, closedBy, closingTs, truncatedFrom, control, at));
+      this.onEvent(
+        messageEvent(master, channel, buffer.subarray(0, length), closedBy, closingTs, truncatedFrom, control, at),
+      );
     }
     if (this.emitRecord === null) return;
     const raw =
       this.output === 'ost'
-        ? encodeOstTrace({ port: this.port, master: master & 0xff, channel: channel & 0xff, timestamp, data })
-        : encodePhonetTrace({
-            sender: this.port,
-            transaction: this.nextTransaction(),
-            master: master & 0xff,
-            channel: channel & 0xff,
-            timestamp,
-            data,
-          });
+        ? encodeOstTraceParts(this.port, master & 0xff, channel & 0xff, tsFieldHi, tsFieldLo, buffer, length)
+        : encodePhonetTraceParts(
+            { sender: this.port, transaction: this.nextTransaction() },
+            master & 0xff,
+            channel & 0xff,
+            tsFieldHi,
+            tsFieldLo,
+            buffer,
+            length,
+          );
     const closed = CLOSED_BY_NAMES[closedBy];
-    const fields: Record<string, unknown> = {
-      data: bytesToHex(data),
-      length: data.length,
-      closedBy: closed,
-      timestamp: timestamp.toString(),
-    };
+    const fields: Record<string, unknown> = { data: bytesToHex(buffer, 0, length), length, closedBy: closed };
     if (closingTs !== null) fields.closingTs = closingTs;
     if (truncatedFrom >= 0) fields.truncatedFrom = truncatedFrom;
     if (control !== null) fields.control = { ...control };
-    const when = targetTs !== null && tsKind === 1 ? `ts=${closingTs}` : nsText(this.hostNs);
     this.record({
       kind: 'record',
       type: this.output === 'ost' ? OST_PROTOCOL_XTIV3 : TB_TRACE_MSG,
@@ -295,7 +313,14 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       targetTs,
       stp: { master, channel },
       fields,
-      text: messageText(master, channel, when, control !== null ? `${closed} ${control.type}` : closed, data),
+      text: messageText(
+        master,
+        channel,
+        tsKind === 1 ? `ts=${closingTs}` : this.hostTime,
+        control !== null ? `${closed} ${control.type}` : closed,
+        buffer,
+        length,
+      ),
       raw,
     });
   }
@@ -311,8 +336,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       name,
       targetTs: null,
       stp: { master, channel },
-      fields: { code, data: bytesToHex(data), length: data.length, timestamp: timestamp.toString() },
-      text: messageText(master, channel, nsText(this.hostNs), name, data),
+      fields: { code, data: bytesToHex(data), length: data.length },
+      text: messageText(master, channel, this.hostTime, name, data),
       raw: encodePhonetException({
         sender: this.port,
         transaction: this.nextTransaction(),
@@ -352,7 +377,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
         atNibble: at,
         timestamp: timestamp.toString(),
       },
-      text: `@${nsText(this.hostNs)} marker 0x${code.toString(16).padStart(2, '0')} ${meaning} #${index}${
+      text: `@${this.hostTime} marker 0x${code.toString(16).padStart(2, '0')} ${meaning} #${index}${
         params.length > 0 ? ` params ${dataText(params)}` : ''
       }`,
       raw:

@@ -4,13 +4,14 @@
 const TEXT_MAX_BYTES = 64;
 const HEX = '0123456789abcdef';
 
-function hex2(v: number, width: number): string {
-  return v.toString(16).padStart(width, '0');
+/** Four hex digits (masters and channels are 16-bit). */
+function hex4(v: number): string {
+  return HEX[(v >> 12) & 15] + HEX[(v >> 8) & 15] + HEX[(v >> 4) & 15] + HEX[v & 15];
 }
 
 /** `00 3d 7a 74 |.=zt|`: data as spaced hex and printable ASCII, elided past 64 bytes. */
-export function dataText(data: Uint8Array): string {
-  const shown = Math.min(data.length, TEXT_MAX_BYTES);
+export function dataText(data: Uint8Array, length = data.length): string {
+  const shown = Math.min(length, TEXT_MAX_BYTES);
   let hex = '';
   let ascii = '';
   for (let i = 0; i < shown; i++) {
@@ -19,14 +20,21 @@ export function dataText(data: Uint8Array): string {
     hex += HEX[b >> 4] + HEX[b & 15];
     ascii += b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.';
   }
-  const more = data.length > shown ? ` …(+${data.length - shown} bytes)` : '';
+  const more = length > shown ? ` …(+${length - shown} bytes)` : '';
   return `${hex} |${ascii}|${more}`;
 }
 
 /** `M0041 C0001 @<time> <what> [n]: <data>`. */
-export function messageText(master: number, channel: number, time: string, what: string, data: Uint8Array): string {
-  const body = data.length === 0 ? '(empty)' : dataText(data);
-  return `M${hex2(master, 4)} C${hex2(channel, 4)} @${time} ${what} [${data.length}] ${body}`;
+export function messageText(
+  master: number,
+  channel: number,
+  time: string,
+  what: string,
+  data: Uint8Array,
+  length = data.length,
+): string {
+  const body = length === 0 ? '(empty)' : dataText(data, length);
+  return `M${hex4(master)} C${hex4(channel)} @${time} ${what} [${length}] ${body}`;
 }
 
 /** Nanoseconds as `seconds.nanoseconds`. */
