@@ -47,7 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: settings.bodyLimit,
     // Query strings are bounded too: long filters are a mistake or an attack.
     routerOptions: { maxParamLength: 200 },
-    ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: true, useDefaults: true } },
+    ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installProblemHandlers(app);
   app.addSchema(TraceRecordSchema);
