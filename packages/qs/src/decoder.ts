@@ -118,7 +118,9 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   frame(buf: Uint8Array, start: number, len: number, gapFrom: number): void {
     const c = this.counters;
     c.frames++;
-    const raw = copyBytes(buf, start, len);
+    // A frame read in place is a view of the caller's chunk, which the decoder never writes;
+    // one assembled in the deframer's buffer is copied, as that buffer is reused.
+    const raw = this.deframer.ownsBuffer(buf) ? copyBytes(buf, start, len) : buf.subarray(start, start + len);
     if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
     if (
       !this.records.targetInfoSeen &&

@@ -46,6 +46,11 @@ export class QsDeframer {
 
   constructor(private readonly sink: QsFrameSink) {}
 
+  /** True when `buf` is this deframer's own buffer (reused for the next frame), not a pushed chunk. */
+  ownsBuffer(buf: Uint8Array): boolean {
+    return buf === this.buf;
+  }
+
   /** What QSPY's buffer holds at index 1 (the record id of the last frame that reached it). */
   get staleRecordId(): number {
     return this.buf[1];

@@ -64,7 +64,7 @@ function print(r: Result): void {
   );
 }
 
-const capture = new Uint8Array(gunzipSync(readFileSync(capturePath)));
+const capture: Uint8Array = gunzipSync(readFileSync(capturePath));
 const repeats = Math.ceil(MIN_STREAM / capture.length);
 const baseRss = process.memoryUsage.rss() / 1e6;
 process.stdout.write(
