@@ -66,3 +66,4 @@ function adminUrl(): string {
 /** Absolute path of the repository root. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export { freePort, natsServerBinary, PrivateNats, waitForPort } from './private-nats.js';
+export { CuttableTcpProxy } from './tcp-proxy.js';

@@ -1,0 +1,118 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { connectBus } from '@tracehub/bus';
+import type { TraceRecord } from '@tracehub/contracts';
+import { createDb, type Database, getSession, isSessionComplete, rowToTraceRecord, sessionRecords } from '@tracehub/db';
+import { repoRoot } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { assertBuilt, type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
+
+const run = promisify(execFile);
+export const CLI = join(repoRoot, 'apps/cli/dist/main.js');
+
+export interface PipelineEnv {
+  natsUrl: string;
+  databaseUrl: string;
+  prefix: string;
+}
+
+export function requireBuild(): void {
+  assertBuilt([
+    'apps/cli/dist/main.js',
+    'apps/gateway/dist/main.js',
+    'apps/decoder-qs/dist/main.js',
+    'apps/decoder-stp/dist/main.js',
+    'apps/storage/dist/main.js',
+  ]);
+}
+
+/** Starts a built service against the test's NATS, database and prefix; resolves once it is ready. */
+export async function startService(
+  app: 'gateway' | 'decoder-qs' | 'decoder-stp' | 'storage',
+  env: PipelineEnv,
+  extra: Record<string, string> = {},
+): Promise<RunningProcess & { pid: number }> {
+  const proc = startNode(join(repoRoot, `apps/${app}/dist/main.js`), {
+    NATS_URL: env.natsUrl,
+    DATABASE_URL: env.databaseUrl,
+    TRACEHUB_BUS_PREFIX: env.prefix,
+    HEALTH_PORT: '0',
+    DECODER_TICK_MS: '250',
+    DECODER_ACK_WAIT_MS: '2000',
+    ...extra,
+  });
+  await proc.waitForLine(/"msg":"ready/, 45_000);
+  return Object.assign(proc, { pid: proc.child.pid! });
+}
+
+export async function stopAll(procs: RunningProcess[]): Promise<void> {
+  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
+  await Promise.all(procs.map((p) => p.exited));
+}
+
+/** `tracehub <args>`; resolves with stdout. */
+export async function cli(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { stdout } = await run(process.execPath, [CLI, ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/** What `tracehub decode --format json` prints for a file: the expected side of every comparison. */
+export async function offlineDecode(file: string, protocol: 'qs' | 'stp' | 'swd'): Promise<TraceRecord[]> {
+  const out = await cli(['decode', '--protocol', protocol, '--format', 'json', file]);
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as TraceRecord);
+}
+
+/** The parts of a record that decoding decides (not where or when it was received). */
+export function decoded(r: TraceRecord) {
+  return {
+    seq: r.seq,
+    kind: r.kind,
+    type: r.type,
+    name: r.name,
+    targetTs: r.targetTs,
+    text: r.text,
+    fields: r.fields,
+    raw: r.raw,
+    qs: r.qs,
+    stp: r.stp,
+  };
+}
+
+/** Waits until the session's end and all its records are stored, then returns them in order. */
+export async function storedSession(db: Kysely<Database>, session: string, timeoutMs = 60_000): Promise<TraceRecord[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await getSession(db, session);
+    if (row && isSessionComplete(row)) break;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `session ${session} not completely stored after ${timeoutMs} ms: ${JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? String(v) : v))}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const out: TraceRecord[] = [];
+  for await (const row of sessionRecords(db, session)) out.push(rowToTraceRecord(row));
+  return out;
+}
+
+export async function sessionsOf(db: Kysely<Database>, rig: string, link: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('rig', '=', rig)
+    .where('link', '=', link)
+    .orderBy('started_at')
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+export { connectBus, createDb, removeBusPrefix };

@@ -1,0 +1,228 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import type { Database } from '@tracehub/db';
+import { migrateToLatest } from '@tracehub/db';
+import {
+  CuttableTcpProxy,
+  type FreshDatabase,
+  fixturePath,
+  freePort,
+  freshDatabase,
+  natsUrl,
+  repoRoot,
+  uniquePrefix,
+} from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  CLI,
+  cli,
+  connectBus,
+  createDb,
+  decoded,
+  offlineDecode,
+  type PipelineEnv,
+  removeBusPrefix,
+  requireBuild,
+  sessionsOf,
+  startService,
+  stopAll,
+  storedSession,
+} from './harness.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let env: PipelineEnv;
+let services: RunningProcess[] = [];
+let work: string;
+
+beforeAll(async () => {
+  requireBuild();
+  fresh = await freshDatabase('pipeline');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('pl') };
+  work = mkdtempSync(join(tmpdir(), 'th-pipeline-'));
+  services = [
+    await startService('decoder-qs', env),
+    await startService('decoder-stp', env),
+    await startService('storage', env),
+  ];
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(services);
+  await db?.destroy();
+  await fresh?.drop();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  rmSync(work, { recursive: true, force: true });
+});
+
+const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
+
+/** A long QS capture: a fixture repeated, so that "halfway" lasts long enough to act in. */
+function longCapture(name: string, times: number): string {
+  const one = readFileSync(fixturePath('qs', name));
+  const path = join(work, `${name}.x${times}`);
+  writeFileSync(path, Buffer.concat(Array.from({ length: times }, () => one)));
+  return path;
+}
+
+describe('the pipeline', () => {
+  it('stores a replayed capture exactly as tracehub decode prints it, and tracehub records shows it', async () => {
+    for (const name of ['dpp_qv.qs', 'fmt_v64.qs', 'dpp_qv_garbage.qs']) {
+      const file = fixturePath('qs', name);
+      const session = (
+        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], cliEnv())
+      ).trim();
+      const stored = await storedSession(db, session);
+      const expected = await offlineDecode(file, 'qs');
+      expect(stored.length, name).toBe(expected.length);
+      expect(stored.map(decoded), name).toEqual(expected.map(decoded));
+      expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
+      const printed = await cli(
+        ['records', '--rig', 'rigR', '--link', 'file1', '--session', session, '--wait', '30'],
+        cliEnv(),
+      );
+      const decodedText = await cli(['decode', '--protocol', 'qs', file]);
+      expect(printed, name).toBe(decodedText);
+    }
+  }, 120_000);
+
+  it('stores what a target streams to a tcp-listen gateway, cut into any pieces', async () => {
+    const port = await freePort();
+    const gateway = await startService('gateway', env, { TRACEHUB_LINKS: `qs/rigT/tcp0=tcp-listen:127.0.0.1:${port}` });
+    try {
+      const file = fixturePath('qs', 'dpp_posix.qs');
+      const bytes = readFileSync(file);
+      const target = await new Promise<net.Socket>((resolve, reject) => {
+        const s = net.connect(port, '127.0.0.1', () => resolve(s));
+        s.once('error', reject);
+      });
+      for (let at = 0; at < bytes.length; ) {
+        const n = 1 + Math.floor(Math.random() * 700);
+        await new Promise<void>((r) => target.write(bytes.subarray(at, at + n), () => r()));
+        at += n;
+        if (Math.random() < 0.1) await new Promise((r) => setTimeout(r, 5));
+      }
+      await new Promise<void>((r) => target.end(() => r()));
+      let sessions: string[] = [];
+      for (let i = 0; i < 100 && sessions.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        sessions = await sessionsOf(db, 'rigT', 'tcp0');
+      }
+      expect(sessions).toHaveLength(1);
+      const stored = await storedSession(db, sessions[0]);
+      const expected = await offlineDecode(file, 'qs');
+      expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    } finally {
+      await stopAll([gateway]);
+    }
+  }, 120_000);
+
+  it('loses and doubles nothing when a decoder is killed (SIGKILL) halfway with another one running', async () => {
+    const second = await startService('decoder-qs', env);
+    services.push(second);
+    const file = longCapture('dpp_qv.qs', 40);
+    const replay = spawn(
+      process.execPath,
+      [
+        CLI,
+        'replay',
+        '--rig',
+        'rigK',
+        '--link',
+        'kill',
+        '--protocol',
+        'qs',
+        '--pace',
+        'original',
+        '--bps',
+        '1000000',
+        file,
+      ],
+      {
+        cwd: repoRoot,
+        env: { ...process.env, ...cliEnv() },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    let session = '';
+    replay.stdout.on('data', (d) => (session += String(d)));
+    const replayed = new Promise<void>((r) => replay.on('exit', () => r()));
+    // Halfway: once about half the session is stored, kill whichever decoder holds the link.
+    const bus = await connectBus({ url: env.natsUrl, name: 'kill-test', prefix: env.prefix });
+    let killed = 0;
+    try {
+      const leases = await new Kvm(bus.js).open(bus.names.leaseBucket);
+      for (let i = 0; i < 300 && !killed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        const stored = await db
+          .selectFrom('records')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('link', '=', 'kill')
+          .executeTakeFirstOrThrow();
+        if (Number(stored.n) < 5000) continue;
+        const holder = (await leases.get('qs.rigK.kill'))?.string() ?? '';
+        killed = Number(/:(\d+)$/.exec(holder)?.[1] ?? 0);
+        const victim = services.find((s) => s.child.pid === killed);
+        expect(victim, `lease holder ${holder}`).toBeDefined();
+        victim!.child.kill('SIGKILL');
+      }
+    } finally {
+      await bus.close();
+    }
+    expect(killed).toBeGreaterThan(0);
+    await replayed;
+    const stored = await storedSession(db, session.trim(), 90_000);
+    const expected = await offlineDecode(file, 'qs');
+    expect(stored.length).toBe(expected.length);
+    expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    services = services.filter((s) => s.child.pid !== killed);
+  }, 180_000);
+});
+
+describe('the pipeline while Postgres is away', () => {
+  it('stores exactly the decoded records after a 10 s outage mid-stream', async () => {
+    // Storage reaches Postgres through a proxy that the test cuts for 10 s.
+    const proxy = new CuttableTcpProxy('127.0.0.1', Number(new URL(fresh.url).port || 5432));
+    await proxy.open();
+    const viaProxy = new URL(fresh.url);
+    viaProxy.port = String(proxy.listenPort);
+    viaProxy.hostname = '127.0.0.1';
+    const prefix = uniquePrefix('plpg');
+    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: fresh.url, prefix };
+    const procs = [
+      await startService('decoder-qs', local),
+      await startService('storage', { ...local, databaseUrl: viaProxy.toString() }),
+    ];
+    try {
+      const file = longCapture('fmt_v64.qs', 30);
+      const replay = cli(
+        ['replay', '--rig', 'rigP', '--link', 'pg', '--protocol', 'qs', '--pace', 'original', '--bps', '1000000', file],
+        {
+          ...cliEnv(),
+          TRACEHUB_BUS_PREFIX: prefix,
+        },
+      );
+      await new Promise((r) => setTimeout(r, 1000));
+      await proxy.cut();
+      await new Promise((r) => setTimeout(r, 10_000));
+      await proxy.open();
+      const session = (await replay).trim();
+      const stored = await storedSession(db, session, 90_000);
+      const expected = await offlineDecode(file, 'qs');
+      expect(stored.length).toBe(expected.length);
+      expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    } finally {
+      await stopAll(procs);
+      await proxy.cut();
+      await removeBusPrefix(env.natsUrl, prefix);
+    }
+  }, 180_000);
+});
