@@ -14,6 +14,7 @@ import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
+import { palmTraceBridge } from './palmtrace-bridge/index.js';
 import { bearerAuth } from './plugins/auth.js';
 import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
@@ -101,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
-        // The PalmTrace bridge registers here.
+        await api.register(palmTraceBridge, { db, bus, metrics, settings: settings.palmTrace });
       },
       { prefix: '/api/v1' },
     );
@@ -112,7 +113,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await app.register(fastifyStatic, {
       root: settings.dashboardDir,
       prefix: '/',
-      wildcard: false,
       index: 'index.html',
     });
   }

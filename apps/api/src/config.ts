@@ -1,5 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, type Static, Type } from '@tracehub/service-kit';
+import {
+  type PalmTraceBridgeSettings,
+  palmTraceConfigProperties,
+  palmTraceSettingsFrom,
+} from './palmtrace-bridge/bridge-settings.js';
 
 export const ApiConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
@@ -26,6 +31,7 @@ export const ApiConfigSchema = Type.Object({
     default: '',
     description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
   }),
+  ...palmTraceConfigProperties,
 });
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
@@ -47,6 +53,8 @@ export interface ApiSettings {
   controlTimeoutMs: number;
   /** Built dashboard to serve at `/`; undefined: none. */
   dashboardDir?: string;
+  /** PalmTrace bridge: Reporter endpoints, listening port, queue bound; omitted: none, off. */
+  palmTrace?: PalmTraceBridgeSettings;
 }
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
@@ -80,5 +88,6 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
     liveQueueRecords: config.API_LIVE_QUEUE,
     controlTimeoutMs: config.API_CONTROL_TIMEOUT_MS,
     dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
+    palmTrace: palmTraceSettingsFrom(config),
   };
 }

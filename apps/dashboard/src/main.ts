@@ -1,3 +1,67 @@
-// Dashboard entry point.
-const app = document.querySelector('#app');
-if (app) app.textContent = 'tracehub';
+// Dashboard entry: a header with navigation and the token, and a hash router over the pages.
+import { setToken, token } from './api.js';
+import { h } from './dom.js';
+import { fleetPage } from './pages/fleet.js';
+import { livePage } from './pages/live.js';
+import { searchPage } from './pages/search.js';
+import { sessionPage } from './pages/session.js';
+import { stpPage } from './pages/stp.js';
+import './style.css';
+
+// A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
+const initial = new URLSearchParams(location.search);
+if (initial.has('token')) {
+  setToken(initial.get('token') ?? '');
+  history.replaceState(null, '', location.pathname + location.hash);
+}
+
+const app = document.querySelector<HTMLDivElement>('#app')!;
+const main = h('main', {});
+const tokenInput = h('input', { type: 'password', placeholder: 'API token', value: token(), id: 'token' });
+tokenInput.addEventListener('change', () => {
+  setToken(tokenInput.value);
+  route();
+});
+app.append(
+  h(
+    'header',
+    {},
+    h('strong', {}, 'tracehub'),
+    h('a', { href: '#/fleet' }, 'Fleet'),
+    h('a', { href: '#/live' }, 'Live'),
+    h('a', { href: '#/search' }, 'Search'),
+    h('a', { href: '#/stp' }, 'STP'),
+    tokenInput,
+  ),
+  main,
+);
+
+let cleanup: () => void = () => {};
+
+function route(): void {
+  cleanup();
+  main.replaceChildren();
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path, query = ''] = hash.split('?');
+  const params = new URLSearchParams(query);
+  const [page, arg] = path.split('/');
+  switch (page) {
+    case 'live':
+      cleanup = livePage(main, params);
+      break;
+    case 'search':
+      cleanup = searchPage(main, params);
+      break;
+    case 'stp':
+      cleanup = stpPage(main, params);
+      break;
+    case 'session':
+      cleanup = sessionPage(main, decodeURIComponent(arg ?? ''));
+      break;
+    default:
+      cleanup = fleetPage(main);
+  }
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,202 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Bus } from '@tracehub/bus';
+import { NAME_PATTERN } from '@tracehub/contracts';
+import type { Database } from '@tracehub/db';
+import type { ServiceMetrics } from '@tracehub/service-kit';
+import type { Kysely } from 'kysely';
+import { HttpProblem, notFound } from '../plugins/problems.js';
+import { problemResponses } from '../schemas.js';
+import { DEFAULT_PALMTRACE_SETTINGS, type PalmTraceBridgeSettings } from './bridge-settings.js';
+import { ReporterEndpointSchema, replayProblem } from './endpoint-schema.js';
+import { PalmTraceBridge, ReporterExistsError } from './palmtrace-bridge.js';
+
+export interface PalmTraceBridgeOptions {
+  db: Kysely<Database>;
+  bus: Bus;
+  metrics: ServiceMetrics;
+  /** Default: no endpoints, listening mode off. */
+  settings?: PalmTraceBridgeSettings;
+}
+
+const ReporterStatusSchema = Type.Object({
+  id: Type.String(),
+  source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
+  host: Type.String(),
+  port: Type.Integer(),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('replay')]),
+  connected: Type.Boolean(),
+  messagesSent: Type.Integer({ description: 'messages handed to the connection (lines and dropped notices)' }),
+  bytesSent: Type.Integer(),
+  dropped: Type.Integer({ description: 'records dropped because the Reporter was slower than the stream' }),
+  reconnects: Type.Integer({ description: 'connections made again after a loss' }),
+  queued: Type.Integer({ description: 'records waiting to be sent' }),
+  bytesIgnored: Type.Integer({ description: 'bytes the Reporter sent back (ignored: the protocol is one way)' }),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  replay: Type.Union([
+    Type.Object({
+      state: Type.Union(['waiting', 'running', 'done', 'failed'].map((s) => Type.Literal(s))),
+      records: Type.Integer({ description: 'stored records queued for sending so far' }),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
+  config: ReporterEndpointSchema,
+});
+
+const ListenerStatusSchema = Type.Union([
+  Type.Object({
+    host: Type.String(),
+    port: Type.Integer(),
+    clients: Type.Array(
+      Type.Object({
+        remoteAddress: Type.String(),
+        remotePort: Type.Integer(),
+        connectedAt: Type.String(),
+        messagesSent: Type.Integer(),
+        bytesSent: Type.Integer(),
+        dropped: Type.Integer(),
+        queued: Type.Integer(),
+      }),
+    ),
+  }),
+  Type.Null(),
+]);
+
+const IdParams = Type.Object({ id: Type.String({ pattern: NAME_PATTERN }) });
+
+/**
+ * The PalmTrace bridge as an api plugin: starts the configured Reporter endpoints and the
+ * listening port when the app is ready, stops them when it closes, serves `/reporters`
+ * (list and status with `read`, add and remove with `control`) and exports per-endpoint
+ * metrics.
+ */
+export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (app, options) => {
+  const settings = options.settings ?? DEFAULT_PALMTRACE_SETTINGS;
+  const bridge = new PalmTraceBridge({
+    db: options.db,
+    bus: options.bus,
+    settings,
+    log: {
+      info: (obj, msg) => app.log.info(obj, msg),
+      warn: (obj, msg) => app.log.warn(obj, msg),
+    },
+  });
+  app.addHook('onReady', async () => bridge.start());
+  app.addHook('onClose', async () => bridge.stop());
+  registerMetrics(options.metrics, bridge);
+
+  app.get(
+    '/reporters',
+    {
+      schema: {
+        summary: 'PalmTrace Reporter endpoints with their status, and the listening port',
+        tags: ['palmtrace'],
+        response: {
+          200: Type.Object({ reporters: Type.Array(ReporterStatusSchema), listener: ListenerStatusSchema }),
+          ...problemResponses,
+        },
+      },
+    },
+    async () => ({ reporters: bridge.list(), listener: bridge.listenerStatus() }),
+  );
+
+  app.get(
+    '/reporters/:id',
+    {
+      schema: {
+        summary: 'Status of one Reporter endpoint',
+        tags: ['palmtrace'],
+        params: IdParams,
+        response: { 200: ReporterStatusSchema, ...problemResponses },
+      },
+    },
+    async (request) => {
+      const status = bridge.get(request.params.id);
+      if (!status) throw notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
+      return status;
+    },
+  );
+
+  app.post(
+    '/reporters',
+    {
+      config: { scope: 'control' },
+      schema: {
+        summary: 'Add a Reporter endpoint: connect to it and send it live records (or a replay)',
+        tags: ['palmtrace'],
+        body: ReporterEndpointSchema,
+        response: { 201: ReporterStatusSchema, 409: problemResponses[400], ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      const problem = replayProblem(request.body.replay);
+      if (problem) throw new HttpProblem(400, `body replay: ${problem}`);
+      try {
+        const endpoint = bridge.add(request.body, 'api');
+        // Records published after this answer reach the endpoint.
+        await bridge.flush();
+        return reply.code(201).send(endpoint.status());
+      } catch (error) {
+        if (error instanceof ReporterExistsError) throw new HttpProblem(409, error.message);
+        throw error;
+      }
+    },
+  );
+
+  app.delete(
+    '/reporters/:id',
+    {
+      config: { scope: 'control' },
+      schema: {
+        summary: 'Remove a Reporter endpoint (its connection is closed)',
+        tags: ['palmtrace'],
+        params: IdParams,
+        response: { 204: Type.Null(), ...problemResponses },
+      },
+    },
+    async (request, reply) => {
+      if (!(await bridge.remove(request.params.id)))
+        throw notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
+      return reply.code(204).send();
+    },
+  );
+};
+
+/** Per-endpoint series, read from the endpoints' counters when scraped. */
+function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void {
+  const series = (
+    name: string,
+    help: string,
+    kind: 'gauge' | 'counter',
+    value: (s: ReturnType<PalmTraceBridge['list']>[number]) => number,
+  ) => {
+    const config = {
+      name,
+      help,
+      labelNames: ['reporter'] as const,
+      collect(this: { reset(): void; set?(l: object, v: number): void; inc?(l: object, v: number): void }) {
+        this.reset();
+        for (const s of bridge.list()) {
+          if (kind === 'gauge') this.set?.({ reporter: s.id }, value(s));
+          else if (value(s) > 0) this.inc?.({ reporter: s.id }, value(s));
+        }
+      },
+    };
+    if (kind === 'gauge') metrics.gauge(config as never);
+    else metrics.counter(config as never);
+  };
+  series('palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', 'gauge', (s) =>
+    s.connected ? 1 : 0,
+  );
+  series('palmtrace_messages_sent_total', 'PalmTrace messages sent to a Reporter', 'counter', (s) => s.messagesSent);
+  series('palmtrace_bytes_sent_total', 'PalmTrace bytes sent to a Reporter', 'counter', (s) => s.bytesSent);
+  series(
+    'palmtrace_dropped_records_total',
+    'records dropped because a Reporter was slower than the stream',
+    'counter',
+    (s) => s.dropped,
+  );
+  series('palmtrace_reconnects_total', 'connections to a Reporter made again after a loss', 'counter', (s) => s.reconnects);
+  series('palmtrace_queued_records', 'records waiting for a Reporter', 'gauge', (s) => s.queued);
+}

@@ -1,0 +1,181 @@
+import type { Protocol, TraceRecord } from '@tracehub/contracts';
+import {
+  encodeTraceMessage,
+  PalmErrorClass,
+  type PalmTextEncoding,
+  splitTraceLines,
+  TraceKind,
+} from '@tracehub/palmtrace';
+import type { ReporterFilter, ReporterOptions } from './endpoint-schema.js';
+
+/**
+ * Target clock ticks per millisecond when an endpoint does not say. QS: the fixtures' POSIX
+ * ports count CLOCK_MONOTONIC in 100 ns units (10 000 per ms). STP: the device clock of the
+ * captures runs at 19.2 MHz (its FREQ packet). SWD records carry no target time.
+ */
+export const DEFAULT_TICKS_PER_MS: Readonly<Record<Protocol, number>> = Object.freeze({
+  qs: 10_000,
+  stp: 19_200,
+  swd: 1,
+});
+
+/** Cap on one record's Trace Data (spec §4.3: cap at 64 KiB and mark the cut). */
+const MAX_DATA_BYTES = 65_536;
+
+/** A record's messages as they go on the wire: usually one, one per line for multi-line text. */
+export type RecordMessages = Uint8Array | Uint8Array[];
+
+/** QS record group of a record id (qs-protocol.md §5 table), the key of `modules.qsGroups`. */
+export function qsRecordGroup(record: Pick<TraceRecord, 'kind' | 'type'>): string {
+  if (record.kind === 'error') return 'ERROR';
+  if (record.kind === 'dict') return 'DICT';
+  if (record.kind === 'info') return 'INFO';
+  const t = record.type;
+  if ((t >= 1 && t <= 9) || (t >= 55 && t <= 57)) return 'SM';
+  if ((t >= 10 && t <= 18) || t === 45) return 'AO';
+  if ((t >= 19 && t <= 22) || t === 46) return 'EQ';
+  if (t === 24 || t === 25 || t === 47) return 'MP';
+  if (t >= 32 && t <= 37) return 'TE';
+  if (t === 23 || (t >= 26 && t <= 31) || (t >= 38 && t <= 44)) return 'QF';
+  if (t >= 48 && t <= 53) return 'SC';
+  if (t === 58 || t === 59 || (t >= 65 && t <= 68)) return 'TEST';
+  if (t === 69) return 'ERROR';
+  if (t >= 71 && t <= 74) return 'SEM';
+  if (t >= 75 && t <= 80) return 'MTX';
+  if (t >= 100 && t <= 124) return 'USER';
+  return 'INFO';
+}
+
+/**
+ * Process ID of a rig: the number `rigNumbers` gives it, else the digits its name ends with
+ * (`rig7` → 7, `bench-012` → 12, low 32 bits), else a 32-bit FNV-1a hash of the name, so a
+ * rig without digits still shows as one stable source.
+ */
+export function rigNumber(rig: string, rigNumbers?: Readonly<Record<string, number>>): number {
+  const configured = rigNumbers?.[rig];
+  if (configured !== undefined) return configured;
+  const digits = /([0-9]+)$/.exec(rig);
+  if (digits) return Number(BigInt.asUintN(32, BigInt(digits[1])));
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < rig.length; i++) {
+    hash ^= rig.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** Thread ID: the QS active-object priority, or STP `master << 16 | channel`; none otherwise. */
+export function threadIdOf(record: TraceRecord): number | undefined {
+  if (record.stp) return ((record.stp.master << 16) | record.stp.channel) >>> 0;
+  return record.qs?.prio;
+}
+
+/**
+ * Time stamp in ms: the record's target time divided by the protocol's ticks per ms (floor);
+ * the encoder sends the low 32 bits. Records without a target time get no Time stamp.
+ */
+export function timestampMsOf(record: TraceRecord, ticksPerMs: number): bigint | undefined {
+  if (record.targetTs === null) return undefined;
+  const ticks = BigInt(record.targetTs);
+  if (Number.isInteger(ticksPerMs)) return ticks / BigInt(ticksPerMs);
+  return BigInt(Math.floor(Number(ticks) / ticksPerMs));
+}
+
+/** The record-level part of the filter (rig, link, protocol, name, kind). */
+export function matchesReporterFilter(filter: ReporterFilter | undefined, record: TraceRecord): boolean {
+  if (!filter) return true;
+  if (filter.rigs?.length && !filter.rigs.includes(record.rig)) return false;
+  if (filter.links?.length && !filter.links.includes(record.link)) return false;
+  if (filter.protocols?.length && !filter.protocols.includes(record.protocol)) return false;
+  if (filter.names?.length && !filter.names.includes(record.name)) return false;
+  if (filter.kinds?.length && !filter.kinds.includes(record.kind)) return false;
+  return true;
+}
+
+/** Whether any record of a batch from this link can pass the filter (skips whole batches cheaply). */
+export function filterAdmitsLink(
+  filter: ReporterFilter | undefined,
+  link: { protocol: string; rig: string; link: string },
+): boolean {
+  if (!filter) return true;
+  if (filter.rigs?.length && !filter.rigs.includes(link.rig)) return false;
+  if (filter.links?.length && !filter.links.includes(link.link)) return false;
+  if (filter.protocols?.length && !(filter.protocols as string[]).includes(link.protocol)) return false;
+  return true;
+}
+
+const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+
+/**
+ * Turns records into PalmTrace messages with one endpoint's options: one kind-1 message per
+ * text line (Attributes, Process ID, Thread ID, Time stamp, Trace Data), or one kind-2 message
+ * with an STP payload's bytes when `binaryStp` is on. Records with empty text send nothing.
+ */
+export class RecordMessageEncoder {
+  private readonly encoding: PalmTextEncoding;
+  private readonly defaultModule: number;
+  private readonly ticksPerMs: Record<Protocol, number>;
+
+  constructor(private readonly options: ReporterOptions = {}) {
+    this.encoding = options.encoding ?? 'windows-1252';
+    this.defaultModule = options.modules?.default ?? PalmErrorClass.appErrorClass;
+    this.ticksPerMs = { ...DEFAULT_TICKS_PER_MS, ...options.targetTicksPerMs };
+  }
+
+  matches(record: TraceRecord): boolean {
+    return matchesReporterFilter(this.options.filter, record);
+  }
+
+  admitsLink(link: { protocol: string; rig: string; link: string }): boolean {
+    return filterAdmitsLink(this.options.filter, link);
+  }
+
+  moduleOf(record: TraceRecord): number {
+    const m = this.options.modules;
+    if (!m) return this.defaultModule;
+    const byName = m.names?.[record.name];
+    if (byName !== undefined) return byName;
+    if (record.protocol === 'qs') {
+      const byGroup = m.qsGroups?.[qsRecordGroup(record)];
+      if (byGroup !== undefined) return byGroup;
+    } else if (record.stp) {
+      const byMaster = m.stpMasters?.[String(record.stp.master)];
+      if (byMaster !== undefined) return byMaster;
+    }
+    return this.defaultModule;
+  }
+
+  /** The record's messages, or undefined when it sends nothing (empty text). */
+  encode(record: TraceRecord): RecordMessages | undefined {
+    const common = {
+      module: this.moduleOf(record),
+      processId: rigNumber(record.rig, this.options.rigNumbers),
+      threadId: threadIdOf(record),
+      timestampMs: timestampMsOf(record, this.ticksPerMs[record.protocol]),
+      maxDataBytes: MAX_DATA_BYTES,
+    };
+    if (this.options.binaryStp && record.protocol !== 'qs' && record.kind === 'record') {
+      const data = record.fields.data;
+      if (typeof data === 'string' && data.length > 0 && HEX.test(data)) {
+        return encodeTraceMessage({ ...common, kind: TraceKind.Binary, bytes: Buffer.from(data, 'hex') });
+      }
+    }
+    if (record.text === '') return undefined;
+    if (!record.text.includes('\n') && !record.text.includes('\r')) {
+      return encodeTraceMessage({ ...common, kind: TraceKind.TextLine, text: record.text, encoding: this.encoding });
+    }
+    return splitTraceLines(record.text).map((line) =>
+      encodeTraceMessage({ ...common, kind: TraceKind.TextLine, text: line, encoding: this.encoding }),
+    );
+  }
+
+  /** The one text message that tells the Reporter how many records it missed. */
+  droppedNotice(dropped: number, why: string): Uint8Array {
+    return encodeTraceMessage({
+      module: this.defaultModule,
+      kind: TraceKind.TextLine,
+      text: `tracehub: ${dropped} record${dropped === 1 ? '' : 's'} dropped (${why})`,
+      encoding: this.encoding,
+    });
+  }
+}

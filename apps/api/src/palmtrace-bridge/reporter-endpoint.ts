@@ -1,0 +1,211 @@
+import { connect, type Socket } from 'node:net';
+import type { RecordBatch } from '@tracehub/contracts';
+import type { Database } from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import type { ReplayRequest, ReporterEndpointInput } from './endpoint-schema.js';
+import type { LiveRecordFeed } from './live-record-feed.js';
+import { MessageOutlet } from './message-outlet.js';
+import { RecordMessageEncoder } from './record-messages.js';
+import { OriginalPace, storedRecords } from './stored-records.js';
+
+export interface BridgeLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface ReporterEndpointDeps {
+  db: Kysely<Database>;
+  feed: LiveRecordFeed;
+  log: BridgeLog;
+  /** Wait between connection attempts while the Reporter is away (PalmTrace: 1000 ms). */
+  retryMs: number;
+  /** Default queue bound when the endpoint does not set one. */
+  queueRecords: number;
+  queueBytes: number;
+}
+
+export type ReplayState = 'waiting' | 'running' | 'done' | 'failed';
+
+export interface ReporterStatus {
+  id: string;
+  source: 'config' | 'api';
+  host: string;
+  port: number;
+  mode: 'live' | 'replay';
+  connected: boolean;
+  messagesSent: number;
+  bytesSent: number;
+  dropped: number;
+  reconnects: number;
+  queued: number;
+  /** Bytes the Reporter sent back (the protocol has no reverse channel: logged and ignored). */
+  bytesIgnored: number;
+  lastError: string | null;
+  replay: { state: ReplayState; records: number; error: string | null } | null;
+  config: ReporterEndpointInput;
+}
+
+/**
+ * One Reporter endpoint in the PalmTrace role: connects out to the listening Reporter,
+ * retries about every second while it is away, and never waits to read (whatever the
+ * Reporter sends is counted, logged once per connection and ignored). Records come from the
+ * live stream through the endpoint's filter, or from a stored replay, into a bounded
+ * {@link MessageOutlet}. While disconnected, live records keep queuing (and the oldest drop),
+ * so a Reporter that restarts quickly loses nothing but what the queue could not hold.
+ */
+export class ReporterEndpoint {
+  readonly outlet: MessageOutlet;
+  private readonly encoder: RecordMessageEncoder;
+  private socket: Socket | null = null;
+  private connected = false;
+  private everConnected = false;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private removeFromFeed: (() => void) | null = null;
+  private reconnects = 0;
+  private bytesIgnored = 0;
+  private lastError: string | null = null;
+  private replayState: { state: ReplayState; records: number; error: string | null } | null = null;
+  private readonly stopSignal = { stopped: false };
+
+  constructor(
+    readonly id: string,
+    readonly source: 'config' | 'api',
+    readonly config: ReporterEndpointInput,
+    private readonly deps: ReporterEndpointDeps,
+  ) {
+    this.encoder = new RecordMessageEncoder(config);
+    this.outlet = new MessageOutlet(config.queueRecords ?? deps.queueRecords, deps.queueBytes, (n) =>
+      this.encoder.droppedNotice(n, 'the Reporter was slower than the stream'),
+    );
+  }
+
+  start(): void {
+    if (this.config.replay) {
+      this.replayState = { state: 'waiting', records: 0, error: null };
+      void this.replay(this.config.replay);
+    } else {
+      this.removeFromFeed = this.deps.feed.add((batch) => this.offerBatch(batch));
+    }
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.stopSignal.stopped = true;
+    this.removeFromFeed?.();
+    this.removeFromFeed = null;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.outlet.clear();
+    const socket = this.socket;
+    if (socket && !socket.destroyed) {
+      await new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.destroy();
+      });
+    }
+  }
+
+  status(): ReporterStatus {
+    return {
+      id: this.id,
+      source: this.source,
+      host: this.config.host,
+      port: this.config.port,
+      mode: this.config.replay ? 'replay' : 'live',
+      connected: this.connected,
+      messagesSent: this.outlet.messagesSent,
+      bytesSent: this.outlet.bytesSent,
+      dropped: this.outlet.dropped,
+      reconnects: this.reconnects,
+      queued: this.outlet.queued,
+      bytesIgnored: this.bytesIgnored,
+      lastError: this.lastError,
+      replay: this.replayState ? { ...this.replayState } : null,
+      config: this.config,
+    };
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  /** Runs in the NATS callback: filter, encode, queue; never waits. */
+  private offerBatch(batch: RecordBatch): void {
+    if (!this.encoder.admitsLink(batch)) return;
+    for (const record of batch.records) {
+      if (!this.encoder.matches(record)) continue;
+      const messages = this.encoder.encode(record);
+      if (messages) this.outlet.offer(messages);
+    }
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const socket = connect({ host: this.config.host, port: this.config.port });
+    this.socket = socket;
+    let ignoredHere = 0;
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 10_000);
+    socket.on('connect', () => {
+      if (this.stopped) return socket.destroy();
+      if (this.everConnected) this.reconnects++;
+      this.everConnected = true;
+      this.connected = true;
+      this.lastError = null;
+      this.deps.log.info({ reporter: this.id, host: this.config.host, port: this.config.port }, 'Reporter connected');
+      this.outlet.attach(socket);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      // The protocol is one way (spec §6 rule 8): count it, say so once, ignore it.
+      if (ignoredHere === 0) {
+        this.deps.log.warn(
+          { reporter: this.id, bytes: chunk.length },
+          'the Reporter sent bytes; PalmTrace has no reverse channel, ignoring them',
+        );
+      }
+      ignoredHere += chunk.length;
+      this.bytesIgnored += chunk.length;
+    });
+    socket.on('error', (error) => {
+      this.lastError = error.message;
+    });
+    socket.on('close', () => {
+      if (this.socket === socket) this.socket = null;
+      if (this.connected) {
+        this.deps.log.warn({ reporter: this.id, error: this.lastError }, 'Reporter connection closed; retrying');
+      }
+      this.connected = false;
+      this.outlet.detach();
+      if (!this.stopped) this.retryTimer = setTimeout(() => this.connect(), this.deps.retryMs);
+    });
+  }
+
+  /** Sends stored records through the queue, waiting for room instead of dropping. */
+  private async replay(request: ReplayRequest): Promise<void> {
+    const state = this.replayState as NonNullable<typeof this.replayState>;
+    const pace = request.pace === 'original' ? new OriginalPace() : null;
+    try {
+      // Start when the Reporter is there, so the original pace means something to it.
+      while (!this.connected && !this.stopped) await new Promise((resolve) => setTimeout(resolve, 50));
+      state.state = 'running';
+      for await (const record of storedRecords(this.deps.db, request, this.config.filter)) {
+        if (this.stopped) return;
+        if (!this.encoder.matches(record)) continue;
+        const messages = this.encoder.encode(record);
+        if (!messages) continue;
+        if (pace) await pace.wait(record, this.stopSignal);
+        await this.outlet.whenRoom();
+        if (this.stopped) return;
+        this.outlet.offer(messages);
+        state.records++;
+      }
+      state.state = 'done';
+      this.deps.log.info({ reporter: this.id, records: state.records }, 'replay done');
+    } catch (error) {
+      state.state = 'failed';
+      state.error = error instanceof Error ? error.message : String(error);
+      this.deps.log.warn({ reporter: this.id, error: state.error }, 'replay failed');
+    }
+  }
+}

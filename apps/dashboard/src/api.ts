@@ -1,0 +1,70 @@
+/** Talking to the api: the bearer token lives in localStorage (set it once in the header). */
+
+const TOKEN_KEY = 'tracehub.token';
+
+export function token(): string {
+  return localStorage.getItem(TOKEN_KEY) ?? '';
+}
+
+export function setToken(value: string): void {
+  localStorage.setItem(TOKEN_KEY, value.trim());
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function getJson<T>(path: string): Promise<T> {
+  const res = await fetch(`/api/v1${path}`, { headers: { authorization: `Bearer ${token()}` } });
+  if (!res.ok) {
+    let detail = res.statusText;
+    try {
+      detail = (await res.json()).detail ?? detail;
+    } catch {}
+    throw new ApiError(res.status, `${res.status}: ${detail}`);
+  }
+  return (await res.json()) as T;
+}
+
+/** URL of a streamed endpoint (SSE, export): browsers cannot set headers there, so the token goes in the query. */
+export function streamUrl(path: string, query: URLSearchParams): string {
+  const q = new URLSearchParams(query);
+  q.set('access_token', token());
+  return `/api/v1${path}?${q}`;
+}
+
+export interface TraceRecord {
+  rig: string;
+  link: string;
+  session: string;
+  seq: number;
+  protocol: string;
+  hostNs: string;
+  targetTs: string | null;
+  kind: string;
+  type: number;
+  name: string;
+  qs?: { obj?: string; sig?: string; prio?: number };
+  stp?: { master: number; channel: number };
+  text: string;
+}
+
+export interface LinkSummary {
+  id: number;
+  rig: string;
+  name: string;
+  protocol: string;
+  sessions: number;
+  records: number;
+  errors: number;
+  gaps: number;
+  lostBytes: number;
+  lastSeen: string | null;
+  latestSession: string | null;
+  recordsPerSecond: number;
+}

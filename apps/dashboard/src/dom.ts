@@ -1,0 +1,31 @@
+/** A tiny element builder: h('div', {class: 'x'}, child, 'text'). */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number | boolean | ((e: Event) => void)> = {},
+  ...children: Array<Node | string | null | undefined>
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (typeof v === 'function') el.addEventListener(k.replace(/^on/, ''), v);
+    else if (typeof v === 'boolean') {
+      if (v) el.setAttribute(k, '');
+    } else el.setAttribute(k, String(v));
+  }
+  for (const c of children) if (c !== null && c !== undefined) el.append(c);
+  return el;
+}
+
+export function hostTime(hostNs: string): string {
+  const ms = Number(BigInt(hostNs) / 1_000_000n);
+  const frac = (BigInt(hostNs) % 1_000_000_000n).toString().padStart(9, '0').slice(0, 6);
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}.${frac}`;
+}
+
+export function ago(iso: string | null): string {
+  if (!iso) return 'never';
+  const s = Math.round((Date.now() - new Date(iso).getTime()) / 1000);
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return new Date(iso).toISOString().slice(0, 16).replace('T', ' ');
+}

@@ -1,0 +1,158 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { type FreshDatabase, freshDatabase, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_TOKENS, READ_TOKEN, type StoredFixture, storeQsFixture } from '../api/fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+let browser: BrowserContext;
+let page: Page;
+let base: string;
+let dpp: StoredFixture;
+let profile: string;
+const shots = join(repoRoot, 'test-output', 'browser');
+const dist = join(repoRoot, 'test-output', 'dashboard-dist');
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  // The dashboard as CI builds it, into a folder of this test's own.
+  await build({
+    root: join(repoRoot, 'apps', 'dashboard'),
+    logLevel: 'error',
+    build: { outDir: dist, emptyOutDir: true },
+  });
+  fresh = await freshDatabase('browser');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'browser-test', prefix: uniquePrefix('web') });
+  dpp = await storeQsFixture(db, 'dpp_qv', {
+    rig: 'rig17',
+    link: 'uart0',
+    session: 's-dpp',
+    startNs: 1_764_000_000_000_000_000n,
+  });
+  await storeQsFixture(db, 'defer', {
+    rig: 'rig4',
+    link: 'uart2',
+    session: 's-defer',
+    startNs: 1_764_000_100_000_000_000n,
+  });
+  app = await buildApp({
+    db,
+    bus,
+    settings: {
+      tokens: parseApiTokens(API_TOKENS),
+      corsOrigins: [],
+      maxPageSize: 1000,
+      bodyLimit: 4096,
+      liveQueueRecords: 20_000,
+      controlTimeoutMs: 300,
+      dashboardDir: dist,
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  profile = mkdtempSync(join(tmpdir(), 'th-chromium-'));
+  // A fresh profile per run (playwright passes it as --user-data-dir).
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+    viewport: { width: 1400, height: 900 },
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  // The token arrives once in the URL and stays in localStorage.
+  await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+describe('dashboard in Chromium', () => {
+  it('shows the fleet: every rig and link with its counts', async () => {
+    await page.goto(`${base}/#/fleet`);
+    const row = page.locator('tr[data-link="rig17/uart0"]');
+    await row.waitFor();
+    expect(await row.locator('td').nth(4).textContent()).toBe(String(dpp.records.length));
+    expect(await page.locator('tr[data-link="rig4/uart2"]').count()).toBe(1);
+    await page.screenshot({ path: join(shots, 'fleet.png') });
+  });
+
+  it('tails records live as they are published', async () => {
+    await page.goto(`${base}/#/live?rig=rig5`);
+    await page.locator('#live-status', { hasText: 'live' }).waitFor();
+    for (let i = 0; i < 200 && app.liveHub.clientCount === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const total = 5000;
+    for (let b = 0; b < total / 500; b++) {
+      const records: TraceRecord[] = Array.from({ length: 500 }, (_, i) => ({
+        ...dpp.records[(b * 500 + i) % dpp.records.length],
+        rig: 'rig5',
+        session: 'live',
+        seq: b * 500 + i,
+      }));
+      const batch: RecordBatch = {
+        protocol: 'qs',
+        rig: 'rig5',
+        link: 'uart0',
+        session: 'live',
+        chunk: b,
+        hostNs: records[0].hostNs,
+        eos: false,
+        records,
+      };
+      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(batch));
+    }
+    await page.locator('#live-count', { hasText: `${total} records` }).waitFor({ timeout: 15_000 });
+    // Only the rows in view exist in the DOM.
+    const rows = await page.locator('.vrow').count();
+    expect(rows).toBeGreaterThan(0);
+    expect(rows).toBeLessThan(200);
+    expect(await page.locator('.vrow').last().getAttribute('data-seq')).toBe(String(total - 1));
+    await page.screenshot({ path: join(shots, 'live.png') });
+  });
+
+  it('searches history with a filter', async () => {
+    await page.goto(`${base}/#/search?session=s-dpp&name=PHILO_STAT`);
+    const expected = dpp.records.filter((r) => r.name === 'PHILO_STAT').length;
+    await page.locator('#search-status', { hasText: `${expected} records` }).waitFor();
+    const first = await page.locator('.vrow').first().textContent();
+    expect(first).toContain('PHILO_STAT');
+    await page.screenshot({ path: join(shots, 'search.png') });
+  });
+
+  it('draws the sequence diagram of a fixture session', async () => {
+    await page.goto(`${base}/#/session/s-dpp`);
+    await page.locator('#sequence svg.sequence').waitFor();
+    const posts = dpp.records.filter((r) => r.name === 'QS_QF_ACTIVE_POST').length;
+    expect(await page.locator('#sequence g.msg.post').count()).toBe(posts);
+    const names = await page.locator('#sequence text.participant').allTextContents();
+    expect(names).toEqual(expect.arrayContaining(['Table_inst', 'Philo_inst[0]']));
+    await page.screenshot({ path: join(shots, 'session.png'), fullPage: false });
+  });
+});
