@@ -64,6 +64,8 @@ export function* capturePieces(
   let hostNs = startNs;
   let p = 0;
   let offset = 0;
+  // A pause before the first byte needs a receive time before it: an empty first piece.
+  if (sorted.length > 0 && sorted[0].at_byte === 0) yield { start: 0, end: 0, hostNs };
   while (offset < length) {
     while (p < sorted.length && sorted[p].at_byte <= offset) {
       if (sorted[p].at_byte === offset) hostNs += BigInt(Math.round(sorted[p].ms * NS_PER_MS));

@@ -165,7 +165,7 @@ export class StpPacketParser {
   /** Input was lost before the next byte: the stream cannot be trusted until the next sync. */
   lost(): void {
     this.asm.at = this.pos;
-    this.asm.dropAll();
+    this.asm.inputLost();
     this.loseSync(this.pos);
   }
 

@@ -330,6 +330,13 @@ export class StpReassembler {
     this.sink.marker(MarkerCode.RESERVED_STP_PACKET, params, this.at);
   }
 
+  /** Input was lost: open buffers are unfinished, and marker 0x06 DATA_CORRUPTED says so. */
+  inputLost(): void {
+    this.dropAll();
+    this.counters.markers++;
+    this.sink.marker(MarkerCode.DATA_CORRUPTED, NO_BYTES, this.at);
+  }
+
   /** v1: a pause above the max pause with open buffers flushes them, then marker 0x23. */
   longPause(): void {
     if (this.openCount === 0) return;

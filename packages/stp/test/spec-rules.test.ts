@@ -1,5 +1,6 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import {
+  capturePieces,
   decodeOst,
   decodePhonet,
   StpDecoder,
@@ -209,5 +210,43 @@ describe('records', () => {
     const marker = decodePhonet(records[1].raw);
     expect(marker.status === 'ok' && marker.message.kind === 'marker' && marker.message.index).toBe(1);
     expect(records[1].fields.params).toBe('0f000c');
+  });
+});
+
+describe('lost input', () => {
+  it('drops open messages, gives marker 0x06 and waits for the next sync', () => {
+    const events: StpEvent[] = [];
+    const records: DecodedRecord[] = [];
+    const decoder = new StpDecoder({ output: 'phonet', onEvent: (e) => events.push(e) });
+    const emit = (r: DecodedRecord) => records.push(r);
+    decoder.push(new StpStreamWriter().async().version(3).m8(1).data(1, 0x42).bytes(), { hostNs: 1n }, emit);
+    decoder.push(new StpStreamWriter().data(1, 0x43, 'M').bytes(), { hostNs: 2n, lostBytes: 10 }, emit);
+    decoder.push(new StpStreamWriter().async().version(3).m8(1).data(1, 0x44, 'M').bytes(), { hostNs: 3n }, emit);
+    expect(events.map(({ at_nibble: _, ...e }) => e)).toEqual([
+      {
+        kind: 'exception',
+        code: 4,
+        name: 'TB_EXCEPTION_UNFINISHED_MESSAGE',
+        master: 1,
+        channel: 0,
+        len: 1,
+        data: '42',
+      },
+      { kind: 'marker', code: 6, name: 'TB_ERROR_DATA_CORRUPTED', params: '' },
+      msg(1, 0, 'M', '44'),
+    ]);
+    expect(records.find((r) => r.name === 'STP_INPUT_LOST')?.fields.lostBytes).toBe(10);
+  });
+});
+
+describe('capture pauses', () => {
+  it('a pause before the first byte ends the hot-plug wait at once', () => {
+    const stream = new StpStreamWriter().v1Master(3).v1Channel(4).v1Data(1, 0x42, 0).bytes();
+    const events: StpEvent[] = [];
+    const decoder = new StpDecoder({ version: 1, start: 'hot_plug', onEvent: (e) => events.push(e) });
+    for (const piece of capturePieces(stream.length, [{ at_byte: 0, ms: 5 }], 2)) {
+      decoder.push(stream.subarray(piece.start, piece.end), { hostNs: piece.hostNs }, () => {});
+    }
+    expect(events.map(({ at_nibble: _, ...e }) => e)).toEqual([msg(3, 4, 'TS', '42')]);
   });
 });

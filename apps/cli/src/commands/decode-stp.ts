@@ -191,6 +191,8 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
     }
   };
 
+  // A pause before the first byte needs a receive time before it: an empty first chunk.
+  if (pauses.length > 0 && pauses[0].at_byte === 0) decoder.push(new Uint8Array(0), { hostNs }, collect);
   for await (const chunk of input as AsyncIterable<Buffer>) {
     feed(chunk);
     progress?.update(offset);
