@@ -25,6 +25,7 @@ import {
   connectBus,
   createDb,
   decoded,
+  decodedApartFromHostTime,
   offlineDecode,
   type PipelineEnv,
   removeBusPrefix,
@@ -185,6 +186,66 @@ describe('the pipeline', () => {
     expect(stored.map(decoded)).toEqual(expected.map(decoded));
     services = services.filter((s) => s.child.pid !== killed);
   }, 180_000);
+});
+
+describe('several links at once', () => {
+  it("keeps four links of different protocols apart: no record lands in another link's session", async () => {
+    // SWD reverse-channel frames: C0 start, C1 end, 7D escapes (with C0/C1/7D inside).
+    const swdFrames = Array.from({ length: 200 }, (_, i) =>
+      Buffer.from([0xc0, i & 0xff, 0x7d, 0xe0, 0x7d, 0xe1, 0x7d, 0x5d, 0x41, 0xc1]),
+    );
+    const swdFile = join(work, 'frames.swd');
+    writeFileSync(swdFile, Buffer.concat(swdFrames));
+    const links = [
+      { link: 'qs-a', protocol: 'qs' as const, file: fixturePath('qs', 'dpp_qv.qs') },
+      { link: 'qs-b', protocol: 'qs' as const, file: fixturePath('qs', 'defer.qs') },
+      { link: 'stp-a', protocol: 'stp' as const, file: fixturePath('stp', 'coresight_stm_only.stp') },
+      { link: 'swd-a', protocol: 'swd' as const, file: swdFile },
+    ];
+    const sessions = await Promise.all(
+      links.map(async (l) =>
+        (
+          await cli(
+            [
+              'replay',
+              '--rig',
+              'rigM',
+              '--link',
+              l.link,
+              '--protocol',
+              l.protocol,
+              '--pace',
+              'original',
+              '--bps',
+              '400000',
+              l.file,
+            ],
+            cliEnv(),
+          )
+        ).trim(),
+      ),
+    );
+    for (const [i, l] of links.entries()) {
+      const stored = await storedSession(db, sessions[i]);
+      const expected = await offlineDecode(l.file, l.protocol);
+      expect(stored.length, l.link).toBeGreaterThan(0);
+      const view = l.protocol === 'qs' ? decoded : decodedApartFromHostTime;
+      expect(stored.map(view), l.link).toEqual(expected.map(view));
+      expect(
+        stored.every((r) => r.link === l.link && r.protocol === l.protocol && r.session === sessions[i]),
+        l.link,
+      ).toBe(true);
+    }
+    const perLink = await db
+      .selectFrom('records')
+      .select(['link', 'session'])
+      .where('rig', '=', 'rigM')
+      .groupBy(['link', 'session'])
+      .execute();
+    expect(perLink.map((r) => `${r.link}:${r.session}`).sort()).toEqual(
+      links.map((l, i) => `${l.link}:${sessions[i]}`).sort(),
+    );
+  }, 120_000);
 });
 
 describe('the pipeline while Postgres is away', () => {
