@@ -55,7 +55,13 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     this.emitFn = emit;
     if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) this.linkLost(ctx.lostBytes);
     this.counters.bytes += chunk.length;
-    this.deframer.push(chunk);
+    // A plain Uint8Array view: records' raw bytes are views of it, and a Buffer's subarray
+    // (a Buffer again) costs more to make; it also keeps the readers monomorphic.
+    const bytes =
+      Object.getPrototypeOf(chunk) === Uint8Array.prototype
+        ? chunk
+        : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.deframer.push(bytes);
   }
 
   end(_ctx: ChunkContext, emit: EmitRecord): void {

@@ -85,11 +85,12 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   let seq = 0;
   let chunkIndex = 0;
   let hostNs = 0n;
-  let lines: string[] = [];
+  // Lines go straight into output blocks, so that no record outlives the call that decoded it.
+  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8');
   const collect =
     format === 'text'
       ? (r: DecodedRecord) => {
-          if (r.text !== '') lines.push(r.text);
+          if (r.text !== '') output.line(r.text);
         }
       : (r: DecodedRecord) => {
           const record = toTraceRecord(r, {
@@ -101,10 +102,8 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
             protocol: 'qs',
             hostNs,
           });
-          lines.push(JSON.stringify(record));
+          output.line(JSON.stringify(record));
         };
-  // Text is written as Latin-1 so that every byte of a target string comes out as qspy wrote it.
-  const encoding = format === 'text' ? 'latin1' : 'utf8';
   // A reader that goes away (`| head`) ends the decode quietly, as it would for qspy.
   let readerGone = false;
   const onOutputError = (err: NodeJS.ErrnoException) => {
@@ -113,14 +112,14 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   };
   stdout.on('error', onOutputError);
   const flush = async () => {
-    if (lines.length === 0 || readerGone) return;
-    const out = Buffer.from(`${lines.join('\n')}\n`, encoding);
-    lines = [];
-    if (!stdout.write(out)) {
-      try {
-        await once(stdout, 'drain');
-      } catch (err) {
-        onOutputError(err as NodeJS.ErrnoException);
+    for (const block of output.take()) {
+      if (readerGone) return;
+      if (!stdout.write(block)) {
+        try {
+          await once(stdout, 'drain');
+        } catch (err) {
+          onOutputError(err as NodeJS.ErrnoException);
+        }
       }
     }
   };
@@ -149,6 +148,45 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
       ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
   );
+}
+
+/**
+ * Output bytes in blocks of 256 KiB: each line is encoded into the current block at once
+ * (text as Latin-1, so that every target byte comes out as qspy wrote it; JSON as UTF-8).
+ */
+class OutputBlocks {
+  private static readonly SIZE = 256 * 1024;
+  private block = Buffer.allocUnsafe(OutputBlocks.SIZE);
+  private pos = 0;
+  private full: Buffer[] = [];
+
+  constructor(private readonly encoding: 'latin1' | 'utf8') {}
+
+  line(s: string): void {
+    // Latin-1 is one byte per character; UTF-8 at most three per UTF-16 unit.
+    const max = (this.encoding === 'latin1' ? s.length : s.length * 3) + 1;
+    if (this.pos + max > this.block.length) {
+      this.cut();
+      if (max > this.block.length) this.block = Buffer.allocUnsafe(max);
+    }
+    this.pos += this.block.write(s, this.pos, this.encoding);
+    this.block[this.pos++] = 0x0a;
+  }
+
+  /** The blocks filled so far (the current one included), to be written in order. */
+  take(): Buffer[] {
+    this.cut();
+    const blocks = this.full;
+    this.full = [];
+    return blocks;
+  }
+
+  private cut(): void {
+    if (this.pos === 0) return;
+    this.full.push(this.block.subarray(0, this.pos));
+    this.block = Buffer.allocUnsafe(OutputBlocks.SIZE);
+    this.pos = 0;
+  }
 }
 
 /** A one-line progress bar on a terminal, redrawn at most ten times a second. */
