@@ -130,6 +130,22 @@ export class StpPacketParser {
   push(bytes: Uint8Array, start = 0, end = bytes.length): void {
     for (let i = start; i < end; i++) {
       const b = bytes[i];
+      if (this.state === ParserState.PAYLOAD && this.remaining >= 2) {
+        // Fast path: both nibbles of the byte are payload (most of a data-heavy stream).
+        const first = b & 15;
+        const second = b >>> 4;
+        const len = this.pktLen;
+        this.pktNibbles[len] = first;
+        this.pktNibbles[len + 1] = second;
+        this.pktLen = len + 2;
+        this.valueHi = ((this.valueHi << 8) | (this.valueLo >>> 24)) >>> 0;
+        this.valueLo = ((this.valueLo << 8) | (first << 4) | second) >>> 0;
+        this.remaining -= 2;
+        this.pos++;
+        if (this.remaining === 0) this.afterPayload();
+        this.pos++;
+        continue;
+      }
       this.nibble(b & 15);
       this.nibble(b >>> 4);
     }

@@ -9,16 +9,21 @@ function hex4(v: number): string {
   return HEX[(v >> 12) & 15] + HEX[(v >> 8) & 15] + HEX[(v >> 4) & 15] + HEX[v & 15];
 }
 
+const BYTE_HEX: readonly string[] = Array.from({ length: 256 }, (_, b) => HEX[b >> 4] + HEX[b & 15]);
+const BYTE_CHAR: readonly string[] = Array.from({ length: 256 }, (_, b) =>
+  b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.',
+);
+
 /** `00 3d 7a 74 |.=zt|`: data as spaced hex and printable ASCII, elided past 64 bytes. */
 export function dataText(data: Uint8Array, length = data.length): string {
   const shown = Math.min(length, TEXT_MAX_BYTES);
-  let hex = '';
-  let ascii = '';
-  for (let i = 0; i < shown; i++) {
+  if (shown === 0) return '||';
+  let hex = BYTE_HEX[data[0]];
+  let ascii = BYTE_CHAR[data[0]];
+  for (let i = 1; i < shown; i++) {
     const b = data[i];
-    if (i > 0) hex += ' ';
-    hex += HEX[b >> 4] + HEX[b & 15];
-    ascii += b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.';
+    hex += ` ${BYTE_HEX[b]}`;
+    ascii += BYTE_CHAR[b];
   }
   const more = length > shown ? ` …(+${length - shown} bytes)` : '';
   return `${hex} |${ascii}|${more}`;
