@@ -94,8 +94,9 @@ describe('QsDecoder', () => {
     expect(preempt?.text).toContain('Pri=2->5');
     expect(preempt?.fields).toMatchObject({ prio: 5, prevPrio: 2 });
     const ptrs = out.find((r) => r.name === 'APP_PTRS');
+    if (ptrs === undefined) throw new Error('no APP_PTRS record');
     // The unknown function is a 64-bit address: qspy shows 8 digits (Q2), the fields all 16.
-    expect(ptrs?.text).toContain(' 0x004015A7 ');
-    expect((ptrs?.fields as { values: unknown[] }).values[4]).toBe('0x00000000004015A7');
+    expect(ptrs.text).toContain(' 0x004015A7 ');
+    expect((ptrs.fields as { values: unknown[] }).values[4]).toBe('0x00000000004015A7');
   });
 });
