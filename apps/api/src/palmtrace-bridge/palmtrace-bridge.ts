@@ -61,14 +61,19 @@ export class PalmTraceBridge {
     } else if (this.endpoints.has(id)) {
       throw new ReporterExistsError(`a Reporter endpoint named ${JSON.stringify(id)} exists already`);
     }
-    const endpoint = new ReporterEndpoint(id, source, { ...input, id }, {
-      db: this.deps.db,
-      feed: this.feed,
-      log: this.deps.log,
-      retryMs: this.deps.settings.retryMs,
-      queueRecords: this.deps.settings.queueRecords,
-      queueBytes: this.deps.settings.queueBytes,
-    });
+    const endpoint = new ReporterEndpoint(
+      id,
+      source,
+      { ...input, id },
+      {
+        db: this.deps.db,
+        feed: this.feed,
+        log: this.deps.log,
+        retryMs: this.deps.settings.retryMs,
+        queueRecords: this.deps.settings.queueRecords,
+        queueBytes: this.deps.settings.queueBytes,
+      },
+    );
     this.endpoints.set(id, endpoint);
     endpoint.start();
     return endpoint;

@@ -43,7 +43,7 @@ export class PalmTraceListener {
 
   constructor(
     private readonly feed: LiveRecordFeed,
-    private readonly options: ReporterOptions,
+    options: ReporterOptions,
     private readonly queue: { records: number; bytes: number },
     private readonly log: BridgeLog,
   ) {
@@ -105,7 +105,10 @@ export class PalmTraceListener {
     socket.on('data', () => {
       if (warned) return;
       warned = true;
-      this.log.warn({ remote: socket.remoteAddress }, 'a PalmTrace client sent bytes; the stream is one way, ignoring them');
+      this.log.warn(
+        { remote: socket.remoteAddress },
+        'a PalmTrace client sent bytes; the stream is one way, ignoring them',
+      );
     });
     socket.on('error', () => {});
     socket.on('close', () => {

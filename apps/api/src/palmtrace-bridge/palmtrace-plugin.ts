@@ -158,7 +158,7 @@ export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> 
     async (request, reply) => {
       if (!(await bridge.remove(request.params.id)))
         throw notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 };
@@ -197,6 +197,11 @@ function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void
     'counter',
     (s) => s.dropped,
   );
-  series('palmtrace_reconnects_total', 'connections to a Reporter made again after a loss', 'counter', (s) => s.reconnects);
+  series(
+    'palmtrace_reconnects_total',
+    'connections to a Reporter made again after a loss',
+    'counter',
+    (s) => s.reconnects,
+  );
   series('palmtrace_queued_records', 'records waiting for a Reporter', 'gauge', (s) => s.queued);
 }

@@ -1,0 +1,437 @@
+import { connect as tcpConnect } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { qspyLines, storeQsSession } from './fixture-session.js';
+
+const READ_TOKEN = 'palm-read-token-0123456789';
+const CONTROL_TOKEN = 'palm-control-token-0123456789';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let publisher: Bus;
+let app: App;
+const reporters: PalmReporterStandIn[] = [];
+
+beforeAll(async () => {
+  fresh = await freshDatabase('palmtrace');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  const prefix = uniquePrefix('palm');
+  bus = await connectBus({ url: natsUrl(), name: 'palmtrace-api', prefix });
+  publisher = await connectBus({ url: natsUrl(), name: 'palmtrace-publisher', prefix });
+  app = await buildApp({
+    db,
+    bus,
+    settings: {
+      tokens: parseApiTokens(`${READ_TOKEN}:read,${CONTROL_TOKEN}:read+control`),
+      corsOrigins: [],
+      maxPageSize: 1000,
+      bodyLimit: 65_536,
+      liveQueueRecords: 1000,
+      controlTimeoutMs: 300,
+      palmTrace: {
+        reporters: [],
+        listenPort: 0,
+        listenHost: '127.0.0.1',
+        listenOptions: { filter: { links: ['uart0'] } },
+        queueRecords: 10_000,
+        queueBytes: 8 * 1024 * 1024,
+        retryMs: 1000,
+      },
+    },
+  });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app?.close();
+  for (const r of reporters) await r.close();
+  await publisher?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+async function standIn(): Promise<PalmReporterStandIn> {
+  const reporter = new PalmReporterStandIn();
+  reporters.push(reporter);
+  await reporter.listen();
+  return reporter;
+}
+
+const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+
+async function addReporter(body: object): Promise<{ id: string }> {
+  const res = await app.inject({
+    method: 'POST',
+    url: '/api/v1/reporters',
+    headers: auth(CONTROL_TOKEN),
+    payload: body,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+}
+
+interface Status {
+  connected: boolean;
+  messagesSent: number;
+  bytesSent: number;
+  dropped: number;
+  reconnects: number;
+  queued: number;
+  replay: { state: string; records: number } | null;
+}
+
+async function status(id: string): Promise<Status> {
+  const res = await app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function record(link: string, seq: number, over: Partial<TraceRecord> = {}): TraceRecord {
+  return {
+    rig: 'rig7',
+    link,
+    session: `s-${link}`,
+    seq,
+    chunk: seq,
+    protocol: 'qs',
+    hostNs: (1_764_000_000_000_000_000n + BigInt(seq) * 1000n).toString(),
+    targetTs: String(123_450_000 + seq * 10_000),
+    kind: 'record',
+    type: 6,
+    name: 'QS_QEP_TRAN',
+    qs: { obj: 'Philo_inst[0]', sig: 'TIMEOUT_SIG', prio: (seq % 5) + 1 },
+    fields: {},
+    text: `${link} record ${seq}`,
+    raw: '',
+    ...over,
+  };
+}
+
+function publish(records: TraceRecord[]): void {
+  const first = records[0];
+  const batch: RecordBatch = {
+    protocol: first.protocol,
+    rig: first.rig,
+    link: first.link,
+    session: first.session,
+    chunk: first.chunk,
+    hostNs: first.hostNs,
+    eos: false,
+    records,
+  };
+  publisher.nc.publish(publisher.names.recSubject(first.protocol, first.rig, first.link), JSON.stringify(batch));
+}
+
+describe('PalmTrace bridge, live', () => {
+  let reporter: PalmReporterStandIn;
+  let id: string;
+
+  it('manages endpoints with scopes and schema validation', async () => {
+    reporter = await standIn();
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reporters',
+      headers: auth(CONTROL_TOKEN),
+      payload: { host: '127.0.0.1', port: 70000 },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['content-type']).toMatch(/application\/problem\+json/);
+    const readOnly = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reporters',
+      headers: auth(READ_TOKEN),
+      payload: { host: '127.0.0.1', port: reporter.port },
+    });
+    expect(readOnly.statusCode).toBe(403);
+    const noReplayTarget = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reporters',
+      headers: auth(CONTROL_TOKEN),
+      payload: { host: '127.0.0.1', port: reporter.port, replay: { pace: 'fast' } },
+    });
+    expect(noReplayTarget.statusCode).toBe(400);
+    ({ id } = await addReporter({
+      id: 'lab1',
+      host: '127.0.0.1',
+      port: reporter.port,
+      filter: { links: ['uart0'] },
+      modules: { qsGroups: { SM: 0x0200 }, names: { PHILO_STAT: 0x8001 } },
+      queueRecords: 50,
+    }));
+    expect(id).toBe('lab1');
+    const again = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reporters',
+      headers: auth(CONTROL_TOKEN),
+      payload: { id: 'lab1', host: '127.0.0.1', port: reporter.port },
+    });
+    expect(again.statusCode).toBe(409);
+    const list = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+    expect(list.json().reporters.map((r: { id: string }) => r.id)).toEqual(['lab1']);
+    expect(
+      (await app.inject({ method: 'DELETE', url: '/api/v1/reporters/nope', headers: auth(CONTROL_TOKEN) })).statusCode,
+    ).toBe(404);
+    await reporter.waitForConnections(1, 3000);
+  });
+
+  it('sends every record of a matching link, in order, with its text, module and ids; nothing of other links', async () => {
+    const matching: TraceRecord[] = [];
+    for (let b = 0; b < 10; b++) {
+      const mine = Array.from({ length: 4 }, (_, i) => record('uart0', b * 4 + i));
+      // A state-machine record (module from qsGroups), a user record (module from names), an empty one.
+      mine[1] = { ...mine[1], type: 100, name: 'PHILO_STAT', qs: undefined, targetTs: null };
+      if (b === 3) mine[2] = { ...mine[2], text: '' };
+      if (b === 5) mine[3] = { ...mine[3], text: 'first line\nsecond line €' };
+      matching.push(...mine);
+      publish(mine);
+      publish(Array.from({ length: 3 }, (_, i) => record('uart1', b * 3 + i)));
+    }
+    const expectedLines = matching.flatMap((r) => (r.text === '' ? [] : r.text.split('\n')));
+    const messages = await reporter.waitFor(expectedLines.length, 5000);
+    await new Promise((resolve) => setTimeout(resolve, 200)); // nothing more may come
+    expect(reporter.messages.length).toBe(expectedLines.length);
+    expect(reporter.problems).toEqual([]);
+    expect(messages.map((m) => m.text)).toEqual(expectedLines);
+    let at = 0;
+    for (const r of matching) {
+      for (const _line of r.text === '' ? [] : r.text.split('\n')) {
+        const m = messages[at++];
+        expect(m.kind).toBe(1);
+        expect(m.lineBreak).toBe(true);
+        expect(m.module).toBe(r.name === 'PHILO_STAT' ? 0x8001 : 0x0200);
+        expect(m.processId).toBe(7);
+        expect(m.threadId).toBe(r.qs?.prio ?? null);
+        expect(m.timestamp).toBe(r.targetTs === null ? null : Math.floor(Number(r.targetTs) / 10_000));
+      }
+    }
+    const s = await status(id);
+    expect(s).toMatchObject({ connected: true, messagesSent: expectedLines.length, dropped: 0, reconnects: 0 });
+  });
+
+  it('reconnects within 2 s after the Reporter restarts; counters show what was sent and dropped', async () => {
+    const before = await status(id);
+    await reporter.close();
+    await until('the endpoint to see the Reporter gone', async () => !(await status(id)).connected);
+    // 80 records while the Reporter is away: the queue of 50 keeps the newest 50.
+    const away = Array.from({ length: 80 }, (_, i) => record('uart0', 1000 + i));
+    for (let i = 0; i < away.length; i += 10) publish(away.slice(i, i + 10));
+    await until('the records to be queued', async () => {
+      const s = await status(id);
+      return s.queued + s.dropped - before.dropped === 80;
+    });
+    reporter.clear();
+    const restartedAt = Date.now();
+    await reporter.listen();
+    await reporter.waitForConnections(1, 2000);
+    const reconnectMs = Date.now() - restartedAt;
+    expect(reconnectMs).toBeLessThan(2000);
+    const messages = await reporter.waitFor(51, 3000);
+    expect(messages[0].text).toBe('tracehub: 30 records dropped (the Reporter was slower than the stream)');
+    expect(messages.slice(1).map((m) => m.text)).toEqual(away.slice(30).map((r) => r.text));
+    const after = await status(id);
+    expect(after).toMatchObject({
+      connected: true,
+      reconnects: 1,
+      dropped: before.dropped + 30,
+      messagesSent: before.messagesSent + 51,
+      queued: 0,
+    });
+    const metrics = await app.inject({ url: '/metrics', headers: auth(READ_TOKEN) });
+    expect(metrics.body).toContain('tracehub_palmtrace_dropped_records_total{reporter="lab1",service="api"} 30');
+    expect(metrics.body).toContain('tracehub_palmtrace_reconnects_total{reporter="lab1",service="api"} 1');
+    console.log(`reconnected ${reconnectMs} ms after the Reporter came back`);
+  });
+
+  it('streams the same to clients of the listening port', async () => {
+    const list = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+    const port = list.json().listener.port as number;
+    const parser = new PalmTraceParser();
+    const received: PalmTraceMessage[] = [];
+    const socket = tcpConnect({ host: '127.0.0.1', port });
+    socket.on('data', (chunk) =>
+      parser.push(chunk, (e) => {
+        if (e.type === 'message') received.push(e.message);
+      }),
+    );
+    await new Promise((resolve) => socket.once('connect', resolve));
+    await until('the listener to see its client', async () => {
+      const l = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+      return l.json().listener.clients.length === 1;
+    });
+    publish([record('uart1', 5000)]);
+    publish([record('uart0', 5000), record('uart0', 5001)]);
+    await until('two messages on the listening port', () => received.length >= 2);
+    expect(received.map((m) => m.text)).toEqual(['uart0 record 5000', 'uart0 record 5001']);
+    socket.destroy();
+  });
+
+  it('removes an endpoint and closes its connection', async () => {
+    const res = await app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
+    expect(res.statusCode).toBe(204);
+    await until('the Reporter to see the close', () => reporter.openConnections === 0);
+    expect((await app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) })).statusCode).toBe(404);
+  });
+});
+
+describe('PalmTrace bridge, a Reporter that never reads', () => {
+  it('keeps memory bounded while 100 000 records flow', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const reporter = new PalmReporterStandIn();
+    reporters.push(reporter);
+    reporter.pauseReading();
+    await reporter.listen();
+    const { id } = await addReporter({
+      id: 'stalled',
+      host: '127.0.0.1',
+      port: reporter.port,
+      filter: { links: ['flood0'] },
+    });
+    await reporter.waitForConnections(1, 3000);
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const rssBefore = process.memoryUsage().rss;
+    const TOTAL = 100_000;
+    const PER_BATCH = 500;
+    const padding = 'p'.repeat(400);
+    const started = performance.now();
+    let peakHeap = heapBefore;
+    for (let b = 0; b < TOTAL / PER_BATCH; b++) {
+      publish(
+        Array.from({ length: PER_BATCH }, (_, i) =>
+          record('flood0', b * PER_BATCH + i, { text: `flood0 ${b * PER_BATCH + i} ${padding}` }),
+        ),
+      );
+      // Keep the publisher's own buffers small; the bridge's side is what is measured.
+      if (b % 10 === 9) {
+        await publisher.nc.flush();
+        peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+      }
+    }
+    const counted = await until(
+      'every record to be sent, queued or dropped',
+      async () => {
+        const s = await status(id);
+        // messagesSent also counts the few dropped notices: close enough to know the flood is through.
+        return s.messagesSent + s.dropped + s.queued >= TOTAL ? s : undefined;
+      },
+      25_000,
+    );
+    const flowMs = performance.now() - started;
+    gc();
+    const heapAfter = process.memoryUsage().heapUsed;
+    const rssAfter = process.memoryUsage().rss;
+    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+    console.log(
+      `100k records (${mb(TOTAL * 420)} MB of text) to a stalled Reporter in ${flowMs.toFixed(0)} ms: heap ${mb(heapBefore)} -> ${mb(heapAfter)} MB (peak seen ${mb(peakHeap)}), rss ${mb(rssBefore)} -> ${mb(rssAfter)} MB; sent ${counted.messagesSent}, queued ${counted.queued}, dropped ${counted.dropped}`,
+    );
+    expect(counted.dropped).toBeGreaterThan(50_000);
+    expect(counted.queued).toBeLessThanOrEqual(10_000);
+    // The queue holds at most 10 000 records or 8 MiB; 42 MB of text went through.
+    expect(heapAfter - heapBefore).toBeLessThan(24 * 1024 * 1024);
+    expect(rssAfter - rssBefore).toBeLessThan(160 * 1024 * 1024);
+
+    // The Reporter reads again: every record it gets plus the dropped notices account for all 100 000.
+    reporter.resumeReading();
+    const isNotice = (m: { message: PalmTraceMessage }) => m.message.text?.startsWith('tracehub: ') === true;
+    const final = await until(
+      'the Reporter to receive every record that was not dropped',
+      async () => {
+        const s = await status(id);
+        const records = reporter.messages.filter((m) => !isNotice(m)).length;
+        return s.queued === 0 && records + s.dropped === TOTAL ? s : undefined;
+      },
+      20_000,
+    );
+    const notices = reporter.messages.filter(isNotice);
+    const droppedInNotices = notices.reduce(
+      (n, m) => n + Number(/(\d+) records? dropped/.exec(m.message.text ?? '')?.[1]),
+      0,
+    );
+    expect(droppedInNotices).toBe(final.dropped);
+    expect(reporter.messages.length).toBe(final.messagesSent);
+    const seqs = reporter.messages.filter((m) => !isNotice(m)).map((m) => Number(m.message.text?.split(' ')[1]));
+    expect(seqs.every((s, i) => i === 0 || s > seqs[i - 1])).toBe(true);
+    expect(seqs[seqs.length - 1]).toBe(TOTAL - 1);
+    expect(reporter.problems).toEqual([]);
+    await app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
+  }, 60_000);
+});
+
+describe('PalmTrace bridge, replay', () => {
+  it("delivers exactly a stored session's qspy lines", async () => {
+    await storeQsSession(db, 'dpp_qv', {
+      rig: 'rig3',
+      link: 'uart0',
+      session: 's-dpp',
+      startNs: 1_764_000_000_000_000_000n,
+      stepNs: 1_000_000n,
+    });
+    const reporter = await standIn();
+    const expected = qspyLines('dpp_qv');
+    const { id } = await addReporter({
+      host: '127.0.0.1',
+      port: reporter.port,
+      replay: { session: 's-dpp', pace: 'fast' },
+    });
+    const messages = await reporter.waitFor(expected.length, 10_000);
+    await until('the replay to finish', async () => (await status(id)).replay?.state === 'done');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(reporter.messages.length).toBe(expected.length);
+    expect(messages.map((m) => m.text)).toEqual(expected);
+    expect(messages.every((m) => m.processId === 3 && m.lineBreak)).toBe(true);
+    expect(reporter.problems).toEqual([]);
+  });
+
+  it('replays a host-time range at the original pace', async () => {
+    // 42 chunks 20 ms apart: the session spans about 0.8 s of host time.
+    await storeQsSession(db, 'dpp_qv', {
+      rig: 'rig4',
+      link: 'uart2',
+      session: 's-paced',
+      startNs: 1_764_100_000_000_000_000n,
+      stepNs: 20_000_000n,
+    });
+    const reporter = await standIn();
+    const expected = qspyLines('dpp_qv');
+    await addReporter({
+      host: '127.0.0.1',
+      port: reporter.port,
+      filter: { rigs: ['rig4'] },
+      replay: {
+        from: new Date(1_764_100_000_000).toISOString(),
+        to: new Date(1_764_100_010_000).toISOString(),
+        pace: 'original',
+      },
+    });
+    await reporter.waitForConnections(1, 3000);
+    const messages = await reporter.waitFor(expected.length, 10_000);
+    expect(messages.map((m) => m.text)).toEqual(expected);
+    const received = reporter.messages.map((m) => m.receivedAt);
+    const spanMs = received[received.length - 1] - received[0];
+    console.log(`original-pace replay: ${expected.length} lines over ${spanMs} ms`);
+    expect(spanMs).toBeGreaterThan(600);
+    expect(spanMs).toBeLessThan(3000);
+  });
+});
