@@ -1,6 +1,19 @@
 import { getJson, type LinkSummary } from '../api.js';
 import { ago, h } from '../dom.js';
 
+interface ReporterStatus {
+  id: string;
+  host: string;
+  port: number;
+  mode: 'live' | 'replay';
+  connected: boolean;
+  messagesSent: number;
+  bytesSent: number;
+  dropped: number;
+  reconnects: number;
+  queued: number;
+}
+
 interface Rig {
   name: string;
   lastSeen: string;
@@ -11,7 +24,48 @@ interface Rig {
 export function fleetPage(root: HTMLElement): () => void {
   const table = h('table', { class: 'fleet' });
   const status = h('p', { class: 'status' }, 'loading…');
-  root.append(h('h2', {}, 'Fleet'), status, table);
+  const reporters = h('table', { class: 'fleet reporters' });
+  const reportersTitle = h('h3', { hidden: true }, 'PalmTrace Reporters');
+  root.append(h('h2', {}, 'Fleet'), status, table, reportersTitle, reporters);
+  // The PalmTrace bridge's endpoints: a small panel below the links, shown when there are any.
+  const loadReporters = async () => {
+    const { reporters: list, listener } = await getJson<{
+      reporters: ReporterStatus[];
+      listener: { port: number; clients: unknown[] } | null;
+    }>('/reporters');
+    reportersTitle.hidden = list.length === 0 && listener === null;
+    const head = h(
+      'tr',
+      {},
+      ...['reporter', 'target', 'mode', 'connected', 'sent', 'bytes', 'dropped', 'reconnects', 'queued'].map((t) =>
+        h('th', {}, t),
+      ),
+    );
+    const rows = list.map((r) =>
+      h(
+        'tr',
+        { 'data-reporter': r.id },
+        h('td', {}, r.id),
+        h('td', {}, `${r.host}:${r.port}`),
+        h('td', {}, r.mode),
+        h('td', { class: r.connected ? '' : 'bad' }, r.connected ? 'yes' : 'no'),
+        h('td', { class: 'num' }, String(r.messagesSent)),
+        h('td', { class: 'num' }, String(r.bytesSent)),
+        h('td', { class: r.dropped > 0 ? 'num bad' : 'num' }, String(r.dropped)),
+        h('td', { class: 'num' }, String(r.reconnects)),
+        h('td', { class: 'num' }, String(r.queued)),
+      ),
+    );
+    if (listener)
+      rows.push(
+        h(
+          'tr',
+          {},
+          h('td', { colspan: '9' }, `listening on port ${listener.port}: ${listener.clients.length} clients`),
+        ),
+      );
+    reporters.replaceChildren(...(rows.length > 0 ? [head, ...rows] : []));
+  };
   const load = async () => {
     try {
       const { rigs } = await getJson<{ rigs: Rig[] }>('/rigs');
@@ -50,6 +104,7 @@ export function fleetPage(root: HTMLElement): () => void {
       );
       table.replaceChildren(head, ...rows);
       status.textContent = `${rigs.length} rigs, ${rows.length} links`;
+      await loadReporters().catch(() => reporters.replaceChildren());
     } catch (e) {
       status.textContent = String((e as Error).message);
     }
