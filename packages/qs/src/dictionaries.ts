@@ -10,6 +10,7 @@ export type QsKey = number | string;
 const TWO_32 = 4294967296;
 
 export function makeKey(hi: number, lo: number): QsKey {
+  if (hi === 0) return lo;
   return hi < 0x200000 ? hi * TWO_32 + lo : `${hi}:${lo}`;
 }
 

@@ -48,6 +48,9 @@ export class QsRecordDecoder {
     const id = buf[1];
     const r = this.r;
     r.reset(buf, 2, len - 3);
+    // Memos hold within one record only: the next may follow a dictionary change.
+    this.memoObjKey = -1;
+    this.memoSig = -1;
     if (id >= this.userBase) return this.user(id, raw);
     return this.predefined(id, raw);
   }
@@ -72,7 +75,17 @@ export class QsRecordDecoder {
     };
   }
 
+  // The fields' rendering of an object or signal is computed first; the text's rendering of the
+  // same key right after reuses its dictionary lookup through these one-entry memos.
+  private memoObjKey: QsKey = -1;
+  private memoObjName: string | undefined;
+  private memoSig = -1;
+  private memoSigObj: QsKey = -1;
+  private memoSigName: string | undefined;
+
+  /** An object as QSPY's text shows it. */
   private obj(key: QsKey): string {
+    if (key === this.memoObjKey && this.memoObjName !== undefined) return this.memoObjName;
     return this.dicts.obj.get(key);
   }
 
@@ -82,15 +95,31 @@ export class QsRecordDecoder {
 
   /** An object as the fields give it: its name, or its address at the target's real size. */
   private objF(key: QsKey): string {
-    return this.dicts.obj.field(key, this.config.objPtrSize);
+    const name = this.dicts.obj.find(key);
+    this.memoObjKey = key;
+    this.memoObjName = name;
+    return name ?? this.dicts.obj.field(key, this.config.objPtrSize);
   }
 
   private funF(key: QsKey): string {
     return this.dicts.fun.field(key, this.config.funPtrSize);
   }
 
+  /** A signal as the fields give it: its name, or its number. */
   private sigF(sig: number, obj: QsKey): string {
-    return this.dicts.sig.findName(sig, obj) ?? String(sig);
+    const name = this.dicts.sig.findName(sig, obj);
+    this.memoSig = sig;
+    this.memoSigObj = obj;
+    this.memoSigName = name;
+    return name ?? String(sig);
+  }
+
+  /** A signal as QSPY's text shows it. */
+  private sig(sig: number, obj: QsKey): string {
+    if (sig === this.memoSig && obj === this.memoSigObj) {
+      return this.memoSigName ?? this.dicts.sig.unknown(sig, obj);
+    }
+    return this.dicts.sig.get(sig, obj);
   }
 
   /** The record when the payload fitted its layout, else QSPY's length error (spec 3.1). */
@@ -348,7 +377,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f)}`,
       { obj: objF, sig: sigF, state: this.funF(f) },
       raw,
       { obj: objF, sig: sigF },
@@ -369,7 +398,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
       { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
       raw,
       { obj: objF, sig: sigF },
@@ -388,7 +417,7 @@ export class QsRecordDecoder {
       id,
       'record',
       null,
-      `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)},State=${this.fun(f)}`,
+      `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f)}`,
       { obj: objF, sig: sigF, state: this.funF(f) },
       raw,
       { obj: objF, sig: sigF },
@@ -411,7 +440,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -431,7 +460,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.dicts.sig.get(s, o)}`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`,
       { obj: objF, sig: sigF },
       raw,
       { obj: objF, sig: sigF },
@@ -453,8 +482,8 @@ export class QsRecordDecoder {
     const sigF = this.sigF(s, ao);
     const text =
       id === 14
-        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
-        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.dicts.sig.get(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
+        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
+        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
     return this.done(
       id,
       'record',
@@ -486,7 +515,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
       id === 46
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
@@ -511,7 +540,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -533,7 +562,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.dicts.sig.get(s, o)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>`,
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -570,7 +599,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Sig=${this.dicts.sig.get(s, 0)},Size=${size}`,
+      `${ts10(t)} ${tag} Sig=${this.sig(s, 0)},Size=${size}`,
       { sig: sigF, size },
       raw,
       { sig: sigF },
@@ -623,7 +652,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)},Pool=${pool},Ref=${ref}>`,
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -643,7 +672,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Evt<Sig=${this.dicts.sig.get(s, 0)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)},Pool=${pool},Ref=${ref}>`,
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -754,7 +783,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.dicts.sig.get(s, ao)},AO=${this.obj(ao)}`,
+      `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
       { obj: objF, sig: sigF, ao: this.objF(ao), rate },
       raw,
       { obj: objF, sig: sigF },
@@ -1084,7 +1113,7 @@ export class QsRecordDecoder {
       fields.free = b;
       fields.min = cc;
     } else if (kind === 4) {
-      text += `,Rate=${e & 0x0f},Sig=${this.dicts.sig.get(d, q)},Tim=${b},Int=${cc},Flags=0x${HEX2[e & 0xf0]}`;
+      text += `,Rate=${e & 0x0f},Sig=${this.sig(d, q)},Tim=${b},Int=${cc},Flags=0x${HEX2[e & 0xf0]}`;
       Object.assign(fields, {
         ao: this.objF(q),
         rate: e & 0x0f,
