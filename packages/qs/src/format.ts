@@ -24,6 +24,23 @@ export function spacePad(s: string, width: number): string {
 
 /** `%02u` of 0..99. */
 const DEC2: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+/** `%u` of 0..9999. */
+const DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i));
+
+/**
+ * `%d` of an integer, from tables. V8 caches the strings it makes of numbers in an old-space
+ * table, so each new one outlives the next scavenge; these pieces die young instead.
+ */
+export function dec(v: number): string {
+  if (v >= 0 && v < 10000) return DEC[v];
+  if (v < 0) return v > -10000 ? `-${DEC[-v]}` : String(v);
+  if (v < 100000000) {
+    const hi = Math.floor(v / 10000);
+    const lo = v - hi * 10000;
+    return DEC[hi] + DEC2[Math.floor(lo / 100)] + DEC2[lo % 100];
+  }
+  return String(v);
+}
 
 /** `%010u`: QSPY's timestamp column (digit pairs from a table: no number-to-string conversion). */
 export function ts10(t: number): string {

@@ -3,7 +3,7 @@ import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey } from './dictionaries.js';
-import { HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
+import { dec, HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import { decodeUserElements, type QsUserElements } from './user-record.js';
 
@@ -440,7 +440,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -482,8 +482,8 @@ export class QsRecordDecoder {
     const sigF = this.sigF(s, ao);
     const text =
       id === 14
-        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Min=${min}>`
-        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${pool},Ref=${ref}>,Que<Free=${free},Mar=${min}>`;
+        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},Min=${dec(min)}>`
+        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},Mar=${dec(min)}>`;
     return this.done(
       id,
       'record',
@@ -515,7 +515,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free},${last}=${min}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},${last}=${dec(min)}>`,
       id === 46
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
@@ -540,7 +540,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>,Que<Free=${free}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)}>`,
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -562,7 +562,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -599,7 +599,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Sig=${this.sig(s, 0)},Size=${size}`,
+      `${ts10(t)} ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`,
       { sig: sigF, size },
       raw,
       { sig: sigF },
@@ -619,8 +619,8 @@ export class QsRecordDecoder {
       'record',
       t,
       id === 24
-        ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${free},Min=${min}`
-        : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${free},Mar=${min}`,
+        ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`
+        : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`,
       id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
       raw,
       { obj: objF },
@@ -634,9 +634,17 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const free = r.u(c.poolCtrSize);
     const objF = this.objF(o);
-    return this.done(id, 'record', t, `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${free}`, { obj: objF, free }, raw, {
-      obj: objF,
-    });
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`,
+      { obj: objF, free },
+      raw,
+      {
+        obj: objF,
+      },
+    );
   }
 
   private parsePublish(id: number, raw: Uint8Array): DecodedRecord {
@@ -652,7 +660,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -672,7 +680,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)},Pool=${pool},Ref=${ref}>`,
+      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -684,7 +692,7 @@ export class QsRecordDecoder {
     const c = this.config;
     const ctr = r.u(c.teCtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
-    return this.done(id, 'record', null, `${NO_TS}Tick<${rate}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
+    return this.done(id, 'record', null, `${NO_TS}Tick<${dec(rate)}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
   }
 
   private parseTimeEvtArmDisarm(id: number, raw: Uint8Array): DecodedRecord {
@@ -702,7 +710,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${rate}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int}`,
+      `${ts10(t)} TE${dec(rate)}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
       { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
       raw,
       { obj: objF },
@@ -720,7 +728,7 @@ export class QsRecordDecoder {
       id,
       'record',
       null,
-      `${NO_TS}TE${rate}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      `${NO_TS}TE${dec(rate)}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
       { obj: objF, ao: this.objF(ao), rate },
       raw,
       { obj: objF },
@@ -739,7 +747,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${rate}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      `${ts10(t)} TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
       { obj: objF, ao: this.objF(ao), rate },
       raw,
       { obj: objF },
@@ -762,7 +770,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${wasArmed}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${tim},Int=${int},Was=${rate}`,
+      `${ts10(t)} TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
       { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
       raw,
       { obj: objF },
@@ -783,7 +791,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${rate}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
+      `${ts10(t)} TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
       { obj: objF, sig: sigF, ao: this.objF(ao), rate },
       raw,
       { obj: objF, sig: sigF },
@@ -795,7 +803,14 @@ export class QsRecordDecoder {
     const c = this.config;
     const t = r.u(c.timeSize);
     const nest = r.u(1);
-    return this.done(id, 'record', t, `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${nest}`, { nest }, raw);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
+      { nest },
+      raw,
+    );
   }
 
   private parseIsr(id: number, raw: Uint8Array): DecodedRecord {
@@ -808,7 +823,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${nest},Pri=${prio}`,
+      `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
       { nest, prio },
       raw,
       { prio },
@@ -823,7 +838,7 @@ export class QsRecordDecoder {
     const b = r.u(1);
     const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
     // QSPY prints the second byte first (Q11); the fields keep the wire order.
-    return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${b}->${a}`, { prio: a, prevPrio: b }, raw, {
+    return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${dec(b)}->${dec(a)}`, { prio: a, prevPrio: b }, raw, {
       prio: a,
     });
   }
@@ -838,7 +853,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${a}->${b}`,
+      `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
       { prevCeiling: a, ceiling: b },
       raw,
     );
@@ -849,7 +864,7 @@ export class QsRecordDecoder {
     const c = this.config;
     const t = r.u(c.timeSize);
     const a = r.u(1);
-    return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${a}->0`, { prevPrio: a }, raw);
+    return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${dec(a)}->0`, { prevPrio: a }, raw);
   }
 
   private parseEnumDict(id: number, raw: Uint8Array): DecodedRecord {
@@ -996,7 +1011,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} Trg-Peek Offs=${offs},Size=${size},Num=${num},Data=<${data}`,
+      `${ts10(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
       { offset: offs, size, num, data: items },
       raw,
     );
@@ -1012,7 +1027,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} =ASSERT= Mod=${mod},Loc=${loc}`,
+      `${ts10(t)} =ASSERT= Mod=${mod},Loc=${dec(loc)}`,
       { module: r.lastStr, location: loc },
       raw,
     );
@@ -1034,13 +1049,13 @@ export class QsRecordDecoder {
     let text: string;
     let fields: Fields;
     if (id <= 74) {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${a},Cnt=${b}`;
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`;
       fields = { obj: objF, thread: a, count: b };
     } else if (id === 76 || id === 79) {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Thr=${b}`;
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`;
       fields = { obj: objF, holder: a, thread: b };
     } else {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${a},Nest=${b}`;
+      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`;
       fields = { obj: objF, holder: a, nest: b };
     }
     return this.done(id, 'record', t, text, fields, raw, { obj: objF });
@@ -1105,15 +1120,15 @@ export class QsRecordDecoder {
       text += `,State=${this.fun(q)}`;
       fields.state = this.funF(q);
     } else if (kind === 2) {
-      text += `,Free=${b},Min=${cc}`;
+      text += `,Free=${dec(b)},Min=${dec(cc)}`;
       fields.free = b;
       fields.min = cc;
     } else if (kind === 3 || kind === 1) {
-      text += `,Que<Free=${b},Min=${cc}>`;
+      text += `,Que<Free=${dec(b)},Min=${dec(cc)}>`;
       fields.free = b;
       fields.min = cc;
     } else if (kind === 4) {
-      text += `,Rate=${e & 0x0f},Sig=${this.sig(d, q)},Tim=${b},Int=${cc},Flags=0x${HEX2[e & 0xf0]}`;
+      text += `,Rate=${e & 0x0f},Sig=${this.sig(d, q)},Tim=${dec(b)},Int=${dec(cc)},Flags=0x${HEX2[e & 0xf0]}`;
       Object.assign(fields, {
         ao: this.objF(q),
         rate: e & 0x0f,

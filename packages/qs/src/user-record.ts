@@ -1,7 +1,7 @@
 import type { QsTargetConfig } from './config.js';
 import type { QsDictionaries } from './dictionaries.js';
 import { renderUnknownKey } from './dictionaries.js';
-import { formatExp, HEX2, hexPad, spacePad } from './format.js';
+import { dec, formatExp, HEX2, hexPad, spacePad } from './format.js';
 import type { PayloadReader } from './reader.js';
 
 /** Data element type codes of the format byte's low nibble (spec 8.1). */
@@ -72,7 +72,7 @@ export function decodeUserElements(
       case QsUserType.I8_ENUM:
         if ((width & 0x8) === 0) {
           const v = r.i(1);
-          s = width === 0 ? String(v) : spacePad(String(v), width);
+          s = width === 0 ? dec(v) : spacePad(dec(v), width);
           elements.types.push('I8');
           elements.values.push(v);
         } else {
@@ -90,7 +90,7 @@ export function decodeUserElements(
         const type = fmt & 0x0f;
         const size = type === QsUserType.U8 ? 1 : type === QsUserType.U16 ? 2 : 4;
         const v = r.u(size);
-        s = isHex ? `0x${hexPad(v, size * 2)}` : width === 0 ? String(v) : spacePad(String(v), width);
+        s = isHex ? `0x${hexPad(v, size * 2)}` : width === 0 ? dec(v) : spacePad(dec(v), width);
         elements.types.push(size === 1 ? 'U8' : size === 2 ? 'U16' : 'U32');
         elements.values.push(v);
         break;
@@ -99,7 +99,7 @@ export function decodeUserElements(
       case QsUserType.I32: {
         const size = (fmt & 0x0f) === QsUserType.I16 ? 2 : 4;
         const v = r.i(size);
-        s = width === 0 ? String(v) : spacePad(String(v), width);
+        s = width === 0 ? dec(v) : spacePad(dec(v), width);
         elements.types.push(size === 2 ? 'I16' : 'I32');
         elements.values.push(v);
         break;
