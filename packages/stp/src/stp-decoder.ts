@@ -207,8 +207,15 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   stats(): Record<string, number> {
+    // An explicit literal: spreading `counts` here made each call build a fresh object shape.
+    const c = this.counts;
     return {
-      ...this.counts,
+      chunks: c.chunks,
+      bytes: c.bytes,
+      records: c.records,
+      discardedNibbles: c.discardedNibbles,
+      lostBytes: c.lostBytes,
+      openAtEnd: c.openAtEnd,
       nibbles: this.parser.pos,
       packets: this.parser.packets,
       messages: this.reassembler.counters.messages,

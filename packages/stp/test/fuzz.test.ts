@@ -36,7 +36,7 @@ describe('fuzz', () => {
       const version: 1 | 2 = random() < 0.5 ? 1 : 2;
       let stream: Uint8Array;
       if (random() < 0.5) {
-        stream = new Uint8Array(1 + Math.floor(random() * 48));
+        stream = new Uint8Array(1 + Math.floor(random() * 40));
         // Random bytes, biased towards the nibbles that steer the parser (F runs, NULLs).
         for (let i = 0; i < stream.length; i++) {
           const r = random();
@@ -45,7 +45,7 @@ describe('fuzz', () => {
       } else {
         const seed = seeds[Math.floor(random() * seeds.length)];
         const from = Math.floor(random() * Math.max(1, seed.length - 128));
-        stream = seed.slice(from, from + 160);
+        stream = seed.slice(from, from + 80);
         const mutations = 1 + Math.floor(random() * 4);
         for (let m = 0; m < mutations; m++) {
           const at = Math.floor(random() * stream.length);
@@ -54,7 +54,7 @@ describe('fuzz', () => {
           else if (kind < 0.75) stream = splice(stream, at, 1, EMPTY);
           else stream = splice(stream, at, 0, Uint8Array.of(byte()));
         }
-        if (stream.length > 128) stream = stream.subarray(0, 128);
+        if (stream.length > 96) stream = stream.subarray(0, 96);
       }
       const options: StpDecoderOptions = {
         version,
