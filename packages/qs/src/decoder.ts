@@ -66,13 +66,14 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   end(_ctx: ChunkContext, emit: EmitRecord): void {
     this.emitFn = emit;
-    if (this.deframer.pending > 0) {
+    const pending = this.deframer.pending;
+    if (pending > 0) {
       const partial = this.deframer.discardPartial();
-      this.counters.bytesSkipped += partial.length;
+      this.counters.bytesSkipped += pending;
       // QSPY never sees the end of such a frame, so it prints nothing for it.
       this.error(QsDecoderRecordId.QS_PARTIAL_FRAME, 'QS_PARTIAL_FRAME', '', partial, {
-        bytes: partial.length,
-        message: `stream ended inside a frame: ${partial.length} bytes discarded`,
+        bytes: pending,
+        message: `stream ended inside a frame: ${pending} bytes discarded`,
       });
     }
   }

@@ -56,9 +56,9 @@ export class QsDeframer {
     return this.buf[1];
   }
 
-  /** Bytes of the frame being collected. */
+  /** Bytes of the frame being collected (an escape byte waiting for its partner counts as one). */
   get pending(): number {
-    return this.pos;
+    return this.pos + (this.esc ? 1 : 0);
   }
 
   push(chunk: Uint8Array): void {

@@ -45,6 +45,12 @@ describe('QsDecoder', () => {
       ['QS_EMPTY', '', '0100fe'],
       ['QS_PARTIAL_FRAME', '', '0246'],
     ]);
+    // A lone escape byte at the end is reported too.
+    const tail: DecodedRecord[] = [];
+    const e = new QsDecoder();
+    e.push(Uint8Array.from([0x7d]), ctx, (r) => tail.push(r));
+    e.end(ctx, (r) => tail.push(r));
+    expect(tail).toMatchObject([{ name: 'QS_PARTIAL_FRAME', fields: { bytes: 1 } }]);
   });
 
   it('says once that it decodes with the default sizes until target info arrives', () => {
