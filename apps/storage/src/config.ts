@@ -1,3 +1,4 @@
+import { TEXT_INDEX_MODES } from '@tracehub/db';
 import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, Type } from '@tracehub/service-kit';
 
 export const StorageConfigSchema = Type.Object({
@@ -19,9 +20,23 @@ export const StorageConfigSchema = Type.Object({
   STORAGE_MAX_IN_FLIGHT: Type.Integer({
     minimum: 1,
     maximum: 100_000,
-    default: 2000,
+    default: 256,
     description: 'unacked record messages at most',
   }),
+  STORAGE_WRITERS: Type.Integer({
+    minimum: 1,
+    maximum: 32,
+    default: 2,
+    description: 'transactions written at once, 1..32',
+  }),
+  TRACEHUB_TEXT_INDEX: Type.Union(
+    TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
+    {
+      default: 'closed',
+      description:
+        "how records.text is indexed for search: 'live' (every partition, at insert: slower ingest), 'closed' (a day once it is over), 'off'",
+    },
+  ),
   STORAGE_PARTITION_DAYS_AHEAD: Type.Integer({
     minimum: 1,
     maximum: 365,

@@ -1,6 +1,6 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
-import { connectDb, ensurePartitions, migrateToLatest } from '@tracehub/db';
+import { connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
 import { runService } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { RecordStore } from './record-store.js';
@@ -22,6 +22,11 @@ await runService({
     };
     const partitionsAhead = () =>
       ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });
+    // Text indexes are built off the insert path, by whichever storage gets there first.
+    const textIndexes = () =>
+      ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
+        .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
+        .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
     try {
       await migrateToLatest(db);
       await ensureTopology(bus);
@@ -52,6 +57,7 @@ await runService({
       batchRecords: config.STORAGE_BATCH_RECORDS,
       batchMs: config.STORAGE_BATCH_MS,
       maxInFlight: config.STORAGE_MAX_IN_FLIGHT,
+      writers: config.STORAGE_WRITERS,
       log: logger,
       onBatch: (b) => {
         records.inc(b.records);
@@ -62,11 +68,13 @@ await runService({
       },
     });
     await store.start();
-    // Partitions are made ahead once an hour, so a day never starts without its own.
-    const partitionTimer = setInterval(
-      () => partitionsAhead().catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead')),
-      3_600_000,
-    );
+    void textIndexes();
+    // Partitions are made ahead and closed days indexed every ten minutes.
+    const partitionTimer = setInterval(() => {
+      partitionsAhead()
+        .then(textIndexes)
+        .catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead'));
+    }, 600_000);
     partitionTimer.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());
     return {

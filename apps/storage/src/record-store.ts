@@ -1,5 +1,5 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import { type Bus, parseRecordBatch } from '@tracehub/bus';
+import { type Bus, parseRecordBatch, RECORDS_HEADER } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCounts,
@@ -25,6 +25,8 @@ export interface RecordStoreOptions {
   batchMs?: number;
   /** Messages delivered but not yet acknowledged, at most (bounds memory while Postgres is away). */
   maxInFlight?: number;
+  /** Transactions written at the same time (Postgres uses a core for each). */
+  writers?: number;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { messages: number; records: number; inserted: number; ms: number; attempts: number }) => void;
@@ -44,13 +46,22 @@ export class RecordStore {
   private pending: JsMsg[] = [];
   private pendingRecords = 0;
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private active = 0;
+  private readonly writes = new Set<Promise<void>>();
+  private roomWaiters: Array<() => void> = [];
   private loop: Promise<void> | undefined;
-  private stopping = false;
   private readonly known = { rigs: new Set<string>(), links: new Set<string>(), sessions: new Set<string>() };
   readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0 };
 
   constructor(private readonly options: RecordStoreOptions) {}
+
+  private get batchRecords(): number {
+    return this.options.batchRecords ?? 5000;
+  }
+
+  private get writers(): number {
+    return this.options.writers ?? 2;
+  }
 
   async start(): Promise<void> {
     const { bus } = this.options;
@@ -59,58 +70,77 @@ export class RecordStore {
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: ns(30_000),
-      max_ack_pending: this.options.maxInFlight ?? 2000,
+      max_ack_pending: this.options.maxInFlight ?? 256,
       max_deliver: -1,
     });
     const consumer = await bus.js.consumers.get(bus.names.recStream, bus.names.storageConsumer);
-    this.messages = await consumer.consume({ max_messages: 256 });
+    this.messages = await consumer.consume({ max_messages: 64 });
     this.loop = (async () => {
       for await (const msg of this.messages!) {
         this.take(msg);
-        // Do not run ahead of Postgres: wait while a full batch is being written.
-        if (this.pendingRecords >= (this.options.batchRecords ?? 5000)) await this.flushing;
+        // Do not run ahead of Postgres: while every writer is busy and a batch is waiting, wait.
+        while (this.active >= this.writers && this.pendingRecords >= this.batchRecords) {
+          await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+        }
       }
     })();
   }
 
   /** Stops taking messages and writes what was taken (acking it); unwritten messages come back later. */
   async stop(): Promise<void> {
-    this.stopping = true;
     await this.messages?.close().catch(() => {});
+    for (const w of this.roomWaiters.splice(0)) w();
     await this.loop?.catch(() => {});
-    this.schedule(true);
-    await this.flushing;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    while (this.pending.length > 0 || this.writes.size > 0) {
+      this.kick(true);
+      await Promise.race(this.writes);
+    }
   }
 
   private take(msg: JsMsg): void {
     this.pending.push(msg);
-    try {
-      // Only the count is needed here; the batch is parsed again when written.
-      this.pendingRecords += Math.max(1, countRecords(msg.data));
-    } catch {
-      this.pendingRecords += 1;
-    }
-    this.schedule(this.pendingRecords >= (this.options.batchRecords ?? 5000));
-  }
-
-  private schedule(now: boolean): void {
-    if (now) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
-      this.flushing = this.flushing.then(() => this.flush());
-    } else if (!this.timer) {
+    // The decoder says how many records a message holds; count one when it does not.
+    this.pendingRecords += Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
+    if (this.pendingRecords >= this.batchRecords) this.kick(false);
+    else if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.flushing = this.flushing.then(() => this.flush());
+        this.kick(true);
       }, this.options.batchMs ?? 50);
     }
   }
 
-  private async flush(): Promise<void> {
-    const msgs = this.pending;
-    if (msgs.length === 0) return;
-    this.pending = [];
-    this.pendingRecords = 0;
+  /** Starts writes while writers are free and there is a full batch (or, when forced, anything). */
+  private kick(force: boolean): void {
+    while (
+      this.active < this.writers &&
+      this.pending.length > 0 &&
+      (force || this.pendingRecords >= this.batchRecords)
+    ) {
+      // Take whole messages up to one batch's worth of records.
+      let n = 0;
+      let records = 0;
+      while (n < this.pending.length && (n === 0 || records < this.batchRecords)) {
+        records += Math.max(1, Number(this.pending[n].headers?.get(RECORDS_HEADER)) || 1);
+        n++;
+      }
+      const msgs = this.pending.splice(0, n);
+      this.pendingRecords -= records;
+      this.active++;
+      const write: Promise<void> = this.flush(msgs).finally(() => {
+        this.active--;
+        this.writes.delete(write);
+        for (const w of this.roomWaiters.splice(0)) w();
+        if (this.pendingRecords >= this.batchRecords) this.kick(false);
+        else if (this.pending.length > 0 && !this.timer) this.kick(true);
+      });
+      this.writes.add(write);
+    }
+  }
+
+  private async flush(msgs: JsMsg[]): Promise<void> {
     const started = performance.now();
     const batches: RecordBatch[] = [];
     for (const msg of msgs) {
@@ -164,7 +194,8 @@ export class RecordStore {
     const newlyKnown: Array<() => void> = [];
     const inserted = await this.options.db.transaction().execute(async (trx) => {
       let total = 0;
-      for (const [session, group] of bySession) {
+      // Sessions in one order in every transaction, so concurrent writers lock rows alike.
+      for (const [session, group] of [...bySession].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
         const { first } = group;
         const startedAt = hostDate(first.hostNs);
         if (!this.known.rigs.has(first.rig)) {
@@ -212,17 +243,6 @@ export class RecordStore {
 
 function hostDate(hostNs: string): Date {
   return new Date(Number(BigInt(hostNs) / 1_000_000n));
-}
-
-function countRecords(data: Uint8Array): number {
-  // Cheap: count `"seq":` occurrences instead of parsing the whole batch twice.
-  let n = 0;
-  const needle = [0x22, 0x73, 0x65, 0x71, 0x22, 0x3a]; // "seq":
-  outer: for (let i = 0; i + needle.length <= data.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (data[i + j] !== needle[j]) continue outer;
-    n++;
-  }
-  return n;
 }
 
 function sessionCounts(records: TraceRecord[]) {

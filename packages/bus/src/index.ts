@@ -29,5 +29,6 @@ export {
   PARTS_HEADER,
   parseRecordBatch,
   publishRecordBatch,
+  RECORDS_HEADER,
 } from './record-batches.js';
 export { defaultTopologyLimits, ensureTopology, type TopologyLimits } from './topology.js';

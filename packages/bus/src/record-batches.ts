@@ -8,6 +8,8 @@ export const MAX_BATCH_PAYLOAD = 512 * 1024;
 
 export const PART_HEADER = 'th-part';
 export const PARTS_HEADER = 'th-parts';
+/** How many records the message holds, so a consumer can size batches without parsing. */
+export const RECORDS_HEADER = 'th-records';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -21,6 +23,7 @@ const decoder = new TextDecoder();
 export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<PubAck[]> {
   const subject = bus.names.recSubject(batch.protocol, batch.rig, batch.link);
   const parts = splitBatch(batch);
+  const counts = parts.length === 1 ? [batch.records.length] : partCounts(batch);
   const acks: PubAck[] = [];
   for (let i = 0; i < parts.length; i++) {
     const h = natsHeaders();
@@ -28,11 +31,31 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
     h.set(Headers.Chunk, String(batch.chunk));
     h.set(PART_HEADER, String(i));
     h.set(PARTS_HEADER, String(parts.length));
+    h.set(RECORDS_HEADER, String(counts[i]));
     if (batch.eos && i === parts.length - 1) h.set(Headers.Eos, '1');
     const id = parts.length === 1 ? msgId(batch.session, batch.chunk) : `${msgId(batch.session, batch.chunk)}.p${i}`;
     acks.push(await bus.js.publish(subject, parts[i], { msgID: id, headers: h }));
   }
   return acks;
+}
+
+/** Records per part, cut the way `splitBatch` cuts. */
+function partCounts(batch: RecordBatch): number[] {
+  const counts: number[] = [];
+  let n = 0;
+  let size = 0;
+  for (const r of batch.records) {
+    const length = JSON.stringify(r).length;
+    if (n > 0 && size + length + 1 > MAX_BATCH_PAYLOAD) {
+      counts.push(n);
+      n = 0;
+      size = 0;
+    }
+    n++;
+    size += length + 1;
+  }
+  counts.push(n);
+  return counts;
 }
 
 function splitBatch(batch: RecordBatch): Uint8Array[] {

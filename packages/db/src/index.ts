@@ -4,28 +4,6 @@ export type * from './database.js';
 export { migrations } from './migrations/index.js';
 export { type MigrateOptions, MigrationError, migrateDown, migrateToLatest, migrateToNothing } from './migrator.js';
 export { type EnsurePartitionsOptions, ensurePartitions, listPartitions, partitionName } from './partitions.js';
-export { type DictionaryEntry, upsertDictionaryEntries } from './writes/dictionaries.js';
-export { hostTimeOf, insertRecords } from './writes/insert-records.js';
-export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
-export {
-  addSessionCounts,
-  markSessionEnded,
-  recountSession,
-  type SessionCounts,
-  type SessionInput,
-  setSessionRecordTotal,
-  upsertSession,
-} from './writes/sessions.js';
-// Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.
-export {
-  getSession,
-  isSessionComplete,
-  latestSession,
-  type RecordRow,
-  rowToTraceRecord,
-  sessionRecords,
-  sessionRecordsPage,
-} from './queries/session-records.js';
 export { getLinkById, getRig, type LinkSummary, linkSummaries, listRigs } from './queries/fleet.js';
 export {
   escapeLike,
@@ -39,9 +17,37 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
+// Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.
+export {
+  getSession,
+  isSessionComplete,
+  latestSession,
+  type RecordRow,
+  rowToTraceRecord,
+  sessionRecords,
+  sessionRecordsPage,
+} from './queries/session-records.js';
 export {
   type SessionFilter,
   type SessionPosition,
   sessionDictionaries,
   sessionsPage,
 } from './queries/sessions-list.js';
+export {
+  type EnsureTextIndexesOptions,
+  ensureTextIndexes,
+  TEXT_INDEX_MODES,
+  type TextIndexMode,
+} from './text-index.js';
+export { type DictionaryEntry, upsertDictionaryEntries } from './writes/dictionaries.js';
+export { hostTimeOf, insertRecords } from './writes/insert-records.js';
+export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
+export {
+  addSessionCounts,
+  markSessionEnded,
+  recountSession,
+  type SessionCounts,
+  type SessionInput,
+  setSessionRecordTotal,
+  upsertSession,
+} from './writes/sessions.js';

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initialSchema from './0001-initial-schema.js';
 import * as sessionRecordTotal from './0002-session-record-total.js';
+import * as textIndexPerPartition from './0003-text-index-per-partition.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -9,6 +10,7 @@ import * as sessionRecordTotal from './0002-session-record-total.js';
 export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-session-record-total': sessionRecordTotal,
+  '0003-text-index-per-partition': textIndexPerPartition,
 };
 
 export const migrationProvider: MigrationProvider = {
