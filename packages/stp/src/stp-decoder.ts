@@ -137,7 +137,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
     this.emitRecord = emit;
-    this.arrive(ctx.hostNs);
+    this.arrive(ctx.hostNs, ctx.pauseNs);
     if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) {
       this.counts.lostBytes += ctx.lostBytes;
       this.errorRecord(
@@ -183,9 +183,16 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     this.emitRecord = null;
   }
 
-  /** Applies the pause since the previous chunk (STP v1 timing comes only from receive times). */
-  private arrive(hostNs: bigint): void {
-    if (this.lastHostNs !== null && hostNs > this.lastHostNs) {
+  /**
+   * Applies the pause before this chunk (STP v1 timing comes only from receive times). The
+   * gateway measures the link's idle time before the chunk's first byte (`pauseNs`) and cuts
+   * chunks at pauses; without it, the difference of receive times stands in (offline files).
+   */
+  private arrive(hostNs: bigint, pauseNs: bigint | undefined): void {
+    if (pauseNs !== undefined) {
+      if (hostNs > this.hostNs) this.setHostNs(hostNs);
+      if (this.lastHostNs !== null && pauseNs > 0n) this.parser.pause(Number(pauseNs) / 1e6);
+    } else if (this.lastHostNs !== null && hostNs > this.lastHostNs) {
       this.setHostNs(hostNs);
       this.parser.pause(Number(hostNs - this.lastHostNs) / 1e6);
     }

@@ -1,0 +1,223 @@
+/**
+ * The pipeline benchmark: every service as its own process (gateway on tcp-listen, decoder-qs,
+ * storage, api) on real NATS and Postgres, fed by a TCP "target" streaming a real QS capture.
+ *
+ *   npm run bench -w tests            (needs `npm run build`, NATS_URL and DATABASE_URL)
+ *
+ * Prints: sustained records/s from the first byte sent to the last row committed, ingest-to-
+ * queryable latency p50/p99 at a fixed offered rate, and each service's peak RSS.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { connectBus } from '@tracehub/bus';
+import { QsDecoder } from '@tracehub/qs';
+import pg from 'pg';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+const shared = process.env.TRACEHUB_SHARED ?? join(repo, '..', 'shared');
+const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const offeredRate = Number(process.env.BENCH_LATENCY_RATE ?? 10_000);
+const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 20);
+
+interface Service {
+  name: string;
+  child: ChildProcess;
+  ready: Promise<void>;
+}
+
+function start(app: string, env: Record<string, string>): Service {
+  const script = join(repo, `apps/${app}/dist/main.js`);
+  if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
+  const child = spawn(process.execPath, [script], {
+    cwd: repo,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"ready')) resolve();
+      if (line.includes('"level":"fatal"') || line.includes('"level":"error"'))
+        process.stderr.write(`${app}: ${line}\n`);
+    });
+    child.once('exit', (code) => reject(new Error(`${app} exited with ${code} before it was ready`)));
+  });
+  return { name: app, child, ready };
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function connectTarget(port: number): Promise<net.Socket> {
+  for (let i = 0; i < 100; i++) {
+    const socket = await new Promise<net.Socket | undefined>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => resolve(s));
+      s.once('error', () => resolve(undefined));
+    });
+    if (socket) return socket;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the gateway does not listen on ${port}`);
+}
+
+async function main(): Promise<void> {
+  const capture = gunzipSync(readFileSync(join(shared, 'bench/qs/big_stress.qs.gz')));
+  // How many records the pipeline must store: an offline decode of the same bytes (+ the end).
+  let expected = 0;
+  const counter = new QsDecoder();
+  counter.push(capture, { hostNs: 0n }, () => expected++);
+  counter.end({ hostNs: 0n }, () => expected++);
+  const bytesPerRecord = capture.length / expected;
+
+  const dbName = `bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const dbUrl = new URL(adminUrl);
+  dbUrl.pathname = `/${dbName}`;
+  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const port = await freePort();
+  const common = {
+    NATS_URL: natsUrl,
+    DATABASE_URL: dbUrl.toString(),
+    TRACEHUB_BUS_PREFIX: prefix,
+    HEALTH_PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
+  // LOG_LEVEL warn hides the ready line; services log it at info, so keep info for them.
+  const env = { ...common, LOG_LEVEL: 'info' };
+  const services = [
+    start('storage', env),
+    start('decoder-qs', env),
+    start('api', { ...env, API_PORT: String(await freePort()) }),
+    start('gateway', { ...env, TRACEHUB_LINKS: `qs/benchrig/uart0=tcp-listen:127.0.0.1:${port}` }),
+  ];
+  const db = new pg.Client({ connectionString: dbUrl.toString() });
+  try {
+    await Promise.all(services.map((s) => s.ready));
+    await db.connect();
+    process.stdout.write(
+      `pipeline bench: ${(capture.length / 1e6).toFixed(1)} MB QS capture, ${expected} records (${bytesPerRecord.toFixed(1)} B/record)\n`,
+    );
+
+    // 1. Throughput: stream the whole capture as fast as the gateway reads it.
+    const t0 = performance.now();
+    const target = await connectTarget(port);
+    for (let at = 0; at < capture.length; at += 64 * 1024) {
+      if (!target.write(capture.subarray(at, at + 64 * 1024))) await new Promise((r) => target.once('drain', r));
+    }
+    await new Promise<void>((r) => target.end(() => r()));
+    const sent = performance.now();
+    let stored = 0;
+    let session = '';
+    for (;;) {
+      const { rows } = await db.query(
+        `select id, record_count::int as n, ended_at is not null as ended from sessions where link = 'uart0' order by started_at desc limit 1`,
+      );
+      if (rows[0]) {
+        session = rows[0].id;
+        stored = rows[0].n;
+        if (rows[0].ended && stored >= expected) break;
+      }
+      if (performance.now() - t0 > 15 * 60_000)
+        throw new Error(`only ${stored} of ${expected} records stored after 15 min`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    process.stdout.write(
+      `sustained: ${stored} records in ${seconds.toFixed(1)} s = ${Math.round(stored / seconds)} records/s, ` +
+        `${(capture.length / 1e6 / seconds).toFixed(1)} MB/s (bytes sent in ${((sent - t0) / 1000).toFixed(1)} s)\n`,
+    );
+
+    // 2. Latency at a fixed offered rate: gateway receive time (host_ns) to the row being visible.
+    const rateBytes = offeredRate * bytesPerRecord;
+    const slice = capture.subarray(0, Math.min(capture.length, Math.round(rateBytes * latencySeconds)));
+    const target2 = await connectTarget(port);
+    await new Promise((r) => setTimeout(r, 300));
+    const { rows: latest } = await db.query(
+      `select id from sessions where link = 'uart0' order by started_at desc limit 1`,
+    );
+    const latencies: number[] = [];
+    let lastSeq = -1;
+    let polling = true;
+    let session2 = latest[0]?.id === session ? '' : (latest[0]?.id ?? '');
+    const poller = (async () => {
+      while (polling) {
+        if (!session2) {
+          const { rows } = await db.query(
+            `select id from sessions where link = 'uart0' and id <> $1 order by started_at desc limit 1`,
+            [session],
+          );
+          session2 = rows[0]?.id ?? '';
+        } else {
+          const { rows } = await db.query(
+            'select seq::int as seq, host_ns::text as ns from records where session = $1 and seq > $2 order by seq',
+            [session2, lastSeq],
+          );
+          const nowNs = BigInt(Date.now()) * 1_000_000n;
+          for (const r of rows) {
+            latencies.push(Number(nowNs - BigInt(r.ns)) / 1e6);
+            lastSeq = r.seq;
+          }
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    const started = performance.now();
+    const step = Math.max(1, Math.round(rateBytes / 100)); // 100 writes a second
+    for (let at = 0; at < slice.length; at += step) {
+      target2.write(slice.subarray(at, at + step));
+      const due = started + ((at + step) / rateBytes) * 1000;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    }
+    await new Promise<void>((r) => target2.end(() => r()));
+    await new Promise((r) => setTimeout(r, 3000));
+    polling = false;
+    await poller;
+    latencies.sort((a, b) => a - b);
+    process.stdout.write(
+      `latency at ${offeredRate} records/s offered (${latencies.length} records): ` +
+        `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms\n`,
+    );
+    for (const s of services) process.stdout.write(`peak RSS ${s.name}: ${peakRssMb(s.child.pid!).toFixed(0)} MB\n`);
+  } finally {
+    for (const s of services) s.child.kill('SIGTERM');
+    await Promise.all(
+      services.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))),
+    );
+    await db.end().catch(() => {});
+    await admin.query(`drop database if exists ${dbName} with (force)`);
+    await admin.end();
+    const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup' });
+    for await (const info of bus.jsm.streams.list())
+      if (info.config.name.includes(`${prefix}_`)) await bus.jsm.streams.delete(info.config.name);
+    await bus.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`pipeline bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
