@@ -127,7 +127,10 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     c.frames++;
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
-    const raw = this.deframer.ownsBuffer(buf) ? copyBytes(buf, start, len) : buf.subarray(start, start + len);
+    // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
+    const raw = this.deframer.ownsBuffer(buf)
+      ? copyBytes(buf, start, len)
+      : new Uint8Array(buf.buffer, buf.byteOffset + start, len);
     if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
     if (
       !this.records.targetInfoSeen &&

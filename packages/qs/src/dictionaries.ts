@@ -37,6 +37,15 @@ const UNKNOWN_CACHE_MAX = 1024;
 /** QSPY keeps at most 63 characters of a dictionary name. */
 const NAME_MAX = 63;
 
+/** Both renderings of one key: QSPY's text, and what the fields carry. */
+export interface QsKeyNames {
+  readonly text: string;
+  readonly field: string;
+}
+
+/** How many keys' renderings a dictionary remembers between changes. */
+const NAMES_CACHE_MAX = 4096;
+
 /**
  * Object, function, user-record and enum dictionary: key -> name, as QSPY keeps it
  * (a put of a known key replaces the name; new keys are ignored once `capacity - 1` are held).
@@ -56,8 +65,33 @@ export class QsDictionary {
 
   put(key: QsKey, name: string): void {
     const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
-    if (this.names.has(key) || this.names.size < this.capacity - 1) this.names.set(key, stored);
+    if (this.names.has(key) || this.names.size < this.capacity - 1) {
+      this.names.set(key, stored);
+      this.rendered.clear();
+    }
   }
+
+  /**
+   * `get(key)` and `field(key, realSize)` together, from one lookup: records name the same
+   * few objects and functions over and over, and dictionary entries change rarely.
+   */
+  renderings(key: QsKey, realSize: number): QsKeyNames {
+    if (realSize !== this.renderedSize) {
+      this.rendered.clear();
+      this.renderedSize = realSize;
+    }
+    let names = this.rendered.get(key);
+    if (names === undefined) {
+      names = { text: this.get(key), field: this.field(key, realSize) };
+      if (this.rendered.size >= NAMES_CACHE_MAX) this.rendered.clear();
+      this.rendered.set(key, names);
+    }
+    return names;
+  }
+
+  /** Renderings by key, for the target pointer size `renderedSize`; cleared on every change. */
+  private readonly rendered = new Map<QsKey, QsKeyNames>();
+  private renderedSize = 0;
 
   /** The stored name, or undefined. */
   find(key: QsKey): string | undefined {
@@ -104,6 +138,7 @@ export class QsDictionary {
 
   reset(): void {
     this.names.clear();
+    this.rendered.clear();
   }
 
   toJSON(): JsonValue {
@@ -112,6 +147,7 @@ export class QsDictionary {
 
   load(json: JsonValue): void {
     this.names.clear();
+    this.rendered.clear();
     for (const entry of json as [QsKey, string][]) this.names.set(entry[0], entry[1]);
   }
 }

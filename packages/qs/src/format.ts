@@ -24,6 +24,9 @@ export function spacePad(s: string, width: number): string {
 
 /** `%02u` of 0..99. */
 const DEC2: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+/** `%04u` of 0..9999. */
+const DEC4: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i).padStart(4, '0'));
+
 /** `%u` of 0..9999. */
 const DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i));
 
@@ -37,21 +40,28 @@ export function dec(v: number): string {
   if (v < 100000000) {
     const hi = Math.floor(v / 10000);
     const lo = v - hi * 10000;
-    return DEC[hi] + DEC2[Math.floor(lo / 100)] + DEC2[lo % 100];
+    return DEC[hi] + DEC4[lo];
   }
   return String(v);
 }
 
-/** `%010u`: QSPY's timestamp column (digit pairs from a table: no number-to-string conversion). */
+/** The six leading digits of the last timestamp rendered: timestamps rise slowly, so they repeat. */
+let tsHigh = -1;
+let tsHighText = '';
+
+/**
+ * `%010u`: QSPY's timestamp column. The leading six digits are kept from the previous call
+ * when they repeat, so a timestamp usually costs one table lookup and one concatenation.
+ */
 export function ts10(t: number): string {
   if (t >= 10000000000) return String(t);
-  const hi = Math.floor(t / 100000000);
-  const lo = t - hi * 100000000;
-  const a = Math.floor(lo / 10000);
-  const b = lo - a * 10000;
-  const a1 = Math.floor(a / 100);
-  const b1 = Math.floor(b / 100);
-  return DEC2[hi] + DEC2[a1] + DEC2[a - a1 * 100] + DEC2[b1] + DEC2[b - b1 * 100];
+  const hi = Math.floor(t / 10000);
+  if (hi !== tsHigh) {
+    const h = Math.floor(hi / 10000);
+    tsHigh = hi;
+    tsHighText = DEC2[h] + DEC4[hi - h * 10000];
+  }
+  return tsHighText + DEC4[t - hi * 10000];
 }
 
 /** `%08X` of the low 32 bits. */

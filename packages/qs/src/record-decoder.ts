@@ -2,13 +2,14 @@ import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
 import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
-import { QsDictionaries, type QsKey } from './dictionaries.js';
+import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
 import { dec, HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import { decodeUserElements, type QsUserElements } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
+const NO_NAMES: QsKeyNames = { text: '', field: '' };
 
 type Fields = Record<string, unknown>;
 type QsAddressing = NonNullable<DecodedRecord['qs']>;
@@ -50,6 +51,7 @@ export class QsRecordDecoder {
     r.reset(buf, 2, len - 3);
     // Memos hold within one record only: the next may follow a dictionary change.
     this.memoObjKey = -1;
+    this.memoFunKey = -1;
     this.memoSig = -1;
     if (id >= this.userBase) return this.user(id, raw);
     return this.predefined(id, raw);
@@ -68,41 +70,56 @@ export class QsRecordDecoder {
       kind: 'record',
       type: id,
       name,
-      targetTs: BigInt(t),
+      targetTs: this.bigTs(t),
       fields: elements as unknown as Fields,
       text: timeErrors + body,
       raw,
     };
   }
 
-  // The fields' rendering of an object or signal is computed first; the text's rendering of the
-  // same key right after reuses its dictionary lookup through these one-entry memos.
+  // Objects and functions are looked up once per key and record (both renderings at once);
+  // the text's rendering of a signal reuses the fields' lookup through a one-entry memo.
+  // Memos hold within one record only: the next may follow a dictionary change.
   private memoObjKey: QsKey = -1;
-  private memoObjName: string | undefined;
+  private memoObj: QsKeyNames = NO_NAMES;
+  private memoFunKey: QsKey = -1;
+  private memoFun: QsKeyNames = NO_NAMES;
   private memoSig = -1;
   private memoSigObj: QsKey = -1;
   private memoSigName: string | undefined;
 
+  private objNames(key: QsKey): QsKeyNames {
+    if (key === this.memoObjKey) return this.memoObj;
+    const names = this.dicts.obj.renderings(key, this.config.objPtrSize);
+    this.memoObjKey = key;
+    this.memoObj = names;
+    return names;
+  }
+
+  private funNames(key: QsKey): QsKeyNames {
+    if (key === this.memoFunKey) return this.memoFun;
+    const names = this.dicts.fun.renderings(key, this.config.funPtrSize);
+    this.memoFunKey = key;
+    this.memoFun = names;
+    return names;
+  }
+
   /** An object as QSPY's text shows it. */
   private obj(key: QsKey): string {
-    if (key === this.memoObjKey && this.memoObjName !== undefined) return this.memoObjName;
-    return this.dicts.obj.get(key);
+    return this.objNames(key).text;
   }
 
   private fun(key: QsKey): string {
-    return this.dicts.fun.get(key);
+    return this.funNames(key).text;
   }
 
   /** An object as the fields give it: its name, or its address at the target's real size. */
   private objF(key: QsKey): string {
-    const name = this.dicts.obj.find(key);
-    this.memoObjKey = key;
-    this.memoObjName = name;
-    return name ?? this.dicts.obj.field(key, this.config.objPtrSize);
+    return this.objNames(key).field;
   }
 
   private funF(key: QsKey): string {
-    return this.dicts.fun.field(key, this.config.funPtrSize);
+    return this.funNames(key).field;
   }
 
   /** A signal as the fields give it: its name, or its number. */
@@ -134,17 +151,23 @@ export class QsRecordDecoder {
   ): DecodedRecord {
     const r = this.r;
     if (r.remaining !== 0) return this.lengthError(id, raw);
-    const rec: DecodedRecord = {
-      kind,
-      type: id,
-      name: QS_RECORD_NAMES[id],
-      targetTs: t === null ? null : BigInt(t),
-      fields,
-      text,
-      raw,
-    };
-    if (qs !== undefined) rec.qs = qs;
-    return rec;
+    // Two literals with fixed shapes (qs last, as before) instead of adding `qs` afterwards:
+    // no hidden-class transition per record, and consumers see two shapes only.
+    const targetTs = t === null ? null : this.bigTs(t);
+    if (qs === undefined) return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw };
+    return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw, qs };
+  }
+
+  private lastTs = -1;
+  private lastTsBig = 0n;
+
+  /** The timestamp as a bigint; consecutive records often share one (bigints are immutable). */
+  private bigTs(t: number): bigint {
+    if (t !== this.lastTs) {
+      this.lastTs = t;
+      this.lastTsBig = BigInt(t);
+    }
+    return this.lastTsBig;
   }
 
   private lengthError(id: number, raw: Uint8Array): DecodedRecord {
