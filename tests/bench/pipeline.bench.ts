@@ -51,6 +51,12 @@ function start(app: string, env: Record<string, string>): Service {
   return { name: app, child, ready };
 }
 
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 function peakRssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -131,7 +137,15 @@ async function main(): Promise<void> {
     const sent = performance.now();
     let stored = 0;
     let session = '';
+    let decodedAt = 0;
+    const bus = await connectBus({ url: natsUrl, name: 'bench-watch', prefix });
+    const { Kvm } = await import('@nats-io/kv');
+    const checkpoints = await new Kvm(bus.js).open(bus.names.decoderStateBucket);
     for (;;) {
+      if (!decodedAt) {
+        const cp = (await checkpoints.get('qs.benchrig.uart0'))?.json<{ ended: boolean }>();
+        if (cp?.ended) decodedAt = performance.now();
+      }
       const { rows } = await db.query(
         `select id, record_count::int as n, ended_at is not null as ended from sessions where link = 'uart0' order by started_at desc limit 1`,
       );
@@ -145,6 +159,11 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - t0) / 1000;
+    await bus.close();
+    process.stdout.write(
+      `decoded (every record on TRACE_REC) after ${((decodedAt - t0) / 1000).toFixed(1)} s = ${Math.round(expected / ((decodedAt - t0) / 1000))} records/s; ` +
+        `CPU seconds so far: ${services.map((s) => `${s.name} ${cpuSeconds(s.child.pid!).toFixed(1)}`).join(', ')}\n`,
+    );
     process.stdout.write(
       `sustained: ${stored} records in ${seconds.toFixed(1)} s = ${Math.round(stored / seconds)} records/s, ` +
         `${(capture.length / 1e6 / seconds).toFixed(1)} MB/s (bytes sent in ${((sent - t0) / 1000).toFixed(1)} s)\n`,

@@ -24,6 +24,7 @@ export {
   readRawChunkMeta,
 } from './raw-chunks.js';
 export {
+  ERRORS_HEADER,
   MAX_BATCH_PAYLOAD,
   PART_HEADER,
   PARTS_HEADER,

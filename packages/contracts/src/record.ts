@@ -119,14 +119,32 @@ export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): Trace
   return record;
 }
 
-/** BigInts become decimal strings and byte arrays become hex, so fields survive JSON. */
+/**
+ * BigInts become decimal strings and byte arrays become hex, so fields survive JSON. Values
+ * that need no change are returned as they are (no copy): the common case, on a hot path.
+ */
 export function jsonSafe(value: unknown): unknown {
+  return needsConversion(value) ? convert(value) : value;
+}
+
+function needsConversion(value: unknown): boolean {
+  if (typeof value === 'bigint' || value instanceof Uint8Array) return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (needsConversion(v)) return true;
+    return false;
+  }
+  for (const k in value) if (needsConversion((value as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
+function convert(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
   if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
-  if (Array.isArray(value)) return value.map(jsonSafe);
+  if (Array.isArray(value)) return value.map(convert);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = jsonSafe(v);
+    for (const [k, v] of Object.entries(value)) out[k] = convert(v);
     return out;
   }
   return value;

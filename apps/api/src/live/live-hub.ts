@@ -1,5 +1,5 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { type Bus, parseRecordBatch } from '@tracehub/bus';
+import { type Bus, ERRORS_HEADER, parseRecordBatch, RECORDS_HEADER } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import type { RecordFilter } from '@tracehub/db';
 import { matchesLive } from './live-filter.js';
@@ -119,8 +119,9 @@ interface RateWindow {
 const RATE_SECONDS = 10;
 
 /**
- * The api's one core-NATS subscription to `rec.>`: every batch is parsed once and offered
- * to each live client, and counted for the fleet page's live record rates.
+ * The api's one core-NATS subscription to `rec.>`: every batch is counted for the fleet
+ * page's live record rates (from its headers), and, while live clients are connected, parsed
+ * once and offered to each of them. With nobody watching, the api parses nothing.
  */
 export class LiveHub {
   private readonly clients = new Set<LiveClient>();
@@ -137,16 +138,26 @@ export class LiveHub {
     this.subscription = this.bus.nc.subscribe(this.bus.names.recFilter(), {
       callback: (err, msg) => {
         if (err) return;
-        let batch: RecordBatch;
-        try {
-          batch = parseRecordBatch(msg.data);
-        } catch {
-          return; // not ours to judge: the decoders own the subject's contents
+        const where = this.bus.names.parseSubject(msg.subject);
+        if (!where) return;
+        const records = Number(msg.headers?.get(RECORDS_HEADER));
+        const errors = Number(msg.headers?.get(ERRORS_HEADER));
+        let batch: RecordBatch | undefined;
+        if (this.clients.size > 0 || !Number.isFinite(records) || !Number.isFinite(errors)) {
+          try {
+            batch = parseRecordBatch(msg.data);
+          } catch {
+            return; // not ours to judge: the decoders own the subject's contents
+          }
+          if (!Array.isArray(batch.records)) return;
         }
-        if (!Array.isArray(batch.records)) return;
         this.batches++;
-        this.count(batch);
-        for (const client of this.clients) client.offer(batch.records);
+        this.count(
+          where,
+          batch ? batch.records.length : records,
+          batch ? batch.records.filter((r) => r.kind === 'error').length : errors,
+        );
+        if (batch) for (const client of this.clients) client.offer(batch.records);
       },
     });
   }
@@ -202,7 +213,7 @@ export class LiveHub {
     });
   }
 
-  private count(batch: RecordBatch): void {
+  private count(batch: { rig: string; link: string; protocol: string }, records: number, errors: number): void {
     const key = `${batch.rig}/${batch.link}`;
     const nowMs = Date.now();
     let w = this.rates.get(key);
@@ -219,9 +230,9 @@ export class LiveHub {
       this.rates.set(key, w);
     }
     this.advance(w, Math.floor(nowMs / 1000));
-    w.buckets[w.second % RATE_SECONDS] += batch.records.length;
+    w.buckets[w.second % RATE_SECONDS] += records;
     w.lastSeenMs = nowMs;
-    for (const r of batch.records) if (r.kind === 'error') w.errors++;
+    w.errors += errors;
   }
 
   private advance(w: RateWindow, now: number): void {
