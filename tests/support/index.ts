@@ -67,3 +67,12 @@ function adminUrl(): string {
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 export { freePort, natsServerBinary, PrivateNats, waitForPort } from './private-nats.js';
 export { CuttableTcpProxy } from './tcp-proxy.js';
+
+/** Polls `check` every 100 ms until it is true; throws after `timeoutMs`, naming `what`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
+  const start = Date.now();
+  while (!(await check())) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

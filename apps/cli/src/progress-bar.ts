@@ -2,19 +2,22 @@
  * A one-line progress bar for long work, on stderr when it is a terminal (nothing otherwise):
  * `[#########...........]  45%  16.2/36.0 MB  48.1 MB/s`. Redrawn at most ten times a second.
  */
+/** Where the bar is drawn: stderr, or a stream a test passes (a bar needs a terminal). */
+export type ProgressOutput = { write(text: string): unknown; isTTY?: boolean };
+
 export class ProgressBar {
   private lastDraw = 0;
   private readonly started = performance.now();
 
   private constructor(
-    private readonly out: NodeJS.WriteStream,
+    private readonly out: ProgressOutput,
     private readonly total: number,
     private readonly label: string,
   ) {}
 
   /** A bar for `total` bytes, or undefined when `out` is not a terminal or the work is small. */
-  static forBytes(total: number, label = '', out: NodeJS.WriteStream = process.stderr, minBytes = 4 << 20) {
-    return out.isTTY && total >= minBytes ? new ProgressBar(out, total, label) : undefined;
+  static forBytes(total: number, label = '', out: ProgressOutput = process.stderr, minBytes = 4 << 20) {
+    return out.isTTY === true && total >= minBytes ? new ProgressBar(out, total, label) : undefined;
   }
 
   update(done: number): void {

@@ -1,7 +1,7 @@
 import { type Bus, connectBus, ensureTopology, publishRecordBatch } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -68,14 +68,6 @@ function batch(session: string, chunk: number, records: TraceRecord[], eos = fal
   return b;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('RecordStore', () => {
   it('stores every record once, registers rig, link, session and dictionaries, and counts', async () => {
     const store = new RecordStore({ bus, db, batchRecords: 50, batchMs: 20 });
@@ -104,7 +96,7 @@ describe('RecordStore', () => {
     });
     await publishRecordBatch(bus, batch(s, 2, chunk2));
     await publishRecordBatch(bus, batch(s, 3, [], true, 104));
-    await until(async () => {
+    await waitUntil(async () => {
       const row = await db.selectFrom('sessions').selectAll().where('id', '=', s).executeTakeFirst();
       return row?.ended_at != null && Number(row.record_count) === 104;
     });
@@ -163,7 +155,7 @@ describe('RecordStore', () => {
     const migrator = createDb(late.url);
     await migrateToLatest(migrator);
     await migrator.destroy();
-    await until(async () => {
+    await waitUntil(async () => {
       const row = await lateDb
         .selectFrom('sessions')
         .selectAll()

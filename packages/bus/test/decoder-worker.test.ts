@@ -1,5 +1,5 @@
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
-import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Bus,
@@ -102,21 +102,13 @@ async function recordsOf(link: string): Promise<Array<{ session: string; seq: nu
   return out;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs = 15_000) {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('DecoderWorker', () => {
   it('decodes each link in order, across chunk boundaries, and closes the session', async () => {
     const worker = new DecoderWorker({ bus, protocols: ['qs'], workerId: 'w1', factory, tickMs: 300 });
     await worker.start();
     await publishLines('l1', 's1', ['a\nb', 'c\nd\n', 'e']);
     await publishLines('l2', 's2', ['x\n', 'y\n']);
-    await until(async () => (await recordsOf('l1')).length === 4 && (await recordsOf('l2')).length === 2);
+    await waitUntil(async () => (await recordsOf('l1')).length === 4 && (await recordsOf('l2')).length === 2);
     await worker.stop();
     expect(await recordsOf('l1')).toEqual([
       { session: 's1', seq: 0, text: 'a', chunk: 0 },
@@ -135,7 +127,7 @@ describe('DecoderWorker', () => {
     await worker.start();
     await publishLines('l3', 'old', ['p\nq'], false);
     await publishLines('l3', 'new', ['r\n']);
-    await until(async () => (await recordsOf('l3')).length === 3);
+    await waitUntil(async () => (await recordsOf('l3')).length === 3);
     await worker.stop();
     expect(await recordsOf('l3')).toEqual([
       { session: 'old', seq: 0, text: 'p', chunk: 0 },
@@ -162,7 +154,7 @@ describe('DecoderWorker', () => {
     await crashing.start();
     const lines = Array.from({ length: 40 }, (_, i) => `line${i}\n`);
     await publishLines('l4', 's4', lines.slice(0, 20), false);
-    await until(async () => handled >= 10);
+    await waitUntil(async () => handled >= 10);
     // Crash: the connection dies mid-stream; its lease is never released.
     await crashBus.nc.close();
     const survivor = new DecoderWorker({
@@ -194,7 +186,7 @@ describe('DecoderWorker', () => {
       data: new Uint8Array(0),
     });
     const start = Date.now();
-    await until(async () => (await recordsOf('l4')).length === 40, 20_000);
+    await waitUntil(async () => (await recordsOf('l4')).length === 40, 20_000);
     const takeoverMs = Date.now() - start;
     await survivor.stop();
     await survivorBus.close();

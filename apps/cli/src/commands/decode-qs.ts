@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts';
 import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
 
 /** The size overrides of `tracehub decode --protocol qs`, QSPY's -O -F -T -S -E -Q -P -B -C (spec 4.3). */
 const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; what: string }[] = [
@@ -79,7 +80,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
 
   const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
   const total = file === '-' ? 0 : statSync(file).size;
-  const progress = stderr.isTTY === true && total >= PROGRESS_MIN_BYTES ? new ProgressBar(stderr, total) : undefined;
+  const progress = ProgressBar.forBytes(total, '', stderr as ProgressOutput, PROGRESS_MIN_BYTES);
 
   const session = `offline-${randomUUID()}`;
   let seq = 0;
@@ -186,32 +187,5 @@ class OutputBlocks {
     this.full.push(this.block.subarray(0, this.pos));
     this.block = Buffer.allocUnsafe(OutputBlocks.SIZE);
     this.pos = 0;
-  }
-}
-
-/** A one-line progress bar on a terminal, redrawn at most ten times a second. */
-class ProgressBar {
-  private last = 0;
-
-  constructor(
-    private readonly out: Writable,
-    private readonly total: number,
-  ) {}
-
-  update(done: number): void {
-    const now = Date.now();
-    if (now - this.last < 100) return;
-    this.last = now;
-    const width = 30;
-    const fraction = Math.min(done / this.total, 1);
-    const filled = Math.round(fraction * width);
-    this.out.write(
-      `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ` +
-        `${(done / 1e6).toFixed(1)}/${(this.total / 1e6).toFixed(1)} MB`,
-    );
-  }
-
-  done(): void {
-    this.out.write('\r\x1b[K');
   }
 }

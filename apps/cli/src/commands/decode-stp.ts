@@ -13,6 +13,7 @@ import {
   SwdDecoder,
 } from '@tracehub/stp';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
 type StpFormat = (typeof STP_FORMATS)[number];
@@ -171,7 +172,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
 
   const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
   const total = file === '-' ? 0 : statSync(file).size;
-  const progress = stderr.isTTY === true && total >= PROGRESS_MIN_BYTES ? new ProgressBar(stderr, total) : undefined;
+  const progress = ProgressBar.forBytes(total, '', stderr as ProgressOutput, PROGRESS_MIN_BYTES);
 
   let offset = 0;
   let nextPause = 0;
@@ -223,32 +224,5 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
       `swd: ${offset} bytes, ${s.messages} messages, ${s.violations} framing violations, ` +
         `${s.skippedBytes} bytes skipped, ${s.emptyFrames} empty frames\n`,
     );
-  }
-}
-
-/** A one-line progress bar on a terminal, redrawn at most ten times a second. */
-class ProgressBar {
-  private last = 0;
-
-  constructor(
-    private readonly out: Writable,
-    private readonly total: number,
-  ) {}
-
-  update(done: number): void {
-    const now = Date.now();
-    if (now - this.last < 100) return;
-    this.last = now;
-    const width = 30;
-    const fraction = Math.min(done / this.total, 1);
-    const filled = Math.round(fraction * width);
-    this.out.write(
-      `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% ` +
-        `${(done / 1e6).toFixed(1)}/${(this.total / 1e6).toFixed(1)} MB`,
-    );
-  }
-
-  done(): void {
-    this.out.write('\r\x1b[K');
   }
 }
