@@ -61,8 +61,14 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
       Object.getPrototypeOf(chunk) === Uint8Array.prototype
         ? chunk
         : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    this.chunkBuffer = bytes.buffer;
+    this.chunkOffset = bytes.byteOffset;
     this.deframer.push(bytes);
   }
+
+  /** The memory of the chunk being pushed, which frames found in place are views of. */
+  private chunkBuffer: ArrayBufferLike = EMPTY.buffer;
+  private chunkOffset = 0;
 
   end(_ctx: ChunkContext, emit: EmitRecord): void {
     this.emitFn = emit;
@@ -130,7 +136,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
     const raw = this.deframer.ownsBuffer(buf)
       ? copyBytes(buf, start, len)
-      : new Uint8Array(buf.buffer, buf.byteOffset + start, len);
+      : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
     if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
     if (
       !this.records.targetInfoSeen &&

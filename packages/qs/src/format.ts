@@ -11,15 +11,21 @@ export const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) =>
 const ZEROS = '0000000000000000000000000000000000000000';
 const SPACES = '                                                                ';
 
+/** Every prefix of ZEROS and SPACES, so that padding slices nothing per call. */
+const ZERO_PREFIX: readonly string[] = Array.from({ length: ZEROS.length + 1 }, (_, n) => ZEROS.slice(0, n));
+const SPACE_PREFIX: readonly string[] = Array.from({ length: SPACES.length + 1 }, (_, n) => SPACES.slice(0, n));
+
 /** `%0<width>u` for a non-negative integer. */
 export function zeroPad(value: number | bigint | string, width: number): string {
-  const s = String(value);
-  return s.length >= width ? s : ZEROS.slice(0, width - s.length) + s;
+  const s = typeof value === 'number' && (value | 0) === value ? dec(value) : String(value);
+  const n = width - s.length;
+  return n <= 0 ? s : ZERO_PREFIX[Math.min(n, ZEROS.length)] + s;
 }
 
 /** `%<width>s`: right-aligned, space padded. */
 export function spacePad(s: string, width: number): string {
-  return s.length >= width ? s : SPACES.slice(0, width - s.length) + s;
+  const n = width - s.length;
+  return n <= 0 ? s : SPACE_PREFIX[Math.min(n, SPACES.length)] + s;
 }
 
 /** `%02u` of 0..99. */
@@ -31,18 +37,26 @@ const DEC4: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i
 const DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i));
 
 /**
- * `%d` of an integer, from tables. V8 caches the strings it makes of numbers in an old-space
- * table, so each new one outlives the next scavenge; these pieces die young instead.
+ * `%d` of an integer, from tables in groups of four digits. V8 caches the strings it makes of
+ * numbers in an old-space table, so each new one outlives the next scavenge; these pieces die
+ * young instead.
  */
 export function dec(v: number): string {
-  if (v >= 0 && v < 10000) return DEC[v];
-  if (v < 0) return v > -10000 ? `-${DEC[-v]}` : String(v);
-  if (v < 100000000) {
-    const hi = Math.floor(v / 10000);
-    const lo = v - hi * 10000;
-    return DEC[hi] + DEC4[lo];
+  if (v >= 0) {
+    if (v < 10000) return DEC[v];
+    if (v < 100000000) {
+      const hi = Math.floor(v / 10000);
+      return DEC[hi] + DEC4[v - hi * 10000];
+    }
+    if (v < 1000000000000) {
+      const hi = Math.floor(v / 100000000);
+      const rest = v - hi * 100000000;
+      const mid = Math.floor(rest / 10000);
+      return DEC[hi] + DEC4[mid] + DEC4[rest - mid * 10000];
+    }
+    return String(v);
   }
-  return String(v);
+  return v > -1000000000000 ? `-${dec(-v)}` : String(v);
 }
 
 /** The six leading digits of the last timestamp rendered: timestamps rise slowly, so they repeat. */
@@ -107,8 +121,7 @@ function formatExpUncached(value: number, width: number, precision: number): str
     // JS rounds an exact tie away from zero, C's printf to even. A tie needs a 5 as the first
     // dropped digit: only then look at the exact digits (kept digits sit at index 0 and
     // 2..precision+1, the first dropped one at precision+2).
-    const next = a.toExponential(precision + 1);
-    if (next.charCodeAt(precision + 2) === 0x35) {
+    if (mayBeTie(a, s, precision) && a.toExponential(precision + 1).charCodeAt(precision + 2) === 0x35) {
       const exact = a.toExponential(Math.min(precision + 30, 100));
       const mantissaEnd = exact.indexOf('e');
       if (exact.charCodeAt(precision + 2) === 0x35 && isZeros(exact, precision + 3, mantissaEnd)) {
@@ -125,7 +138,75 @@ function formatExpUncached(value: number, width: number, precision: number): str
   return spacePad(s, width);
 }
 
+/** 10^0 .. 10^22, the powers of ten a double holds exactly. */
+const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/**
+ * False only when `a` (> 0, rendered as `s` = `a.toExponential(precision)`) is surely not
+ * halfway between two renderings. A tie is `a * 10^(precision + 1 - e)` being exactly an
+ * integer ending in 5 of at most precision + 2 <= 15 digits; the scaling is one rounding off
+ * (10^k is exact for k <= 22), which moves such an integer by less than 0.25. Whatever this
+ * cannot decide cheaply answers true, and the exact digits decide.
+ */
+function mayBeTie(a: number, s: string, precision: number): boolean {
+  if (precision > 13) return true;
+  const e = s.indexOf('e');
+  let exp = 0;
+  for (let i = e + 2; i < s.length; i++) exp = exp * 10 + s.charCodeAt(i) - 0x30;
+  if (s.charCodeAt(e + 1) === 0x2d) exp = -exp;
+  const k = precision + 1 - exp;
+  if (k > 22 || k < -22) return true;
+  const y = k >= 0 ? a * POW10[k] : a / POW10[-k];
+  return Math.abs((y % 10) - 5) < 0.25;
+}
+
 function isZeros(s: string, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (s.charCodeAt(i) !== 0x30) return false;
   return true;
+}
+
+/**
+ * `${a}%u${b}%u${c}` of two counters (pool and reference count, free and minimum...): each
+ * pair below 256 is built once, so a record's line takes one piece instead of five.
+ */
+export class PairText {
+  private cache: (string | undefined)[] | null = null;
+
+  constructor(
+    private readonly a: string,
+    private readonly b: string,
+    private readonly c: string,
+  ) {}
+
+  of(x: number, y: number): string {
+    if ((x | y) >>> 8 !== 0) return this.a + dec(x) + this.b + dec(y) + this.c;
+    const cache = (this.cache ??= new Array<string | undefined>(65536).fill(undefined));
+    const k = (x << 8) | y;
+    let s = cache[k];
+    if (s === undefined) {
+      s = this.a + dec(x) + this.b + dec(y) + this.c;
+      cache[k] = s;
+    }
+    return s;
+  }
+}
+
+/** `${a}%u${c}` of one counter, built once for each value below 256. */
+export class NumText {
+  private readonly cache: (string | undefined)[] = new Array<string | undefined>(256).fill(undefined);
+
+  constructor(
+    private readonly a: string,
+    private readonly c: string,
+  ) {}
+
+  of(x: number): string {
+    if (x >>> 8 !== 0) return this.a + dec(x) + this.c;
+    let s = this.cache[x];
+    if (s === undefined) {
+      s = this.a + dec(x) + this.c;
+      this.cache[x] = s;
+    }
+    return s;
+  }
 }

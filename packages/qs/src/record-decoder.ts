@@ -3,12 +3,18 @@ import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
-import { dec, HEX2, hex8, hex16, hexPad, ts10, zeroPad } from './format.js';
+import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import { decodeUserElements, type QsUserElements } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
+const POOL_REF = new PairText(',Pool=', ',Ref=', '>');
+const QUE_MIN = new PairText(',Que<Free=', ',Min=', '>');
+const QUE_MAR = new PairText(',Que<Free=', ',Mar=', '>');
+const QUE_FREE = new NumText(',Que<Free=', '>');
+const TE_ARM = new NumText(' TE', '-Arm  Obj=');
+const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
 
 type Fields = Record<string, unknown>;
@@ -463,7 +469,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -505,8 +511,8 @@ export class QsRecordDecoder {
     const sigF = this.sigF(s, ao);
     const text =
       id === 14
-        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},Min=${dec(min)}>`
-        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},Mar=${dec(min)}>`;
+        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${QUE_MIN.of(free, min)}`
+        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${QUE_MAR.of(free, min)}`;
     return this.done(
       id,
       'record',
@@ -531,14 +537,13 @@ export class QsRecordDecoder {
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
     const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
-    const last = id === 46 ? 'Mar' : 'Min';
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)},${last}=${dec(min)}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === 46 ? QUE_MAR : QUE_MIN).of(free, min)}`,
       id === 46
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
@@ -563,7 +568,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>,Que<Free=${dec(free)}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -585,7 +590,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
+      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -683,7 +688,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
+      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -703,7 +708,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)},Pool=${dec(pool)},Ref=${dec(ref)}>`,
+      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -727,13 +732,12 @@ export class QsRecordDecoder {
     const tim = r.u(c.teCtrSize);
     const int = r.u(c.teCtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
-    const tag = id === 32 ? 'Arm ' : 'Dis ';
     const objF = this.objF(te);
     return this.done(
       id,
       'record',
       t,
-      `${ts10(t)} TE${dec(rate)}-${tag} Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
+      `${ts10(t)}${(id === 32 ? TE_ARM : TE_DISARM).of(rate)}${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
       { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
       raw,
       { obj: objF },
