@@ -81,7 +81,7 @@ function qsFrame(seq: number, id: number, payload: number[]): Buffer {
   return Buffer.from(out);
 }
 
-async function command(body: unknown) {
+async function command(body: object) {
   return app.inject({
     method: 'POST',
     url: `/api/v1/links/${stored.linkId}/commands`,

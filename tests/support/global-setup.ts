@@ -35,12 +35,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    natsUrl: string;
-    databaseUrl: string;
-  }
-}
+import './provided-context.js';
 
 /**
  * Test files remove their streams when they end; a run that was killed cannot. Streams of

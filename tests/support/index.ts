@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { inject } from 'vitest';
 
+import './provided-context.js';
+
 export { fixturePath, fixturesDir, sharedDir } from './paths.js';
 
 /** URL of the NATS server (JetStream enabled) for this test run. */

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
 import { registerRecords } from './commands/records.js';
 import { registerReplay } from './commands/replay.js';
+import { registerTail } from './commands/tail.js';
 
 /** The `tracehub` command and its subcommands; each subcommand lives in `commands/`. */
 export function buildProgram(): Command {
@@ -11,5 +12,6 @@ export function buildProgram(): Command {
   registerDecode(program);
   registerReplay(program);
   registerRecords(program);
+  registerTail(program);
   return program;
 }

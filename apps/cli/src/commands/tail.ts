@@ -1,0 +1,60 @@
+import { connectBus, parseRecordBatch } from '@tracehub/bus';
+import { isProtocol, isValidName, type Protocol } from '@tracehub/contracts';
+import type { Command } from 'commander';
+import { addConnectionOptions } from './connections.js';
+
+interface TailOptions {
+  rig?: string;
+  link?: string;
+  protocol?: string;
+  format: string;
+  natsUrl: string;
+  busPrefix: string;
+}
+
+/** `tracehub tail [--rig R] [--link L]`: live records as they are decoded, until Ctrl-C. */
+export function registerTail(program: Command): void {
+  const cmd = program
+    .command('tail')
+    .description('print live records as the decoders publish them (Ctrl-C to stop)')
+    .option('--rig <rig>', 'only this rig')
+    .option('--link <link>', 'only this link')
+    .option('-p, --protocol <protocol>', 'only this protocol (qs | stp | swd)')
+    .option('-f, --format <format>', 'text | json', 'text');
+  addConnectionOptions(cmd, { nats: true });
+  cmd.action(async (opts: TailOptions) => {
+    if (opts.format !== 'text' && opts.format !== 'json')
+      throw new Error(`bad --format '${opts.format}': use text or json`);
+    if (opts.protocol && !isProtocol(opts.protocol))
+      throw new Error(`unknown protocol '${opts.protocol}': use qs, stp or swd`);
+    for (const [what, value] of [
+      ['rig', opts.rig],
+      ['link', opts.link],
+    ] as const) {
+      if (value !== undefined && !isValidName(value))
+        throw new Error(`bad --${what} '${value}': letters, digits, '_' or '-'`);
+    }
+    const bus = await connectBus({ url: opts.natsUrl, name: 'tracehub-tail', prefix: opts.busPrefix });
+    const filter = bus.names.recFilter({
+      protocol: opts.protocol as Protocol | undefined,
+      rig: opts.rig,
+      link: opts.link,
+    });
+    const stop = () => void bus.close().then(() => process.exit(0));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    process.stderr.write(`tailing ${filter} on ${opts.natsUrl}\n`);
+    for await (const msg of bus.nc.subscribe(filter)) {
+      let out = '';
+      try {
+        for (const r of parseRecordBatch(msg.data).records) {
+          if (opts.format === 'json') out += `${JSON.stringify(r)}\n`;
+          else if (r.text !== '') out += `${r.rig}/${r.link} ${r.text}\n`;
+        }
+      } catch {
+        process.stderr.write(`unreadable message on ${msg.subject} skipped\n`);
+      }
+      if (out && !process.stdout.write(out)) await new Promise((r) => process.stdout.once('drain', r));
+    }
+  });
+}
