@@ -210,3 +210,43 @@ export class NumText {
     return s;
   }
 }
+
+/**
+ * The last text built from up to six pieces, reused while the same pieces (the same string
+ * objects: dictionary renderings and table entries) come again, as they do in a trace where a
+ * few objects exchange a few signals. A different piece just builds the text anew.
+ */
+export class PieceMemo {
+  private valid = false;
+  private p0 = '';
+  private p1 = '';
+  private p2 = '';
+  private p3 = '';
+  private p4 = '';
+  private p5 = '';
+  text = '';
+
+  same(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string): boolean {
+    return (
+      this.valid &&
+      p0 === this.p0 &&
+      p1 === this.p1 &&
+      p2 === this.p2 &&
+      p3 === this.p3 &&
+      p4 === this.p4 &&
+      p5 === this.p5
+    );
+  }
+
+  keep(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string, text: string): string {
+    this.valid = true;
+    this.p0 = p0;
+    this.p1 = p1;
+    this.p2 = p2;
+    this.p3 = p3;
+    this.p4 = p4;
+    this.p5 = p5;
+    this.text = text;
+    return text;
+  }
+}

@@ -3,7 +3,7 @@ import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
-import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, ts10, zeroPad } from './format.js';
+import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import { decodeUserElements, type QsUserElements } from './user-record.js';
 
@@ -15,6 +15,8 @@ const QUE_MAR = new PairText(',Que<Free=', ',Mar=', '>');
 const QUE_FREE = new NumText(',Que<Free=', '>');
 const TE_ARM = new NumText(' TE', '-Arm  Obj=');
 const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
+const TIM = new NumText(',Tim=', '');
+const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
 
 type Fields = Record<string, unknown>;
@@ -93,6 +95,11 @@ export class QsRecordDecoder {
   private memoSig = -1;
   private memoSigObj: QsKey = -1;
   private memoSigName: string | undefined;
+
+  // The last line tails of the most frequent records (see PieceMemo).
+  private readonly dispatchText = new PieceMemo();
+  private readonly activePostText = new PieceMemo();
+  private readonly timeEvtText = new PieceMemo();
 
   private objNames(key: QsKey): QsKeyNames {
     if (key === this.memoObjKey) return this.memoObj;
@@ -400,17 +407,18 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
     const tag = id === 5 ? '=>Intern' : id === 7 ? '=>Ignore' : 'Disp===>';
-    const objF = this.objF(o);
+    const on = this.objNames(o);
     const sigF = this.sigF(s, o);
-    return this.done(
-      id,
-      'record',
-      t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f)}`,
-      { obj: objF, sig: sigF, state: this.funF(f) },
-      raw,
-      { obj: objF, sig: sigF },
-    );
+    const sigT = this.sig(s, o);
+    const fn = this.funNames(f);
+    const m = this.dispatchText;
+    const rest = m.same(tag, on.text, sigT, fn.text, '', '')
+      ? m.text
+      : m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
+    return this.done(id, 'record', t, ts10(t) + rest, { obj: on.field, sig: sigF, state: fn.field }, raw, {
+      obj: on.field,
+      sig: sigF,
+    });
   }
 
   private parseTran(id: number, raw: Uint8Array): DecodedRecord {
@@ -507,22 +515,35 @@ export class QsRecordDecoder {
     const ref = r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
-    const objF = this.objF(ao);
+    const sdrN = this.objNames(sdr);
+    const aoN = this.objNames(ao);
     const sigF = this.sigF(s, ao);
-    const text =
-      id === 14
-        ? `${ts10(t)} AO-Post  Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${QUE_MIN.of(free, min)}`
-        : `${ts10(t)} AO-PostA Sdr=${this.obj(sdr)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${QUE_MAR.of(free, min)}`;
+    const sigT = this.sig(s, ao);
+    const tag = id === 14 ? ' AO-Post  Sdr=' : ' AO-PostA Sdr=';
+    const poolRef = POOL_REF.of(pool, ref);
+    const que = (id === 14 ? QUE_MIN : QUE_MAR).of(free, min);
+    const m = this.activePostText;
+    const rest = m.same(tag, sdrN.text, aoN.text, sigT, poolRef, que)
+      ? m.text
+      : m.keep(
+          tag,
+          sdrN.text,
+          aoN.text,
+          sigT,
+          poolRef,
+          que,
+          `${tag}${sdrN.text},Obj=${aoN.text},Evt<Sig=${sigT}${poolRef}${que}`,
+        );
     return this.done(
       id,
       'record',
       t,
-      text,
+      ts10(t) + rest,
       id === 14
-        ? { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, min }
-        : { sender: this.objF(sdr), obj: objF, sig: sigF, pool, ref, free, margin: min },
+        ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
+        : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
       raw,
-      { obj: objF, sig: sigF },
+      { obj: aoN.field, sig: sigF },
     );
   }
 
@@ -732,15 +753,21 @@ export class QsRecordDecoder {
     const tim = r.u(c.teCtrSize);
     const int = r.u(c.teCtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
-    const objF = this.objF(te);
+    const teN = this.objNames(te);
+    const aoN = this.objNames(ao);
+    const tag = (id === 32 ? TE_ARM : TE_DISARM).of(rate);
+    const m = this.timeEvtText;
+    const head = m.same(tag, teN.text, aoN.text, '', '', '')
+      ? m.text
+      : m.keep(tag, teN.text, aoN.text, '', '', '', `${tag}${teN.text},AO=${aoN.text}`);
     return this.done(
       id,
       'record',
       t,
-      `${ts10(t)}${(id === 32 ? TE_ARM : TE_DISARM).of(rate)}${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
-      { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
+      ts10(t) + head + TIM.of(tim) + INT.of(int),
+      { obj: teN.field, ao: aoN.field, tim, interval: int, rate },
       raw,
-      { obj: objF },
+      { obj: teN.field },
     );
   }
 
