@@ -22,6 +22,12 @@ export function zeroPad(value: number | bigint | string, width: number): string 
   return n <= 0 ? s : ZERO_PREFIX[Math.min(n, ZEROS.length)] + s;
 }
 
+/** ` %<width>s`: one space, then `s` right-aligned (how user records separate their elements). */
+export function spaced(s: string, width: number): string {
+  const n = width > s.length ? width - s.length + 1 : 1;
+  return n <= SPACES.length ? SPACE_PREFIX[n] + s : ` ${spacePad(s, width)}`;
+}
+
 /** `%<width>s`: right-aligned, space padded. */
 export function spacePad(s: string, width: number): string {
   const n = width - s.length;
@@ -33,6 +39,8 @@ const DEC2: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).
 /** `%04u` of 0..9999. */
 const DEC4: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i).padStart(4, '0'));
 
+/** `%d` of 0..-9999. */
+const NEG_DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => `-${i}`);
 /** `%u` of 0..9999. */
 const DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i));
 
@@ -55,6 +63,11 @@ export function dec(v: number): string {
       return DEC[hi] + DEC4[mid] + DEC4[rest - mid * 10000];
     }
     return String(v);
+  }
+  if (v > -10000) return NEG_DEC[-v];
+  if (v > -100000000) {
+    const hi = Math.floor(-v / 10000);
+    return NEG_DEC[hi] + DEC4[-v - hi * 10000];
   }
   return v > -1000000000000 ? `-${dec(-v)}` : String(v);
 }
@@ -93,21 +106,46 @@ export function hexPad(v: number | bigint, width: number): string {
   return zeroPad(v.toString(16).toUpperCase(), width);
 }
 
-/** Recently formatted floats, per precision (unpadded): trace values repeat, and formatting is not cheap. */
-const expCache: Map<number, string>[] = [];
-const EXP_CACHE_MAX = 4096;
-
 /** `%<width>.<precision>e` as C prints it (exponent at least two digits). */
 export function formatExp(value: number, width: number, precision: number): string {
-  if (Object.is(value, -0)) return spacePad(formatExpUncached(value, 0, precision), width);
-  const cache = (expCache[precision] ??= new Map());
-  let s = cache.get(value);
-  if (s === undefined) {
-    s = formatExpUncached(value, 0, precision);
-    if (cache.size >= EXP_CACHE_MAX) cache.clear();
-    cache.set(value, s);
+  return formatExpUncached(value, width, precision);
+}
+
+/**
+ * Renderings of recent floats, direct-mapped by their bits, type, width and precision: trace
+ * values repeat, and formatting one is not cheap. A slot holds the last float that hashed to it.
+ */
+const FLOAT_SLOTS = 4096;
+const floatLo = new Int32Array(FLOAT_SLOTS);
+const floatHi = new Int32Array(FLOAT_SLOTS);
+const floatSpec = new Int32Array(FLOAT_SLOTS).fill(-1);
+const floatText: string[] = new Array<string>(FLOAT_SLOTS).fill('');
+
+/**
+ * `formatExp` of a float given with its bits as well: `lo`, `hi` are the two 32-bit halves of
+ * an F64 (`is64`), or `lo` the bits of an F32 (and `hi` 0).
+ */
+export function formatExpOfBits(
+  value: number,
+  lo: number,
+  hi: number,
+  is64: boolean,
+  width: number,
+  precision: number,
+): string {
+  const spec = ((width & 0xff) << 8) | (precision & 0xff) | (is64 ? 0x10000 : 0);
+  const l = lo | 0;
+  const h = hi | 0;
+  const slot = Math.imul(l ^ Math.imul(h ^ spec, 0x9e3779b1), 0x85ebca6b) >>> 20;
+  if (floatSpec[slot] === spec && floatLo[slot] === l && floatHi[slot] === h && width < 256 && precision < 256) {
+    return floatText[slot];
   }
-  return spacePad(s, width);
+  const s = formatExpUncached(value, width, precision);
+  floatSpec[slot] = spec;
+  floatLo[slot] = l;
+  floatHi[slot] = h;
+  floatText[slot] = s;
+  return s;
 }
 
 function formatExpUncached(value: number, width: number, precision: number): string {

@@ -65,12 +65,20 @@ export class QsRecordDecoder {
     return this.predefined(id, raw);
   }
 
+  /** The last user record name, and the same with its leading space. */
+  private userName = '';
+  private userNameSpaced = ' ';
+
   private user(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const t = r.u(this.config.timeSize);
     const dictName = this.dicts.usr.find(id);
     const name = dictName ?? `USER+${zeroPad(id - this.userBase, 3)}`;
-    const head = `${ts10(t)} ${name}`;
+    if (name !== this.userName) {
+      this.userName = name;
+      this.userNameSpaced = ` ${name}`;
+    }
+    const head = ts10(t) + this.userNameSpaced;
     const timeErrors = r.errors;
     const elements: QsUserElements = { types: [], values: [] };
     const body = decodeUserElements(r, head, this.config, this.dicts, elements);

@@ -1,7 +1,7 @@
 import type { QsTargetConfig } from './config.js';
 import type { QsDictionaries } from './dictionaries.js';
 import { renderUnknownKey } from './dictionaries.js';
-import { dec, formatExp, HEX2, hexPad, spacePad } from './format.js';
+import { dec, formatExpOfBits, HEX2, hexPad, spaced, spacePad } from './format.js';
 import type { PayloadReader } from './reader.js';
 
 /** Data element type codes of the format byte's low nibble (spec 8.1). */
@@ -67,12 +67,15 @@ export function decodeUserElements(
     const width = (fmt >>> 4) & 0x0f;
     const isHex = width === HEX_FMT;
     const errBefore = r.errors.length;
-    let s: string;
+    // The element's text, and in `sp` the same with its separating space where that is built
+    // in one go (then `s` is left empty).
+    let s = '';
+    let sp = '';
     switch (fmt & 0x0f) {
       case QsUserType.I8_ENUM:
         if ((width & 0x8) === 0) {
           const v = r.i(1);
-          s = width === 0 ? dec(v) : spacePad(dec(v), width);
+          sp = spaced(dec(v), width);
           elements.types.push('I8');
           elements.values.push(v);
         } else {
@@ -90,7 +93,8 @@ export function decodeUserElements(
         const type = fmt & 0x0f;
         const size = type === QsUserType.U8 ? 1 : type === QsUserType.U16 ? 2 : 4;
         const v = r.u(size);
-        s = isHex ? `0x${hexPad(v, size * 2)}` : width === 0 ? dec(v) : spacePad(dec(v), width);
+        if (isHex) s = `0x${hexPad(v, size * 2)}`;
+        else sp = spaced(dec(v), width);
         elements.types.push(size === 1 ? 'U8' : size === 2 ? 'U16' : 'U32');
         elements.values.push(v);
         break;
@@ -99,15 +103,16 @@ export function decodeUserElements(
       case QsUserType.I32: {
         const size = (fmt & 0x0f) === QsUserType.I16 ? 2 : 4;
         const v = r.i(size);
-        s = width === 0 ? dec(v) : spacePad(dec(v), width);
+        sp = spaced(dec(v), width);
         elements.types.push(size === 2 ? 'I16' : 'I32');
         elements.values.push(v);
         break;
       }
       case QsUserType.F32: {
-        f32u[0] = r.u(4);
+        const bits = r.u(4);
+        f32u[0] = bits;
         const v = f32[0];
-        s = formatExp(v, EXP_WIDTH[width], EXP_PRECISION[width]);
+        s = formatExpOfBits(v, bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]);
         elements.types.push('F32');
         elements.values.push(v);
         break;
@@ -117,7 +122,7 @@ export function decodeUserElements(
         f64u[0] = r.lo;
         f64u[1] = r.hi;
         const v = f64[0];
-        s = formatExp(v, EXP_WIDTH[width], EXP_PRECISION[width]);
+        s = formatExpOfBits(v, r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]);
         elements.types.push('F64');
         elements.values.push(v);
         break;
@@ -191,10 +196,10 @@ export function decodeUserElements(
       // QSPY printed the error into its line buffer, then appended this element at the old position.
       const err = r.errors.slice(errBefore, -1);
       errorLines += `${err}\n`;
-      line = overlay(err, line.length + 1, s);
+      line = overlay(err, line.length + 1, sp !== '' ? sp.slice(1) : s);
       break;
     }
-    line = appendAt(line, ` ${s}`);
+    line = appendAt(line, sp !== '' ? sp : ` ${s}`);
   }
   return errorLines + line;
 }
