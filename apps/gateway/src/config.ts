@@ -1,8 +1,9 @@
-import { busPrefixSetting, natsUrlSetting, Type } from '@tracehub/service-kit';
+import { busPrefixSetting, natsUrlSetting, streamSettings, Type } from '@tracehub/service-kit';
 
 export const GatewayConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
+  ...streamSettings,
   TRACEHUB_LINKS: Type.String({
     default: '',
     description:

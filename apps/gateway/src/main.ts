@@ -1,6 +1,6 @@
 // Process entry point of the gateway: one runService call; the work lives in gateway.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
-import { runService } from '@tracehub/service-kit';
+import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 import { Gateway } from './gateway.js';
@@ -27,7 +27,7 @@ await runService({
     const sources = specs.map((spec) => ({ spec, source: createLinkSource(spec.address) }));
     const bus = await connectBus({ url: config.NATS_URL, name: 'gateway', prefix: config.TRACEHUB_BUS_PREFIX });
     try {
-      await ensureTopology(bus);
+      await ensureTopology(bus, streamLimitsFrom(config));
     } catch (error) {
       await bus.close();
       throw error;

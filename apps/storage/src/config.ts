@@ -1,10 +1,11 @@
 import { TEXT_INDEX_MODES } from '@tracehub/db';
-import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, Type } from '@tracehub/service-kit';
+import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, streamSettings, Type } from '@tracehub/service-kit';
 
 export const StorageConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
+  ...streamSettings,
   STORAGE_BATCH_RECORDS: Type.Integer({
     minimum: 1,
     maximum: 100_000,

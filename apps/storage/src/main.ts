@@ -1,7 +1,7 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
 import { connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
-import { runService } from '@tracehub/service-kit';
+import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { RecordStore } from './record-store.js';
 
@@ -29,7 +29,7 @@ await runService({
         .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
     try {
       await migrateToLatest(db);
-      await ensureTopology(bus);
+      await ensureTopology(bus, streamLimitsFrom(config));
       await partitionsAhead();
     } catch (error) {
       await close();

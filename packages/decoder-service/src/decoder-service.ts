@@ -8,6 +8,8 @@ import {
   natsUrlSetting,
   runService,
   type ServiceHandle,
+  streamLimitsFrom,
+  streamSettings,
   Type,
 } from '@tracehub/service-kit';
 
@@ -15,6 +17,7 @@ export const DecoderConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
+  ...streamSettings,
   DECODER_TICK_MS: Type.Integer({
     minimum: 50,
     maximum: 60_000,
@@ -60,7 +63,7 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
       };
       try {
         await migrateToLatest(db);
-        await ensureTopology(bus);
+        await ensureTopology(bus, streamLimitsFrom(config));
       } catch (error) {
         await close();
         throw error;

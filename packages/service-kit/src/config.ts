@@ -101,3 +101,49 @@ export const busPrefixSetting = Type.String({
   default: '',
   description: "a bus prefix of up to 64 letters, digits, '_' or '-' (or empty)",
 });
+
+/**
+ * Sizes of the JetStream streams, for every service that creates them (spread into its config
+ * schema). JetStream reserves each stream's max bytes on the server's disk when it is made.
+ */
+export const streamSettings = {
+  TRACEHUB_STREAM_REPLICAS: Type.Integer({
+    minimum: 1,
+    maximum: 5,
+    default: 1,
+    description: 'stream replicas, 1 to 5 (3 on a 3-node JetStream cluster)',
+  }),
+  TRACEHUB_RAW_MAX_BYTES: Type.Integer({
+    minimum: 1 << 20,
+    default: 1 << 30,
+    description: 'bytes the raw stream keeps at most (at least 1048576)',
+  }),
+  TRACEHUB_RAW_MAX_AGE_HOURS: Type.Number({
+    exclusiveMinimum: 0,
+    default: 168,
+    description: 'hours the raw stream keeps chunks (the re-decode window)',
+  }),
+  TRACEHUB_REC_MAX_BYTES: Type.Integer({
+    minimum: 1 << 20,
+    default: 1 << 30,
+    description: 'bytes the record stream keeps at most (at least 1048576)',
+  }),
+  TRACEHUB_REC_MAX_AGE_HOURS: Type.Number({
+    exclusiveMinimum: 0,
+    default: 24,
+    description: 'hours the record stream keeps records',
+  }),
+};
+
+type StreamConfig = { [K in keyof typeof streamSettings]: number };
+
+/** The stream settings as the limits `ensureTopology` takes. */
+export function streamLimitsFrom(config: StreamConfig) {
+  return {
+    replicas: config.TRACEHUB_STREAM_REPLICAS,
+    rawMaxBytes: config.TRACEHUB_RAW_MAX_BYTES,
+    rawMaxAgeMs: Math.round(config.TRACEHUB_RAW_MAX_AGE_HOURS * 3_600_000),
+    recMaxBytes: config.TRACEHUB_REC_MAX_BYTES,
+    recMaxAgeMs: Math.round(config.TRACEHUB_REC_MAX_AGE_HOURS * 3_600_000),
+  };
+}

@@ -8,6 +8,8 @@ export {
   describeExpected,
   loadConfig,
   natsUrlSetting,
+  streamLimitsFrom,
+  streamSettings,
 } from './config.js';
 export { HealthServer, type HealthServerOptions, type ReadinessCheck } from './health-server.js';
 export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';

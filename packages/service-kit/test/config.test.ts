@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, natsUrlSetting } from '../src/index.js';
+import { ConfigError, loadConfig, natsUrlSetting, streamLimitsFrom, streamSettings } from '../src/index.js';
 
 const schema = Type.Object({
   NATS_URL: natsUrlSetting,
@@ -42,5 +42,21 @@ describe('loadConfig', () => {
         'BATCH_SIZE="lots" is not an integer from 1 to 10000',
     );
     expect(error.message).not.toContain('\n');
+  });
+});
+
+describe('stream settings', () => {
+  it('default to modest single-replica streams and read a cluster setup', () => {
+    const schema = Type.Object({ ...streamSettings });
+    expect(streamLimitsFrom(loadConfig(schema, {}))).toEqual({
+      replicas: 1,
+      rawMaxBytes: 1 << 30,
+      rawMaxAgeMs: 168 * 3_600_000,
+      recMaxBytes: 1 << 30,
+      recMaxAgeMs: 24 * 3_600_000,
+    });
+    const cluster = loadConfig(schema, { TRACEHUB_STREAM_REPLICAS: '3', TRACEHUB_RAW_MAX_AGE_HOURS: '0.5' });
+    expect(streamLimitsFrom(cluster)).toMatchObject({ replicas: 3, rawMaxAgeMs: 1_800_000 });
+    expect(() => loadConfig(schema, { TRACEHUB_STREAM_REPLICAS: '7' })).toThrow(/TRACEHUB_STREAM_REPLICAS/);
   });
 });
