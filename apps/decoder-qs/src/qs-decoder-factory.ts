@@ -1,28 +1,25 @@
 import type { DecoderFactory, LinkSettings } from '@tracehub/bus';
-import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
+import { QS_DEFAULT_OPTIONS, QsDecoder, type QsDecoderOptions, resolveOptions } from '@tracehub/qs';
 
-const SIZE_SETTINGS = [
-  'version',
-  'objPtrSize',
-  'funPtrSize',
-  'timeSize',
-  'sigSize',
-  'eventSize',
-  'queueCtrSize',
-  'poolCtrSize',
-  'poolBlkSize',
-  'teCtrSize',
-] as const;
+type QsOption = keyof QsDecoderOptions;
 
 /**
  * QS options of a link from its settings (`links.settings`): the sizes used until the target
- * announces its own (qspy's -O, -F, -T, ... options). Unknown or non-numeric keys are ignored.
+ * announces its own (qspy's -O, -F, -T, ... options), named as in `QsDecoderOptions`. A value
+ * the codec would refuse (a size of 3, say) is left out rather than let every chunk of the link
+ * fail: the link then decodes with the default for that size.
  */
 export function qsOptionsFrom(settings: LinkSettings): QsDecoderOptions {
   const options: QsDecoderOptions = {};
-  for (const key of SIZE_SETTINGS) {
+  for (const key of Object.keys(QS_DEFAULT_OPTIONS) as QsOption[]) {
     const value = settings[key];
-    if (typeof value === 'number' && Number.isInteger(value)) options[key] = value;
+    if (typeof value !== 'number') continue;
+    try {
+      resolveOptions({ [key]: value });
+      options[key] = value;
+    } catch {
+      // Refused by the codec: keep the default.
+    }
   }
   return options;
 }

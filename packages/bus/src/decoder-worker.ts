@@ -221,7 +221,14 @@ class LinkDecoding {
     let settings: LinkSettings;
     if (!cp || cp.session !== meta.session) {
       settings = this.options.linkSettings ? await this.options.linkSettings(this.link) : {};
-      this.decoder = this.options.factory.create(this.link, settings);
+      try {
+        this.decoder = this.options.factory.create(this.link, settings);
+      } catch (err) {
+        // Settings the codec refuses must not stop the link for good: decode with the defaults.
+        this.log.error({ err: String(err), link: this.key, settings }, 'link settings refused; decoding with defaults');
+        settings = {};
+        this.decoder = this.options.factory.create(this.link, settings);
+      }
       nextSeq = 0;
     } else {
       settings = cp.settings;
