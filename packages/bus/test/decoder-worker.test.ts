@@ -136,6 +136,29 @@ describe('DecoderWorker', () => {
     ]);
   });
 
+  it('decodes a link whose settings the codec refuses with the defaults instead of failing its chunks', async () => {
+    const strict: DecoderFactory = {
+      create: (_l, settings) => {
+        if (settings.width === 3) throw new RangeError('width must be 1, 2, 4 or 8');
+        return new LineDecoder();
+      },
+      restore: factory.restore,
+    };
+    const worker = new DecoderWorker({
+      bus,
+      protocols: ['qs'],
+      workerId: 'w-strict',
+      factory: strict,
+      tickMs: 300,
+      linkSettings: async () => ({ width: 3 }),
+    });
+    await worker.start();
+    await publishLines('l5', 's5', ['u\nv\n']);
+    await waitUntil(async () => (await recordsOf('l5')).length === 2);
+    await worker.stop();
+    expect((await recordsOf('l5')).map((r) => r.text)).toEqual(['u', 'v']);
+  });
+
   it('moves the links of a crashed worker to another, which resumes from the checkpoint', async () => {
     // Each worker has a connection of its own; the crash closes it abruptly (no release, no ack).
     const crashBus = await connectBus({ url: natsUrl(), name: 'dw-crash', prefix });
