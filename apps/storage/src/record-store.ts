@@ -75,7 +75,7 @@ export class RecordStore {
     });
     const consumer = await bus.js.consumers.get(bus.names.recStream, bus.names.storageConsumer);
     this.messages = await consumer.consume({ max_messages: 64 });
-    this.loop = (async () => {
+    const loop = async () => {
       for await (const msg of this.messages!) {
         this.take(msg);
         // Do not run ahead of Postgres: while every writer is busy and a batch is waiting, wait.
@@ -83,7 +83,11 @@ export class RecordStore {
           await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
         }
       }
-    })();
+    };
+    // Never a rejected promise: a consumer that fails (its connection closed) ends the loop.
+    this.loop = loop().catch((err: unknown) => {
+      this.options.log?.warn({ err: String(err) }, 'record consumer ended');
+    });
   }
 
   /** Stops taking messages and writes what was taken (acking it); unwritten messages come back later. */

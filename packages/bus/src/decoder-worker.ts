@@ -115,6 +115,13 @@ export class DecoderWorker {
     if (!this.running) return;
     // Refresh what we hold; a lease we lost means another worker owns the link now.
     for (const [key, decoding] of this.links) {
+      if (decoding.ended) {
+        // Its consumer stopped under it: give the link back; the next tick claims it afresh.
+        this.log.warn({ link: key }, 'link consumer ended; reopening');
+        this.links.delete(key);
+        await decoding.close(true);
+        continue;
+      }
       if (!(await decoding.lease.refresh())) {
         this.log.warn({ link: key }, 'lease lost; leaving the link to its new owner');
         this.links.delete(key);
@@ -157,6 +164,8 @@ export class DecoderWorker {
 /** The decoding of one leased link. */
 class LinkDecoding {
   private consumer: OrderedConsumerHandle | undefined;
+  /** True once the consumer ended on its own (not through close()). */
+  ended = false;
   private checkpoint: LinkCheckpoint | undefined;
   private revision = 0;
   private decoder: TraceDecoder | undefined;
@@ -193,6 +202,10 @@ class LinkDecoding {
         this.log.error({ err, link: this.key }, 'chunk failed; it will be delivered again');
         // The decoder may have consumed part of the chunk: continue from the checkpoint.
         this.decoder = undefined;
+      },
+      (err) => {
+        if (err) this.log.warn({ err: String(err), link: this.key }, 'link consumer ended');
+        this.ended = true;
       },
     );
   }

@@ -49,13 +49,15 @@ export async function consumeInOrder(
   options: OrderedConsumerOptions,
   handler: (msg: JsMsg) => Promise<void>,
   onError: (err: unknown, msg: JsMsg) => void = () => {},
+  /** Called when the loop ends without `stop()` (the connection closed, the consumer was deleted). */
+  onEnd: (err: unknown) => void = () => {},
 ): Promise<OrderedConsumerHandle> {
   await ensureOrderedConsumer(bus, options);
   const consumer = await bus.js.consumers.get(options.stream, options.durable);
   let messages: ConsumerMessages | undefined = await consumer.consume({ max_messages: 1 });
   let stopping = false;
   const retryDelay = options.retryDelayMs ?? 500;
-  const done = (async () => {
+  const loop = async () => {
     for await (const msg of messages!) {
       if (stopping) break;
       // Keep the message ours while a slow handler runs.
@@ -71,7 +73,16 @@ export async function consumeInOrder(
       }
       if (stopping) break;
     }
-  })();
+  };
+  // The loop never rejects: an iterator that fails (its connection closed under it) is an end.
+  const done = loop().then(
+    () => {
+      if (!stopping) onEnd(undefined);
+    },
+    (err: unknown) => {
+      if (!stopping) onEnd(err);
+    },
+  );
   return {
     done,
     stop: async () => {
