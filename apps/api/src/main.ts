@@ -8,25 +8,13 @@ import { ApiConfigSchema, apiSettingsFrom } from './config.js';
 await runService({
   name: 'api',
   configSchema: ApiConfigSchema,
-  async start({ config, health, logger, metrics }) {
+  async start({ config, health, logger, metrics, onClose }) {
     const settings = apiSettingsFrom(config);
     const db = await connectDb(config.DATABASE_URL, { applicationName: 'api' });
-    const bus = await connectBus({ url: config.NATS_URL, name: 'api', prefix: config.TRACEHUB_BUS_PREFIX }).catch(
-      async (error) => {
-        await db.destroy();
-        throw error;
-      },
-    );
-    const close = async () => {
-      await bus.close();
-      await db.destroy();
-    };
-    try {
-      await migrateToLatest(db);
-    } catch (error) {
-      await close();
-      throw error;
-    }
+    onClose(() => db.destroy());
+    const bus = await connectBus({ url: config.NATS_URL, name: 'api', prefix: config.TRACEHUB_BUS_PREFIX });
+    onClose(() => bus.close());
+    await migrateToLatest(db);
     health.addReadinessCheck('nats', () => bus.isConnected());
     if (settings.tokens.size === 0) logger.warn('API_TOKENS is empty: every request but health is refused');
     const app = await buildApp({
@@ -37,22 +25,13 @@ await runService({
       logger: { level: config.LOG_LEVEL },
       isReady: () => health.ready,
     });
-    try {
-      await app.listen({ port: config.API_PORT, host: config.API_HOST });
-    } catch (error) {
-      await app.close();
-      await close();
-      throw error;
-    }
+    onClose(() => app.close());
+    await app.listen({ port: config.API_PORT, host: config.API_HOST });
     logger.info(
       { port: config.API_PORT },
       `api on ${config.API_HOST}:${config.API_PORT} (/api/v1, /docs, dashboard at /)`,
     );
-    return {
-      stop: async () => {
-        await app.close();
-        await close();
-      },
-    };
+    // Closing the app (registered above) is the whole stop: it ends the live tail and the bridge.
+    return { stop: async () => {} };
   },
 });

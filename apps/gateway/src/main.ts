@@ -22,16 +22,12 @@ if (flags.protocol || flags.rig || flags.link || flags.address) {
 await runService({
   name: 'gateway',
   configSchema: GatewayConfigSchema,
-  async start({ config, health, logger, metrics }) {
+  async start({ config, health, logger, metrics, onClose }) {
     const specs = parseLinkSpecs(config.TRACEHUB_LINKS);
     const sources = specs.map((spec) => ({ spec, source: createLinkSource(spec.address) }));
     const bus = await connectBus({ url: config.NATS_URL, name: 'gateway', prefix: config.TRACEHUB_BUS_PREFIX });
-    try {
-      await ensureTopology(bus, streamLimitsFrom(config));
-    } catch (error) {
-      await bus.close();
-      throw error;
-    }
+    onClose(() => bus.close());
+    await ensureTopology(bus, streamLimitsFrom(config));
     const labels = ['protocol', 'rig', 'link'] as const;
     const bytesIn = metrics.counter({
       name: 'gateway_bytes_read_total',
@@ -83,23 +79,16 @@ await runService({
       });
       return gateway;
     });
-    try {
-      for (const g of gateways) {
-        await g.start();
-        logger.info({ link: `${g.source.description}` }, 'reading link');
-      }
-    } catch (error) {
-      await Promise.all(gateways.map((g) => g.stop(0).catch(() => {})));
-      await bus.close();
-      throw error;
+    for (const g of gateways) {
+      // Each link publishes what it buffered before the bus closes; if one fails to open (a
+      // port in use), the ones already reading stop the same way.
+      onClose(() => g.stop(3000));
+      await g.start();
+      logger.info({ link: `${g.source.description}` }, 'reading link');
     }
     if (specs.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');
     health.addReadinessCheck('nats', () => bus.isConnected());
-    return {
-      async stop() {
-        await Promise.all(gateways.map((g) => g.stop(3000)));
-        await bus.close();
-      },
-    };
+    // The links and the bus close through onClose, in that order.
+    return { stop: async () => {} };
   },
 });

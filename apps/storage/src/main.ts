@@ -8,18 +8,11 @@ import { RecordStore } from './record-store.js';
 await runService({
   name: 'storage',
   configSchema: StorageConfigSchema,
-  async start({ config, health, logger, metrics }) {
+  async start({ config, health, logger, metrics, onClose }) {
     const db = await connectDb(config.DATABASE_URL, { applicationName: 'storage' });
-    const bus = await connectBus({ url: config.NATS_URL, name: 'storage', prefix: config.TRACEHUB_BUS_PREFIX }).catch(
-      async (error) => {
-        await db.destroy();
-        throw error;
-      },
-    );
-    const close = async () => {
-      await bus.close();
-      await db.destroy();
-    };
+    onClose(() => db.destroy());
+    const bus = await connectBus({ url: config.NATS_URL, name: 'storage', prefix: config.TRACEHUB_BUS_PREFIX });
+    onClose(() => bus.close());
     const partitionsAhead = () =>
       ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });
     // Text indexes are built off the insert path, by whichever storage gets there first.
@@ -27,14 +20,9 @@ await runService({
       ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
         .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
         .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
-    try {
-      await migrateToLatest(db);
-      await ensureTopology(bus, streamLimitsFrom(config));
-      await partitionsAhead();
-    } catch (error) {
-      await close();
-      throw error;
-    }
+    await migrateToLatest(db);
+    await ensureTopology(bus, streamLimitsFrom(config));
+    await partitionsAhead();
     const records = metrics.counter({ name: 'storage_records_total', help: 'records taken from the bus' });
     const inserted = metrics.counter({ name: 'storage_records_inserted_total', help: 'records that were new' });
     const batchSize = metrics.histogram({
@@ -81,7 +69,6 @@ await runService({
       stop: async () => {
         clearInterval(partitionTimer);
         await store.stop();
-        await close();
       },
     };
   },

@@ -47,27 +47,13 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
   return runService({
     name: definition.name,
     configSchema: DecoderConfigSchema,
-    async start({ config, health, metrics, logger }) {
+    async start({ config, health, metrics, logger, onClose }) {
       const db = await connectDb(config.DATABASE_URL, { applicationName: definition.name, maxConnections: 2 });
-      const bus = await connectBus({
-        url: config.NATS_URL,
-        name: definition.name,
-        prefix: config.TRACEHUB_BUS_PREFIX,
-      }).catch(async (error) => {
-        await db.destroy();
-        throw error;
-      });
-      const close = async () => {
-        await bus.close();
-        await db.destroy();
-      };
-      try {
-        await migrateToLatest(db);
-        await ensureTopology(bus, streamLimitsFrom(config));
-      } catch (error) {
-        await close();
-        throw error;
-      }
+      onClose(() => db.destroy());
+      const bus = await connectBus({ url: config.NATS_URL, name: definition.name, prefix: config.TRACEHUB_BUS_PREFIX });
+      onClose(() => bus.close());
+      await migrateToLatest(db);
+      await ensureTopology(bus, streamLimitsFrom(config));
       const labels = ['protocol', 'rig', 'link'] as const;
       const bytes = metrics.counter({ name: 'decoder_bytes_total', help: 'raw bytes decoded', labelNames: labels });
       const chunks = metrics.counter({ name: 'decoder_chunks_total', help: 'raw chunks decoded', labelNames: labels });
@@ -129,7 +115,6 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         stop: async () => {
           clearInterval(lagTimer);
           await worker.stop();
-          await close();
         },
       };
     },

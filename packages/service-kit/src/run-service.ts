@@ -32,6 +32,12 @@ export interface ServiceContext<C> {
   signal: AbortSignal;
   /** Reports an unrecoverable error after start: one log line, a clean stop, exit code 1. */
   fail(error: unknown): void;
+  /**
+   * Registers something to close when the service ends: after `stop()` (within the same
+   * deadline), or at once if `start` fails. The last registered is closed first, so a
+   * connection opened early outlives what was built on it.
+   */
+  onClose(close: () => unknown): void;
 }
 
 /** What `start` returns: how to stop (finish or hand back in-flight work, then close connections). */
@@ -122,6 +128,17 @@ export async function runService<S extends TObject>(
   }
   // The port is logged with "ready" (or the failure): a start that fails leaves exactly one line.
 
+  const closers: Array<() => unknown> = [];
+  const closeAll = async () => {
+    for (const close of closers.splice(0).reverse()) {
+      try {
+        await close();
+      } catch (error) {
+        logger.warn(`closing failed: ${describeError(error)}`);
+      }
+    }
+  };
+
   const abort = new AbortController();
   let running: RunningService | undefined;
   let startDone: Promise<unknown> = Promise.resolve();
@@ -143,7 +160,7 @@ export async function runService<S extends TObject>(
           timer = setTimeout(() => resolve('overran'), deadline);
         });
         try {
-          const outcome = await Promise.race([running.stop(), overran]);
+          const outcome = await Promise.race([running.stop().then(closeAll), overran]);
           if (outcome === 'overran') {
             logger.error(`stop did not finish within ${deadline} ms; exiting anyway`);
             code = EXIT_FAILURE;
@@ -155,6 +172,8 @@ export async function runService<S extends TObject>(
           clearTimeout(timer);
         }
       }
+      // A start that was still running when the shutdown came may have opened things too.
+      await closeAll();
       await health.close().catch(() => {});
       if (code === EXIT_OK) logger.info('stopped');
       end(code);
@@ -208,6 +227,9 @@ export async function runService<S extends TObject>(
     health,
     signal: abort.signal,
     fail,
+    onClose: (close) => {
+      closers.push(close);
+    },
   };
   const started = definition.start(context);
   startDone = started.catch(() => {});
@@ -217,6 +239,7 @@ export async function runService<S extends TObject>(
     if (!stopping) {
       logger.fatal({ healthPort }, `cannot start: ${describeError(error)}`);
       failureCode = EXIT_FAILURE;
+      await closeAll();
       await health.close().catch(() => {});
       end(EXIT_FAILURE);
       return { healthPort, exited, shutdown: async () => EXIT_FAILURE };

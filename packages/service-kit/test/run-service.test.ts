@@ -83,6 +83,32 @@ describe('runService', () => {
     );
   });
 
+  it('closes what start opened, last first: after stop(), and at once when start fails', async () => {
+    const closed: string[] = [];
+    const ok = run(async (ctx) => {
+      ctx.onClose(() => void closed.push('db'));
+      ctx.onClose(async () => void closed.push('bus'));
+      return { stop: async () => void closed.push('work') };
+    });
+    const handle = await ok.handle;
+    expect(await handle.shutdown('test')).toBe(0);
+    expect(closed).toEqual(['work', 'bus', 'db']);
+
+    closed.length = 0;
+    const failing = run(async (ctx) => {
+      ctx.onClose(() => void closed.push('db'));
+      ctx.onClose(() => {
+        closed.push('bus');
+        throw new Error('already gone');
+      });
+      throw new Error('migrations failed');
+    });
+    const failed = await failing.handle;
+    expect(await failed.exited).toBe(1);
+    expect(closed).toEqual(['bus', 'db']);
+    expect(failing.lines.filter((l) => l.level === 'fatal')).toHaveLength(1);
+  });
+
   it('turns a bad configuration into one log line and exit 2, before starting anything', async () => {
     let started = false;
     const { handle, exits, lines } = run(
