@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { type App, buildApp, parseApiTokens } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
 import type { RecordBatch } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/gateway';
@@ -55,14 +55,7 @@ afterAll(async () => {
   target?.destroy();
   await app?.close();
   await gateway?.stop(1000);
-  for (const s of [
-    bus.names.rawStream,
-    bus.names.recStream,
-    `KV_${bus.names.leaseBucket}`,
-    `KV_${bus.names.decoderStateBucket}`,
-  ]) {
-    await bus.jsm.streams.delete(s).catch(() => {});
-  }
+  await removeTopology(bus);
   await bus?.close();
   await db?.destroy();
   await fresh?.drop();

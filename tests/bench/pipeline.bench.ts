@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { connectBus } from '@tracehub/bus';
+import { connectBus, removeTopology } from '@tracehub/bus';
 import { QsDecoder } from '@tracehub/qs';
 import pg from 'pg';
 
@@ -229,9 +229,8 @@ async function main(): Promise<void> {
     await db.end().catch(() => {});
     await admin.query(`drop database if exists ${dbName} with (force)`);
     await admin.end();
-    const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup' });
-    for await (const info of bus.jsm.streams.list())
-      if (info.config.name.includes(`${prefix}_`)) await bus.jsm.streams.delete(info.config.name);
+    const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup', prefix });
+    await removeTopology(bus);
     await bus.close();
   }
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { connectBus } from '@tracehub/bus';
+import { connectBus, removeTopology } from '@tracehub/bus';
 import { repoRoot } from '@tracehub/tests/support';
 
 export const SERVICE_APPS = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api'] as const;
@@ -100,13 +100,11 @@ export async function httpStatus(port: number, path: string): Promise<number> {
   return (await fetch(`http://127.0.0.1:${port}${path}`)).status;
 }
 
-/** Removes every stream (and so every KV bucket) a test made under its bus prefix. */
+/** Removes the streams and KV buckets the services made under a test's bus prefix. */
 export async function removeBusPrefix(natsUrl: string, prefix: string): Promise<void> {
-  const bus = await connectBus({ url: natsUrl, name: 'foundation-test-cleanup' });
+  const bus = await connectBus({ url: natsUrl, name: 'test-cleanup', prefix });
   try {
-    for await (const info of bus.jsm.streams.list()) {
-      if (info.config.name.includes(`${prefix}_`)) await bus.jsm.streams.delete(info.config.name);
-    }
+    await removeTopology(bus);
   } finally {
     await bus.close();
   }

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { connectBus, ensureTopology, publishRecordBatch } from '@tracehub/bus';
+import { connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import { natsUrl, repoRoot, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 
@@ -74,14 +74,7 @@ describe('tracehub tail', () => {
       expect(out).toBe('rigT/l1 first\nrigT/l1 second\n');
     } finally {
       child.kill('SIGINT');
-      for (const s of [
-        bus.names.rawStream,
-        bus.names.recStream,
-        `KV_${bus.names.leaseBucket}`,
-        `KV_${bus.names.decoderStateBucket}`,
-      ]) {
-        await bus.jsm.streams.delete(s).catch(() => {});
-      }
+      await removeTopology(bus);
       await bus.close();
     }
   });

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { type Bus, connectBus, ensureTopology, readRawChunkMeta } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
 import type { RawChunkMeta } from '@tracehub/contracts';
 import { natsUrl, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,20 +13,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await dropTopology(bus);
+  await removeTopology(bus);
   await bus.close();
 });
-
-async function dropTopology(b: Bus) {
-  for (const s of [
-    b.names.rawStream,
-    b.names.recStream,
-    `KV_${b.names.leaseBucket}`,
-    `KV_${b.names.decoderStateBucket}`,
-  ]) {
-    await b.jsm.streams.delete(s).catch(() => {});
-  }
-}
 
 /** Every raw chunk of a link, in stream order. */
 async function chunksOf(b: Bus, rig: string, link: string): Promise<Array<RawChunkMeta & { data: Buffer }>> {

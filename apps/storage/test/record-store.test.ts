@@ -1,4 +1,4 @@
-import { type Bus, connectBus, ensureTopology, publishRecordBatch } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
@@ -20,14 +20,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of [
-    bus.names.rawStream,
-    bus.names.recStream,
-    `KV_${bus.names.leaseBucket}`,
-    `KV_${bus.names.decoderStateBucket}`,
-  ]) {
-    await bus.jsm.streams.delete(s).catch(() => {});
-  }
+  await removeTopology(bus);
   await bus.close();
   await db.destroy();
   await fresh.drop();

@@ -32,4 +32,4 @@ export {
   publishRecordBatch,
   RECORDS_HEADER,
 } from './record-batches.js';
-export { defaultTopologyLimits, ensureTopology, type TopologyLimits } from './topology.js';
+export { defaultTopologyLimits, ensureTopology, removeTopology, type TopologyLimits } from './topology.js';

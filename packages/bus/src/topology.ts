@@ -78,3 +78,24 @@ async function ensureStream(bus: Bus, config: Partial<StreamConfig> & { name: st
   const { storage: _storage, retention: _retention, ...updatable } = full;
   await bus.jsm.streams.update(config.name, updatable);
 }
+
+/**
+ * Deletes what `ensureTopology` made for this bus's names: both streams and both KV buckets
+ * (a bucket is the stream `KV_<bucket>`). For tests and for taking an installation down; a
+ * piece that is already gone is skipped.
+ */
+export async function removeTopology(bus: Bus): Promise<void> {
+  const { names } = bus;
+  for (const stream of [
+    names.rawStream,
+    names.recStream,
+    `KV_${names.decoderStateBucket}`,
+    `KV_${names.leaseBucket}`,
+  ]) {
+    try {
+      await bus.jsm.streams.delete(stream);
+    } catch (err) {
+      if (!/not found/i.test(String(err))) throw err;
+    }
+  }
+}

@@ -14,6 +14,7 @@ import {
   publishRawChunk,
   publishRecordBatch,
   readRawChunkMeta,
+  removeTopology,
 } from '../src/index.js';
 
 let bus: Bus;
@@ -25,10 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of [bus.names.rawStream, bus.names.recStream]) await bus.jsm.streams.delete(s).catch(() => {});
-  for (const b of [bus.names.leaseBucket, bus.names.decoderStateBucket]) {
-    await bus.jsm.streams.delete(`KV_${b}`).catch(() => {});
-  }
+  await removeTopology(bus);
   await bus.close();
 });
 

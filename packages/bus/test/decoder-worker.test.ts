@@ -9,6 +9,7 @@ import {
   ensureTopology,
   parseRecordBatch,
   publishRawChunk,
+  removeTopology,
 } from '../src/index.js';
 
 /** A small real codec for these tests: one record per '\n'-terminated line. */
@@ -54,14 +55,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const s of [
-    bus.names.rawStream,
-    bus.names.recStream,
-    `KV_${bus.names.leaseBucket}`,
-    `KV_${bus.names.decoderStateBucket}`,
-  ]) {
-    await bus.jsm.streams.delete(s).catch(() => {});
-  }
+  await removeTopology(bus);
   await bus.close();
 });
 
