@@ -1,19 +1,13 @@
-import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, insertRecords, migrateToLatest, upsertLink, upsertSession } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  API_TOKENS,
-  CONTROL_TOKEN,
-  qspyLines,
-  READ_TOKEN,
-  type StoredFixture,
-  storeQsFixture,
-} from './fixture-data.js';
+import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -79,14 +73,7 @@ beforeAll(async () => {
   app = await buildApp({
     db,
     bus,
-    settings: {
-      tokens: parseApiTokens(API_TOKENS),
-      corsOrigins: [],
-      maxPageSize: 1000,
-      bodyLimit: 4096,
-      liveQueueRecords: 1000,
-      controlTimeoutMs: 300,
-    },
+    settings: testApiSettings(),
   });
 });
 

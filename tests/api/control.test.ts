@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
 import type { RecordBatch } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
@@ -7,7 +7,8 @@ import { Gateway, TcpListenSource } from '@tracehub/gateway';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_TOKENS, CONTROL_TOKEN, type StoredFixture, storeQsFixture } from './fixture-data.js';
+import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { CONTROL_TOKEN, testApiSettings } from './fixture-data.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -40,14 +41,7 @@ beforeAll(async () => {
   app = await buildApp({
     db,
     bus,
-    settings: {
-      tokens: parseApiTokens(API_TOKENS),
-      corsOrigins: [],
-      maxPageSize: 1000,
-      bodyLimit: 4096,
-      liveQueueRecords: 1000,
-      controlTimeoutMs: 2000,
-    },
+    settings: testApiSettings({ controlTimeoutMs: 2000 }),
   });
 });
 

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
@@ -8,7 +8,7 @@ import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@trace
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { API_TOKENS, READ_TOKEN } from './fixture-data.js';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -30,14 +30,7 @@ beforeAll(async () => {
   app = await buildApp({
     db,
     bus,
-    settings: {
-      tokens: parseApiTokens(API_TOKENS),
-      corsOrigins: [],
-      maxPageSize: 1000,
-      bodyLimit: 4096,
-      liveQueueRecords: QUEUE,
-      controlTimeoutMs: 300,
-    },
+    settings: testApiSettings({ liveQueueRecords: QUEUE }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
@@ -11,7 +11,8 @@ import type { Kysely } from 'kysely';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_TOKENS, READ_TOKEN, type StoredFixture, storeQsFixture } from '../api/fixture-data.js';
+import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -52,15 +53,7 @@ beforeAll(async () => {
   app = await buildApp({
     db,
     bus,
-    settings: {
-      tokens: parseApiTokens(API_TOKENS),
-      corsOrigins: [],
-      maxPageSize: 1000,
-      bodyLimit: 4096,
-      liveQueueRecords: 20_000,
-      controlTimeoutMs: 300,
-      dashboardDir: dist,
-    },
+    settings: testApiSettings({ liveQueueRecords: 20_000, dashboardDir: dist }),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;

@@ -1,18 +1,16 @@
 import { connect as tcpConnect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type App, buildApp, parseApiTokens } from '@tracehub/api';
+import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { qspyLines, storeQsSession } from './fixture-session.js';
-
-const READ_TOKEN = 'palm-read-token-0123456789';
-const CONTROL_TOKEN = 'palm-control-token-0123456789';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { storeQsFixture } from '../support/qs-fixture-session.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -31,13 +29,8 @@ beforeAll(async () => {
   app = await buildApp({
     db,
     bus,
-    settings: {
-      tokens: parseApiTokens(`${READ_TOKEN}:read,${CONTROL_TOKEN}:read+control`),
-      corsOrigins: [],
-      maxPageSize: 1000,
+    settings: testApiSettings({
       bodyLimit: 65_536,
-      liveQueueRecords: 1000,
-      controlTimeoutMs: 300,
       palmTrace: {
         reporters: [],
         listenPort: 0,
@@ -47,7 +40,7 @@ beforeAll(async () => {
         queueBytes: 8 * 1024 * 1024,
         retryMs: 1000,
       },
-    },
+    }),
   });
   await app.ready();
 });
@@ -381,7 +374,7 @@ describe('PalmTrace bridge, a Reporter that never reads', () => {
 
 describe('PalmTrace bridge, replay', () => {
   it("delivers exactly a stored session's qspy lines", async () => {
-    await storeQsSession(db, 'dpp_qv', {
+    await storeQsFixture(db, 'dpp_qv', {
       rig: 'rig3',
       link: 'uart0',
       session: 's-dpp',
@@ -406,7 +399,7 @@ describe('PalmTrace bridge, replay', () => {
 
   it('replays a host-time range at the original pace', async () => {
     // 42 chunks 20 ms apart: the session spans about 0.8 s of host time.
-    await storeQsSession(db, 'dpp_qv', {
+    await storeQsFixture(db, 'dpp_qv', {
       rig: 'rig4',
       link: 'uart2',
       session: 's-paced',

@@ -5,7 +5,7 @@ import { inject } from 'vitest';
 
 import './provided-context.js';
 
-export { fixturePath, fixturesDir, sharedDir } from './paths.js';
+export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
 
 /** URL of the NATS server (JetStream enabled) for this test run. */
 export function natsUrl(): string {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { PassThrough, Writable } from 'node:stream';
 import { validateTraceRecord } from '@tracehub/contracts';
-import { fixturePath } from '@tracehub/tests/support';
+import { fixturePath, qspyLines } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runQsDecode } from '../src/commands/decode-qs.js';
 import { buildProgram } from '../src/program.js';
@@ -20,10 +20,7 @@ const FIXTURES = [
 
 /** qspy's output from line 8 up to (not including) the closing empty line and `QSPY Done`. */
 function expectedText(name: string): Buffer {
-  const text = readFileSync(fixturePath('qs', `${name}.qspy.txt`));
-  const lines = text.toString('latin1').split('\n');
-  expect(lines.slice(-3)).toEqual(['', 'QSPY Done', '']);
-  return Buffer.from(`${lines.slice(7, -3).join('\n')}\n`, 'latin1');
+  return Buffer.from(`${qspyLines(name).join('\n')}\n`, 'latin1');
 }
 
 /** Collects what is written, slowly, so that the command has to wait for 'drain'. */

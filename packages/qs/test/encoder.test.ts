@@ -1,7 +1,8 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { encodeFrame, QsDecoder, QsDeframer, QsFrameBuilder, QsPayloadWriter, QsRxEncoder } from '@tracehub/qs';
+import { qspyLines } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
-import { captureBytes, decodeChunked, qspyLines, textLines } from './helpers.js';
+import { captureBytes, decodeChunked, textLines } from './helpers.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const spaced = (s: string) => s.replace(/ /g, '').toLowerCase();

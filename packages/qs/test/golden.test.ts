@@ -1,5 +1,6 @@
+import { qspyLines } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
-import { captureBytes, decodeChunked, FIXTURE_NAMES, qspyLines, textLines } from './helpers.js';
+import { captureBytes, decodeChunked, FIXTURE_NAMES, textLines } from './helpers.js';
 
 describe('QS decoder against qspy 7.4 output', () => {
   it('has fixtures to compare with', () => {

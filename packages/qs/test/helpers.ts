@@ -12,16 +12,6 @@ export function captureBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
 }
 
-/** Lines 8.. of qspy's output, without the closing empty line and `QSPY Done`. */
-export function qspyLines(name: string): string[] {
-  const lines = readFileSync(fixturePath('qs', `${name}.qspy.txt`), 'latin1').split('\n');
-  if (lines[lines.length - 1] === '') lines.pop();
-  if (lines[lines.length - 1] !== 'QSPY Done' || lines[lines.length - 2] !== '') {
-    throw new Error(`${name}.qspy.txt does not end with an empty line and QSPY Done`);
-  }
-  return lines.slice(7, -2);
-}
-
 const ctx = { hostNs: 0n };
 
 /** Decodes `bytes` cut into chunks of the given sizes (cycled), then ends the stream. */
