@@ -1,6 +1,7 @@
 export * from './capture-config.js';
 export * from './constants.js';
 export * from './control.js';
+export type { DecodeResult } from './decode-result.js';
 export * from './fixture-format.js';
 export { bytesToHex, hexToBytes } from './hex.js';
 export * from './ost.js';

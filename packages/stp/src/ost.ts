@@ -8,6 +8,7 @@ import {
   TB_MARKER,
   WRAPPER_TYPE_SWD,
 } from './constants.js';
+import type { DecodeResult } from './decode-result.js';
 
 /** An OST XTI v3 trace message (protocol 0x84, spec §9.1). */
 export interface OstTraceMessage {
@@ -159,11 +160,7 @@ export function encodeOstSwd(m: Omit<OstSwdMessage, 'kind'>): Uint8Array {
   return out;
 }
 
-/** Result of `decodeOst`: a message and its size, `incomplete`, or `invalid` with the reason. */
-export type OstDecodeResult =
-  | { status: 'ok'; message: OstMessage; size: number }
-  | { status: 'incomplete' }
-  | { status: 'invalid'; reason: string };
+export type OstDecodeResult = DecodeResult<OstMessage>;
 
 /** Decodes the OST message starting at `offset`. Never throws. */
 export function decodeOst(bytes: Uint8Array, offset = 0): OstDecodeResult {

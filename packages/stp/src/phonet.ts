@@ -9,6 +9,7 @@ import {
   TB_WRAPPER_MSG,
   WRAPPER_TYPE_SWD,
 } from './constants.js';
+import type { DecodeResult } from './decode-result.js';
 
 /** Bytes 6–8 of every PhoNet message from the trace box (spec §9.2). */
 interface PhonetAddress {
@@ -137,10 +138,7 @@ export function encodePhonetSwd(m: Omit<PhonetSwdMessage, 'kind'>): Uint8Array {
   return out;
 }
 
-export type PhonetDecodeResult =
-  | { status: 'ok'; message: PhonetMessage; size: number }
-  | { status: 'incomplete' }
-  | { status: 'invalid'; reason: string };
+export type PhonetDecodeResult = DecodeResult<PhonetMessage>;
 
 /** Decodes the PhoNet message starting at `offset`. Never throws. */
 export function decodePhonet(bytes: Uint8Array, offset = 0): PhonetDecodeResult {
