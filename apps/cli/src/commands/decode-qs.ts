@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, statSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts';
 import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
+import { CommandOutput, openInput } from '../command-io.js';
 
 /** The size overrides of `tracehub decode --protocol qs`, QSPY's -O -F -T -S -E -Q -P -B -C (spec 4.3). */
 const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; what: string }[] = [
@@ -19,10 +17,6 @@ const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; w
   { flag: 'pool-blk-size', key: 'poolBlkSize', qspy: '-B', what: 'memory-pool block-size size' },
   { flag: 'te-ctr-size', key: 'teCtrSize', qspy: '-C', what: 'time-event counter size' },
 ];
-
-const READ_CHUNK = 1 << 20;
-/** Files at least this big get a progress bar (when stderr is a terminal). */
-const PROGRESS_MIN_BYTES = 8 << 20;
 
 function parseSize(value: string): number {
   const n = Number(value);
@@ -78,9 +72,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
   const decoder = new QsDecoder(options);
 
-  const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
-  const total = file === '-' ? 0 : statSync(file).size;
-  const progress = ProgressBar.forBytes(total, '', stderr as ProgressOutput, PROGRESS_MIN_BYTES);
+  const { input, progress } = openInput(file, stdin, stderr);
 
   const session = `offline-${randomUUID()}`;
   let seq = 0;
@@ -105,36 +97,21 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
           });
           output.line(JSON.stringify(record));
         };
-  // A reader that goes away (`| head`) ends the decode quietly, as it would for qspy.
-  let readerGone = false;
-  const onOutputError = (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') readerGone = true;
-    else throw err;
-  };
-  stdout.on('error', onOutputError);
+  const out = new CommandOutput(stdout);
   const flush = async () => {
-    for (const block of output.take()) {
-      if (readerGone) return;
-      if (!stdout.write(block)) {
-        try {
-          await once(stdout, 'drain');
-        } catch (err) {
-          onOutputError(err as NodeJS.ErrnoException);
-        }
-      }
-    }
+    for (const block of output.take()) await out.write(block);
   };
 
   let read = 0;
-  for await (const chunk of input as AsyncIterable<Buffer>) {
+  for await (const chunk of input) {
     hostNs = BigInt(Date.now()) * 1_000_000n;
     decoder.push(chunk, { hostNs }, collect);
     read += chunk.length;
     progress?.update(read);
     await flush();
     chunkIndex++;
-    if (readerGone) {
-      (input as Readable).destroy();
+    if (out.readerGone) {
+      input.destroy();
       break;
     }
   }
@@ -142,7 +119,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   decoder.end({ hostNs }, collect);
   await flush();
   progress?.done();
-  stdout.off('error', onOutputError);
+  out.close();
 
   const s = decoder.stats();
   stderr.write(

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { createReadStream, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { type DecodedRecord, type Protocol, toTraceRecord } from '@tracehub/contracts';
 import {
@@ -13,14 +12,11 @@ import {
   SwdDecoder,
 } from '@tracehub/stp';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
+import { CommandOutput, openInput } from '../command-io.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
 type StpFormat = (typeof STP_FORMATS)[number];
 
-const READ_CHUNK = 1 << 20;
-/** Files at least this big get a progress bar (when stderr is a terminal). */
-const PROGRESS_MIN_BYTES = 8 << 20;
 const NS_PER_MS = 1_000_000;
 
 function parseStpVersion(value: string): 1 | 2 {
@@ -144,35 +140,18 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
     decoder = new StpDecoder(options);
   }
 
-  // A reader that goes away (`| head`) ends the decode quietly.
-  let readerGone = false;
-  const onOutputError = (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') readerGone = true;
-    else throw err;
-  };
-  stdout.on('error', onOutputError);
+  const out = new CommandOutput(stdout);
   const flush = async () => {
-    if (readerGone) return;
-    let out: Buffer | null = null;
     if (text.length > 0) {
-      out = Buffer.from(`${text.join('\n')}\n`, 'utf8');
+      await out.write(`${text.join('\n')}\n`);
       text = [];
     } else if (binary.length > 0) {
-      out = Buffer.concat(binary);
+      await out.write(Buffer.concat(binary));
       binary = [];
-    }
-    if (out !== null && !stdout.write(out)) {
-      try {
-        await once(stdout, 'drain');
-      } catch (err) {
-        onOutputError(err as NodeJS.ErrnoException);
-      }
     }
   };
 
-  const input = file === '-' ? stdin : createReadStream(file, { highWaterMark: READ_CHUNK });
-  const total = file === '-' ? 0 : statSync(file).size;
-  const progress = ProgressBar.forBytes(total, '', stderr as ProgressOutput, PROGRESS_MIN_BYTES);
+  const { input, progress } = openInput(file, stdin, stderr);
 
   let offset = 0;
   let nextPause = 0;
@@ -194,12 +173,12 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
 
   // A pause before the first byte needs a receive time before it: an empty first chunk.
   if (pauses.length > 0 && pauses[0].at_byte === 0) decoder.push(new Uint8Array(0), { hostNs }, collect);
-  for await (const chunk of input as AsyncIterable<Buffer>) {
+  for await (const chunk of input) {
     feed(chunk);
     progress?.update(offset);
     await flush();
-    if (readerGone) {
-      (input as Readable).destroy();
+    if (out.readerGone) {
+      input.destroy();
       break;
     }
   }
@@ -210,7 +189,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   decoder.end({ hostNs }, collect);
   await flush();
   progress?.done();
-  stdout.off('error', onOutputError);
+  out.close();
 
   const s = decoder.stats();
   if (decoder instanceof StpDecoder) {

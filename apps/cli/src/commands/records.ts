@@ -1,5 +1,6 @@
 import { createDb, getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } from '@tracehub/db';
 import type { Command } from 'commander';
+import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
 
 interface RecordsOptions {
@@ -61,17 +62,19 @@ export function registerRecords(program: Command): void {
           })\n`,
         );
       }
-      const out = process.stdout;
+      const out = new CommandOutput(process.stdout);
       let buffered = '';
       for await (const row of sessionRecords(db, session.id)) {
         if (opts.format === 'json') buffered += `${JSON.stringify(rowToTraceRecord(row))}\n`;
         else if (row.text !== '') buffered += `${row.text}\n`;
         if (buffered.length > 1 << 16) {
-          if (!out.write(buffered)) await new Promise((r) => out.once('drain', r));
+          await out.write(buffered);
           buffered = '';
+          if (out.readerGone) break;
         }
       }
-      if (buffered) out.write(buffered);
+      await out.write(buffered);
+      out.close();
     } finally {
       await db.destroy();
     }

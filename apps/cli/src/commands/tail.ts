@@ -1,6 +1,7 @@
 import { connectBus, parseRecordBatch } from '@tracehub/bus';
 import { isProtocol, isValidName, type Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
+import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
 
 interface TailOptions {
@@ -44,17 +45,19 @@ export function registerTail(program: Command): void {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     process.stderr.write(`tailing ${filter} on ${opts.natsUrl}\n`);
+    const out = new CommandOutput(process.stdout);
     for await (const msg of bus.nc.subscribe(filter)) {
-      let out = '';
+      let text = '';
       try {
         for (const r of parseRecordBatch(msg.data).records) {
-          if (opts.format === 'json') out += `${JSON.stringify(r)}\n`;
-          else if (r.text !== '') out += `${r.rig}/${r.link} ${r.text}\n`;
+          if (opts.format === 'json') text += `${JSON.stringify(r)}\n`;
+          else if (r.text !== '') text += `${r.rig}/${r.link} ${r.text}\n`;
         }
       } catch {
         process.stderr.write(`unreadable message on ${msg.subject} skipped\n`);
       }
-      if (out && !process.stdout.write(out)) await new Promise((r) => process.stdout.once('drain', r));
+      if (text) await out.write(text);
+      if (out.readerGone) stop();
     }
   });
 }

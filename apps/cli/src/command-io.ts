@@ -1,0 +1,57 @@
+import { once } from 'node:events';
+import { createReadStream, statSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { ProgressBar, type ProgressOutput } from './progress-bar.js';
+
+/** Files are read a megabyte at a time. */
+const READ_CHUNK = 1 << 20;
+/** Inputs at least this big get a progress bar (when stderr is a terminal). */
+const PROGRESS_MIN_BYTES = 8 << 20;
+
+/**
+ * Standard output of a command: writes wait for 'drain' when the reader is slower, and a
+ * reader that goes away (`| head`: EPIPE) ends the output quietly, as it does for qspy.
+ */
+export class CommandOutput {
+  private gone = false;
+  private readonly onError = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') this.gone = true;
+    else throw err;
+  };
+
+  constructor(private readonly out: Writable) {
+    out.on('error', this.onError);
+  }
+
+  /** True once the reader has gone: stop producing output. */
+  get readerGone(): boolean {
+    return this.gone;
+  }
+
+  async write(data: string | Uint8Array): Promise<void> {
+    if (this.gone || this.out.write(data)) return;
+    try {
+      await once(this.out, 'drain');
+    } catch (err) {
+      this.onError(err as NodeJS.ErrnoException);
+    }
+  }
+
+  close(): void {
+    this.out.off('error', this.onError);
+  }
+}
+
+/** A command's input: FILE read in chunks, or stdin for `-`, with a progress bar for big files. */
+export function openInput(
+  file: string,
+  stdin: Readable,
+  stderr: ProgressOutput,
+): { input: AsyncIterable<Buffer> & Readable; progress: ProgressBar | undefined } {
+  if (file === '-') return { input: stdin, progress: undefined };
+  const total = statSync(file).size;
+  return {
+    input: createReadStream(file, { highWaterMark: READ_CHUNK }),
+    progress: ProgressBar.forBytes(total, '', stderr, PROGRESS_MIN_BYTES),
+  };
+}
