@@ -43,13 +43,15 @@ const ns = (ms: number) => ms * 1_000_000;
  */
 export class RecordStore {
   private messages: ConsumerMessages | undefined;
-  private pending: JsMsg[] = [];
+  /** Messages taken and not yet written, each with its record count (read once, from its header). */
+  private pending: Array<{ msg: JsMsg; records: number }> = [];
   private pendingRecords = 0;
   private timer: NodeJS.Timeout | undefined;
   private active = 0;
   private readonly writes = new Set<Promise<void>>();
   private roomWaiters: Array<() => void> = [];
   private loop: Promise<void> | undefined;
+  /** Rigs, links and sessions already registered by this process: a cache, bounded (see remember). */
   private readonly known = { rigs: new Set<string>(), links: new Set<string>(), sessions: new Set<string>() };
   readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0 };
 
@@ -104,9 +106,10 @@ export class RecordStore {
   }
 
   private take(msg: JsMsg): void {
-    this.pending.push(msg);
     // The decoder says how many records a message holds; count one when it does not.
-    this.pendingRecords += Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
+    const records = Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
+    this.pending.push({ msg, records });
+    this.pendingRecords += records;
     if (this.pendingRecords >= this.batchRecords) this.kick(false);
     else if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -127,10 +130,10 @@ export class RecordStore {
       let n = 0;
       let records = 0;
       while (n < this.pending.length && (n === 0 || records < this.batchRecords)) {
-        records += Math.max(1, Number(this.pending[n].headers?.get(RECORDS_HEADER)) || 1);
+        records += this.pending[n].records;
         n++;
       }
-      const msgs = this.pending.splice(0, n);
+      const msgs = this.pending.splice(0, n).map((p) => p.msg);
       this.pendingRecords -= records;
       this.active++;
       const write: Promise<void> = this.flush(msgs).finally(() => {
@@ -204,12 +207,12 @@ export class RecordStore {
         const startedAt = hostDate(first.hostNs);
         if (!this.known.rigs.has(first.rig)) {
           await upsertRig(trx, first.rig, startedAt);
-          newlyKnown.push(() => this.known.rigs.add(first.rig));
+          newlyKnown.push(() => remember(this.known.rigs, first.rig));
         }
         const linkKey = `${first.rig}/${first.link}`;
         if (!this.known.links.has(linkKey)) {
           await upsertLink(trx, { rig: first.rig, name: first.link, protocol: first.protocol });
-          newlyKnown.push(() => this.known.links.add(linkKey));
+          newlyKnown.push(() => remember(this.known.links, linkKey));
         }
         const targetInfo = group.records.find((r) => r.name === 'QS_TARGET_INFO');
         if (!this.known.sessions.has(session) || targetInfo) {
@@ -221,7 +224,7 @@ export class RecordStore {
             startedAt,
             targetInfo: targetInfo ? (targetInfo.fields as Record<string, unknown>) : null,
           });
-          newlyKnown.push(() => this.known.sessions.add(session));
+          newlyKnown.push(() => remember(this.known.sessions, session));
         }
         const n = await insertRecords(trx, group.records);
         total += n;
@@ -249,6 +252,22 @@ function hostDate(hostNs: string): Date {
   return new Date(Number(BigInt(hostNs) / 1_000_000n));
 }
 
+/** Orders two non-negative decimal strings (host ns) without parsing them. */
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Adds to a cache of what is registered; past 10 000 entries it starts afresh (a forgotten
+ * entry only costs one idempotent upsert), so a long-running storage does not grow with the
+ * number of sessions it has seen.
+ */
+function remember(cache: Set<string>, key: string): void {
+  if (cache.size >= 10_000) cache.clear();
+  cache.add(key);
+}
+
 function sessionCounts(records: TraceRecord[]) {
   let errors = 0;
   let gaps = 0;
@@ -262,8 +281,8 @@ function sessionCounts(records: TraceRecord[]) {
     const lost = r.fields.lostBytes;
     if (r.kind === 'error' && typeof lost === 'number') lostBytes += lost;
     if (r.chunk > lastChunk) lastChunk = r.chunk;
-    if (BigInt(r.hostNs) < BigInt(first)) first = r.hostNs;
-    if (BigInt(r.hostNs) > BigInt(last)) last = r.hostNs;
+    if (compareDecimal(r.hostNs, first) < 0) first = r.hostNs;
+    if (compareDecimal(r.hostNs, last) > 0) last = r.hostNs;
   }
   return {
     records: records.length,
