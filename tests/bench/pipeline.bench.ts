@@ -9,7 +9,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -25,6 +25,9 @@ const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const offeredRate = Number(process.env.BENCH_LATENCY_RATE ?? 10_000);
 const latencySeconds = Number(process.env.BENCH_LATENCY_SECONDS ?? 20);
+/** Services to run under the V8 profiler (comma-separated app names); profiles go to BENCH_CPU_PROF_DIR. */
+const profiled = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean));
+const profileDir = process.env.BENCH_CPU_PROF_DIR ?? join(repo, 'test-output', 'cpu-profiles');
 
 interface Service {
   name: string;
@@ -35,7 +38,8 @@ interface Service {
 function start(app: string, env: Record<string, string>): Service {
   const script = join(repo, `apps/${app}/dist/main.js`);
   if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
-  const child = spawn(process.execPath, [script], {
+  const nodeArgs = profiled.has(app) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: repo,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -55,6 +59,35 @@ function start(app: string, env: Record<string, string>): Service {
 function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by every local process of each server (Postgres backends and
+ * helpers, nats-server), when they run on this machine; an exited backend's time is gone.
+ */
+function serverCpuSeconds(): Record<string, number> {
+  const out: Record<string, number> = { postgres: 0, 'nats-server': 0 };
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!(name in out)) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out[name] += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Busy and total CPU time of the whole machine so far, seconds (from /proc/stat). */
+function machineCpuSeconds(): { busy: number; total: number } {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = ticks[3] + ticks[4];
+  return { busy: (total - idle) / 100, total: total / 100 };
 }
 
 function peakRssMb(pid: number): number {
@@ -128,6 +161,8 @@ async function main(): Promise<void> {
     );
 
     // 1. Throughput: stream the whole capture as fast as the gateway reads it.
+    const servers0 = serverCpuSeconds();
+    const machine0 = machineCpuSeconds();
     const t0 = performance.now();
     const target = await connectTarget(port);
     for (let at = 0; at < capture.length; at += 64 * 1024) {
@@ -159,6 +194,8 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - t0) / 1000;
+    const servers1 = serverCpuSeconds();
+    const machine1 = machineCpuSeconds();
     await bus.close();
     process.stdout.write(
       `decoded (every record on TRACE_REC) after ${((decodedAt - t0) / 1000).toFixed(1)} s = ${Math.round(expected / ((decodedAt - t0) / 1000))} records/s; ` +
@@ -167,6 +204,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `sustained: ${stored} records in ${seconds.toFixed(1)} s = ${Math.round(stored / seconds)} records/s, ` +
         `${(capture.length / 1e6 / seconds).toFixed(1)} MB/s (bytes sent in ${((sent - t0) / 1000).toFixed(1)} s)\n`,
+    );
+    const busy = machine1.busy - machine0.busy;
+    process.stdout.write(
+      `CPU while sustaining: machine ${busy.toFixed(1)} of ${(machine1.total - machine0.total).toFixed(1)} core-seconds busy` +
+        ` (${((busy / stored) * 1e6).toFixed(1)} µs a record); ` +
+        Object.keys(servers1)
+          .map((name) => `${name} ${(servers1[name] - servers0[name]).toFixed(1)} s`)
+          .join(', ') +
+        ' (local server processes; other work on the machine included)\n',
     );
 
     // 2. Latency at a fixed offered rate: gateway receive time (host_ns) to the row being visible.

@@ -1,15 +1,18 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import { type Bus, parseRecordBatch, RECORDS_HEADER } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import {
+  type Bus,
+  parseRecordBatch,
+  RECORDS_HEADER,
+  type RecordBatchMeta,
+  readRecordBatchMeta,
+  recordsJsonOf,
+} from '@tracehub/bus';
 import {
   addSessionCounts,
   type Database,
-  type DictionaryEntry,
-  insertRecords,
+  insertRecordsJson,
   markSessionEnded,
-  recountSession,
   setSessionRecordTotal,
-  upsertDictionaryEntries,
   upsertLink,
   upsertRig,
   upsertSession,
@@ -149,18 +152,10 @@ export class RecordStore {
 
   private async flush(msgs: JsMsg[]): Promise<void> {
     const started = performance.now();
-    const batches: RecordBatch[] = [];
+    const items: StoredMessage[] = [];
     for (const msg of msgs) {
-      try {
-        batches.push(parseRecordBatch(msg.data));
-      } catch (err) {
-        // A message that is not a record batch can never be stored: say so and drop it.
-        this.options.log?.error(
-          { err: String(err), subject: msg.subject, seq: msg.seq },
-          'unreadable record batch dropped',
-        );
-        msg.term();
-      }
+      const item = this.read(msg);
+      if (item) items.push(item);
     }
     let attempts = 0;
     let backoff = 200;
@@ -168,9 +163,14 @@ export class RecordStore {
     for (;;) {
       attempts++;
       try {
-        inserted = await this.write(batches);
+        inserted = await this.write(items);
         break;
       } catch (err) {
+        if (isDataError(err)) {
+          // Something in the batch can never be stored: find it, and write the rest.
+          inserted = await this.writeOneByOne(items);
+          break;
+        }
         this.stats.failures++;
         if (attempts === 1)
           this.options.log?.warn({ err: String(err) }, 'Postgres write failed; retrying with backoff');
@@ -181,29 +181,78 @@ export class RecordStore {
       }
     }
     if (attempts > 1) this.options.log?.info({ attempts }, 'Postgres is back; batch written');
-    for (const m of msgs) m.ack();
-    const records = batches.reduce((n, b) => n + b.records.length, 0);
+    for (const item of items) if (!item.dropped) item.msg.ack();
+    const records = items.reduce((n, item) => n + (item.dropped ? 0 : item.meta.recordCount), 0);
     this.stats.batches++;
     this.stats.records += records;
     this.stats.inserted += inserted;
     this.options.onBatch?.({ messages: msgs.length, records, inserted, ms: performance.now() - started, attempts });
   }
 
-  /** Writes the batches in one transaction; returns how many records were new. */
-  private async write(batches: RecordBatch[]): Promise<number> {
-    const bySession = new Map<string, { first: RecordBatch; records: TraceRecord[]; ends: RecordBatch[] }>();
-    for (const b of batches) {
-      let group = bySession.get(b.session);
-      if (!group) bySession.set(b.session, (group = { first: b, records: [], ends: [] }));
-      for (const r of b.records) group.records.push(r);
-      if (b.eos) group.ends.push(b);
+  /**
+   * A message's envelope and records JSON: from its headers and a cut of its payload when it
+   * comes from `publishRecordBatch`, else from parsing it. A message that is not a record
+   * batch can never be stored: it is said so and dropped.
+   */
+  private read(msg: JsMsg): StoredMessage | undefined {
+    const meta = readRecordBatchMeta(this.options.bus.names, msg.subject, msg.headers);
+    const json = meta ? recordsJsonOf(msg.data) : undefined;
+    if (meta && json) return { msg, meta, json, dropped: false };
+    try {
+      const { records, ...envelope } = parseRecordBatch(msg.data);
+      if (!Array.isArray(records)) throw new Error('no records array');
+      const all = encoder.encode(JSON.stringify(records));
+      return { msg, meta: { ...envelope, recordCount: records.length }, json: all.subarray(1, -1), dropped: false };
+    } catch (err) {
+      this.drop(msg, err, 'unreadable record batch dropped');
+      return undefined;
+    }
+  }
+
+  private drop(msg: JsMsg, err: unknown, why: string): void {
+    this.options.log?.error({ err: String(err), subject: msg.subject, seq: msg.seq }, why);
+    msg.term();
+  }
+
+  /** Writes each message in a transaction of its own; those Postgres refuses as data are dropped. */
+  private async writeOneByOne(items: StoredMessage[]): Promise<number> {
+    let inserted = 0;
+    for (const item of items) {
+      for (let backoff = 200; ; backoff = Math.min(backoff * 2, 5000)) {
+        try {
+          inserted += await this.write([item]);
+          break;
+        } catch (err) {
+          if (isDataError(err)) {
+            item.dropped = true;
+            this.drop(item.msg, err, 'record batch refused by Postgres dropped');
+            break;
+          }
+          this.stats.failures++;
+          item.msg.working();
+          await new Promise((r) => setTimeout(r, backoff));
+        }
+      }
+    }
+    return inserted;
+  }
+
+  /** Writes the messages in one transaction; returns how many records were new. */
+  private async write(items: StoredMessage[]): Promise<number> {
+    const bySession = new Map<string, { first: RecordBatchMeta; ends: RecordBatchMeta[] }>();
+    const parts: Uint8Array[] = [];
+    for (const { meta, json } of items) {
+      let group = bySession.get(meta.session);
+      if (!group) bySession.set(meta.session, (group = { first: meta, ends: [] }));
+      if (meta.eos) group.ends.push(meta);
+      if (json.length > 0) parts.push(parts.length === 0 ? OPEN : COMMA, json);
     }
     const newlyKnown: Array<() => void> = [];
     const inserted = await this.options.db.transaction().execute(async (trx) => {
-      let total = 0;
       // Sessions in one order in every transaction, so concurrent writers lock rows alike.
-      for (const [session, group] of [...bySession].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-        const { first } = group;
+      const sessions = [...bySession.keys()].sort(compareText);
+      for (const session of sessions) {
+        const { first } = bySession.get(session)!;
         const startedAt = hostDate(first.hostNs);
         if (!this.known.rigs.has(first.rig)) {
           await upsertRig(trx, first.rig, startedAt);
@@ -214,29 +263,24 @@ export class RecordStore {
           await upsertLink(trx, { rig: first.rig, name: first.link, protocol: first.protocol });
           newlyKnown.push(() => remember(this.known.links, linkKey));
         }
-        const targetInfo = group.records.find((r) => r.name === 'QS_TARGET_INFO');
-        if (!this.known.sessions.has(session) || targetInfo) {
-          await upsertSession(trx, {
-            id: session,
-            rig: first.rig,
-            link: first.link,
-            protocol: first.protocol,
-            startedAt,
-            targetInfo: targetInfo ? (targetInfo.fields as Record<string, unknown>) : null,
-          });
+        if (!this.known.sessions.has(session)) {
+          await upsertSession(trx, sessionInput(first, null));
           newlyKnown.push(() => remember(this.known.sessions, session));
         }
-        const n = await insertRecords(trx, group.records);
-        total += n;
-        if (n === group.records.length && n > 0) {
-          await addSessionCounts(trx, session, sessionCounts(group.records));
-        } else if (n > 0) {
-          // Some were stored before (a re-delivery mixed with new records): count afresh.
-          await recountSession(trx, session);
+      }
+      let total = 0;
+      if (parts.length > 0) {
+        parts.push(CLOSE);
+        const result = await insertRecordsJson(trx, Buffer.concat(parts));
+        total = result.inserted;
+        for (const summary of result.sessions.sort((a, b) => compareText(a.session, b.session))) {
+          if (summary.counts.records > 0) await addSessionCounts(trx, summary.session, summary.counts);
+          const group = bySession.get(summary.session);
+          if (summary.targetInfo && group) await upsertSession(trx, sessionInput(group.first, summary.targetInfo));
         }
-        const dictionary = dictionaryEntries(group.records);
-        if (dictionary.length > 0) await upsertDictionaryEntries(trx, dictionary);
-        for (const end of group.ends) {
+      }
+      for (const session of sessions) {
+        for (const end of bySession.get(session)!.ends) {
           await markSessionEnded(trx, session, hostDate(end.hostNs), end.chunk);
           if (end.sessionRecordCount !== undefined) await setSessionRecordTotal(trx, session, end.sessionRecordCount);
         }
@@ -248,14 +292,46 @@ export class RecordStore {
   }
 }
 
-function hostDate(hostNs: string): Date {
-  return new Date(Number(BigInt(hostNs) / 1_000_000n));
+/** One message being stored: its envelope, and its records as JSON without the brackets. */
+interface StoredMessage {
+  msg: JsMsg;
+  meta: RecordBatchMeta;
+  json: Uint8Array;
+  /** Refused by Postgres as data: terminated, never acked. */
+  dropped: boolean;
 }
 
-/** Orders two non-negative decimal strings (host ns) without parsing them. */
-function compareDecimal(a: string, b: string): number {
-  if (a.length !== b.length) return a.length - b.length;
+const encoder = new TextEncoder();
+const OPEN = encoder.encode('[');
+const COMMA = encoder.encode(',');
+const CLOSE = encoder.encode(']');
+
+function sessionInput(meta: RecordBatchMeta, targetInfo: Record<string, unknown> | null) {
+  return {
+    id: meta.session,
+    rig: meta.rig,
+    link: meta.link,
+    protocol: meta.protocol,
+    startedAt: hostDate(meta.hostNs),
+    targetInfo,
+  };
+}
+
+/**
+ * Postgres refused the data itself (bad JSON, a missing or ill-typed field): SQLSTATE class
+ * 22 (data exception) or 23 (integrity constraint). Writing it again cannot succeed.
+ */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function hostDate(hostNs: string): Date {
+  return new Date(Number(BigInt(hostNs) / 1_000_000n));
 }
 
 /**
@@ -266,45 +342,4 @@ function compareDecimal(a: string, b: string): number {
 function remember(cache: Set<string>, key: string): void {
   if (cache.size >= 10_000) cache.clear();
   cache.add(key);
-}
-
-function sessionCounts(records: TraceRecord[]) {
-  let errors = 0;
-  let gaps = 0;
-  let lostBytes = 0;
-  let lastChunk = -1;
-  let first = records[0].hostNs;
-  let last = records[0].hostNs;
-  for (const r of records) {
-    if (r.kind === 'error') errors++;
-    if (r.name === 'SEQ_GAP') gaps++;
-    const lost = r.fields.lostBytes;
-    if (r.kind === 'error' && typeof lost === 'number') lostBytes += lost;
-    if (r.chunk > lastChunk) lastChunk = r.chunk;
-    if (compareDecimal(r.hostNs, first) < 0) first = r.hostNs;
-    if (compareDecimal(r.hostNs, last) > 0) last = r.hostNs;
-  }
-  return {
-    records: records.length,
-    errors,
-    gaps,
-    lostBytes,
-    lastChunk,
-    firstHostTime: hostDate(first),
-    lastHostTime: hostDate(last),
-  };
-}
-
-/** Dictionary records (kind `dict`) become entries: kind = record name, key = the other fields. */
-function dictionaryEntries(records: TraceRecord[]): DictionaryEntry[] {
-  const out: DictionaryEntry[] = [];
-  for (const r of records) {
-    if (r.kind !== 'dict' || typeof r.fields.name !== 'string') continue;
-    const key = Object.entries(r.fields)
-      .filter(([k]) => k !== 'name')
-      .map(([k, v]) => `${k}=${String(v)}`)
-      .join(',');
-    out.push({ session: r.session, kind: r.name, key, name: r.fields.name });
-  }
-  return out;
 }

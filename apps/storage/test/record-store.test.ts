@@ -1,3 +1,4 @@
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
@@ -76,6 +77,21 @@ describe('RecordStore', () => {
       }),
       record(s, 1, 0, { kind: 'dict', name: 'QS_OBJ_DICT', type: 61, fields: { obj: '0x1000', name: 'l_table' } }),
     ];
+    // Entries keyed by their fields in their order; the same key again in one batch: the last wins.
+    const chunk3 = [
+      record(s, 104, 3, {
+        kind: 'dict',
+        name: 'QS_SIG_DICT',
+        type: 60,
+        fields: { sig: 4, obj: '0x0', name: 'OLD_SIG' },
+      }),
+      record(s, 105, 3, {
+        kind: 'dict',
+        name: 'QS_SIG_DICT',
+        type: 60,
+        fields: { sig: 4, obj: '0x0', name: 'EAT_SIG' },
+      }),
+    ];
     const chunk1 = Array.from({ length: 100 }, (_, i) => record(s, 2 + i, 1));
     const chunk2 = [
       record(s, 102, 2, { kind: 'error', name: 'SEQ_GAP', type: -2, fields: { lost: 3 } }),
@@ -88,10 +104,11 @@ describe('RecordStore', () => {
       msgID: 'again',
     });
     await publishRecordBatch(bus, batch(s, 2, chunk2));
-    await publishRecordBatch(bus, batch(s, 3, [], true, 104));
+    await publishRecordBatch(bus, batch(s, 3, chunk3));
+    await publishRecordBatch(bus, batch(s, 4, [], true, 106));
     await waitUntil(async () => {
       const row = await db.selectFrom('sessions').selectAll().where('id', '=', s).executeTakeFirst();
-      return row?.ended_at != null && Number(row.record_count) === 104;
+      return row?.ended_at != null && Number(row.record_count) === 106;
     });
     await store.stop();
     const rows = await db
@@ -100,24 +117,78 @@ describe('RecordStore', () => {
       .where('session', '=', s)
       .orderBy('seq')
       .execute();
-    expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 104 }, (_, i) => i));
+    expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 106 }, (_, i) => i));
     expect(rows[5].text).toBe('line 5');
     expect(Buffer.from(rows[5].raw as Uint8Array)).toEqual(Buffer.from([5]));
     const session = await db.selectFrom('sessions').selectAll().where('id', '=', s).executeTakeFirstOrThrow();
-    expect(Number(session.record_count)).toBe(104);
+    expect(Number(session.record_count)).toBe(106);
     expect(Number(session.error_count)).toBe(2);
     expect(Number(session.gap_count)).toBe(1);
     expect(Number(session.lost_bytes)).toBe(40);
-    expect(Number(session.record_total)).toBe(104);
-    expect(session.last_chunk).toBe(3);
+    expect(Number(session.record_total)).toBe(106);
+    expect(session.last_chunk).toBe(4);
+    expect(session.first_host_time).toEqual(new Date(Number(T0 / 1_000_000n)));
+    expect(session.last_host_time).toEqual(new Date(Number((T0 + 3_000_000n) / 1_000_000n)));
     expect(session.target_info).toMatchObject({ objPtrSize: 8 });
     expect(await db.selectFrom('rigs').select('name').execute()).toEqual([{ name: 'rig9' }]);
     expect(await db.selectFrom('links').select(['rig', 'name', 'protocol']).execute()).toEqual([
       { rig: 'rig9', name: 'uart1', protocol: 'qs' },
     ]);
-    expect(await db.selectFrom('dictionaries').select(['kind', 'key', 'name']).execute()).toEqual([
+    expect(await db.selectFrom('dictionaries').select(['kind', 'key', 'name']).orderBy('kind').execute()).toEqual([
       { kind: 'QS_OBJ_DICT', key: 'obj=0x1000', name: 'l_table' },
+      { kind: 'QS_SIG_DICT', key: 'sig=4,obj=0x0', name: 'EAT_SIG' },
     ]);
+  });
+
+  it('drops only the messages Postgres refuses as data, and stores the rest of their batch', async () => {
+    const s = 'sess-3';
+    const subject = bus.names.recSubject('qs', 'rig9', 'uart1');
+    const dropped: string[] = [];
+    const log = { info() {}, warn() {}, error: (o: object, m: string) => dropped.push(`${m} ${JSON.stringify(o)}`) };
+    const store = new RecordStore({ bus, db, batchRecords: 1000, batchMs: 300, log });
+    await store.start();
+    const headers = (chunk: number, records: number) => {
+      const h = natsHeaders();
+      h.set('th-session', s);
+      h.set('th-chunk', String(chunk));
+      h.set('th-recv-ns', (T0 + BigInt(chunk) * 1_000_000n).toString());
+      h.set('th-records', String(records));
+      return h;
+    };
+    await publishRecordBatch(bus, batch(s, 0, [record(s, 0, 0), record(s, 1, 0)]));
+    // Not JSON at all, and no headers: never storable.
+    await bus.js.publish(subject, 'not a record batch', { msgID: 'junk' });
+    // Laid out like publishRecordBatch's payloads, but a record lacks its fields: Postgres refuses it.
+    const { fields: _fields, ...noFields } = record(s, 2, 1);
+    await bus.js.publish(subject, JSON.stringify({ ...batch(s, 1, []), records: [noFields] }), {
+      msgID: 'no-fields',
+      headers: headers(1, 1),
+    });
+    // Cut off inside the records array: bad JSON that only Postgres sees.
+    await bus.js.publish(subject, `${JSON.stringify(batch(s, 2, [])).slice(0, -2)}{"seq":]}`, {
+      msgID: 'bad-json',
+      headers: headers(2, 1),
+    });
+    // Another publisher's layout (records first, no headers): read by parsing it.
+    const { records: _r, ...envelope } = batch(s, 3, []);
+    await bus.js.publish(subject, JSON.stringify({ records: [record(s, 3, 3), record(s, 4, 3)], ...envelope }), {
+      msgID: 'records-first',
+    });
+    await publishRecordBatch(bus, batch(s, 4, [record(s, 5, 4)], true, 6));
+    await waitUntil(async () => {
+      const row = await db.selectFrom('sessions').selectAll().where('id', '=', s).executeTakeFirst();
+      return row?.ended_at != null && Number(row.record_count) === 5 && dropped.length === 3;
+    });
+    await store.stop();
+    const rows = await db.selectFrom('records').select('seq').where('session', '=', s).orderBy('seq').execute();
+    expect(rows.map((r) => Number(r.seq))).toEqual([0, 1, 3, 4, 5]);
+    expect(dropped).toHaveLength(3);
+    expect(dropped[0]).toMatch(/^unreadable record batch dropped .*is not valid JSON/);
+    expect(dropped[1]).toMatch(/^record batch refused by Postgres dropped .*null value in column .*fields/);
+    expect(dropped[2]).toMatch(/^record batch refused by Postgres dropped .*invalid input syntax for type json/);
+    // Terminated, not left to come back: nothing is pending on the consumer.
+    const info = await bus.jsm.consumers.info(bus.names.recStream, bus.names.storageConsumer);
+    expect(info.num_pending + info.num_ack_pending).toBe(0);
   });
 
   it('holds records while Postgres refuses them and stores them once it accepts again', async () => {

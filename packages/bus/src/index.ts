@@ -31,5 +31,9 @@ export {
   parseRecordBatch,
   publishRecordBatch,
   RECORDS_HEADER,
+  type RecordBatchMeta,
+  readRecordBatchMeta,
+  recordsJsonOf,
+  SESSION_RECORDS_HEADER,
 } from './record-batches.js';
 export { defaultTopologyLimits, ensureTopology, removeTopology, type TopologyLimits } from './topology.js';

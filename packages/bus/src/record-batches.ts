@@ -1,6 +1,6 @@
 import type { PubAck } from '@nats-io/jetstream';
-import { headers as natsHeaders } from '@nats-io/transport-node';
-import { Headers, msgId, type RecordBatch } from '@tracehub/contracts';
+import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
+import { type BusNames, Headers, msgId, type RecordBatch, type TraceRecord } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 
 /** Record batches above this size are split into parts so no message nears max_payload (1 MB). */
@@ -12,6 +12,8 @@ export const PARTS_HEADER = 'th-parts';
 export const RECORDS_HEADER = 'th-records';
 /** How many of them are error records. */
 export const ERRORS_HEADER = 'th-errors';
+/** On the end-of-session message: how many records the whole session has. */
+export const SESSION_RECORDS_HEADER = 'th-session-records';
 
 const encoder = new TextEncoder();
 const textDecoder = new TextDecoder();
@@ -21,25 +23,32 @@ const textDecoder = new TextDecoder();
  * message with id `<session>.<chunk>` or, when large, as parts `<session>.<chunk>.p<i>`.
  * The split depends only on the records, so a re-decode after a crash produces the same ids
  * and JetStream drops the repeats. Headers say how many records (and error records) each
- * message holds, so consumers that only count need not parse.
+ * message holds, and carry the rest of the envelope (receive time, session record count), so
+ * consumers that only count or register need not parse.
  */
 export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<PubAck[]> {
   const subject = bus.names.recSubject(batch.protocol, batch.rig, batch.link);
   const parts = splitBatch(batch);
-  const acks: PubAck[] = [];
+  // Parts go out back to back and their acks are awaited together: one round trip, and
+  // JetStream keeps one connection's messages in the order they were sent.
+  const acks: Array<Promise<PubAck>> = [];
   for (let i = 0; i < parts.length; i++) {
     const h = natsHeaders();
     h.set(Headers.Session, batch.session);
     h.set(Headers.Chunk, String(batch.chunk));
+    h.set(Headers.RecvNs, batch.hostNs);
     h.set(PART_HEADER, String(i));
     h.set(PARTS_HEADER, String(parts.length));
     h.set(RECORDS_HEADER, String(parts[i].records));
     h.set(ERRORS_HEADER, String(parts[i].errors));
-    if (batch.eos && i === parts.length - 1) h.set(Headers.Eos, '1');
+    if (batch.eos && i === parts.length - 1) {
+      h.set(Headers.Eos, '1');
+      if (batch.sessionRecordCount !== undefined) h.set(SESSION_RECORDS_HEADER, String(batch.sessionRecordCount));
+    }
     const id = parts.length === 1 ? msgId(batch.session, batch.chunk) : `${msgId(batch.session, batch.chunk)}.p${i}`;
-    acks.push(await bus.js.publish(subject, parts[i].payload, { msgID: id, headers: h }));
+    acks.push(bus.js.publish(subject, parts[i].payload, { msgID: id, headers: h }));
   }
-  return acks;
+  return Promise.all(acks);
 }
 
 interface BatchPart {
@@ -49,31 +58,102 @@ interface BatchPart {
 }
 
 function splitBatch(batch: RecordBatch): BatchPart[] {
-  const { records: _records, ...envelopeFields } = batch;
-  const envelope = (eos: boolean) => JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);
-  const recordJson = batch.records.map((r) => JSON.stringify(r));
-  // Parts are cut by the records' sizes alone, so the same records always give the same parts.
-  const groups: Array<{ start: number; end: number }> = [];
-  let start = 0;
-  let size = 0;
-  for (let i = 0; i < recordJson.length; i++) {
-    if (i > start && size + recordJson[i].length + 1 > MAX_BATCH_PAYLOAD) {
-      groups.push({ start, end: i });
-      start = i;
-      size = 0;
-    }
-    size += recordJson[i].length + 1;
+  const { records, ...envelopeFields } = batch;
+  const groups: string[] = [];
+  const counts: number[] = [];
+  for (let from = 0; from < records.length || groups.length === 0; from += RECORDS_PER_PART) {
+    const group = records.slice(from, from + RECORDS_PER_PART);
+    stringifyWithin(group, groups, counts);
   }
-  groups.push({ start, end: recordJson.length });
-  return groups.map(({ start: from, end: to }, i) => {
+  return groups.map((json, i) => {
+    const from = counts.slice(0, i).reduce((a, b) => a + b, 0);
     let errors = 0;
-    for (let j = from; j < to; j++) if (batch.records[j].kind === 'error') errors++;
+    for (let j = from; j < from + counts[i]; j++) if (records[j].kind === 'error') errors++;
     const eos = batch.eos && i === groups.length - 1;
-    const body = recordJson.slice(from, to).join(',');
-    return { payload: encoder.encode(`${envelope(eos)},"records":[${body}]}`), records: to - from, errors };
+    const envelope = JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);
+    return { payload: encoder.encode(`${envelope},"records":${json}}`), records: counts[i], errors };
   });
+}
+
+/** Records per message part before any size check: a part is one stringify of its records. */
+const RECORDS_PER_PART = 1024;
+
+/**
+ * Appends the JSON of `records` to `out`, halved (and halved again) while a half would make
+ * a message over MAX_BATCH_PAYLOAD. Parts depend only on the records, so a re-decode after a
+ * crash makes the same parts and JetStream drops the repeats.
+ */
+function stringifyWithin(records: TraceRecord[], out: string[], counts: number[]): void {
+  const json = JSON.stringify(records);
+  // Bytes only need counting when the characters might exceed the limit once UTF-8 encoded.
+  if (records.length <= 1 || json.length <= MAX_BATCH_PAYLOAD / 3 || Buffer.byteLength(json) <= MAX_BATCH_PAYLOAD) {
+    out.push(json);
+    counts.push(records.length);
+    return;
+  }
+  const half = records.length >> 1;
+  stringifyWithin(records.slice(0, half), out, counts);
+  stringifyWithin(records.slice(half), out, counts);
 }
 
 export function parseRecordBatch(data: Uint8Array): RecordBatch {
   return JSON.parse(textDecoder.decode(data)) as RecordBatch;
+}
+
+/** A record message's envelope (the batch without its records) and how many records it holds. */
+export type RecordBatchMeta = Omit<RecordBatch, 'records'> & { recordCount: number };
+
+const DECIMAL = /^[0-9]{1,20}$/;
+
+/**
+ * Reads a record message's envelope from its subject and headers, without parsing the
+ * payload; `undefined` when they do not say it all (a message from another publisher), in
+ * which case the caller parses the payload.
+ */
+export function readRecordBatchMeta(
+  names: BusNames,
+  subject: string,
+  h: MsgHdrs | undefined,
+): RecordBatchMeta | undefined {
+  const place = names.parseSubject(subject);
+  if (!place || place.kind !== 'rec' || !h) return undefined;
+  const session = h.get(Headers.Session);
+  const chunkText = h.get(Headers.Chunk);
+  const hostNs = h.get(Headers.RecvNs);
+  const recordsText = h.get(RECORDS_HEADER);
+  if (!session || !DECIMAL.test(chunkText) || !DECIMAL.test(hostNs) || !DECIMAL.test(recordsText)) return undefined;
+  const meta: RecordBatchMeta = {
+    protocol: place.protocol,
+    rig: place.rig,
+    link: place.link,
+    session,
+    chunk: Number(chunkText),
+    hostNs,
+    eos: h.has(Headers.Eos),
+    recordCount: Number(recordsText),
+  };
+  const total = h.get(SESSION_RECORDS_HEADER);
+  if (meta.eos && DECIMAL.test(total)) meta.sessionRecordCount = Number(total);
+  return meta;
+}
+
+const RECORDS_KEY = encoder.encode('"records":[');
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+
+/**
+ * The records of a payload written by `publishRecordBatch`, as the bytes between the
+ * brackets of its `records` array (empty when it has none), cut out without parsing: the
+ * envelope comes first and holds no `"records":[` (its strings are names, ids and digits,
+ * and a quote inside a JSON string is always escaped), and the array closes the payload.
+ * `undefined` when the payload is not laid out that way; the caller then parses it.
+ */
+export function recordsJsonOf(payload: Uint8Array): Uint8Array | undefined {
+  const n = payload.length;
+  if (n < 2 || payload[n - 1] !== CLOSE_BRACE || payload[n - 2] !== CLOSE_BRACKET) return undefined;
+  const bytes = Buffer.from(payload.buffer, payload.byteOffset, n);
+  const key = bytes.indexOf(RECORDS_KEY);
+  if (key < 0) return undefined;
+  const from = key + RECORDS_KEY.length;
+  return from <= n - 2 ? payload.subarray(from, n - 2) : undefined;
 }

@@ -14,6 +14,8 @@ import {
   publishRawChunk,
   publishRecordBatch,
   readRawChunkMeta,
+  readRecordBatchMeta,
+  recordsJsonOf,
   removeTopology,
 } from '../src/index.js';
 
@@ -194,6 +196,37 @@ describe('record batches and checkpoints', () => {
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
     expect(parts.map((p) => p.eos)).toEqual([...parts.slice(1).map(() => false), true]);
+  });
+
+  it('carry their envelope in headers, and their records can be cut out without parsing', async () => {
+    const tricky = {
+      ...record(0, 'text with "records":[ inside'),
+      fields: { records: [1, 2], note: '"records":[' },
+    };
+    const batch: RecordBatch = {
+      protocol: 'qs',
+      rig: 'rig1',
+      link: 'uart0',
+      session: 'sE',
+      chunk: 7,
+      hostNs: '1795000000000000042',
+      eos: true,
+      sessionRecordCount: 12,
+      records: [tricky, record(1, 'second')],
+    };
+    const [ack] = await publishRecordBatch(bus, batch);
+    const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
+    const meta = readRecordBatchMeta(bus.names, msg!.subject, msg!.header);
+    const { records: _records, ...envelope } = batch;
+    expect(meta).toEqual({ ...envelope, recordCount: 2 });
+    const cut = recordsJsonOf(msg!.data);
+    expect(JSON.parse(`[${Buffer.from(cut!).toString()}]`)).toEqual(batch.records);
+    // An empty batch cuts to nothing; a payload of another layout is not cut.
+    const [emptyAck] = await publishRecordBatch(bus, { ...batch, chunk: 8, records: [] });
+    const empty = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: emptyAck.seq });
+    expect(recordsJsonOf(empty!.data)?.length).toBe(0);
+    expect(recordsJsonOf(new TextEncoder().encode('{"records":[],"eos":true}'))).toBeUndefined();
+    expect(readRecordBatchMeta(bus.names, msg!.subject, undefined)).toBeUndefined();
   });
 
   it('keep a decoder checkpoint per link', async () => {

@@ -41,6 +41,11 @@ export {
 } from './text-index.js';
 export { type DictionaryEntry, upsertDictionaryEntries } from './writes/dictionaries.js';
 export { hostTimeOf, insertRecords } from './writes/insert-records.js';
+export {
+  type InsertRecordsJsonResult,
+  insertRecordsJson,
+  type SessionBatchSummary,
+} from './writes/insert-records-json.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export {
   addSessionCounts,

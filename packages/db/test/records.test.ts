@@ -6,6 +6,7 @@ import {
   type Database,
   ensurePartitions,
   insertRecords,
+  insertRecordsJson,
   listPartitions,
   migrateToLatest,
 } from '../src/index.js';
@@ -102,6 +103,119 @@ describe('insertRecords', () => {
     const batch = Array.from({ length: 10_000 }, (_, i) => qsRecord(i, (base + BigInt(i) * 1000n).toString(), 'big'));
     expect(await insertRecords(db, batch)).toBe(10_000);
     expect(await insertRecords(db, batch)).toBe(0);
+  });
+});
+
+describe('insertRecordsJson', () => {
+  const json = (records: unknown[]) => Buffer.from(JSON.stringify(records));
+
+  it('stores what insertRecords stores, from the JSON as it is, and counts only new records', async () => {
+    const hostNs = '1764000000123456789';
+    const qs = qsRecord(5, hostNs, 'js');
+    const stp = stpRecord(6, hostNs, 'js');
+    const first = await insertRecordsJson(db, json([qs, stp]));
+    expect(first.inserted).toBe(2);
+    expect(first.sessions).toEqual([
+      {
+        session: 'js',
+        counts: {
+          records: 2,
+          errors: 1,
+          gaps: 1,
+          lostBytes: 0,
+          lastChunk: 6,
+          firstHostTime: new Date('2025-11-24T16:00:00.123Z'),
+          lastHostTime: new Date('2025-11-24T16:00:00.123Z'),
+        },
+        targetInfo: null,
+      },
+    ]);
+    // The same rows as the parameter-per-column insert.
+    await insertRecords(db, [
+      { ...qs, session: 'js-ref' },
+      { ...stp, session: 'js-ref' },
+    ]);
+    const columns = [
+      'seq',
+      'host_time',
+      'host_ns',
+      'target_ts',
+      'kind',
+      'type',
+      'name',
+      'qs_obj',
+      'qs_sig',
+      'qs_prio',
+      'stp_master',
+      'stp_channel',
+      'fields',
+      'text',
+      'raw',
+      'chunk',
+      'rig',
+      'link',
+      'protocol',
+    ] as const;
+    const rowsOf = (session: string) =>
+      db.selectFrom('records').select(columns).where('session', '=', session).orderBy('seq').execute();
+    expect(await rowsOf('js')).toEqual(await rowsOf('js-ref'));
+
+    // Re-delivered with new records: only the new ones count.
+    const lost = {
+      ...stpRecord(7, hostNs, 'js'),
+      kind: 'error' as const,
+      name: 'LINK_LOST',
+      fields: { lostBytes: 40 },
+    };
+    const again = await insertRecordsJson(db, json([qs, stp, lost]));
+    expect(again.inserted).toBe(1);
+    expect(again.sessions[0].counts).toMatchObject({ records: 1, errors: 1, gaps: 0, lostBytes: 40, lastChunk: 7 });
+  });
+
+  it('turns dictionary records into entries and reports target info, per session', async () => {
+    const hostNs = nowNs();
+    const dict = (seq: number, session: string, fields: Record<string, unknown>) => ({
+      ...qsRecord(seq, hostNs, session),
+      kind: 'dict',
+      name: 'QS_SIG_DICT',
+      fields,
+    });
+    const info = (seq: number, session: string, fields: Record<string, unknown>) => ({
+      ...qsRecord(seq, hostNs, session),
+      kind: 'info',
+      name: 'QS_TARGET_INFO',
+      fields,
+    });
+    const result = await insertRecordsJson(
+      db,
+      json([
+        info(0, 'dict-b', { objPtrSize: 4 }),
+        info(1, 'dict-b', { objPtrSize: 8 }),
+        dict(2, 'dict-b', { sig: 4, obj: '0x20', name: 'OLD' }),
+        dict(3, 'dict-b', { sig: 4, obj: '0x20', name: 'EAT_SIG' }),
+        dict(0, 'dict-a', { obj: '0x10', name: 'l_table', extra: null }),
+      ]),
+    );
+    expect(result.sessions.map((s) => [s.session, s.counts.records, s.targetInfo])).toEqual([
+      ['dict-a', 1, null],
+      ['dict-b', 4, { objPtrSize: 8 }],
+    ]);
+    const entries = await db
+      .selectFrom('dictionaries')
+      .select(['session', 'kind', 'key', 'name'])
+      .where('session', 'in', ['dict-a', 'dict-b'])
+      .orderBy('session')
+      .execute();
+    expect(entries).toEqual([
+      { session: 'dict-a', kind: 'QS_SIG_DICT', key: 'obj=0x10,extra=null', name: 'l_table' },
+      { session: 'dict-b', kind: 'QS_SIG_DICT', key: 'sig=4,obj=0x20', name: 'EAT_SIG' },
+    ]);
+  });
+
+  it('refuses bad JSON and records without required fields as data', async () => {
+    await expect(insertRecordsJson(db, Buffer.from('[{"seq":'))).rejects.toMatchObject({ code: '22P02' });
+    const { fields: _fields, ...noFields } = qsRecord(0, nowNs(), 'bad');
+    await expect(insertRecordsJson(db, json([noFields]))).rejects.toMatchObject({ code: '23502' });
   });
 });
 
