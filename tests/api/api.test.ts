@@ -203,7 +203,15 @@ describe('fleet and sessions', () => {
     expectProblem(await get('/api/v1/sessions/missing'), 404, /no session missing/);
     const dict = (await get('/api/v1/sessions/s-dpp/dictionaries')).json();
     const objects = dpp.records.filter((r) => r.name === 'QS_OBJ_DICT');
-    expect(dict.entries.filter((e: { kind: string }) => e.kind === 'obj')).toHaveLength(objects.length);
+    const objectEntries = dict.entries.filter((e: { kind: string }) => e.kind === 'QS_OBJ_DICT');
+    expect(objectEntries).toHaveLength(new Set(objects.map((r) => r.fields.obj)).size);
+    // An object named again takes its latest name.
+    const latest = objects.filter((r) => r.fields.obj === objects[0].fields.obj).at(-1)!;
+    expect(objectEntries).toContainEqual({
+      kind: 'QS_OBJ_DICT',
+      key: `obj=${latest.fields.obj}`,
+      name: latest.fields.name,
+    });
   });
 
   it('pages through sessions newest first', async () => {

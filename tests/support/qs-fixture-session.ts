@@ -4,10 +4,9 @@ import { type DecodedRecord, type TraceRecord, toTraceRecord } from '@tracehub/c
 import {
   addSessionCounts,
   type Database,
-  insertRecords,
+  insertRecordsJson,
   markSessionEnded,
   setSessionRecordTotal,
-  upsertDictionaryEntries,
   upsertLink,
   upsertSession,
 } from '@tracehub/db';
@@ -25,8 +24,8 @@ export interface StoredFixture {
 
 /**
  * Decodes a QS fixture capture as the pipeline would (chunks of `chunkBytes`, each chunk one
- * host time `stepNs` after the previous) and stores it: rig, link, session with its counts,
- * records. Real data, from the reference captures.
+ * host time `stepNs` after the previous) and stores it as storage does: rig, link, session
+ * with its counts, records, dictionary entries. Real data, from the reference captures.
  */
 export async function storeQsFixture(
   db: Kysely<Database>,
@@ -67,25 +66,10 @@ export async function storeQsFixture(
     startedAt,
     targetInfo: info ? (info.fields as Record<string, unknown>) : null,
   });
-  for (let i = 0; i < records.length; i += 1000) await insertRecords(db, records.slice(i, i + 1000));
-  await addSessionCounts(db, place.session, {
-    records: records.length,
-    errors: records.filter((r) => r.kind === 'error').length,
-    gaps: records.filter((r) => r.name === 'SEQ_GAP').length,
-    lastChunk: chunk,
-    firstHostTime: new Date(Number(BigInt(records[0].hostNs) / 1_000_000n)),
-    lastHostTime: new Date(Number(BigInt(records[records.length - 1].hostNs) / 1_000_000n)),
-  });
-  const objects = records.filter((r) => r.name === 'QS_OBJ_DICT');
-  await upsertDictionaryEntries(
-    db,
-    objects.map((r) => ({
-      session: place.session,
-      kind: 'obj',
-      key: String(r.fields.obj),
-      name: String(r.fields.name),
-    })),
-  );
+  for (let i = 0; i < records.length; i += 1000) {
+    const { sessions } = await insertRecordsJson(db, Buffer.from(JSON.stringify(records.slice(i, i + 1000))));
+    for (const { session, counts } of sessions) await addSessionCounts(db, session, counts);
+  }
   await markSessionEnded(db, place.session, new Date(Number(hostNs / 1_000_000n)), chunk);
   await setSessionRecordTotal(db, place.session, records.length);
   return { session: place.session, rig: place.rig, link: place.link, linkId, records };

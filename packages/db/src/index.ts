@@ -39,7 +39,6 @@ export {
   TEXT_INDEX_MODES,
   type TextIndexMode,
 } from './text-index.js';
-export { type DictionaryEntry, upsertDictionaryEntries } from './writes/dictionaries.js';
 export { hostTimeOf, insertRecords } from './writes/insert-records.js';
 export {
   type InsertRecordsJsonResult,
@@ -50,7 +49,6 @@ export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes
 export {
   addSessionCounts,
   markSessionEnded,
-  recountSession,
   type SessionCounts,
   type SessionInput,
   setSessionRecordTotal,

@@ -6,13 +6,14 @@ import {
   createDb,
   type Database,
   getLinkSettings,
+  insertRecordsJson,
   markSessionEnded,
   migrateToLatest,
-  upsertDictionaryEntries,
   upsertLink,
   upsertRig,
   upsertSession,
 } from '../src/index.js';
+import { qsRecord } from './records-fixture.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -90,17 +91,25 @@ describe('sessions', () => {
 });
 
 describe('dictionaries', () => {
-  it('keep the newest name of each entry', async () => {
-    await upsertDictionaryEntries(db, [
-      { session: 'sess-1', kind: 'obj', key: '0x20000100', name: 'l_old' },
-      { session: 'sess-1', kind: 'sig', key: '4', name: 'TIMEOUT_SIG' },
-      { session: 'sess-1', kind: 'obj', key: '0x20000100', name: 'l_blinky' },
+  it('keep the newest name of each entry, across batches', async () => {
+    const hostNs = (BigInt(Date.now()) * 1_000_000n).toString();
+    const dict = (seq: number, name: string, fields: Record<string, unknown>) => ({
+      ...qsRecord(seq, hostNs, 'sess-1'),
+      kind: 'dict',
+      name,
+      fields,
+    });
+    const batch = (records: unknown[]) => insertRecordsJson(db, Buffer.from(JSON.stringify(records)));
+    await batch([
+      dict(0, 'QS_OBJ_DICT', { obj: '0x20000100', name: 'l_old' }),
+      dict(1, 'QS_SIG_DICT', { sig: 4, obj: '0x0', name: 'TIMEOUT_SIG' }),
+      dict(2, 'QS_OBJ_DICT', { obj: '0x20000100', name: 'l_blinky' }),
     ]);
-    await upsertDictionaryEntries(db, [{ session: 'sess-1', kind: 'sig', key: '4', name: 'TICK_SIG' }]);
+    await batch([dict(3, 'QS_SIG_DICT', { sig: 4, obj: '0x0', name: 'TICK_SIG' })]);
     const rows = await db.selectFrom('dictionaries').selectAll().orderBy('kind').execute();
     expect(rows).toEqual([
-      { session: 'sess-1', kind: 'obj', key: '0x20000100', name: 'l_blinky' },
-      { session: 'sess-1', kind: 'sig', key: '4', name: 'TICK_SIG' },
+      { session: 'sess-1', kind: 'QS_OBJ_DICT', key: 'obj=0x20000100', name: 'l_blinky' },
+      { session: 'sess-1', kind: 'QS_SIG_DICT', key: 'sig=4,obj=0x0', name: 'TICK_SIG' },
     ]);
   });
 });

@@ -82,37 +82,3 @@ export async function addSessionCounts(db: Kysely<Database>, sessionId: string, 
 export async function setSessionRecordTotal(db: Kysely<Database>, sessionId: string, total: number): Promise<void> {
   await db.updateTable('sessions').set({ record_total: total }).where('id', '=', sessionId).execute();
 }
-
-/**
- * Sets a session's counts from its stored records: used when a batch was partly stored before,
- * where adding the batch's counts would count some records twice.
- */
-export async function recountSession(db: Kysely<Database>, sessionId: string): Promise<void> {
-  const counts = await db
-    .selectFrom('records')
-    .where('session', '=', sessionId)
-    .select((eb) => [
-      eb.fn.countAll<string>().as('records'),
-      eb.fn.count<string>(eb.case().when('kind', '=', 'error').then(1).end()).as('errors'),
-      eb.fn.count<string>(eb.case().when('name', '=', 'SEQ_GAP').then(1).end()).as('gaps'),
-      sql<string>`coalesce(sum(case when kind = 'error' and jsonb_typeof(fields->'lostBytes') = 'number'
-                  then (fields->>'lostBytes')::bigint else 0 end), 0)`.as('lost'),
-      eb.fn.max('chunk').as('last_chunk'),
-      eb.fn.min('host_time').as('first'),
-      eb.fn.max('host_time').as('last'),
-    ])
-    .executeTakeFirstOrThrow();
-  await db
-    .updateTable('sessions')
-    .set({
-      record_count: BigInt(counts.records),
-      error_count: BigInt(counts.errors),
-      gap_count: BigInt(counts.gaps),
-      lost_bytes: BigInt(counts.lost),
-      last_chunk: sql`greatest(last_chunk, ${counts.last_chunk ?? -1})`,
-      first_host_time: counts.first,
-      last_host_time: counts.last,
-    })
-    .where('id', '=', sessionId)
-    .execute();
-}
