@@ -276,7 +276,11 @@ describe('the pipeline while Postgres is away', () => {
       await new Promise((r) => setTimeout(r, 10_000));
       await proxy.open();
       const session = (await replay).trim();
-      const stored = await storedSession(db, session, 90_000);
+      const stored = await storedSession(db, session, 90_000).catch((err: Error) => {
+        // What storage said while it failed to catch up is the first thing to read.
+        const output = procs.map((p, i) => `${['decoder-qs', 'storage'][i]}:\n${p.stdout.slice(-30).join('\n')}`);
+        throw new Error(`${err.message}\n${output.join('\n')}`);
+      });
       const expected = await offlineDecode(file, 'qs');
       expect(stored.length).toBe(expected.length);
       expect(stored.map(decoded)).toEqual(expected.map(decoded));
