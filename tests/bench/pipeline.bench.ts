@@ -38,7 +38,10 @@ interface Service {
 function start(app: string, env: Record<string, string>): Service {
   const script = join(repo, `apps/${app}/dist/main.js`);
   if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
-  const nodeArgs = profiled.has(app) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // Started as `npm start` starts it: with the node flags its package.json asks for.
+  const flags: string[] =
+    JSON.parse(readFileSync(join(repo, `apps/${app}/package.json`), 'utf8')).tracehub?.nodeFlags ?? [];
+  const nodeArgs = [...flags, ...(profiled.has(app) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: repo,
     env: { PATH: process.env.PATH, ...env },
