@@ -248,6 +248,63 @@ describe('several links at once', () => {
   }, 120_000);
 });
 
+describe('the pipeline when storage dies', () => {
+  it('loses and doubles nothing, in records or session counts, when storage is killed (SIGKILL) mid-stream', async () => {
+    const prefix = uniquePrefix('plst');
+    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: fresh.url, prefix };
+    // Small batches, so a kill lands between and inside transactions; a short ack wait, so
+    // what the dead storage held comes back to the next one in seconds.
+    const storageSettings = { STORAGE_BATCH_RECORDS: '500', STORAGE_ACK_WAIT_MS: '2000' };
+    const procs = [await startService('decoder-qs', local), await startService('storage', local, storageSettings)];
+    try {
+      const file = longCapture('dpp_qv.qs', 40);
+      const replay = cli(
+        [
+          'replay',
+          '--rig',
+          'rigS',
+          '--link',
+          'storekill',
+          '--protocol',
+          'qs',
+          '--pace',
+          'original',
+          '--bps',
+          '1000000',
+          file,
+        ],
+        { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix },
+      );
+      let storedBeforeKill = 0;
+      for (let i = 0; i < 300 && storedBeforeKill < 3000; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const row = await db
+          .selectFrom('records')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('link', '=', 'storekill')
+          .executeTakeFirstOrThrow();
+        storedBeforeKill = Number(row.n);
+      }
+      expect(storedBeforeKill).toBeGreaterThanOrEqual(3000);
+      procs[1].child.kill('SIGKILL');
+      await procs[1].exited;
+      procs.push(await startService('storage', local, storageSettings));
+      const session = (await replay).trim();
+      const stored = await storedSession(db, session, 90_000);
+      const expected = await offlineDecode(file, 'qs');
+      expect(stored.length).toBe(expected.length);
+      expect(stored.map(decoded)).toEqual(expected.map(decoded));
+      const counts = await db.selectFrom('sessions').selectAll().where('id', '=', session).executeTakeFirstOrThrow();
+      expect(Number(counts.record_count)).toBe(expected.length);
+      expect(Number(counts.error_count)).toBe(expected.filter((r) => r.kind === 'error').length);
+      expect(Number(counts.record_total)).toBe(expected.length);
+    } finally {
+      await stopAll(procs);
+      await removeBusPrefix(env.natsUrl, prefix);
+    }
+  }, 180_000);
+});
+
 describe('the pipeline while Postgres is away', () => {
   it('stores exactly the decoded records after a 10 s outage mid-stream', async () => {
     // Storage reaches Postgres through a proxy that the test cuts for 10 s.

@@ -30,6 +30,13 @@ export const StorageConfigSchema = Type.Object({
     default: 2,
     description: 'transactions written at once, 1..32',
   }),
+  STORAGE_ACK_WAIT_MS: Type.Integer({
+    minimum: 1000,
+    maximum: 3_600_000,
+    default: 30_000,
+    description:
+      'how long a delivered record message may stay unacknowledged before JetStream delivers it again (to any storage), ms',
+  }),
   TRACEHUB_TEXT_INDEX: Type.Union(
     TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
     {

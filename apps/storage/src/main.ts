@@ -45,6 +45,7 @@ await runService({
       batchRecords: config.STORAGE_BATCH_RECORDS,
       batchMs: config.STORAGE_BATCH_MS,
       maxInFlight: config.STORAGE_MAX_IN_FLIGHT,
+      ackWaitMs: config.STORAGE_ACK_WAIT_MS,
       writers: config.STORAGE_WRITERS,
       log: logger,
       onBatch: (b) => {

@@ -28,6 +28,12 @@ export interface RecordStoreOptions {
   batchMs?: number;
   /** Messages delivered but not yet acknowledged, at most (bounds memory while Postgres is away). */
   maxInFlight?: number;
+  /**
+   * How long a delivered message may stay unacknowledged before JetStream delivers it again,
+   * ms (default 30 000): how soon another storage takes over what a dead one held. Retries
+   * keep their messages with `working()`, so a long outage does not trigger re-deliveries.
+   */
+  ackWaitMs?: number;
   /** Transactions written at the same time (Postgres uses a core for each). */
   writers?: number;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
@@ -70,13 +76,20 @@ export class RecordStore {
 
   async start(): Promise<void> {
     const { bus } = this.options;
-    await bus.jsm.consumers.add(bus.names.recStream, {
+    const config = {
       durable_name: bus.names.storageConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: ns(30_000),
+      ack_wait: ns(this.options.ackWaitMs ?? 30_000),
       max_ack_pending: this.options.maxInFlight ?? 256,
       max_deliver: -1,
+    };
+    // Every storage copy shares the durable consumer; one started with other settings updates it.
+    await bus.jsm.consumers.add(bus.names.recStream, config).catch(async (err: unknown) => {
+      const existing = await bus.jsm.consumers.info(bus.names.recStream, config.durable_name).catch(() => undefined);
+      if (!existing) throw err;
+      const { ack_wait, max_ack_pending } = config;
+      await bus.jsm.consumers.update(bus.names.recStream, config.durable_name, { ack_wait, max_ack_pending });
     });
     const consumer = await bus.js.consumers.get(bus.names.recStream, bus.names.storageConsumer);
     this.messages = await consumer.consume({ max_messages: 64 });
