@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -204,5 +204,46 @@ describe('live tail', () => {
     expect(bad.json().detail).toMatch(/kind/);
     const anonymous = await app.inject({ method: 'GET', url: '/api/v1/live/sse' });
     expect(anonymous.statusCode).toBe(401);
+  });
+
+  it("counts each link's records for the fleet page from message headers, receiving no records while nobody watches", async () => {
+    await ensureTopology(bus);
+    await waitForClients(0);
+    const parsedBefore = app.liveHub.batches;
+    let chunk = 0;
+    const publish = (records: number, errors: number) => {
+      const batch: RecordBatch = {
+        protocol: 'qs',
+        rig: 'rig6',
+        link: 'uart1',
+        session: 'rates-1',
+        chunk,
+        hostNs: '1764000000000000000',
+        eos: false,
+        records: Array.from({ length: records }, (_, i) => ({
+          ...record(chunk * 1000 + i),
+          rig: 'rig6',
+          link: 'uart1',
+          session: 'rates-1',
+          chunk,
+          kind: i < errors ? ('error' as const) : ('record' as const),
+        })),
+      };
+      chunk++;
+      return publishRecordBatch(bus, batch);
+    };
+    const rate = () => app.liveHub.linkRates().find((r) => r.rig === 'rig6' && r.link === 'uart1');
+    // The api reads the stream from the moment its consumer exists: publish until it counts.
+    await waitUntil(async () => {
+      await publish(1, 0);
+      return rate() !== undefined;
+    }, 15_000);
+    const base = rate()!;
+    await publish(40, 3);
+    await publish(60, 2);
+    await waitUntil(async () => Math.round((rate()!.recordsPerSecond - base.recordsPerSecond) * 10) === 100);
+    expect(rate()!.recentErrors - base.recentErrors).toBe(5);
+    expect(app.liveHub.batches).toBe(parsedBefore);
+    await removeTopology(bus);
   });
 });

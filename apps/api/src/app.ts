@@ -63,7 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requests.inc({ route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
   });
 
-  const hub = new LiveHub(bus, settings.liveQueueRecords);
+  const hub = new LiveHub(bus, settings.liveQueueRecords, app.log);
   hub.start();
   metrics.gauge({
     name: 'api_live_clients',

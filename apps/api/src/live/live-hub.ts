@@ -1,3 +1,4 @@
+import { type ConsumerMessages, DeliverPolicy } from '@nats-io/jetstream';
 import type { Subscription } from '@nats-io/transport-node';
 import { type Bus, ERRORS_HEADER, parseRecordBatch, RECORDS_HEADER } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
@@ -119,73 +120,127 @@ interface RateWindow {
 const RATE_SECONDS = 10;
 
 /**
- * The api's one core-NATS subscription to `rec.>`: every batch is counted for the fleet
- * page's live record rates (from its headers), and, while live clients are connected, parsed
- * once and offered to each of them. With nobody watching, the api parses nothing.
+ * The api's view of the live records. Record rates per link (the fleet page) come from the
+ * headers of every record message, read through a headers-only JetStream consumer: the api
+ * never receives the records themselves just to count them. The records come through a
+ * core-NATS subscription to `rec.>`, open only while at least one live client is connected;
+ * each batch is then parsed once and offered to every client.
  */
 export class LiveHub {
   private readonly clients = new Set<LiveClient>();
   private readonly rates = new Map<string, RateWindow>();
   private subscription: Subscription | undefined;
+  /** True once the server has confirmed the subscription: records published from now on arrive. */
+  private subscribed = false;
+  private rateMessages: ConsumerMessages | undefined;
+  private rateLoop: Promise<void> | undefined;
+  private stopped = false;
+  /** Record batches parsed for live clients. */
   batches = 0;
 
   constructor(
     private readonly bus: Bus,
     private readonly queueLimit: number,
+    private readonly log: { warn(o: object, m: string): void } = { warn() {} },
   ) {}
 
   start(): void {
-    this.subscription = this.bus.nc.subscribe(this.bus.names.recFilter(), {
-      callback: (err, msg) => {
-        if (err) return;
-        const where = this.bus.names.parseSubject(msg.subject);
-        if (!where) return;
-        const records = Number(msg.headers?.get(RECORDS_HEADER));
-        const errors = Number(msg.headers?.get(ERRORS_HEADER));
-        let batch: RecordBatch | undefined;
-        if (this.clients.size > 0 || !Number.isFinite(records) || !Number.isFinite(errors)) {
-          try {
-            batch = parseRecordBatch(msg.data);
-          } catch {
-            return; // not ours to judge: the decoders own the subject's contents
-          }
-          if (!Array.isArray(batch.records)) return;
-        }
-        this.batches++;
-        this.count(
-          where,
-          batch ? batch.records.length : records,
-          batch ? batch.records.filter((r) => r.kind === 'error').length : errors,
-        );
-        if (batch) for (const client of this.clients) client.offer(batch.records);
-      },
-    });
+    this.rateLoop = this.countRates();
   }
 
-  /** Resolves once the server has seen the subscription (tests publish right after). */
+  /** Reads the headers of every record message for the rates; retries while the stream is missing. */
+  private async countRates(): Promise<void> {
+    const { bus } = this;
+    let failures = 0;
+    while (!this.stopped) {
+      try {
+        const consumer = await bus.js.consumers.get(bus.names.recStream, {
+          // One subject as a string: a list needs nats-server 2.10.
+          filter_subjects: bus.names.recFilter(),
+          headers_only: true,
+          deliver_policy: DeliverPolicy.New,
+        });
+        this.rateMessages = await consumer.consume();
+        if (this.stopped) await this.rateMessages.close();
+        for await (const msg of this.rateMessages) {
+          failures = 0;
+          const where = bus.names.parseSubject(msg.subject);
+          if (!where) continue;
+          // A message without counts (another publisher) still says the link is alive.
+          const records = Number(msg.headers?.get(RECORDS_HEADER)) || 0;
+          const errors = Number(msg.headers?.get(ERRORS_HEADER)) || 0;
+          this.count(where, records, errors);
+        }
+      } catch (err) {
+        // The stream may not exist yet (a fresh installation): say so once, and look again.
+        if (failures++ === 0) this.log.warn({ err: String(err) }, 'live record rates unavailable; retrying');
+      }
+      if (!this.stopped) await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  /** Resolves once the server has seen the records subscription (tests publish right after). */
   async flush(): Promise<void> {
     await this.bus.nc.flush();
   }
 
-  stop(): void {
-    this.subscription?.unsubscribe();
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.rateMessages?.close().catch(() => {});
+    await this.rateLoop;
+    this.closeSubscription();
     for (const c of this.clients) c.close(true);
     this.clients.clear();
+  }
+
+  private openSubscription(): void {
+    if (this.subscription) return;
+    const subscription = this.bus.nc.subscribe(this.bus.names.recFilter(), {
+      callback: (err, msg) => {
+        if (err) return;
+        let batch: RecordBatch;
+        try {
+          batch = parseRecordBatch(msg.data);
+        } catch {
+          return; // not ours to judge: the decoders own the subject's contents
+        }
+        if (!Array.isArray(batch.records)) return;
+        this.batches++;
+        for (const client of this.clients) client.offer(batch.records);
+      },
+    });
+    this.subscription = subscription;
+    this.subscribed = false;
+    this.bus.nc
+      .flush()
+      .then(() => {
+        if (this.subscription === subscription) this.subscribed = true;
+      })
+      .catch(() => {});
+  }
+
+  private closeSubscription(): void {
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.subscribed = false;
   }
 
   connect(filter: RecordFilter, sink: LiveSink): LiveClient {
     const client = new LiveClient(filter, sink, this.queueLimit);
     this.clients.add(client);
+    this.openSubscription();
     return client;
   }
 
   disconnect(client: LiveClient): void {
     client.close();
     this.clients.delete(client);
+    if (this.clients.size === 0) this.closeSubscription();
   }
 
+  /** Live clients connected, counted once the server has their records subscription. */
   get clientCount(): number {
-    return this.clients.size;
+    return this.subscribed ? this.clients.size : 0;
   }
 
   /** Live record rate (records/s over the last 10 s) and last-seen time of every link heard. */
