@@ -5,7 +5,7 @@ import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } fr
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
 import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
-import { decodeUserElements, type QsUserElements } from './user-record.js';
+import { QsUserElementsDecoder } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
@@ -35,6 +35,7 @@ export class QsRecordDecoder {
   /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
   hostSeqReset = false;
   private readonly r = new PayloadReader();
+  private readonly userElements = new QsUserElementsDecoder();
 
   constructor(options: Required<QsDecoderOptions>) {
     this.config = configFromOptions(options);
@@ -80,15 +81,15 @@ export class QsRecordDecoder {
     }
     const head = ts10(t) + this.userNameSpaced;
     const timeErrors = r.errors;
-    const elements: QsUserElements = { types: [], values: [] };
-    const body = decodeUserElements(r, head, this.config, this.dicts, elements);
+    const u = this.userElements;
+    const body = u.decode(r, head, this.config, this.dicts);
     return {
       kind: 'record',
       type: id,
       name,
       targetTs: this.bigTs(t),
-      fields: elements as unknown as Fields,
-      text: timeErrors + body,
+      fields: u.elements() as unknown as Fields,
+      text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
   }
