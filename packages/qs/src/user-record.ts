@@ -1,7 +1,7 @@
 import type { QsTargetConfig } from './config.js';
 import type { QsDictionaries } from './dictionaries.js';
 import { renderUnknownKey } from './dictionaries.js';
-import { dec, formatExpOfBits, HEX2, hexPad, spaced, spacePad } from './format.js';
+import { HEX2, hexPad, spacedDec, spacedExpOfBits, spacePad } from './format.js';
 import type { PayloadReader } from './reader.js';
 
 /** Data element type codes of the format byte's low nibble (spec 8.1). */
@@ -81,6 +81,9 @@ export class QsUserElementsDecoder {
   private readonly types: string[] = [];
   private readonly values: unknown[] = [];
   private count = 0;
+  /** The last string element, and the same with its separating space. */
+  private lastStr = '';
+  private lastStrSpaced = ' ';
 
   /**
    * `head` is the line so far (timestamp and record name). Returns the text (possibly several
@@ -110,7 +113,7 @@ export class QsUserElementsDecoder {
         case QsUserType.I8_ENUM:
           if ((width & 0x8) === 0) {
             const v = r.i(1);
-            sp = spaced(dec(v), width);
+            sp = spacedDec(v, width);
             value = v;
           } else {
             const v = r.u(1);
@@ -126,14 +129,14 @@ export class QsUserElementsDecoder {
           const size = INT_SIZE[type];
           const v = r.u(size);
           if (width === HEX_FMT) s = `0x${hexPad(v, size * 2)}`;
-          else sp = spaced(dec(v), width);
+          else sp = spacedDec(v, width);
           value = v;
           break;
         }
         case QsUserType.I16:
         case QsUserType.I32: {
           const v = r.i(INT_SIZE[type]);
-          sp = spaced(dec(v), width);
+          sp = spacedDec(v, width);
           value = v;
           break;
         }
@@ -141,7 +144,7 @@ export class QsUserElementsDecoder {
           const bits = r.u(4);
           f32u[0] = bits;
           const v = f32[0];
-          s = formatExpOfBits(v, bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]);
+          sp = spacedExpOfBits(v, bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]);
           value = v;
           break;
         }
@@ -150,13 +153,19 @@ export class QsUserElementsDecoder {
           f64u[0] = r.lo;
           f64u[1] = r.hi;
           const v = f64[0];
-          s = formatExpOfBits(v, r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]);
+          sp = spacedExpOfBits(v, r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]);
           value = v;
           break;
         }
         case QsUserType.STR:
           s = r.str();
           value = r.lastStr;
+          // Strings from the target are interned, so the same one comes back as the same object.
+          if (s !== this.lastStr) {
+            this.lastStr = s;
+            this.lastStrSpaced = ` ${s}`;
+          }
+          sp = this.lastStrSpaced;
           break;
         case QsUserType.MEM: {
           const start = r.mem(1);
