@@ -18,6 +18,8 @@ const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
+/** 0n .. 4095n: the steps between consecutive timestamps. */
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
 type Fields = Record<string, unknown>;
 type QsAddressing = NonNullable<DecodedRecord['qs']>;
@@ -181,13 +183,18 @@ export class QsRecordDecoder {
   }
 
   private lastTs = -1;
-  private lastTsBig = 0n;
+  private lastTsBig = -1n;
 
-  /** The timestamp as a bigint; consecutive records often share one (bigints are immutable). */
+  /**
+   * The timestamp as a bigint; consecutive records often share one (bigints are immutable).
+   * `BigInt(number)` is a call into the runtime, several times the cost of adding a small
+   * bigint from a table, so a timestamp a little after the last one is made by addition.
+   */
   private bigTs(t: number): bigint {
-    if (t !== this.lastTs) {
+    const d = t - this.lastTs;
+    if (d !== 0) {
+      this.lastTsBig = d > 0 && d < SMALL_BIGINTS.length ? this.lastTsBig + SMALL_BIGINTS[d] : BigInt(t);
       this.lastTs = t;
-      this.lastTsBig = BigInt(t);
     }
     return this.lastTsBig;
   }
