@@ -28,6 +28,40 @@ export function spaced(s: string, width: number): string {
   return n <= SPACES.length ? SPACE_PREFIX[n] + s : ` ${spacePad(s, width)}`;
 }
 
+/**
+ * ` %<width>d` of an integer (a user record's element with its separating space), in one
+ * concatenation below 10^8: counters keep their leading digits for a long time, so the
+ * padded leading part of a larger value comes from a direct-mapped cache, followed by the
+ * last four digits.
+ */
+export function spacedDec(v: number, width: number): string {
+  if (v >= 0 && v < 10000) return spaced(DEC[v], width);
+  if (v < 0 && v > -10000) return spaced(NEG_DEC[-v], width);
+  if (v > -100000000 && v < 100000000 && Math.floor(v) === v) {
+    const hi = v < 0 ? -Math.floor(-v / 10000) : Math.floor(v / 10000);
+    // `spaced(dec(v), width)` is the leading digits right-aligned to width - 4, then the rest.
+    return spacedCached(hi, width - 4) + DEC4[v < 0 ? hi * 10000 - v : v - hi * 10000];
+  }
+  return spaced(dec(v), width);
+}
+
+const SPACED_SLOTS = 1024;
+const spacedValue = new Int32Array(SPACED_SLOTS);
+/** The width of each slot's rendering; -128 marks an empty slot (widths are above -5). */
+const spacedWidth = new Int8Array(SPACED_SLOTS).fill(-128);
+const spacedText: string[] = new Array<string>(SPACED_SLOTS).fill('');
+
+/** `spaced(dec(v), width)` for -10^4 < v < 10^4 and -4 <= width < 16, from the cache. */
+function spacedCached(v: number, width: number): string {
+  const slot = (Math.imul(v, 0x9e3779b1 | 0) ^ width) >>> 22;
+  if (spacedValue[slot] === v && spacedWidth[slot] === width) return spacedText[slot];
+  const s = spaced(dec(v), width);
+  spacedValue[slot] = v;
+  spacedWidth[slot] = width;
+  spacedText[slot] = s;
+  return s;
+}
+
 /** `%<width>s`: right-aligned, space padded. */
 export function spacePad(s: string, width: number): string {
   const n = width - s.length;
@@ -75,12 +109,17 @@ export function dec(v: number): string {
 /** The six leading digits of the last timestamp rendered: timestamps rise slowly, so they repeat. */
 let tsHigh = -1;
 let tsHighText = '';
+/** The last timestamp rendered. */
+let tsLast = -1;
+let tsLastText = '';
 
 /**
  * `%010u`: QSPY's timestamp column. The leading six digits are kept from the previous call
  * when they repeat, so a timestamp usually costs one table lookup and one concatenation.
  */
 export function ts10(t: number): string {
+  // Records often come in bursts with one timestamp.
+  if (t === tsLast) return tsLastText;
   if (t >= 10000000000) return String(t);
   const hi = Math.floor(t / 10000);
   if (hi !== tsHigh) {
@@ -88,7 +127,10 @@ export function ts10(t: number): string {
     tsHigh = hi;
     tsHighText = DEC2[h] + DEC4[hi - h * 10000];
   }
-  return tsHighText + DEC4[t - hi * 10000];
+  const text = tsHighText + DEC4[t - hi * 10000];
+  tsLast = t;
+  tsLastText = text;
+  return text;
 }
 
 /** `%08X` of the low 32 bits. */
@@ -122,10 +164,11 @@ const floatSpec = new Int32Array(FLOAT_SLOTS).fill(-1);
 const floatText: string[] = new Array<string>(FLOAT_SLOTS).fill('');
 
 /**
- * `formatExp` of a float given with its bits as well: `lo`, `hi` are the two 32-bit halves of
- * an F64 (`is64`), or `lo` the bits of an F32 (and `hi` 0).
+ * ` ` + `formatExp` (a user record's element with its separating space) of a float given with
+ * its bits as well: `lo`, `hi` are the two 32-bit halves of an F64 (`is64`), or `lo` the bits
+ * of an F32 (and `hi` 0).
  */
-export function formatExpOfBits(
+export function spacedExpOfBits(
   value: number,
   lo: number,
   hi: number,
@@ -140,7 +183,7 @@ export function formatExpOfBits(
   if (floatSpec[slot] === spec && floatLo[slot] === l && floatHi[slot] === h && width < 256 && precision < 256) {
     return floatText[slot];
   }
-  const s = formatExpUncached(value, width, precision);
+  const s = ` ${formatExpUncached(value, width, precision)}`;
   floatSpec[slot] = spec;
   floatLo[slot] = l;
   floatHi[slot] = h;

@@ -129,7 +129,8 @@ export class PayloadReader {
       return "''";
     }
     const end = this.pos + this.remaining;
-    let hash = 0x811c9dc5;
+    // FNV-1a; the offset basis as an int32, or the loop would run on doubles.
+    let hash = 0x811c9dc5 | 0;
     for (let p = this.pos; p < end; p++) {
       const c = b[p];
       if (c === 0) {

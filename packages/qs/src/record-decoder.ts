@@ -5,7 +5,7 @@ import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } fr
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
 import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, ts10, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
-import { decodeUserElements, type QsUserElements } from './user-record.js';
+import { QsUserElementsDecoder } from './user-record.js';
 
 const RTC = '===RTC===> ';
 const NO_TS = '           ';
@@ -18,6 +18,8 @@ const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
+/** 0n .. 4095n: the steps between consecutive timestamps. */
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
 type Fields = Record<string, unknown>;
 type QsAddressing = NonNullable<DecodedRecord['qs']>;
@@ -35,6 +37,7 @@ export class QsRecordDecoder {
   /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
   hostSeqReset = false;
   private readonly r = new PayloadReader();
+  private readonly userElements = new QsUserElementsDecoder();
 
   constructor(options: Required<QsDecoderOptions>) {
     this.config = configFromOptions(options);
@@ -80,15 +83,15 @@ export class QsRecordDecoder {
     }
     const head = ts10(t) + this.userNameSpaced;
     const timeErrors = r.errors;
-    const elements: QsUserElements = { types: [], values: [] };
-    const body = decodeUserElements(r, head, this.config, this.dicts, elements);
+    const u = this.userElements;
+    const body = u.decode(r, head, this.config, this.dicts);
     return {
       kind: 'record',
       type: id,
       name,
       targetTs: this.bigTs(t),
-      fields: elements as unknown as Fields,
-      text: timeErrors + body,
+      fields: u.elements() as unknown as Fields,
+      text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
   }
@@ -180,13 +183,18 @@ export class QsRecordDecoder {
   }
 
   private lastTs = -1;
-  private lastTsBig = 0n;
+  private lastTsBig = -1n;
 
-  /** The timestamp as a bigint; consecutive records often share one (bigints are immutable). */
+  /**
+   * The timestamp as a bigint; consecutive records often share one (bigints are immutable).
+   * `BigInt(number)` is a call into the runtime, several times the cost of adding a small
+   * bigint from a table, so a timestamp a little after the last one is made by addition.
+   */
   private bigTs(t: number): bigint {
-    if (t !== this.lastTs) {
+    const d = t - this.lastTs;
+    if (d !== 0) {
+      this.lastTsBig = d > 0 && d < SMALL_BIGINTS.length ? this.lastTsBig + SMALL_BIGINTS[d] : BigInt(t);
       this.lastTs = t;
-      this.lastTsBig = BigInt(t);
     }
     return this.lastTsBig;
   }

@@ -1,7 +1,7 @@
 import type { QsTargetConfig } from './config.js';
 import type { QsDictionaries } from './dictionaries.js';
 import { renderUnknownKey } from './dictionaries.js';
-import { dec, formatExpOfBits, HEX2, hexPad, spaced, spacePad } from './format.js';
+import { HEX2, hexPad, spacedDec, spacedExpOfBits, spacePad } from './format.js';
 import type { PayloadReader } from './reader.js';
 
 /** Data element type codes of the format byte's low nibble (spec 8.1). */
@@ -47,161 +47,221 @@ export interface QsUserElements {
   values: unknown[];
 }
 
+/** Type names of the elements, by type code (I8 and ENUM share code 0). */
+const TYPE_NAMES = [
+  'I8',
+  'U8',
+  'I16',
+  'U16',
+  'I32',
+  'U32',
+  'F32',
+  'F64',
+  'STR',
+  'MEM',
+  'SIG',
+  'OBJ',
+  'FUN',
+  'I64',
+  'U64',
+  'U32_HEX',
+];
+/** Bytes of the value of the fixed-size integer types (0: not one of them). */
+const INT_SIZE = [1, 1, 2, 2, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+
 /**
- * Decodes the elements of an application-specific record and renders them like QSPY
+ * Decodes the elements of application-specific records and renders them like QSPY
  * (`QSpyRecord_processUser`): one space, then the value, per element.
- * `head` is the line so far (timestamp and record name). Returns the text (possibly several
- * lines when an element is truncated) and fills `elements`.
+ *
+ * The elements are collected in scratch arrays that live as long as the decoder, and each
+ * record gets arrays of exactly its size at the end: pushing onto fresh empty arrays grows
+ * each of them once per record, which cost more than the rest of an integer element.
  */
-export function decodeUserElements(
-  r: PayloadReader,
-  head: string,
-  config: QsTargetConfig,
-  dicts: QsDictionaries,
-  elements: QsUserElements,
-): string {
-  let line = head;
-  let errorLines = '';
-  while (r.remaining > 0) {
-    const fmt = r.u(1);
-    const width = (fmt >>> 4) & 0x0f;
-    const isHex = width === HEX_FMT;
-    const errBefore = r.errors.length;
-    // The element's text, and in `sp` the same with its separating space where that is built
-    // in one go (then `s` is left empty).
-    let s = '';
-    let sp = '';
-    switch (fmt & 0x0f) {
-      case QsUserType.I8_ENUM:
-        if ((width & 0x8) === 0) {
-          const v = r.i(1);
-          sp = spaced(dec(v), width);
-          elements.types.push('I8');
-          elements.values.push(v);
-        } else {
-          const v = r.u(1);
-          const group = width & 0x7;
-          const name = dicts.enums[group].find(v);
-          s = name ?? renderUnknownKey(v, 1);
-          elements.types.push('ENUM');
-          elements.values.push(name ?? v);
+export class QsUserElementsDecoder {
+  private readonly types: string[] = [];
+  private readonly values: unknown[] = [];
+  private count = 0;
+  /** The last string element, and the same with its separating space. */
+  private lastStr = '';
+  private lastStrSpaced = ' ';
+
+  /**
+   * `head` is the line so far (timestamp and record name). Returns the text (possibly several
+   * lines when an element is truncated); `elements()` gives what was decoded.
+   */
+  decode(r: PayloadReader, head: string, config: QsTargetConfig, dicts: QsDictionaries): string {
+    const types = this.types;
+    const values = this.values;
+    let n = 0;
+    let line = head;
+    let errorLines = '';
+    while (r.remaining > 0) {
+      // The loop condition leaves a byte for the format: read it without a bounds check.
+      const fmt = r.buf[r.pos];
+      r.pos++;
+      r.remaining--;
+      const type = fmt & 0x0f;
+      const width = fmt >>> 4;
+      const errBefore = r.errors.length;
+      // The element's text, and in `sp` the same with its separating space where that is built
+      // in one go (then `s` is left empty).
+      let s = '';
+      let sp = '';
+      let value: unknown;
+      let typeName = TYPE_NAMES[type];
+      switch (type) {
+        case QsUserType.I8_ENUM:
+          if ((width & 0x8) === 0) {
+            const v = r.i(1);
+            sp = spacedDec(v, width);
+            value = v;
+          } else {
+            const v = r.u(1);
+            const name = dicts.enums[width & 0x7].find(v);
+            s = name ?? renderUnknownKey(v, 1);
+            typeName = 'ENUM';
+            value = name ?? v;
+          }
+          break;
+        case QsUserType.U8:
+        case QsUserType.U16:
+        case QsUserType.U32: {
+          const size = INT_SIZE[type];
+          const v = r.u(size);
+          if (width === HEX_FMT) s = `0x${hexPad(v, size * 2)}`;
+          else sp = spacedDec(v, width);
+          value = v;
+          break;
         }
-        break;
-      case QsUserType.U8:
-      case QsUserType.U16:
-      case QsUserType.U32: {
-        const type = fmt & 0x0f;
-        const size = type === QsUserType.U8 ? 1 : type === QsUserType.U16 ? 2 : 4;
-        const v = r.u(size);
-        if (isHex) s = `0x${hexPad(v, size * 2)}`;
-        else sp = spaced(dec(v), width);
-        elements.types.push(size === 1 ? 'U8' : size === 2 ? 'U16' : 'U32');
-        elements.values.push(v);
+        case QsUserType.I16:
+        case QsUserType.I32: {
+          const v = r.i(INT_SIZE[type]);
+          sp = spacedDec(v, width);
+          value = v;
+          break;
+        }
+        case QsUserType.F32: {
+          const bits = r.u(4);
+          f32u[0] = bits;
+          const v = f32[0];
+          sp = spacedExpOfBits(v, bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]);
+          value = v;
+          break;
+        }
+        case QsUserType.F64: {
+          r.u(8);
+          f64u[0] = r.lo;
+          f64u[1] = r.hi;
+          const v = f64[0];
+          sp = spacedExpOfBits(v, r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]);
+          value = v;
+          break;
+        }
+        case QsUserType.STR:
+          s = r.str();
+          value = r.lastStr;
+          // Strings from the target are interned, so the same one comes back as the same object.
+          if (s !== this.lastStr) {
+            this.lastStr = s;
+            this.lastStrSpaced = ` ${s}`;
+          }
+          sp = this.lastStrSpaced;
+          break;
+        case QsUserType.MEM: {
+          const start = r.mem(1);
+          const count = r.count;
+          const b = r.buf;
+          for (let i = 0; i < count; i++) s += ` ${HEX2[b[start + i]]}`;
+          value = b.slice(start, start + count);
+          break;
+        }
+        case QsUserType.SIG: {
+          const sig = r.u(config.sigSize);
+          const obj = r.ptr(config.objPtrSize);
+          const sigName = dicts.sig.get(sig, obj);
+          s = obj !== 0 ? `${sigName},Obj=${dicts.obj.get(obj)}` : sigName;
+          value = {
+            sig: dicts.sig.findName(sig, obj) ?? String(sig),
+            obj: objectName(dicts, obj, config.objPtrSize),
+          };
+          break;
+        }
+        case QsUserType.OBJ: {
+          const obj = r.ptr(config.objPtrSize);
+          s = dicts.obj.get(obj);
+          value = objectName(dicts, obj, config.objPtrSize);
+          break;
+        }
+        case QsUserType.FUN: {
+          const fun = r.ptr(config.funPtrSize);
+          s = dicts.fun.get(fun);
+          value = dicts.fun.find(fun) ?? renderKnownSize(fun, config.funPtrSize);
+          break;
+        }
+        case QsUserType.I64: {
+          const v = r.i64();
+          const vs = v.toString();
+          s = width === 9 ? vs : spacePad(vs, 2 * (width + 1));
+          value = v;
+          break;
+        }
+        case QsUserType.U64: {
+          const v = r.u64();
+          s =
+            width === HEX_FMT
+              ? `0x${spacePad(v.toString(16).toUpperCase(), 16)}`
+              : spacePad(v.toString(), 2 * (width + 1));
+          value = v;
+          break;
+        }
+        default: {
+          // 0xF: the former QS_U32_HEX_T, `0x%0<w>lX`.
+          const v = r.u(4);
+          s = `0x${hexPad(v, width)}`;
+          value = v;
+          break;
+        }
+      }
+      types[n] = typeName;
+      values[n] = value;
+      n++;
+      if (r.errors.length !== errBefore) {
+        // QSPY printed the error into its line buffer, then appended this element at the old position.
+        const err = r.errors.slice(errBefore, -1);
+        errorLines += `${err}\n`;
+        line = overlay(err, line.length + 1, sp !== '' ? sp.slice(1) : s);
         break;
       }
-      case QsUserType.I16:
-      case QsUserType.I32: {
-        const size = (fmt & 0x0f) === QsUserType.I16 ? 2 : 4;
-        const v = r.i(size);
-        sp = spaced(dec(v), width);
-        elements.types.push(size === 2 ? 'I16' : 'I32');
-        elements.values.push(v);
-        break;
-      }
-      case QsUserType.F32: {
-        const bits = r.u(4);
-        f32u[0] = bits;
-        const v = f32[0];
-        s = formatExpOfBits(v, bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]);
-        elements.types.push('F32');
-        elements.values.push(v);
-        break;
-      }
-      case QsUserType.F64: {
-        r.u(8);
-        f64u[0] = r.lo;
-        f64u[1] = r.hi;
-        const v = f64[0];
-        s = formatExpOfBits(v, r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]);
-        elements.types.push('F64');
-        elements.values.push(v);
-        break;
-      }
-      case QsUserType.STR:
-        s = r.str();
-        elements.types.push('STR');
-        elements.values.push(r.lastStr);
-        break;
-      case QsUserType.MEM: {
-        const start = r.mem(1);
-        const count = r.count;
-        s = '';
-        const b = r.buf;
-        for (let i = 0; i < count; i++) s += ` ${HEX2[b[start + i]]}`;
-        elements.types.push('MEM');
-        elements.values.push(b.slice(start, start + count));
-        break;
-      }
-      case QsUserType.SIG: {
-        const sig = r.u(config.sigSize);
-        const obj = r.ptr(config.objPtrSize);
-        const sigName = dicts.sig.get(sig, obj);
-        s = obj !== 0 ? `${sigName},Obj=${dicts.obj.get(obj)}` : sigName;
-        elements.types.push('SIG');
-        elements.values.push({
-          sig: dicts.sig.findName(sig, obj) ?? String(sig),
-          obj: objectName(dicts, obj, config.objPtrSize),
-        });
-        break;
-      }
-      case QsUserType.OBJ: {
-        const obj = r.ptr(config.objPtrSize);
-        s = dicts.obj.get(obj);
-        elements.types.push('OBJ');
-        elements.values.push(objectName(dicts, obj, config.objPtrSize));
-        break;
-      }
-      case QsUserType.FUN: {
-        const fun = r.ptr(config.funPtrSize);
-        s = dicts.fun.get(fun);
-        elements.types.push('FUN');
-        elements.values.push(dicts.fun.find(fun) ?? renderKnownSize(fun, config.funPtrSize));
-        break;
-      }
-      case QsUserType.I64: {
-        const v = r.i64();
-        const vs = v.toString();
-        s = width === 9 ? vs : spacePad(vs, 2 * (width + 1));
-        elements.types.push('I64');
-        elements.values.push(v);
-        break;
-      }
-      case QsUserType.U64: {
-        const v = r.u64();
-        s = isHex ? `0x${spacePad(v.toString(16).toUpperCase(), 16)}` : spacePad(v.toString(), 2 * (width + 1));
-        elements.types.push('U64');
-        elements.values.push(v);
-        break;
-      }
-      default: {
-        // 0xF: the former QS_U32_HEX_T, `0x%0<w>lX`.
-        const v = r.u(4);
-        s = `0x${hexPad(v, width)}`;
-        elements.types.push('U32_HEX');
-        elements.values.push(v);
-        break;
-      }
+      line = appendAt(line, sp !== '' ? sp : ` ${s}`);
     }
-    if (r.errors.length !== errBefore) {
-      // QSPY printed the error into its line buffer, then appended this element at the old position.
-      const err = r.errors.slice(errBefore, -1);
-      errorLines += `${err}\n`;
-      line = overlay(err, line.length + 1, sp !== '' ? sp.slice(1) : s);
-      break;
-    }
-    line = appendAt(line, sp !== '' ? sp : ` ${s}`);
+    this.count = n;
+    return errorLines + line;
   }
-  return errorLines + line;
+
+  /** The elements of the last record decoded, in new arrays of their own. */
+  elements(): QsUserElements {
+    const n = this.count;
+    if (n === 0) return { types: [], values: [] };
+    const t = this.types;
+    const v = this.values;
+    // Literals of the exact size for the usual few elements; longer records copy a slice.
+    switch (n) {
+      case 1:
+        return { types: [t[0]], values: [v[0]] };
+      case 2:
+        return { types: [t[0], t[1]], values: [v[0], v[1]] };
+      case 3:
+        return { types: [t[0], t[1], t[2]], values: [v[0], v[1], v[2]] };
+      case 4:
+        return { types: [t[0], t[1], t[2], t[3]], values: [v[0], v[1], v[2], v[3]] };
+      case 5:
+        return { types: [t[0], t[1], t[2], t[3], t[4]], values: [v[0], v[1], v[2], v[3], v[4]] };
+      case 6:
+        return { types: [t[0], t[1], t[2], t[3], t[4], t[5]], values: [v[0], v[1], v[2], v[3], v[4], v[5]] };
+      default:
+        return { types: t.slice(0, n), values: v.slice(0, n) };
+    }
+  }
 }
 
 function objectName(dicts: QsDictionaries, key: number | string, size: number): string {

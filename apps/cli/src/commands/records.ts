@@ -1,4 +1,3 @@
-import { createDb, getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } from '@tracehub/db';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
@@ -32,6 +31,10 @@ export function registerRecords(program: Command): void {
       throw new Error(`bad --format '${opts.format}': use text or json`);
     const waitMs = Number(opts.wait) * 1000;
     if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
+    // Loaded here, not at start-up: every other command would pay for the Postgres client.
+    const { createDb, getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } = await import(
+      '@tracehub/db'
+    );
     const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-records', maxConnections: 2 });
     try {
       const deadline = Date.now() + waitMs;

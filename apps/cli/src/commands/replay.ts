@@ -1,7 +1,6 @@
 import { statSync } from 'node:fs';
-import { connectBus, ensureTopology } from '@tracehub/bus';
 import { isProtocol, isValidName } from '@tracehub/contracts';
-import { FileSource, Gateway, type ReplayPace } from '@tracehub/gateway';
+import type { ReplayPace } from '@tracehub/gateway';
 import type { Command } from 'commander';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
@@ -48,6 +47,11 @@ export function registerReplay(program: Command): void {
     } catch (err) {
       throw new Error(`cannot read ${file}: ${(err as Error).message}`);
     }
+    // Loaded here, not at start-up: every other command would pay for the gateway and the NATS client.
+    const [{ connectBus, ensureTopology }, { FileSource, Gateway }] = await Promise.all([
+      import('@tracehub/bus'),
+      import('@tracehub/gateway'),
+    ]);
     const progress = ProgressBar.forBytes(total, 'replay ');
     const source = new FileSource(file, {
       pace: opts.pace as ReplayPace,

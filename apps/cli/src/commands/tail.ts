@@ -1,4 +1,3 @@
-import { connectBus, parseRecordBatch } from '@tracehub/bus';
 import { isProtocol, isValidName, type Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
@@ -35,6 +34,8 @@ export function registerTail(program: Command): void {
       if (value !== undefined && !isValidName(value))
         throw new Error(`bad --${what} '${value}': letters, digits, '_' or '-'`);
     }
+    // Loaded here, not at start-up: every other command would pay for the NATS client.
+    const { connectBus, parseRecordBatch } = await import('@tracehub/bus');
     const bus = await connectBus({ url: opts.natsUrl, name: 'tracehub-tail', prefix: opts.busPrefix });
     const filter = bus.names.recFilter({
       protocol: opts.protocol as Protocol | undefined,

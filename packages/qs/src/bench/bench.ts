@@ -5,6 +5,8 @@
  *
  * Prints wall-clock and CPU-time rates (the CPU figure is what the code costs when the machine
  * is shared) and the peak resident memory while decoding, which stays flat in the input size.
+ * Round 1 warms the JIT up; the summary gives the medians of the warm rounds, as one round
+ * on a shared machine can be off by a lot.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -19,6 +21,7 @@ const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
 const capturePath = resolve(shared, 'bench', 'qs', 'big_stress.qs.gz');
 const MIN_STREAM = 50e6;
 const CHUNK = 64 * 1024;
+const ROUNDS = 5;
 
 interface Result {
   label: string;
@@ -54,13 +57,33 @@ function run(label: string, capture: Uint8Array, repeats: number, push: (chunk: 
   };
 }
 
-function print(r: Result): void {
+function print(r: Result): Result {
   const mb = r.bytes / 1e6;
   process.stdout.write(
     `${r.label.padEnd(22)} ${mb.toFixed(1)} MB in ${r.wallS.toFixed(2)} s wall / ${r.cpuS.toFixed(2)} s CPU: ` +
       `${(mb / r.wallS).toFixed(1)} MB/s wall, ${(mb / r.cpuS).toFixed(1)} MB/s CPU, ` +
       `${(r.records / r.wallS / 1e6).toFixed(2)} M records/s wall, ${(r.records / r.cpuS / 1e6).toFixed(2)} M records/s CPU, ` +
       `peak RSS ${r.peakRssMB.toFixed(1)} MB\n`,
+  );
+  return r;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Medians of the rates of the warm rounds (each rate on its own), and the highest peak RSS. */
+function summary(label: string, rs: Result[]): void {
+  const mb = rs[0].bytes / 1e6;
+  const n = rs[0].records;
+  process.stdout.write(
+    `${label.padEnd(22)} ${median(rs.map((r) => mb / r.wallS)).toFixed(1)} MB/s wall, ` +
+      `${median(rs.map((r) => mb / r.cpuS)).toFixed(1)} MB/s CPU, ` +
+      `${median(rs.map((r) => n / r.wallS / 1e6)).toFixed(2)} M records/s wall, ` +
+      `${median(rs.map((r) => n / r.cpuS / 1e6)).toFixed(2)} M records/s CPU, ` +
+      `peak RSS ${Math.max(...rs.map((r) => r.peakRssMB)).toFixed(1)} MB\n`,
   );
 }
 
@@ -73,8 +96,9 @@ process.stdout.write(
 );
 
 const ctx = { hostNs: 0n };
-for (let round = 1; round <= 2; round++) {
-  // Round 1 warms the JIT up; round 2 is the one to quote.
+const warmDeframe: Result[] = [];
+const warmDecode: Result[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
   let frames = 0;
   const deframer = new QsDeframer({
     frame: () => {
@@ -82,7 +106,7 @@ for (let round = 1; round <= 2; round++) {
     },
     frameError: () => {},
   });
-  print(
+  const deframed = print(
     run(`deframe only (${round})`, capture, repeats, (chunk) => {
       const before = frames;
       deframer.push(chunk);
@@ -97,17 +121,24 @@ for (let round = 1; round <= 2; round++) {
     n++;
     textChars += r.text.length;
   };
-  print(
+  const decoded = print(
     run(`decode + text (${round})`, capture, repeats, (chunk) => {
       const before = n;
       decoder.push(chunk, ctx, emit);
       return n - before;
     }),
   );
-  if (round === 2) {
+  if (round > 1) {
+    warmDeframe.push(deframed);
+    warmDecode.push(decoded);
+  }
+  if (round === ROUNDS) {
     const s = decoder.stats();
     process.stdout.write(
       `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(textChars / 1e6).toFixed(1)} M text characters\n`,
     );
   }
 }
+process.stdout.write(`medians of rounds 2..${ROUNDS}:\n`);
+summary('deframe only', warmDeframe);
+summary('decode + text', warmDecode);
