@@ -165,6 +165,7 @@ async function main(): Promise<void> {
 
     // 1. Throughput: stream the whole capture as fast as the gateway reads it.
     const servers0 = serverCpuSeconds();
+    const cpuAtStart = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
     const machine0 = machineCpuSeconds();
     const t0 = performance.now();
     const target = await connectTarget(port);
@@ -198,6 +199,7 @@ async function main(): Promise<void> {
     }
     const seconds = (performance.now() - t0) / 1000;
     const servers1 = serverCpuSeconds();
+    const cpuAtEnd = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
     const machine1 = machineCpuSeconds();
     await bus.close();
     process.stdout.write(
@@ -212,6 +214,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `CPU while sustaining: machine ${busy.toFixed(1)} of ${(machine1.total - machine0.total).toFixed(1)} core-seconds busy` +
         ` (${((busy / stored) * 1e6).toFixed(1)} µs a record); ` +
+        services.map((s) => `${s.name} ${(cpuAtEnd.get(s.name)! - cpuAtStart.get(s.name)!).toFixed(1)} s, `).join('') +
         Object.keys(servers1)
           .map((name) => `${name} ${(servers1[name] - servers0[name]).toFixed(1)} s`)
           .join(', ') +
