@@ -66,6 +66,11 @@ afterAll(async () => {
 
 const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
 
+/** `tracehub replay` arguments: a QS capture at 1 MB/s in its recorded pace, long enough to act in. */
+function pacedReplay(rig: string, link: string, file: string): string[] {
+  return ['replay', '--rig', rig, '--link', link, '--protocol', 'qs', '--pace', 'original', '--bps', '1000000', file];
+}
+
 /** A long QS capture: a fixture repeated, so that "halfway" lasts long enough to act in. */
 function longCapture(name: string, times: number): string {
   const one = readFileSync(fixturePath('qs', name));
@@ -130,29 +135,11 @@ describe('the pipeline', () => {
     const second = await startService('decoder-qs', env);
     services.push(second);
     const file = longCapture('dpp_qv.qs', 40);
-    const replay = spawn(
-      process.execPath,
-      [
-        CLI,
-        'replay',
-        '--rig',
-        'rigK',
-        '--link',
-        'kill',
-        '--protocol',
-        'qs',
-        '--pace',
-        'original',
-        '--bps',
-        '1000000',
-        file,
-      ],
-      {
-        cwd: repoRoot,
-        env: { ...process.env, ...cliEnv() },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      },
-    );
+    const replay = spawn(process.execPath, [CLI, ...pacedReplay('rigK', 'kill', file)], {
+      cwd: repoRoot,
+      env: { ...process.env, ...cliEnv() },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let session = '';
     replay.stdout.on('data', (d) => (session += String(d)));
     const replayed = new Promise<void>((r) => replay.on('exit', () => r()));
@@ -258,23 +245,7 @@ describe('the pipeline when storage dies', () => {
     const procs = [await startService('decoder-qs', local), await startService('storage', local, storageSettings)];
     try {
       const file = longCapture('dpp_qv.qs', 40);
-      const replay = cli(
-        [
-          'replay',
-          '--rig',
-          'rigS',
-          '--link',
-          'storekill',
-          '--protocol',
-          'qs',
-          '--pace',
-          'original',
-          '--bps',
-          '1000000',
-          file,
-        ],
-        { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix },
-      );
+      const replay = cli(pacedReplay('rigS', 'storekill', file), { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix });
       let storedBeforeKill = 0;
       for (let i = 0; i < 300 && storedBeforeKill < 3000; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -321,13 +292,7 @@ describe('the pipeline while Postgres is away', () => {
     ];
     try {
       const file = longCapture('fmt_v64.qs', 30);
-      const replay = cli(
-        ['replay', '--rig', 'rigP', '--link', 'pg', '--protocol', 'qs', '--pace', 'original', '--bps', '1000000', file],
-        {
-          ...cliEnv(),
-          TRACEHUB_BUS_PREFIX: prefix,
-        },
-      );
+      const replay = cli(pacedReplay('rigP', 'pg', file), { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix });
       await new Promise((r) => setTimeout(r, 1000));
       await proxy.cut();
       await new Promise((r) => setTimeout(r, 10_000));

@@ -39,5 +39,10 @@ export function createDb(url: string, opts: CreateDbOptions = {}): Kysely<Databa
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query on the pool reports the problem instead.
   pool.on('error', () => {});
+  // A client checked out (inside a transaction, between two statements) that loses its
+  // server emits 'error' too, and the pool listens only to idle ones: without this, the
+  // process would die of an unhandled 'error' event. The statement in flight, or the next,
+  // fails instead, and the pool drops the broken client when it comes back.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
