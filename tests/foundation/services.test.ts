@@ -38,6 +38,12 @@ describe('every service', () => {
         services.map(async ({ app, proc }) => {
           const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
           expect(await httpStatus(ready.healthPort, '/readyz'), app).toBe(200);
+          if (app === 'storage') {
+            // Its lag, read from the durable consumer when scraped.
+            const metrics = await (await fetch(`http://127.0.0.1:${ready.healthPort}/metrics`)).text();
+            expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="waiting"[^}]*\} 0$/m);
+            expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="unacked"[^}]*\} 0$/m);
+          }
           proc.child.kill('SIGTERM');
           const { value: code } = await within(proc.exited, 5000, `stopping ${app}`);
           expect(code, app).toBe(0);

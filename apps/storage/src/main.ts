@@ -39,6 +39,20 @@ await runService({
       name: 'storage_write_retries_total',
       help: 'batch writes retried (Postgres away)',
     });
+    // Lag: record messages not yet delivered to any storage, and delivered but not yet committed.
+    metrics.gauge({
+      name: 'storage_pending_messages',
+      help: 'record messages waiting on the durable consumer (state: waiting | unacked)',
+      labelNames: ['state'],
+      async collect() {
+        const info = await bus.jsm.consumers
+          .info(bus.names.recStream, bus.names.storageConsumer)
+          .catch(() => undefined);
+        if (!info) return;
+        this.set({ state: 'waiting' }, info.num_pending);
+        this.set({ state: 'unacked' }, info.num_ack_pending);
+      },
+    });
     const store = new RecordStore({
       bus,
       db,
