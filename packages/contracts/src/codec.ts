@@ -1,4 +1,4 @@
-import type { DecodedRecord } from './record.js';
+import type { DecodedRecord } from './decoded-record.js';
 
 /** What the caller knows about a chunk: codecs own no clock and no I/O. */
 export interface ChunkContext {

@@ -1,4 +1,5 @@
 export * from './codec.js';
+export * from './decoded-record.js';
 export * from './envelopes.js';
 export * from './headers.js';
 export * from './names.js';

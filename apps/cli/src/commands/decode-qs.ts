@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts';
+// The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
+import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
 import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CommandOutput, openInput } from '../command-io.js';

@@ -1,0 +1,83 @@
+// What codecs emit and how a record gets its place: kept apart from the TypeBox schema in
+// record.ts, so that a command that only decodes (tracehub decode) does not load TypeBox.
+import type { RecordKind, TraceRecord } from './record.js';
+
+/**
+ * What a codec emits: a record before the service gives it its place (rig, link, session,
+ * seq, chunk, host time). `raw` stays bytes here; services encode it.
+ */
+export interface DecodedRecord {
+  kind: RecordKind;
+  type: number;
+  name: string;
+  targetTs: bigint | null;
+  qs?: { obj?: string; sig?: string; prio?: number };
+  stp?: { master: number; channel: number };
+  fields: Record<string, unknown>;
+  text: string;
+  raw: Uint8Array;
+}
+
+export interface RecordPlace {
+  rig: string;
+  link: string;
+  session: string;
+  seq: number;
+  chunk: number;
+  protocol: TraceRecord['protocol'];
+  hostNs: bigint;
+}
+
+/** Gives a decoded record its place in the fleet and makes it JSON-safe. */
+export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): TraceRecord {
+  const record: TraceRecord = {
+    rig: place.rig,
+    link: place.link,
+    session: place.session,
+    seq: place.seq,
+    chunk: place.chunk,
+    protocol: place.protocol,
+    hostNs: place.hostNs.toString(),
+    targetTs: decoded.targetTs === null ? null : decoded.targetTs.toString(),
+    kind: decoded.kind,
+    type: decoded.type,
+    name: decoded.name,
+    fields: jsonSafe(decoded.fields) as Record<string, unknown>,
+    text: decoded.text,
+    raw: Buffer.from(decoded.raw.buffer, decoded.raw.byteOffset, decoded.raw.byteLength).toString('base64'),
+  };
+  if (decoded.qs) record.qs = decoded.qs;
+  if (decoded.stp) record.stp = decoded.stp;
+  return record;
+}
+
+/**
+ * BigInts become decimal strings and byte arrays become hex, so fields survive JSON. Values
+ * that need no change are returned as they are (no copy): the common case, on a hot path.
+ */
+export function jsonSafe(value: unknown): unknown {
+  return needsConversion(value) ? convert(value) : value;
+}
+
+function needsConversion(value: unknown): boolean {
+  if (typeof value === 'bigint' || value instanceof Uint8Array) return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    for (const v of value) if (needsConversion(v)) return true;
+    return false;
+  }
+  for (const k in value) if (needsConversion((value as Record<string, unknown>)[k])) return true;
+  return false;
+}
+
+function convert(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex');
+  if (Array.isArray(value)) return value.map(convert);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = convert(v);
+    return out;
+  }
+  return value;
+}
