@@ -66,6 +66,16 @@ afterAll(async () => {
 
 const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
 
+/** How many records of a link are stored so far. */
+async function storedOnLink(link: string): Promise<number> {
+  const row = await db
+    .selectFrom('records')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('link', '=', link)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** `tracehub replay` arguments: a QS capture at 1 MB/s in its recorded pace, long enough to act in. */
 function pacedReplay(rig: string, link: string, file: string): string[] {
   return ['replay', '--rig', rig, '--link', link, '--protocol', 'qs', '--pace', 'original', '--bps', '1000000', file];
@@ -150,12 +160,7 @@ describe('the pipeline', () => {
       const leases = await new Kvm(bus.js).open(bus.names.leaseBucket);
       for (let i = 0; i < 300 && !killed; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        const stored = await db
-          .selectFrom('records')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('link', '=', 'kill')
-          .executeTakeFirstOrThrow();
-        if (Number(stored.n) < 5000) continue;
+        if ((await storedOnLink('kill')) < 5000) continue;
         const holder = (await leases.get('qs.rigK.kill'))?.string() ?? '';
         killed = Number(/:(\d+)$/.exec(holder)?.[1] ?? 0);
         const victim = services.find((s) => s.child.pid === killed);
@@ -249,12 +254,7 @@ describe('the pipeline when storage dies', () => {
       let storedBeforeKill = 0;
       for (let i = 0; i < 300 && storedBeforeKill < 3000; i++) {
         await new Promise((r) => setTimeout(r, 50));
-        const row = await db
-          .selectFrom('records')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('link', '=', 'storekill')
-          .executeTakeFirstOrThrow();
-        storedBeforeKill = Number(row.n);
+        storedBeforeKill = await storedOnLink('storekill');
       }
       expect(storedBeforeKill).toBeGreaterThanOrEqual(3000);
       procs[1].child.kill('SIGKILL');

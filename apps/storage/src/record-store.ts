@@ -214,8 +214,26 @@ export class RecordStore {
     try {
       const { records, ...envelope } = parseRecordBatch(msg.data);
       if (!Array.isArray(records)) throw new Error('no records array');
+      const place = this.options.bus.names.parseSubject(msg.subject);
+      if (!place) throw new Error(`not a record subject: ${msg.subject}`);
+      if (typeof envelope.session !== 'string' || envelope.session === '') throw new Error('no session');
+      if (!Number.isSafeInteger(envelope.chunk) || envelope.chunk < 0) throw new Error('no chunk number');
+      if (typeof envelope.hostNs !== 'string' || !/^[0-9]{1,20}$/.test(envelope.hostNs)) throw new Error('no hostNs');
+      const meta: RecordBatchMeta = {
+        protocol: place.protocol,
+        rig: place.rig,
+        link: place.link,
+        session: envelope.session,
+        chunk: envelope.chunk,
+        hostNs: envelope.hostNs,
+        eos: envelope.eos === true,
+        recordCount: records.length,
+      };
+      if (meta.eos && Number.isSafeInteger(envelope.sessionRecordCount)) {
+        meta.sessionRecordCount = envelope.sessionRecordCount;
+      }
       const all = encoder.encode(JSON.stringify(records));
-      return { msg, meta: { ...envelope, recordCount: records.length }, json: all.subarray(1, -1), dropped: false };
+      return { msg, meta, json: all.subarray(1, -1), dropped: false };
     } catch (err) {
       this.drop(msg, err, 'unreadable record batch dropped');
       return undefined;
