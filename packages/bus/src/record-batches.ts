@@ -65,10 +65,11 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
     const group = records.slice(from, from + RECORDS_PER_PART);
     stringifyWithin(group, groups, counts);
   }
+  let from = 0;
   return groups.map((json, i) => {
-    const from = counts.slice(0, i).reduce((a, b) => a + b, 0);
     let errors = 0;
     for (let j = from; j < from + counts[i]; j++) if (records[j].kind === 'error') errors++;
+    from += counts[i];
     const eos = batch.eos && i === groups.length - 1;
     const envelope = JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);
     return { payload: encoder.encode(`${envelope},"records":${json}}`), records: counts[i], errors };
