@@ -1,17 +1,33 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
+import {
+  addSessionCounts,
+  createDb,
+  type Database,
+  insertRecordsJson,
+  migrateToLatest,
+  upsertLink,
+  upsertSession,
+} from '@tracehub/db';
+import {
+  type FreshDatabase,
+  fixturePath,
+  freshDatabase,
+  natsUrl,
+  repoRoot,
+  uniquePrefix,
+} from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { offlineDecode } from '../pipeline/harness.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
 
 let fresh: FreshDatabase;
@@ -22,6 +38,7 @@ let browser: BrowserContext;
 let page: Page;
 let base: string;
 let dpp: StoredFixture;
+let stp: TraceRecord[];
 let profile: string;
 const shots = join(repoRoot, 'test-output', 'browser');
 const dist = join(repoRoot, 'test-output', 'dashboard-dist');
@@ -50,6 +67,19 @@ beforeAll(async () => {
     session: 's-defer',
     startNs: 1_764_000_100_000_000_000n,
   });
+  // An STP link: a real capture as `tracehub decode` decodes it, stored as storage stores it.
+  const startedAt = new Date(Number(1_764_000_200_000_000_000n / 1_000_000n));
+  stp = (await offlineDecode(fixturePath('stp', 'coresight_stm_only.stp'), 'stp')).map((r) => ({
+    ...r,
+    rig: 'rig8',
+    link: 'stp0',
+    session: 's-stp',
+    hostNs: '1764000200000000000',
+  }));
+  await upsertLink(db, { rig: 'rig8', name: 'stp0', protocol: 'stp' });
+  await upsertSession(db, { id: 's-stp', rig: 'rig8', link: 'stp0', protocol: 'stp', startedAt });
+  const { sessions } = await insertRecordsJson(db, Buffer.from(JSON.stringify(stp)));
+  for (const { session, counts } of sessions) await addSessionCounts(db, session, counts);
   app = await buildApp({
     db,
     bus,
@@ -147,5 +177,53 @@ describe('dashboard in Chromium', () => {
     const names = await page.locator('#sequence text.participant').allTextContents();
     expect(names).toEqual(expect.arrayContaining(['Table_inst', 'Philo_inst[0]']));
     await page.screenshot({ path: join(shots, 'session.png'), fullPage: false });
+  });
+
+  it('shows STP messages of one master and channel', async () => {
+    const master = stp.find((r) => r.stp)!.stp!.master;
+    const expected = stp.filter((r) => r.stp?.master === master && r.stp.channel === 0);
+    // The capture's messages are all on one master and channel, more than one page of them.
+    expect(expected.length).toBeGreaterThan(1000);
+    await page.goto(`${base}/#/stp?rig=rig8&master=${master}&channel=0`);
+    const status = page.locator('#search-status');
+    await status.filter({ hasText: '500 records (more available)' }).waitFor();
+    // Newest first: the session's last message heads the list.
+    const newest = expected.at(-1)!;
+    const first = await page.locator('.vrow').first().textContent();
+    expect(first).toContain(`#${newest.seq}`);
+    expect(first).toContain(newest.text);
+    await page.click('#more');
+    await status.filter({ hasText: '1000 records (more available)' }).waitFor();
+    await page.click('#more');
+    await status.filter({ hasText: new RegExp(`^${expected.length} records$`) }).waitFor();
+    await page.screenshot({ path: join(shots, 'stp.png') });
+    await page.goto(`${base}/#/stp?rig=rig8&master=${master}&channel=1`);
+    await status.filter({ hasText: /^0 records$/ }).waitFor();
+  });
+
+  it('lists the PalmTrace Reporters below the fleet, with their connection', async () => {
+    // A Reporter stand-in that listens and reads whatever the bridge sends.
+    const reporter = net.createServer((socket) => socket.resume());
+    await new Promise<void>((resolve) => reporter.listen(0, '127.0.0.1', resolve));
+    const port = (reporter.address() as AddressInfo).port;
+    const control = { authorization: `Bearer ${CONTROL_TOKEN}` };
+    const added = await app.inject({
+      method: 'POST',
+      url: '/api/v1/reporters',
+      headers: control,
+      payload: { id: 'lab1', host: '127.0.0.1', port },
+    });
+    expect(added.statusCode, added.body).toBe(201);
+    try {
+      await page.goto(`${base}/#/fleet`);
+      const row = page.locator('tr[data-reporter="lab1"]');
+      await row.locator('td', { hasText: 'yes' }).waitFor();
+      expect(await row.locator('td').nth(1).textContent()).toBe(`127.0.0.1:${port}`);
+      expect(await row.locator('td').nth(2).textContent()).toBe('live');
+      await page.screenshot({ path: join(shots, 'reporters.png') });
+    } finally {
+      await app.inject({ method: 'DELETE', url: '/api/v1/reporters/lab1', headers: control });
+      await new Promise((resolve) => reporter.close(resolve));
+    }
   });
 });
