@@ -70,6 +70,13 @@ await runService({
         retries.inc(b.attempts - 1);
       },
     });
+    metrics.gauge({
+      name: 'storage_redelivered_messages',
+      help: 'record messages JetStream delivered to this storage again (another storage died holding them)',
+      collect() {
+        this.set(store.stats.redelivered);
+      },
+    });
     await store.start();
     void textIndexes();
     // Partitions are made ahead and closed days indexed every ten minutes.

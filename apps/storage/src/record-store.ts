@@ -30,8 +30,9 @@ export interface RecordStoreOptions {
   maxInFlight?: number;
   /**
    * How long a delivered message may stay unacknowledged before JetStream delivers it again,
-   * ms (default 30 000): how soon another storage takes over what a dead one held. Retries
-   * keep their messages with `working()`, so a long outage does not trigger re-deliveries.
+   * ms (default 30 000): how soon another storage takes over what a dead one held. While
+   * Postgres is away every held message is kept with `working()`, so an outage, however
+   * long, does not trigger re-deliveries.
    */
   ackWaitMs?: number;
   /** Transactions written at the same time (Postgres uses a core for each). */
@@ -62,7 +63,8 @@ export class RecordStore {
   private loop: Promise<void> | undefined;
   /** Rigs, links and sessions already registered by this process: a cache, bounded (see remember). */
   private readonly known = { rigs: new Set<string>(), links: new Set<string>(), sessions: new Set<string>() };
-  readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0 };
+  /** Counters; `redelivered`: messages JetStream delivered again (a dead storage's, or held too long). */
+  readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0, redelivered: 0 };
 
   constructor(private readonly options: RecordStoreOptions) {}
 
@@ -122,6 +124,7 @@ export class RecordStore {
   }
 
   private take(msg: JsMsg): void {
+    if (msg.info.deliveryCount > 1) this.stats.redelivered++;
     // The decoder says how many records a message holds; count one when it does not.
     const records = Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
     this.pending.push({ msg, records });
@@ -187,9 +190,7 @@ export class RecordStore {
         this.stats.failures++;
         if (attempts === 1)
           this.options.log?.warn({ err: String(err) }, 'Postgres write failed; retrying with backoff');
-        // Keep the messages ours while we wait; they are acked only after a commit.
-        for (const m of msgs) m.working();
-        await new Promise((r) => setTimeout(r, backoff));
+        await this.waitHolding(backoff, msgs);
         backoff = Math.min(backoff * 2, 5000);
       }
     }
@@ -245,6 +246,25 @@ export class RecordStore {
     msg.term();
   }
 
+  /**
+   * Waits `ms` before a retry, keeping the messages being written and those waiting for a
+   * writer ours meanwhile (`working()` well within the ack wait): however long Postgres is
+   * away, JetStream does not deliver them again. They are acked only after a commit.
+   */
+  private async waitHolding(ms: number, msgs: JsMsg[]): Promise<void> {
+    const hold = () => {
+      for (const m of msgs) m.working();
+      for (const p of this.pending) p.msg.working();
+    };
+    hold();
+    const timer = setInterval(hold, Math.max(100, Math.floor((this.options.ackWaitMs ?? 30_000) / 3)));
+    try {
+      await new Promise((r) => setTimeout(r, ms));
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
   /** Writes each message in a transaction of its own; those Postgres refuses as data are dropped. */
   private async writeOneByOne(items: StoredMessage[]): Promise<number> {
     let inserted = 0;
@@ -260,8 +280,7 @@ export class RecordStore {
             break;
           }
           this.stats.failures++;
-          item.msg.working();
-          await new Promise((r) => setTimeout(r, backoff));
+          await this.waitHolding(backoff, [item.msg]);
         }
       }
     }

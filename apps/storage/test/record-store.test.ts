@@ -206,7 +206,8 @@ describe('RecordStore', () => {
     const late = await freshDatabase('storagelate');
     await late.drop();
     const lateDb = createDb(late.url);
-    const store = new RecordStore({ bus, db: lateDb, batchRecords: 10, batchMs: 20 });
+    // An ack wait far shorter than the outage: held messages must still not come back.
+    const store = new RecordStore({ bus, db: lateDb, batchRecords: 10, batchMs: 20, ackWaitMs: 1000 });
     await store.start();
     await publishRecordBatch(
       bus,
@@ -217,7 +218,7 @@ describe('RecordStore', () => {
       ),
     );
     await publishRecordBatch(bus, batch(s, 1, [], true, 30));
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 4000));
     expect(store.stats.failures).toBeGreaterThan(0);
     expect(store.stats.records).toBe(0);
     // Postgres "comes back": the database appears, with its schema.
@@ -238,6 +239,7 @@ describe('RecordStore', () => {
       return row?.ended_at != null && Number(row.record_count) === 30;
     }, 30_000);
     await store.stop();
+    expect(store.stats.redelivered).toBe(0);
     const count = await lateDb
       .selectFrom('records')
       .select((eb) => eb.fn.countAll<string>().as('n'))
