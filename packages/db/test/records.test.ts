@@ -109,7 +109,7 @@ describe('insertRecords', () => {
 describe('insertRecordsJson', () => {
   const json = (records: unknown[]) => Buffer.from(JSON.stringify(records));
 
-  it('stores what insertRecords stores, from the JSON as it is, and counts only new records', async () => {
+  it('stores records given as JSON bytes as it stores record objects, and counts only new records', async () => {
     const hostNs = '1764000000123456789';
     const qs = qsRecord(5, hostNs, 'js');
     const stp = stpRecord(6, hostNs, 'js');

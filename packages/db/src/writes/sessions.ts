@@ -60,7 +60,7 @@ export interface SessionCounts {
 
 /**
  * Adds a batch's counts to a session. Counts are additive: call it once per committed batch,
- * with what `insertRecords` reported as new, so re-deliveries are not counted twice.
+ * with what the insert reported as new, so re-deliveries are not counted twice.
  */
 export async function addSessionCounts(db: Kysely<Database>, sessionId: string, counts: SessionCounts): Promise<void> {
   await db
