@@ -1,12 +1,5 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import {
-  type Bus,
-  parseRecordBatch,
-  RECORDS_HEADER,
-  type RecordBatchMeta,
-  readRecordBatchMeta,
-  recordsJsonOf,
-} from '@tracehub/bus';
+import { type Bus, RECORDS_HEADER, type RecordBatchMeta, readRecordMessage } from '@tracehub/bus';
 import {
   addSessionCounts,
   type Database,
@@ -203,38 +196,11 @@ export class RecordStore {
     this.options.onBatch?.({ messages: msgs.length, records, inserted, ms: performance.now() - started, attempts });
   }
 
-  /**
-   * A message's envelope and records JSON: from its headers and a cut of its payload when it
-   * comes from `publishRecordBatch`, else from parsing it. A message that is not a record
-   * batch can never be stored: it is said so and dropped.
-   */
+  /** A message's envelope and records JSON; one that is not a record batch is said so and dropped. */
   private read(msg: JsMsg): StoredMessage | undefined {
-    const meta = readRecordBatchMeta(this.options.bus.names, msg.subject, msg.headers);
-    const json = meta ? recordsJsonOf(msg.data) : undefined;
-    if (meta && json) return { msg, meta, json, dropped: false };
     try {
-      const { records, ...envelope } = parseRecordBatch(msg.data);
-      if (!Array.isArray(records)) throw new Error('no records array');
-      const place = this.options.bus.names.parseSubject(msg.subject);
-      if (!place) throw new Error(`not a record subject: ${msg.subject}`);
-      if (typeof envelope.session !== 'string' || envelope.session === '') throw new Error('no session');
-      if (!Number.isSafeInteger(envelope.chunk) || envelope.chunk < 0) throw new Error('no chunk number');
-      if (typeof envelope.hostNs !== 'string' || !/^[0-9]{1,20}$/.test(envelope.hostNs)) throw new Error('no hostNs');
-      const meta: RecordBatchMeta = {
-        protocol: place.protocol,
-        rig: place.rig,
-        link: place.link,
-        session: envelope.session,
-        chunk: envelope.chunk,
-        hostNs: envelope.hostNs,
-        eos: envelope.eos === true,
-        recordCount: records.length,
-      };
-      if (meta.eos && Number.isSafeInteger(envelope.sessionRecordCount)) {
-        meta.sessionRecordCount = envelope.sessionRecordCount;
-      }
-      const all = encoder.encode(JSON.stringify(records));
-      return { msg, meta, json: all.subarray(1, -1), dropped: false };
+      const { meta, recordsJson } = readRecordMessage(this.options.bus.names, msg.subject, msg.headers, msg.data);
+      return { msg, meta, json: recordsJson, dropped: false };
     } catch (err) {
       this.drop(msg, err, 'unreadable record batch dropped');
       return undefined;

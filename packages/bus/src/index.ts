@@ -24,6 +24,7 @@ export {
   readRawChunkMeta,
 } from './raw-chunks.js';
 export {
+  BadRecordMessageError,
   ERRORS_HEADER,
   MAX_BATCH_PAYLOAD,
   PART_HEADER,
@@ -32,7 +33,9 @@ export {
   publishRecordBatch,
   RECORDS_HEADER,
   type RecordBatchMeta,
+  type RecordMessage,
   readRecordBatchMeta,
+  readRecordMessage,
   recordsJsonOf,
   SESSION_RECORDS_HEADER,
 } from './record-batches.js';

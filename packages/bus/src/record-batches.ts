@@ -158,3 +158,63 @@ export function recordsJsonOf(payload: Uint8Array): Uint8Array | undefined {
   const from = key + RECORDS_KEY.length;
   return from <= n - 2 ? payload.subarray(from, n - 2) : undefined;
 }
+
+/** A record message as storage takes it: its envelope, and its records' JSON without the brackets. */
+export interface RecordMessage {
+  meta: RecordBatchMeta;
+  recordsJson: Uint8Array;
+}
+
+export class BadRecordMessageError extends Error {
+  override name = 'BadRecordMessageError';
+}
+
+/**
+ * Reads a record message without parsing its records when `publishRecordBatch` wrote it
+ * (envelope from subject and headers, records cut out of the payload); any other message is
+ * parsed, its envelope checked, and its records serialized again. Throws
+ * `BadRecordMessageError` saying what is missing when the message is not a record batch.
+ */
+export function readRecordMessage(
+  names: BusNames,
+  subject: string,
+  h: MsgHdrs | undefined,
+  data: Uint8Array,
+): RecordMessage {
+  const fast = readRecordBatchMeta(names, subject, h);
+  const cut = fast ? recordsJsonOf(data) : undefined;
+  if (fast && cut) return { meta: fast, recordsJson: cut };
+  let parsed: RecordBatch;
+  try {
+    parsed = parseRecordBatch(data);
+  } catch (err) {
+    throw new BadRecordMessageError(`not JSON: ${String(err)}`);
+  }
+  const { records, ...envelope } = parsed ?? {};
+  const place = names.parseSubject(subject);
+  const problem = !Array.isArray(records)
+    ? 'no records array'
+    : !place || place.kind !== 'rec'
+      ? `not a record subject: ${subject}`
+      : typeof envelope.session !== 'string' || envelope.session === ''
+        ? 'no session'
+        : !Number.isSafeInteger(envelope.chunk) || envelope.chunk < 0
+          ? 'no chunk number'
+          : typeof envelope.hostNs !== 'string' || !DECIMAL.test(envelope.hostNs)
+            ? 'no hostNs'
+            : undefined;
+  if (problem || !place) throw new BadRecordMessageError(problem);
+  const meta: RecordBatchMeta = {
+    protocol: place.protocol,
+    rig: place.rig,
+    link: place.link,
+    session: envelope.session,
+    chunk: envelope.chunk,
+    hostNs: envelope.hostNs,
+    eos: envelope.eos === true,
+    recordCount: records.length,
+  };
+  if (meta.eos && Number.isSafeInteger(envelope.sessionRecordCount))
+    meta.sessionRecordCount = envelope.sessionRecordCount;
+  return { meta, recordsJson: encoder.encode(JSON.stringify(records)).subarray(1, -1) };
+}
