@@ -2,9 +2,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import type { TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
+import {
+  type FreshDatabase,
+  freshDatabase,
+  natsUrl,
+  recordBatchOf,
+  uniquePrefix,
+  waitUntil,
+} from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -67,17 +74,7 @@ function record(seq: number): TraceRecord {
 async function publishAll(): Promise<void> {
   for (let b = 0; b < BATCHES; b++) {
     const records = Array.from({ length: PER_BATCH }, (_, i) => record(b * PER_BATCH + i));
-    const batch: RecordBatch = {
-      protocol: 'qs',
-      rig: 'rig5',
-      link: 'uart0',
-      session: 'live-1',
-      chunk: b,
-      hostNs: records[0].hostNs,
-      eos: false,
-      records,
-    };
-    bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(batch));
+    bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, b)));
     await bus.nc.flush();
   }
 }
@@ -212,15 +209,8 @@ describe('live tail', () => {
     const parsedBefore = app.liveHub.batches;
     let chunk = 0;
     const publish = (records: number, errors: number) => {
-      const batch: RecordBatch = {
-        protocol: 'qs',
-        rig: 'rig6',
-        link: 'uart1',
-        session: 'rates-1',
-        chunk,
-        hostNs: '1764000000000000000',
-        eos: false,
-        records: Array.from({ length: records }, (_, i) => ({
+      const batch = recordBatchOf(
+        Array.from({ length: records }, (_, i) => ({
           ...record(chunk * 1000 + i),
           rig: 'rig6',
           link: 'uart1',
@@ -228,7 +218,8 @@ describe('live tail', () => {
           chunk,
           kind: i < errors ? ('error' as const) : ('record' as const),
         })),
-      };
+        chunk,
+      );
       chunk++;
       return publishRecordBatch(bus, batch);
     };

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import type { TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCounts,
   createDb,
@@ -19,6 +19,7 @@ import {
   fixturePath,
   freshDatabase,
   natsUrl,
+  recordBatchOf,
   repoRoot,
   uniquePrefix,
 } from '@tracehub/tests/support';
@@ -139,17 +140,7 @@ describe('dashboard in Chromium', () => {
         session: 'live',
         seq: b * 500 + i,
       }));
-      const batch: RecordBatch = {
-        protocol: 'qs',
-        rig: 'rig5',
-        link: 'uart0',
-        session: 'live',
-        chunk: b,
-        hostNs: records[0].hostNs,
-        eos: false,
-        records,
-      };
-      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(batch));
+      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, b)));
     }
     await page.locator('#live-count', { hasText: `${total} records` }).waitFor({ timeout: 15_000 });
     // Only the rows in view exist in the DOM.
