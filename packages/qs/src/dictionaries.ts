@@ -76,16 +76,23 @@ export class QsDictionary {
    * few objects and functions over and over, and dictionary entries change rarely.
    */
   renderings(key: QsKey, realSize: number): QsKeyNames {
+    // The hit alone, so that it stays small enough to be inlined into every record's decoder.
+    if (realSize === this.renderedSize) {
+      const names = this.rendered.get(key);
+      if (names !== undefined) return names;
+    }
+    return this.render(key, realSize);
+  }
+
+  /** `renderings` of a key not rendered yet for this pointer size. */
+  private render(key: QsKey, realSize: number): QsKeyNames {
     if (realSize !== this.renderedSize) {
       this.rendered.clear();
       this.renderedSize = realSize;
     }
-    let names = this.rendered.get(key);
-    if (names === undefined) {
-      names = { text: this.get(key), field: this.field(key, realSize) };
-      if (this.rendered.size >= NAMES_CACHE_MAX) this.rendered.clear();
-      this.rendered.set(key, names);
-    }
+    const names = { text: this.get(key), field: this.field(key, realSize) };
+    if (this.rendered.size >= NAMES_CACHE_MAX) this.rendered.clear();
+    this.rendered.set(key, names);
     return names;
   }
 
@@ -215,6 +222,7 @@ export class QsSigDictionary {
   }
 
   put(sig: number, obj: QsKey, name: string): void {
+    this.forgetRecent();
     const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
     const idx = this.find(sig, obj);
     if (idx >= 0) {
@@ -238,19 +246,76 @@ export class QsSigDictionary {
     return this.sto[i];
   }
 
-  /** The stored name, or undefined. */
+  /**
+   * The stored name, or undefined. A record names the same few (signal, object) pairs again and
+   * again: the last four lookups are kept (and forgotten on every change), so that the common
+   * case is a few comparisons, small enough to be inlined, instead of a binary search.
+   */
   findName(sig: number, obj: QsKey): string | undefined {
-    if (sig === 0) return 'NULL';
-    const idx = this.find(sig, obj);
-    return idx >= 0 ? this.sto[idx].name : undefined;
+    if (sig === this.recentSig0 && obj === this.recentObj0) return this.recentName0;
+    if (sig === this.recentSig1 && obj === this.recentObj1) return this.recentName1;
+    if (sig === this.recentSig2 && obj === this.recentObj2) return this.recentName2;
+    if (sig === this.recentSig3 && obj === this.recentObj3) return this.recentName3;
+    return this.lookUp(sig, obj);
+  }
+
+  private lookUp(sig: number, obj: QsKey): string | undefined {
+    let name: string | undefined;
+    if (sig === 0) name = 'NULL';
+    else {
+      const idx = this.find(sig, obj);
+      name = idx >= 0 ? this.sto[idx].name : undefined;
+    }
+    switch (this.recentNext) {
+      case 0:
+        this.recentSig0 = sig;
+        this.recentObj0 = obj;
+        this.recentName0 = name;
+        break;
+      case 1:
+        this.recentSig1 = sig;
+        this.recentObj1 = obj;
+        this.recentName1 = name;
+        break;
+      case 2:
+        this.recentSig2 = sig;
+        this.recentObj2 = obj;
+        this.recentName2 = name;
+        break;
+      default:
+        this.recentSig3 = sig;
+        this.recentObj3 = obj;
+        this.recentName3 = name;
+    }
+    this.recentNext = (this.recentNext + 1) & 3;
+    return name;
+  }
+
+  // The recent lookups (signal -1: none).
+  private recentSig0 = -1;
+  private recentObj0: QsKey = 0;
+  private recentName0: string | undefined;
+  private recentSig1 = -1;
+  private recentObj1: QsKey = 0;
+  private recentName1: string | undefined;
+  private recentSig2 = -1;
+  private recentObj2: QsKey = 0;
+  private recentName2: string | undefined;
+  private recentSig3 = -1;
+  private recentObj3: QsKey = 0;
+  private recentName3: string | undefined;
+  private recentNext = 0;
+
+  private forgetRecent(): void {
+    this.recentSig0 = -1;
+    this.recentSig1 = -1;
+    this.recentSig2 = -1;
+    this.recentSig3 = -1;
   }
 
   /** QSPY's `SigDictionary_get`: name, `NULL` for signal 0, or `%08d,Obj=0x...`. */
   get(sig: number, obj: QsKey): string {
-    if (sig === 0) return 'NULL';
-    const idx = this.find(sig, obj);
-    if (idx >= 0) return this.sto[idx].name;
-    return this.unknown(sig, obj);
+    return this.findName(sig, obj) ?? this.unknown(sig, obj);
   }
 
   unknown(sig: number, obj: QsKey): string {
@@ -259,6 +324,7 @@ export class QsSigDictionary {
   }
 
   reset(): void {
+    this.forgetRecent();
     for (const e of this.sto) e.sig = 0;
     this.entries = 0;
   }
@@ -268,6 +334,7 @@ export class QsSigDictionary {
   }
 
   load(json: JsonValue): void {
+    this.forgetRecent();
     const j = json as { entries: number; sto: [number, QsKey, string][] };
     this.entries = j.entries;
     this.sto = j.sto.map(([sig, obj, name]) => ({ sig, obj, name }));

@@ -3,7 +3,7 @@ import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
-import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, ts10, zeroPad } from './format.js';
+import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, TimestampText, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
@@ -37,6 +37,9 @@ export class QsRecordDecoder {
   /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
   hostSeqReset = false;
   private readonly r = new PayloadReader();
+  /** QSPY's `%010u` of the timestamps, and of the tick counter (kept apart: they interleave). */
+  private readonly ts = new TimestampText();
+  private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
 
   constructor(options: Required<QsDecoderOptions>) {
@@ -81,7 +84,7 @@ export class QsRecordDecoder {
       this.userName = name;
       this.userNameSpaced = ` ${name}`;
     }
-    const head = ts10(t) + this.userNameSpaced;
+    const head = this.ts.of(t) + this.userNameSpaced;
     const timeErrors = r.errors;
     const u = this.userElements;
     const body = u.decode(r, head, this.config, this.dicts);
@@ -408,7 +411,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
+      `${this.ts.of(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
       { obj: this.objF(o), state: this.funF(f) },
       raw,
       { obj: this.objF(o) },
@@ -431,7 +434,7 @@ export class QsRecordDecoder {
     const rest = m.same(tag, on.text, sigT, fn.text, '', '')
       ? m.text
       : m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
-    return this.done(id, 'record', t, ts10(t) + rest, { obj: on.field, sig: sigF, state: fn.field }, raw, {
+    return this.done(id, 'record', t, this.ts.of(t) + rest, { obj: on.field, sig: sigF, state: fn.field }, raw, {
       obj: on.field,
       sig: sigF,
     });
@@ -451,7 +454,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      `${this.ts.of(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
       { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
       raw,
       { obj: objF, sig: sigF },
@@ -493,7 +496,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -513,7 +516,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`,
       { obj: objF, sig: sigF },
       raw,
       { obj: objF, sig: sigF },
@@ -554,7 +557,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      ts10(t) + rest,
+      this.ts.of(t) + rest,
       id === 14
         ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
         : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
@@ -580,7 +583,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === 46 ? QUE_MAR : QUE_MIN).of(free, min)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === 46 ? QUE_MAR : QUE_MIN).of(free, min)}`,
       id === 46
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
@@ -605,7 +608,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -627,7 +630,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -645,7 +648,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
+      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
       { obj: objF, queue: this.objF(q) },
       raw,
       { obj: objF },
@@ -664,7 +667,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`,
+      `${this.ts.of(t)} ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`,
       { sig: sigF, size },
       raw,
       { sig: sigF },
@@ -684,8 +687,8 @@ export class QsRecordDecoder {
       'record',
       t,
       id === 24
-        ? `${ts10(t)} MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`
-        : `${ts10(t)} MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`,
+        ? `${this.ts.of(t)} MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`
+        : `${this.ts.of(t)} MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`,
       id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
       raw,
       { obj: objF },
@@ -703,7 +706,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`,
+      `${this.ts.of(t)} MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`,
       { obj: objF, free },
       raw,
       {
@@ -725,7 +728,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -745,7 +748,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -757,7 +760,14 @@ export class QsRecordDecoder {
     const c = this.config;
     const ctr = r.u(c.teCtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
-    return this.done(id, 'record', null, `${NO_TS}Tick<${dec(rate)}>  Ctr=${ts10(ctr)}`, { rate, ctr }, raw);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${NO_TS}Tick<${dec(rate)}>  Ctr=${this.counterText.of(ctr)}`,
+      { rate, ctr },
+      raw,
+    );
   }
 
   private parseTimeEvtArmDisarm(id: number, raw: Uint8Array): DecodedRecord {
@@ -780,7 +790,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      ts10(t) + head + TIM.of(tim) + INT.of(int),
+      this.ts.of(t) + head + TIM.of(tim) + INT.of(int),
       { obj: teN.field, ao: aoN.field, tim, interval: int, rate },
       raw,
       { obj: teN.field },
@@ -817,7 +827,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      `${this.ts.of(t)} TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
       { obj: objF, ao: this.objF(ao), rate },
       raw,
       { obj: objF },
@@ -840,7 +850,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
+      `${this.ts.of(t)} TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
       { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
       raw,
       { obj: objF },
@@ -861,7 +871,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
+      `${this.ts.of(t)} TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
       { obj: objF, sig: sigF, ao: this.objF(ao), rate },
       raw,
       { obj: objF, sig: sigF },
@@ -877,7 +887,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
+      `${this.ts.of(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
       { nest },
       raw,
     );
@@ -893,7 +903,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
+      `${this.ts.of(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
       { nest, prio },
       raw,
       { prio },
@@ -908,9 +918,17 @@ export class QsRecordDecoder {
     const b = r.u(1);
     const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
     // QSPY prints the second byte first (Q11); the fields keep the wire order.
-    return this.done(id, 'record', t, `${ts10(t)} ${tag} Pri=${dec(b)}->${dec(a)}`, { prio: a, prevPrio: b }, raw, {
-      prio: a,
-    });
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} ${tag} Pri=${dec(b)}->${dec(a)}`,
+      { prio: a, prevPrio: b },
+      raw,
+      {
+        prio: a,
+      },
+    );
   }
 
   private parseSchedLock(id: number, raw: Uint8Array): DecodedRecord {
@@ -923,7 +941,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
+      `${this.ts.of(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
       { prevCeiling: a, ceiling: b },
       raw,
     );
@@ -934,7 +952,7 @@ export class QsRecordDecoder {
     const c = this.config;
     const t = r.u(c.timeSize);
     const a = r.u(1);
-    return this.done(id, 'record', t, `${ts10(t)} Sch-Idle Pri=${dec(a)}->0`, { prevPrio: a }, raw);
+    return this.done(id, 'record', t, `${this.ts.of(t)} Sch-Idle Pri=${dec(a)}->0`, { prevPrio: a }, raw);
   }
 
   private parseEnumDict(id: number, raw: Uint8Array): DecodedRecord {
@@ -968,7 +986,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
+      `${this.ts.of(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
       { fun: this.funF(f), data },
       raw,
     );
@@ -1033,7 +1051,7 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const rx = r.u(1);
     const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
-    return this.done(id, 'record', t, `${ts10(t)} Trg-Done ${name}`, { command: name }, raw);
+    return this.done(id, 'record', t, `${this.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
   }
 
   private parseRxStatus(id: number, raw: Uint8Array): DecodedRecord {
@@ -1081,7 +1099,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
+      `${this.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
       { offset: offs, size, num, data: items },
       raw,
     );
@@ -1097,7 +1115,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${ts10(t)} =ASSERT= Mod=${mod},Loc=${dec(loc)}`,
+      `${this.ts.of(t)} =ASSERT= Mod=${mod},Loc=${dec(loc)}`,
       { module: r.lastStr, location: loc },
       raw,
     );
@@ -1119,13 +1137,13 @@ export class QsRecordDecoder {
     let text: string;
     let fields: Fields;
     if (id <= 74) {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`;
+      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`;
       fields = { obj: objF, thread: a, count: b };
     } else if (id === 76 || id === 79) {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`;
+      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`;
       fields = { obj: objF, holder: a, thread: b };
     } else {
-      text = `${ts10(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`;
+      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`;
       fields = { obj: objF, holder: a, nest: b };
     }
     return this.done(id, 'record', t, text, fields, raw, { obj: objF });
@@ -1184,7 +1202,7 @@ export class QsRecordDecoder {
     }
     const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
     const objF = this.objF(o);
-    let text = `${ts10(t)} Query-${kindName} Obj=${this.obj(o)}`;
+    let text = `${this.ts.of(t)} Query-${kindName} Obj=${this.obj(o)}`;
     const fields: Fields = { kind: kindName, obj: objF };
     if (kind === 0 || (kind === 1 && c.version >= 690)) {
       text += `,State=${this.fun(q)}`;

@@ -88,6 +88,54 @@ describe('QsDecoder', () => {
     expect(out[4].fields).toMatchObject({ mismatch: true, reset: false });
   });
 
+  it('names signals by the signal dictionary as it is now: after new entries, a replaced name and a reset', () => {
+    const b = new QsFrameBuilder();
+    // DISPATCH (8): time, signal, object, state (4-byte pointers, 2-byte signals from the target info).
+    const dispatch = (sig: number, obj: number) =>
+      b.frame(8, new QsPayloadWriter().u32(7).u16(sig).uint(obj, 4).uint(0x2000, 4).toBytes());
+    const sigDict = (sig: number, obj: number, name: string) =>
+      b.frame(60, new QsPayloadWriter().u16(sig).uint(obj, 4).str(name).toBytes());
+    const bytes = Buffer.concat([
+      b.frame(64, targetInfo(true, 1)),
+      dispatch(5, 0x1000),
+      dispatch(6, 0x1000),
+      sigDict(5, 0, 'PING_SIG'),
+      dispatch(5, 0x1000),
+      dispatch(6, 0x1000),
+      sigDict(6, 0x1000, 'PONG_SIG'),
+      dispatch(6, 0x1000),
+      dispatch(6, 0x3000),
+      sigDict(5, 0, 'PING2_SIG'),
+      dispatch(5, 0x1000),
+      b.frame(64, targetInfo(true, 1)),
+      dispatch(5, 0x1000),
+    ]);
+    const out: DecodedRecord[] = [];
+    new QsDecoder().push(new Uint8Array(bytes), ctx, (r) => out.push(r));
+    const dispatches = out.filter((r) => r.name === 'QS_QEP_DISPATCH');
+    // Unknown signals are `%08d,Obj=0x%08X` in the text and the number in the fields (spec 7.3).
+    expect(dispatches.map((r) => /Sig=(.*),State=/.exec(r.text)?.[1])).toEqual([
+      '00000005,Obj=0x00001000',
+      '00000006,Obj=0x00001000',
+      'PING_SIG',
+      '00000006,Obj=0x00001000',
+      'PONG_SIG',
+      '00000006,Obj=0x00003000',
+      'PING2_SIG',
+      '00000005,Obj=0x00001000',
+    ]);
+    expect(dispatches.map((r) => (r.fields as { sig: string }).sig)).toEqual([
+      '5',
+      '6',
+      'PING_SIG',
+      '6',
+      'PONG_SIG',
+      '6',
+      'PING2_SIG',
+      '5',
+    ]);
+  });
+
   it('gives the correct values in the fields where qspy text has quirks (Q3, Q7, Q11)', () => {
     const out: DecodedRecord[] = [];
     new QsDecoder().push(captureBytes('fmt_v64'), ctx, (r) => out.push(r));
