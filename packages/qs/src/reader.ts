@@ -10,8 +10,12 @@ const TWO_32 = 4294967296;
 export class PayloadReader {
   buf: Uint8Array = new Uint8Array(0);
   pos = 0;
+  /** End of the payload; `remaining` is kept as this and `pos` so that a read updates one field. */
+  private end = 0;
   /** Payload bytes left; -1 after a failed read. */
-  remaining = 0;
+  get remaining(): number {
+    return this.end - this.pos;
+  }
   /** Field-level error lines of this record, each ending in '\n'. */
   errors = '';
   /** Halves of the last pointer / 64-bit value read. */
@@ -22,13 +26,18 @@ export class PayloadReader {
   reset(buf: Uint8Array, start: number, length: number): void {
     this.buf = buf;
     this.pos = start;
-    this.remaining = length;
+    this.end = start + length;
     this.errors = '';
+  }
+
+  /** What a failed read leaves: -1 bytes remaining. */
+  private failed(): void {
+    this.end = this.pos - 1;
   }
 
   private fail(size: number, type: string): void {
     this.errors += `   <COMMS> ERROR    ${size - this.remaining} more bytes needed for ${type}${size * 8}_t \n`;
-    this.remaining = -1;
+    this.failed();
   }
 
   // The reads are called for every field of every record. Each keeps its common case (a size
@@ -39,21 +48,18 @@ export class PayloadReader {
   /** Unsigned little-endian integer of 1, 2, 4 or 8 bytes (8: exact below 2^53). */
   u(size: number): number {
     const p = this.pos;
-    if (this.remaining >= size) {
+    if (p + size <= this.end) {
       const b = this.buf;
       if (size === 4) {
         this.pos = p + 4;
-        this.remaining -= 4;
         return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
       }
       if (size === 2) {
         this.pos = p + 2;
-        this.remaining -= 2;
         return b[p] | (b[p + 1] << 8);
       }
       if (size === 1) {
         this.pos = p + 1;
-        this.remaining -= 1;
         return b[p];
       }
     }
@@ -71,7 +77,6 @@ export class PayloadReader {
     const b = this.buf;
     const p = this.pos;
     this.pos = p + size;
-    this.remaining -= size;
     // 8 bytes; QSPY would assert on other sizes, read them as little-endian anyway.
     let lo = 0;
     let hi = 0;
@@ -98,15 +103,14 @@ export class PayloadReader {
 
   /** A pointer of `size` bytes as a dictionary key; its halves are left in `hi` / `lo`. */
   ptr(size: number): QsKey {
-    if (size === 8 && this.remaining >= 8) {
+    const p = this.pos;
+    if (size === 8 && p + 8 <= this.end) {
       const b = this.buf;
-      const p = this.pos;
       const lo = (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
       const hi = (b[p + 4] | (b[p + 5] << 8) | (b[p + 6] << 16) | (b[p + 7] << 24)) >>> 0;
       this.lo = lo;
       this.hi = hi;
       this.pos = p + 8;
-      this.remaining -= 8;
       return hi === 0 ? lo : makeKey(hi, lo);
     }
     return this.uncommonPtr(size);
@@ -150,18 +154,16 @@ export class PayloadReader {
     // QSPY peeks at the byte even when nothing remains (then it is the checksum).
     if (b[this.pos] === 0) {
       this.pos++;
-      this.remaining--;
       this.lastStr = '';
       return "''";
     }
-    const end = this.pos + this.remaining;
+    const end = this.end;
     // FNV-1a; the offset basis as an int32, or the loop would run on doubles.
     let hash = 0x811c9dc5 | 0;
     for (let p = this.pos; p < end; p++) {
       const c = b[p];
       if (c === 0) {
         const s = internLatin1(b, this.pos, p, hash);
-        this.remaining = end - p - 1;
         this.pos = p + 1;
         this.lastStr = s;
         return s;
@@ -169,7 +171,7 @@ export class PayloadReader {
       hash = Math.imul(hash ^ c, 0x01000193);
     }
     this.errors += `   <COMMS> ERROR    ${this.remaining} more bytes needed for string\n`;
-    this.remaining = -1;
+    this.failed();
     this.lastStr = '';
     return '';
   }
@@ -186,12 +188,11 @@ export class PayloadReader {
       const count = this.buf[this.pos];
       const start = this.pos + 1;
       this.count = count;
-      this.remaining -= 1 + count * size;
       this.pos += 1 + count * size;
       return start;
     }
     this.errors += `   <COMMS> ERROR    ${this.remaining} more bytes needed for memory-dump\n`;
-    this.remaining = -1;
+    this.failed();
     this.count = 0;
     return -1;
   }

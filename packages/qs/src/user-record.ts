@@ -99,7 +99,6 @@ export class QsUserElementsDecoder {
       // The loop condition leaves a byte for the format: read it without a bounds check.
       const fmt = r.buf[r.pos];
       r.pos++;
-      r.remaining--;
       const type = fmt & 0x0f;
       const width = fmt >>> 4;
       const errBefore = r.errors.length;
