@@ -100,22 +100,32 @@ export class QsDeframer {
           i = k + 1;
           continue;
         }
+        if (k < limit && b === QS_ESC) {
+          // The plain bytes before the escape (summed already) go into the buffer as they are;
+          // the rest of the frame goes byte by byte.
+          const buf = this.buf;
+          for (let j = 0; j < len; j++) buf[j] = chunk[i + j];
+          this.pos = len;
+          this.chksum = sum;
+          i = k;
+        }
       }
-      // Byte by byte, up to and including the next flag.
-      let flag = i;
-      while (flag < n && chunk[flag] !== QS_FRAME) flag++;
-      i = this.slow(chunk, i, flag < n ? flag + 1 : n);
+      i = this.slow(chunk, i, n);
     }
   }
 
-  /** QSPY's per-byte receiver over `chunk[from .. to)`; returns `to`. */
-  private slow(chunk: Uint8Array, from: number, to: number): number {
+  /**
+   * QSPY's per-byte receiver from `chunk[from]` up to and including the next flag, or to the
+   * chunk's end `n`; returns where it stopped.
+   */
+  private slow(chunk: Uint8Array, from: number, n: number): number {
     const buf = this.buf;
     let pos = this.pos;
     let sum = this.chksum;
     let esc = this.esc;
-    for (let i = from; i < to; i++) {
-      let b = chunk[i];
+    let i = from;
+    while (i < n) {
+      let b = chunk[i++];
       if (esc) {
         esc = false;
         b ^= QS_ESC_XOR;
@@ -130,9 +140,11 @@ export class QsDeframer {
       } else if (b === QS_ESC) {
         esc = true;
       } else if (b === QS_FRAME) {
+        this.pos = 0;
+        this.chksum = 0;
+        this.esc = false;
         this.endFrame(buf, 0, pos, sum);
-        pos = 0;
-        sum = 0;
+        return i;
       } else if (pos < QS_RECORD_SIZE_MAX) {
         sum += b;
         buf[pos++] = b;
@@ -145,7 +157,7 @@ export class QsDeframer {
     this.pos = pos;
     this.chksum = sum;
     this.esc = esc;
-    return to;
+    return i;
   }
 
   /** A flag arrived: the frame is `buf[start .. start+len)` and its bytes add up to `sum`. */
