@@ -131,6 +131,16 @@ export class TimestampText {
     return text;
   }
 
+  /**
+   * `of(t) + rest`, as two concatenations of existing strings: the ten digits alone are too
+   * short for V8 to concatenate without copying them into a new string first.
+   */
+  line(t: number, rest: string): string {
+    const hi = Math.floor(t / 10000);
+    if (hi !== this.high || t >= 10000000000) return this.of(t) + rest;
+    return this.highText + (DEC4[t - hi * 10000] + rest);
+  }
+
   private withNewHigh(t: number): string {
     if (t >= 10000000000) return String(t);
     const hi = Math.floor(t / 10000);

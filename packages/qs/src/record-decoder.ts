@@ -434,7 +434,7 @@ export class QsRecordDecoder {
     const rest = m.same(tag, on.text, sigT, fn.text, '', '')
       ? m.text
       : m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
-    return this.done(id, 'record', t, this.ts.of(t) + rest, { obj: on.field, sig: sigF, state: fn.field }, raw, {
+    return this.done(id, 'record', t, this.ts.line(t, rest), { obj: on.field, sig: sigF, state: fn.field }, raw, {
       obj: on.field,
       sig: sigF,
     });
@@ -557,7 +557,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.ts.of(t) + rest,
+      this.ts.line(t, rest),
       id === 14
         ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
         : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
@@ -790,7 +790,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.ts.of(t) + head + TIM.of(tim) + INT.of(int),
+      this.ts.line(t, head + TIM.of(tim) + INT.of(int)),
       { obj: teN.field, ao: aoN.field, tim, interval: int, rate },
       raw,
       { obj: teN.field },
