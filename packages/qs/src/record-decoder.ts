@@ -207,17 +207,16 @@ export class QsRecordDecoder {
     const name = this.recordName(id);
     const unused = r.remaining > 0;
     const n = unused ? r.remaining : -r.remaining;
+    const message = `${n} bytes ${unused ? 'unused' : 'needed'} in ${name}: the layout does not match this target's configuration`;
     return {
       kind: 'error',
       type: QsDecoderRecordId.QS_RECORD_LENGTH,
       name: 'QS_RECORD_LENGTH',
       targetTs: null,
-      fields: {
-        recId: id,
-        record: name,
-        [unused ? 'unused' : 'needed']: n,
-        message: `${n} bytes ${unused ? 'unused' : 'needed'} in ${name}: the layout does not match this target's configuration`,
-      },
+      // Literals, not a computed key: an object built with one goes through the runtime.
+      fields: unused
+        ? { recId: id, record: name, unused: n, message }
+        : { recId: id, record: name, needed: n, message },
       text: `${r.errors}   <COMMS> ERROR    ${n} bytes ${unused ? 'unused' : 'needed'} in Rec=${name}`,
       raw,
     };
@@ -1025,7 +1024,7 @@ export class QsRecordDecoder {
       'dict',
       null,
       `${NO_TS}${id === 61 ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
-      { [id === 61 ? 'obj' : 'fun']: `0x${hex}`, name: r.lastStr },
+      id === 61 ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr },
       raw,
     );
   }

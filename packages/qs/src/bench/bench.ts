@@ -1,14 +1,16 @@
 /**
- * Throughput of the QS codec on the big stress capture (shared/bench/qs/big_stress.qs.gz),
- * repeated to make a stream of at least 50 MB: deframing alone, then full decoding with the
- * qspy text of every record. Run with `npm run bench -w packages/qs` (after a build).
+ * Throughput of the QS codec on two streams of at least 50 MB each: the big stress capture
+ * (shared/bench/qs/big_stress.qs.gz, the file qspy's own rate was measured on) repeated, and
+ * the captures of shared/fixtures/qs (real application traces, damaged ones included) one
+ * after the other, repeated. For each, deframing alone, then full decoding with the qspy text
+ * of every record. Run with `npm run bench -w packages/qs` (after a build).
  *
  * Prints wall-clock and CPU-time rates (the CPU figure is what the code costs when the machine
  * is shared) and the peak resident memory while decoding, which stays flat in the input size.
  * Round 1 warms the JIT up; the summary gives the medians of the warm rounds, as one round
  * on a shared machine can be off by a lot.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -19,6 +21,7 @@ import { QsDeframer } from '../deframer.js';
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
 const capturePath = resolve(shared, 'bench', 'qs', 'big_stress.qs.gz');
+const fixturesDir = resolve(shared, 'fixtures', 'qs');
 const MIN_STREAM = 50e6;
 const CHUNK = 64 * 1024;
 const ROUNDS = 5;
@@ -87,58 +90,70 @@ function summary(label: string, rs: Result[]): void {
   );
 }
 
-const capture: Uint8Array = gunzipSync(readFileSync(capturePath));
-const repeats = Math.ceil(MIN_STREAM / capture.length);
-const baseRss = process.memoryUsage.rss() / 1e6;
-process.stdout.write(
-  `input: big_stress.qs (${(capture.length / 1e6).toFixed(1)} MB) x ${repeats} = ${((capture.length * repeats) / 1e6).toFixed(1)} MB ` +
-    `in ${CHUNK / 1024} KiB chunks; RSS with the input loaded: ${baseRss.toFixed(1)} MB; node ${process.version}\n`,
-);
-
-const ctx = { hostNs: 0n };
-const warmDeframe: Result[] = [];
-const warmDecode: Result[] = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  let frames = 0;
-  const deframer = new QsDeframer({
-    frame: () => {
-      frames++;
-    },
-    frameError: () => {},
-  });
-  const deframed = print(
-    run(`deframe only (${round})`, capture, repeats, (chunk) => {
-      const before = frames;
-      deframer.push(chunk);
-      return frames - before;
-    }),
-  );
-
-  const decoder = new QsDecoder();
-  let n = 0;
-  let textChars = 0;
-  const emit = (r: DecodedRecord) => {
-    n++;
-    textChars += r.text.length;
-  };
-  const decoded = print(
-    run(`decode + text (${round})`, capture, repeats, (chunk) => {
-      const before = n;
-      decoder.push(chunk, ctx, emit);
-      return n - before;
-    }),
-  );
-  if (round > 1) {
-    warmDeframe.push(deframed);
-    warmDecode.push(decoded);
-  }
-  if (round === ROUNDS) {
-    const s = decoder.stats();
-    process.stdout.write(
-      `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(textChars / 1e6).toFixed(1)} M text characters\n`,
-    );
-  }
+/** The fixtures' captures one after the other, as one buffer. */
+function fixtureStream(): Uint8Array {
+  const names = readdirSync(fixturesDir)
+    .filter((f) => f.endsWith('.qs'))
+    .sort();
+  return new Uint8Array(Buffer.concat(names.map((f) => readFileSync(resolve(fixturesDir, f)))));
 }
-process.stdout.write(`medians of rounds 2..${ROUNDS}:\n`);
-summary('deframe only', warmDeframe);
-summary('decode + text', warmDecode);
+
+/** Five rounds of deframing and decoding `capture` repeated to MIN_STREAM bytes; prints each and the medians. */
+function benchStream(name: string, capture: Uint8Array): void {
+  const repeats = Math.ceil(MIN_STREAM / capture.length);
+  const baseRss = process.memoryUsage.rss() / 1e6;
+  process.stdout.write(
+    `\ninput: ${name} (${(capture.length / 1e6).toFixed(3)} MB) x ${repeats} = ${((capture.length * repeats) / 1e6).toFixed(1)} MB ` +
+      `in ${CHUNK / 1024} KiB chunks; RSS with the input loaded: ${baseRss.toFixed(1)} MB; node ${process.version}\n`,
+  );
+  const ctx = { hostNs: 0n };
+  const warmDeframe: Result[] = [];
+  const warmDecode: Result[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    let frames = 0;
+    const deframer = new QsDeframer({
+      frame: () => {
+        frames++;
+      },
+      frameError: () => {},
+    });
+    const deframed = print(
+      run(`deframe only (${round})`, capture, repeats, (chunk) => {
+        const before = frames;
+        deframer.push(chunk);
+        return frames - before;
+      }),
+    );
+
+    const decoder = new QsDecoder();
+    let n = 0;
+    let textChars = 0;
+    const emit = (r: DecodedRecord) => {
+      n++;
+      textChars += r.text.length;
+    };
+    const decoded = print(
+      run(`decode + text (${round})`, capture, repeats, (chunk) => {
+        const before = n;
+        decoder.push(chunk, ctx, emit);
+        return n - before;
+      }),
+    );
+    if (round > 1) {
+      warmDeframe.push(deframed);
+      warmDecode.push(decoded);
+    }
+    if (round === ROUNDS) {
+      const s = decoder.stats();
+      process.stdout.write(
+        `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(textChars / 1e6).toFixed(1)} M text characters\n`,
+      );
+    }
+  }
+  process.stdout.write(`${name}, medians of rounds 2..${ROUNDS}:\n`);
+  summary('deframe only', warmDeframe);
+  summary('decode + text', warmDecode);
+}
+
+benchStream('big_stress.qs', gunzipSync(readFileSync(capturePath)));
+benchStream("the fixtures' captures", fixtureStream());
