@@ -110,7 +110,7 @@ export function dec(v: number): string {
  * `%010u`: QSPY's timestamp column. Timestamps rise slowly, so the leading six digits are kept
  * from the previous call while they repeat: a timestamp usually costs one table lookup and one
  * concatenation. The state lives in the object of one decoder: kept in module-level `let`
- * bindings instead, it cost 5% of the whole decode (measured), and decoders shared it.
+ * bindings instead, it cost 3-5% of the whole decode (measured), and decoders shared it.
  */
 export class TimestampText {
   /** The six leading digits of the last timestamp rendered, and their text. */
