@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
+import { registerExport } from './commands/export.js';
 import { registerRecords } from './commands/records.js';
 import { registerReplay } from './commands/replay.js';
 import { registerTail } from './commands/tail.js';
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
   registerDecode(program);
   registerReplay(program);
   registerRecords(program);
+  registerExport(program);
   registerTail(program);
   return program;
 }

@@ -37,6 +37,12 @@ export const StorageConfigSchema = Type.Object({
     description:
       'how long a delivered record message may stay unacknowledged before JetStream delivers it again (to any storage), ms',
   }),
+  STORAGE_LINK_BATCH_MS: Type.Integer({
+    minimum: 1,
+    maximum: 60_000,
+    default: 250,
+    description: "longest a batch of the link's raw bytes waits to fill, ms (they are not queried live)",
+  }),
   TRACEHUB_TEXT_INDEX: Type.Union(
     TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
     {

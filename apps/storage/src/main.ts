@@ -3,6 +3,7 @@ import { connectBus, ensureTopology } from '@tracehub/bus';
 import { connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
 import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
+import { LinkBytesStore } from './link-bytes-store.js';
 import { RecordStore } from './record-store.js';
 
 await runService({
@@ -77,7 +78,22 @@ await runService({
         this.set(store.stats.redelivered);
       },
     });
+    const linkChunks = metrics.counter({ name: 'storage_link_chunks_total', help: 'raw chunks of links stored (new)' });
+    const linkBytes = metrics.counter({ name: 'storage_link_bytes_total', help: 'bytes of links stored (new)' });
+    const linkStore = new LinkBytesStore({
+      bus,
+      db,
+      batchMs: config.STORAGE_LINK_BATCH_MS,
+      ackWaitMs: config.STORAGE_ACK_WAIT_MS,
+      log: logger,
+      onBatch: (b) => {
+        linkChunks.inc(b.stored);
+        linkBytes.inc(b.bytes);
+        retries.inc(b.attempts - 1);
+      },
+    });
     await store.start();
+    await linkStore.start();
     void textIndexes();
     // Partitions are made ahead and closed days indexed every ten minutes.
     const partitionTimer = setInterval(() => {
@@ -90,7 +106,7 @@ await runService({
     return {
       stop: async () => {
         clearInterval(partitionTimer);
-        await store.stop();
+        await Promise.all([store.stop(), linkStore.stop()]);
       },
     };
   },

@@ -7,6 +7,7 @@ async function tableNames(db: ReturnType<typeof createDb>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select table_name as name from information_schema.tables
     where table_schema = 'public' and table_name not like 'kysely_%' and table_name not like 'records_%'
+      and table_name not like 'link_chunks_%'
     order by table_name`.execute(db);
   return rows.map((r) => r.name);
 }
@@ -17,7 +18,7 @@ describe('migrations', () => {
     const db = createDb(fresh.url);
     try {
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
       // Yesterday, today and 7 days ahead.
       expect((await listPartitions(db)).length).toBe(9);
       expect(await migrateToLatest(db)).toEqual([]);
@@ -26,12 +27,14 @@ describe('migrations', () => {
       for (const name of Object.keys(migrations).reverse()) expect(await migrateDown(db)).toEqual([name]);
       expect(await tableNames(db)).toEqual([]);
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_class where relname like 'records%'`.execute(db);
+        select count(*)::int as n from pg_class where relname like 'records%' or relname like 'link_chunks%'`.execute(
+        db,
+      );
       expect(rows[0].n).toBe(0);
       expect(await migrateDown(db)).toEqual([]);
 
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
     } finally {
       await db.destroy();
       await fresh.drop();
@@ -44,7 +47,7 @@ describe('migrations', () => {
     try {
       const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
       expect(applied.flat()).toEqual(Object.keys(migrations));
-      expect(await tableNames(dbs[0])).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(dbs[0])).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
       await fresh.drop();
