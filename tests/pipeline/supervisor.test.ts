@@ -131,7 +131,9 @@ describe('npm start supervising the services', () => {
       await new Promise((r) => setTimeout(r, 1000));
 
       for (const app of ['decoder-qs', 'storage', 'api', 'decoder-stp']) {
-        const running = start.stdout.findLast((l) => new RegExp(`^start +\\| ${app} running \\(pid \\d+\\)`).test(l));
+        const running = [...start.stdout]
+          .reverse()
+          .find((l) => new RegExp(`^start +\\| ${app} running \\(pid \\d+\\)`).test(l));
         const pid = Number(/pid (\d+)/.exec(running ?? '')?.[1]);
         expect(pid, app).toBeGreaterThan(0);
         const from = start.stdout.length;
