@@ -2,8 +2,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
 import { type Database, getSession, isSessionLinkComplete, migrateToLatest, upsertLink } from '@tracehub/db';
+import { FileSource, Gateway } from '@tracehub/link';
 import { type FreshDatabase, fixturesDir, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,6 +44,7 @@ beforeAll(async () => {
     await startService('storage', env, { STORAGE_LINK_BATCH_MS: '100' }),
   ];
   bus = await connectBus({ url: env.natsUrl, name: 'link-bytes-test', prefix: env.prefix });
+  await ensureTopology(bus);
   app = await buildApp({ db, bus, settings: testApiSettings() });
 }, 120_000);
 
@@ -67,21 +69,33 @@ async function linkStored(session: string): Promise<void> {
   throw new Error(`link bytes of session ${session} not completely stored after 30 s`);
 }
 
-/** The raw export of a session through the CLI (to a file) and the API; both must be the link's bytes. */
-async function rawExports(session: string): Promise<{ cliFile: Buffer; api: Buffer; source: unknown }> {
+/** The raw export of a session through `tracehub export` (to a file). */
+async function cliRawExport(session: string): Promise<Buffer> {
   const out = join(work, `${session}.bin`);
   await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv());
+  return readFileSync(out);
+}
+
+/** The raw export of a session through the API. */
+async function apiRawExport(session: string): Promise<{ api: Buffer; source: unknown }> {
   const res = await app.inject({
     method: 'GET',
     url: `/api/v1/sessions/${session}/export?format=raw`,
     headers: { authorization: `Bearer ${READ_TOKEN}` },
   });
   expect(res.statusCode, res.body).toBe(200);
-  return { cliFile: readFileSync(out), api: res.rawPayload, source: res.headers['x-tracehub-raw-source'] };
+  return { api: res.rawPayload, source: res.headers['x-tracehub-raw-source'] };
 }
 
+/** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
 async function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string): Promise<string> {
-  return (await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, file], cliEnv())).trim();
+  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes: 16 * 1024 });
+  const gateway = new Gateway({ bus, link: { protocol, rig, link }, source, control: false });
+  await gateway.start();
+  await source.finished;
+  await gateway.publisher.idle();
+  await gateway.stop();
+  return gateway.publisher.sessions[0];
 }
 
 /** Runs `work` over `items`, `width` at a time. */
@@ -120,11 +134,12 @@ describe('the link bytes, kept', () => {
       const expected = await offlineDecode(file, 'qs');
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
       await linkStored(session);
-      const { cliFile, api, source } = await rawExports(session);
+      const { api, source } = await apiRawExport(session);
       const bytes = readFileSync(file);
       expect(source, name).toBe('link');
-      expect(cliFile.equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
       expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
+      if (i === 0)
+        expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
       const row = await getSession(db, session);
       expect(Number(row?.link_bytes), name).toBe(bytes.length);
       expect(Number(row?.link_lost_bytes), name).toBe(0);
@@ -144,11 +159,12 @@ describe('the link bytes, kept', () => {
       await upsertLink(db, { rig: 'rigL', name: link, protocol: 'stp', settings: stpSettings(config) });
       const session = await replay('rigL', link, 'stp', file);
       await linkStored(session);
-      const { cliFile, api, source } = await rawExports(session);
+      const { api, source } = await apiRawExport(session);
       const bytes = readFileSync(file);
       expect(source, name).toBe('link');
-      expect(cliFile.equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
       expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
+      if (name === 'v1_long_message')
+        expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
     });
   }, 300_000);
 
@@ -161,8 +177,7 @@ describe('the link bytes, kept', () => {
     expect(first).not.toBe(second);
     for (const session of [first, second]) {
       await linkStored(session);
-      const { cliFile } = await rawExports(session);
-      expect(cliFile.equals(readFileSync(big))).toBe(true);
+      expect((await apiRawExport(session)).api.equals(readFileSync(big))).toBe(true);
     }
     // A second storage on the same consumer, restarted: nothing is written again.
     const before = await db

@@ -43,6 +43,13 @@ export const StorageConfigSchema = Type.Object({
     default: 250,
     description: "longest a batch of the link's raw bytes waits to fill, ms (they are not queried live)",
   }),
+  STORAGE_RETENTION_DAYS: Type.Integer({
+    minimum: 0,
+    maximum: 36_500,
+    default: 0,
+    description:
+      'days of history kept (records and link bytes), applied by dropping whole daily partitions; 0 keeps everything',
+  }),
   TRACEHUB_TEXT_INDEX: Type.Union(
     TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
     {

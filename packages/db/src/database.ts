@@ -14,6 +14,7 @@ export interface Database {
   dictionaries: DictionariesTable;
   records: RecordsTable;
   link_chunks: LinkChunksTable;
+  retention: RetentionTable;
 }
 
 /** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
@@ -112,6 +113,15 @@ export interface LinkChunksTable {
   /** `BlockCodec` of `data`. */
   codec: number;
   data: Buffer;
+}
+
+/** The retention last applied (one row). */
+export interface RetentionTable {
+  singleton: ColumnType<boolean, boolean | undefined, never>;
+  days: number;
+  /** Partitions of days before this instant were dropped. */
+  cutoff: Date;
+  applied_at: Date;
 }
 
 export type RigRow = Selectable<RigsTable>;

@@ -43,6 +43,7 @@ export {
   sessionDictionaries,
   sessionsPage,
 } from './queries/sessions-list.js';
+export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
 export {
   type EnsureTextIndexesOptions,
   ensureTextIndexes,

@@ -18,7 +18,15 @@ describe('migrations', () => {
     const db = createDb(fresh.url);
     try {
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual([
+        'dictionaries',
+        'link_chunks',
+        'links',
+        'records',
+        'retention',
+        'rigs',
+        'sessions',
+      ]);
       // Yesterday, today and 7 days ahead.
       expect((await listPartitions(db)).length).toBe(9);
       expect(await migrateToLatest(db)).toEqual([]);
@@ -34,7 +42,15 @@ describe('migrations', () => {
       expect(await migrateDown(db)).toEqual([]);
 
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual([
+        'dictionaries',
+        'link_chunks',
+        'links',
+        'records',
+        'retention',
+        'rigs',
+        'sessions',
+      ]);
     } finally {
       await db.destroy();
       await fresh.drop();
@@ -47,7 +63,15 @@ describe('migrations', () => {
     try {
       const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
       expect(applied.flat()).toEqual(Object.keys(migrations));
-      expect(await tableNames(dbs[0])).toEqual(['dictionaries', 'link_chunks', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(dbs[0])).toEqual([
+        'dictionaries',
+        'link_chunks',
+        'links',
+        'records',
+        'retention',
+        'rigs',
+        'sessions',
+      ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
       await fresh.drop();

@@ -3,6 +3,7 @@ import * as initialSchema from './0001-initial-schema.js';
 import * as sessionRecordTotal from './0002-session-record-total.js';
 import * as textIndexPerPartition from './0003-text-index-per-partition.js';
 import * as linkChunks from './0004-link-chunks.js';
+import * as retention from './0005-retention.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0002-session-record-total': sessionRecordTotal,
   '0003-text-index-per-partition': textIndexPerPartition,
   '0004-link-chunks': linkChunks,
+  '0005-retention': retention,
 };
 
 export const migrationProvider: MigrationProvider = {
