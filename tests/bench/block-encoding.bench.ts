@@ -17,17 +17,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import zlib, { gunzipSync } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import { type TraceRecord, toTraceRecord } from '@tracehub/contracts';
+import { compressBlock, decompressBlock, WRITE_CODEC } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const shared = process.env.TRACEHUB_SHARED ?? join(repo, '..', 'shared');
 const LIMIT = Number(process.env.BENCH_RECORDS ?? 400_000);
 const BLOCK = Number(process.env.BENCH_BLOCK_RECORDS ?? 2000);
-const zstdParams = { params: { [zlib.constants.ZSTD_c_compressionLevel]: 3 } };
-const zstd = (b: Uint8Array) => zlib.zstdCompressSync(b, zstdParams);
-const unzstd = (b: Uint8Array) => zlib.zstdDecompressSync(b);
+// What stored blocks use: zstd level 3 (deflate on a Node without zstd).
+const zstd = (b: Uint8Array) => compressBlock(b);
+const unzstd = (b: Uint8Array) => decompressBlock(WRITE_CODEC, b);
 
 const capture = gunzipSync(readFileSync(join(shared, 'bench/qs/big_stress.qs.gz')));
 const decoder = new QsDecoder();
@@ -40,7 +41,15 @@ let linkBytes = 0;
 for (let at = 0, chunk = 0; at < capture.length && records.length < LIMIT; at += 16384, chunk++) {
   const piece = capture.subarray(at, at + 16384);
   linkBytes += piece.length;
-  const place = { rig: 'rig1', link: 'uart0', session: 's1', chunk, protocol: 'qs' as const, hostNs: hostNs + BigInt(chunk) * 1000n, seq: 0 };
+  const place = {
+    rig: 'rig1',
+    link: 'uart0',
+    session: 's1',
+    chunk,
+    protocol: 'qs' as const,
+    hostNs: hostNs + BigInt(chunk) * 1000n,
+    seq: 0,
+  };
   const before = records.length;
   decoder.push(piece, { hostNs: place.hostNs, lostBytes: 0 }, (r) => {
     place.seq = records.length;
@@ -54,7 +63,9 @@ for (let at = 0, chunk = 0; at < capture.length && records.length < LIMIT; at +=
   }
 }
 const n = records.length;
-console.log(`${n} records from ${(linkBytes / 1e6).toFixed(1)} MB of link bytes (${(linkBytes / n).toFixed(1)} B/record); blocks of ${BLOCK}`);
+console.log(
+  `${n} records from ${(linkBytes / 1e6).toFixed(1)} MB of link bytes (${(linkBytes / n).toFixed(1)} B/record); blocks of ${BLOCK}`,
+);
 
 function cpu<T>(work: () => T): { value: T; us: number } {
   const t0 = process.cpuUsage();
@@ -69,7 +80,10 @@ function encodeA(block: TraceRecord[]): Buffer {
   return zstd(Buffer.from(lines.join('\n')));
 }
 function decodeA(data: Buffer): unknown[] {
-  return unzstd(data).toString().split('\n').map((l) => JSON.parse(l));
+  return unzstd(data)
+    .toString()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 }
 
 // B. columns.
@@ -89,7 +103,16 @@ function encodeB(block: TraceRecord[]): Buffer {
   let prevTs = 0n;
   for (const r of block) {
     const ts = r.targetTs === null ? prevTs : BigInt(r.targetTs);
-    nums.push(r.chunk - prevChunk, Number(ts - prevTs), id(r.kind), r.type, id(r.name), id(r.qs?.obj), id(r.qs?.sig), r.qs?.prio ?? -1);
+    nums.push(
+      r.chunk - prevChunk,
+      Number(ts - prevTs),
+      id(r.kind),
+      r.type,
+      id(r.name),
+      id(r.qs?.obj),
+      id(r.qs?.sig),
+      r.qs?.prio ?? -1,
+    );
     prevChunk = r.chunk;
     prevTs = ts;
     texts.push(r.text);
@@ -115,7 +138,10 @@ function decodeB(data: Buffer): number {
   const dict = JSON.parse(column(0).toString()) as string[];
   const numbers = new Int32Array(new Uint8Array(column(1)).buffer);
   const texts = column(2).toString().split('\0');
-  const fields = column(3).toString().split('\0').map((f) => JSON.parse(f));
+  const fields = column(3)
+    .toString()
+    .split('\0')
+    .map((f) => JSON.parse(f));
   return dict.length + numbers.length + texts.length + fields.length;
 }
 
@@ -130,13 +156,25 @@ function report(label: string, bytes: number, encUs: number, decUs: number) {
 
 const a = cpu(() => blocks.map(encodeA));
 const aRead = cpu(() => a.value.map(decodeA));
-report('A. rendered JSON lines, zstd', a.value.reduce((s, b) => s + b.length, 0), a.us, aRead.us);
+report(
+  'A. rendered JSON lines, zstd',
+  a.value.reduce((s, b) => s + b.length, 0),
+  a.us,
+  aRead.us,
+);
 
 const b = cpu(() => blocks.map(encodeB));
 const bRead = cpu(() => b.value.map((d) => decodeB(d)));
-report('B. columns, zstd', b.value.reduce((s, x) => s + x.length, 0), b.us, bRead.us);
+report(
+  'B. columns, zstd',
+  b.value.reduce((s, x) => s + x.length, 0),
+  b.us,
+  bRead.us,
+);
 
-const c = cpu(() => blocksC.map((blk) => ({ link: zstd(Buffer.concat(blk.chunks)), state: zstd(Buffer.from(blk.snapshot)) })));
+const c = cpu(() =>
+  blocksC.map((blk) => ({ link: zstd(Buffer.concat(blk.chunks)), state: zstd(Buffer.from(blk.snapshot)) })),
+);
 const cRead = cpu(() => {
   let made = 0;
   for (const [i, blk] of c.value.entries()) {
@@ -153,4 +191,6 @@ console.log(
   `${'C. decoder snapshot per block'.padEnd(34)} ${(cState / cRecords).toFixed(1).padStart(6)} B/record   write ${(c.us / cRecords).toFixed(2)} µs/record (link bytes' zstd included)   read ${(cRead.us / cRecords).toFixed(2)} µs/record (decoding again)`,
 );
 const linkZ = c.value.reduce((s, x) => s + x.link.length, 0);
-console.log(`${'link bytes, zstd (kept in all cases)'.padEnd(34)} ${(linkZ / cRecords).toFixed(1).padStart(6)} B/record`);
+console.log(
+  `${'link bytes, zstd (kept in all cases)'.padEnd(34)} ${(linkZ / cRecords).toFixed(1).padStart(6)} B/record`,
+);

@@ -280,7 +280,7 @@ describe('the pipeline when storage dies', () => {
       await stopAll(procs);
       await removeBusPrefix(env.natsUrl, prefix);
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 describe('the pipeline while Postgres is away', () => {

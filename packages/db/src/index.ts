@@ -1,4 +1,4 @@
-export { BlockCodec, BlockCodecError, compressBlock, decompressBlock } from './blocks/compression.js';
+export { BlockCodec, BlockCodecError, compressBlock, decompressBlock, WRITE_CODEC } from './blocks/compression.js';
 export { BadLinkBlockError, decodeLinkChunks, encodeLinkChunks, type LinkChunk } from './blocks/link-chunk-block.js';
 export { connectDb, DatabaseConnectError, redactUrl } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
