@@ -1,7 +1,7 @@
-import type { LinkAddress } from '@tracehub/bus';
 import {
   isProtocol,
   isValidName,
+  type LinkAddress,
   type LinkSettingsDocument,
   linkSettingsFromText,
   linkSettingsSchema,
