@@ -27,6 +27,11 @@ export enum ParserState {
   UNSYNCED,
   /** STP v1: discarding until a pause >= the resynchronisation pause. */
   V1_DISCARD,
+  // TIME / TIME_TS (spec §3.2): clock index, version, then a field coded as that version's timestamp.
+  TIME_CLOCK,
+  TIME_VERSION,
+  TIME_LENGTH,
+  TIME_VALUE,
 }
 
 /** How the v2 stream found its way back to a VERSION packet. */
@@ -213,7 +218,9 @@ export class StpPacketParser {
 
   /** Packets still being received when the stream ends (for reports). */
   get midPacket(): boolean {
-    return this.state !== ParserState.OPCODE1 && this.state < ParserState.UNSYNCED;
+    return (
+      this.state !== ParserState.OPCODE1 && this.state !== ParserState.UNSYNCED && this.state !== ParserState.V1_DISCARD
+    );
   }
 
   private nibble(n: number): void {
@@ -297,6 +304,32 @@ export class StpPacketParser {
         break;
       case ParserState.V1_DISCARD:
         break;
+      case ParserState.TIME_CLOCK:
+        this.record(n);
+        this.state = ParserState.TIME_VERSION;
+        break;
+      case ParserState.TIME_VERSION:
+        // The time field is coded as a timestamp of this version; 0 and 5..F are illegal as for VERSION.
+        this.record(n);
+        if (n === 1) {
+          this.remaining = 2;
+          this.state = ParserState.TIME_VALUE;
+        } else if (n >= 2 && n <= 4) this.state = ParserState.TIME_LENGTH;
+        else this.illegal();
+        break;
+      case ParserState.TIME_LENGTH:
+        this.record(n);
+        if (n === 15) this.illegal();
+        else if (n === 0) this.afterPayload();
+        else {
+          this.remaining = n <= 12 ? n : n === 13 ? 14 : 16;
+          this.state = ParserState.TIME_VALUE;
+        }
+        break;
+      case ParserState.TIME_VALUE:
+        this.record(n);
+        if (--this.remaining === 0) this.afterPayload();
+        break;
     }
     this.pos++;
   }
@@ -317,8 +350,10 @@ export class StpPacketParser {
     if (payload > 0) {
       this.remaining = payload;
       this.state = ParserState.PAYLOAD;
-    } else if (payload < 0) {
+    } else if (payload === -1) {
       this.state = ParserState.USER_LENGTH;
+    } else if (payload === -2) {
+      this.state = ParserState.TIME_CLOCK;
     } else {
       this.afterPayload();
     }
@@ -483,6 +518,7 @@ export class StpPacketParser {
           if (skipped > 0) asm.sink.discardedNibbles(skipped, this.discardStart);
         }
         asm.versionPacket();
+        asm.sink.timestampFormat(this.tsVersion);
         break;
     }
   }
