@@ -30,8 +30,6 @@ export enum ParserState {
   // TIME / TIME_TS (spec §3.2): clock index, version, then a field coded as that version's timestamp.
   TIME_CLOCK,
   TIME_VERSION,
-  TIME_LENGTH,
-  TIME_VALUE,
 }
 
 /** How the v2 stream found its way back to a VERSION packet. */
@@ -94,6 +92,9 @@ export class StpPacketParser {
   private tsValueNibbles = 0;
   private tsValueHi = 0;
   private tsValueLo = 0;
+
+  /** The timestamp states are reading the time field of a TIME packet, not a timestamp. */
+  private inTimeField = false;
 
   /** Running timestamp, 64 bits as two unsigned 32-bit halves. */
   tsHi = 0;
@@ -309,26 +310,15 @@ export class StpPacketParser {
         this.state = ParserState.TIME_VERSION;
         break;
       case ParserState.TIME_VERSION:
-        // The time field is coded as a timestamp of this version; 0 and 5..F are illegal as for VERSION.
+        // The time field is coded as a timestamp of this version (read by the timestamp states,
+        // without touching the running timestamp); 0 and 5..F are illegal as for VERSION.
         this.record(n);
+        this.inTimeField = true;
         if (n === 1) {
-          this.remaining = 2;
-          this.state = ParserState.TIME_VALUE;
-        } else if (n >= 2 && n <= 4) this.state = ParserState.TIME_LENGTH;
+          this.tsRemaining = this.tsValueNibbles = 2;
+          this.state = ParserState.TS_VALUE;
+        } else if (n >= 2 && n <= 4) this.state = ParserState.TS_LENGTH;
         else this.illegal();
-        break;
-      case ParserState.TIME_LENGTH:
-        this.record(n);
-        if (n === 15) this.illegal();
-        else if (n === 0) this.afterPayload();
-        else {
-          this.remaining = n <= 12 ? n : n === 13 ? 14 : 16;
-          this.state = ParserState.TIME_VALUE;
-        }
-        break;
-      case ParserState.TIME_VALUE:
-        this.record(n);
-        if (--this.remaining === 0) this.afterPayload();
         break;
     }
     this.pos++;
@@ -385,6 +375,11 @@ export class StpPacketParser {
   }
 
   private timestampDone(): void {
+    if (this.inTimeField) {
+      this.inTimeField = false;
+      this.afterPayload();
+      return;
+    }
     this.tsLen = this.pktLen - this.tsStart;
     const n = this.tsValueNibbles;
     if (this.tsFixed) {
@@ -588,6 +583,7 @@ export class StpPacketParser {
 
   private loseSync(next: number): void {
     this.discardStart = next;
+    this.inTimeField = false;
     this.expectVersion = false;
     this.syncVia = SyncVia.NONE;
     if (this.version === 1) {
@@ -652,6 +648,7 @@ export class StpPacketParser {
       tsStart: this.tsStart,
       tsLen: this.tsLen,
       tsFixed: this.tsFixed,
+      inTimeField: this.inTimeField,
       remaining: this.remaining,
       valueHi: this.valueHi,
       valueLo: this.valueLo,
