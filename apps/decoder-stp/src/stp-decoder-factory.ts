@@ -1,4 +1,4 @@
-import type { DecoderFactory, LinkSettings } from '@tracehub/bus';
+import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
 import { StpDecoder, type StpDecoderOptions, SwdDecoder, type SwdDecoderOptions } from '@tracehub/stp';
 
 const isByte = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xff;
