@@ -12,6 +12,7 @@ const packages = [
   'db',
   'service-kit',
   'decoder-service',
+  'qspy-frontend',
 ];
 const apps = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api', 'cli'];
 
