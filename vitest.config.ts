@@ -9,6 +9,7 @@ const packages = [
   'palmtrace',
   'palmtrace-bridge',
   'bus',
+  'link',
   'db',
   'service-kit',
   'decoder-service',
