@@ -4,4 +4,5 @@ export * from './envelopes.js';
 export * from './headers.js';
 export * from './link-settings.js';
 export * from './names.js';
+export * from './problem.js';
 export * from './record.js';
