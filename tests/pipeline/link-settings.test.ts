@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, migrateToLatest } from '@tracehub/db';
+import { type Database, getLinkByName, migrateToLatest } from '@tracehub/db';
 import {
   type FreshDatabase,
   fixturePath,
@@ -74,12 +74,8 @@ async function replay(rig: string, link: string, protocol: string, file: string,
 }
 
 async function linkId(rig: string, link: string): Promise<number> {
-  const row = await db
-    .selectFrom('links')
-    .select('id')
-    .where('rig', '=', rig)
-    .where('name', '=', link)
-    .executeTakeFirstOrThrow();
+  const row = await getLinkByName(db, rig, link);
+  if (!row) throw new Error(`link ${rig}/${link} is not stored`);
   return row.id;
 }
 
