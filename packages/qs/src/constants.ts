@@ -8,12 +8,13 @@ export const QS_FRAME = 0x7e;
 /** Escape byte: the next byte is XOR-ed with 0x20. */
 export const QS_ESC = 0x7d;
 export const QS_ESC_XOR = 0x20;
-/** Sum of every un-escaped byte of a good frame, checksum included. */
-export const QS_GOOD_CHKSUM = 0xff;
 /** Size of QSPY's record buffer: a longer frame is "too long" and discarded. */
 export const QS_RECORD_SIZE_MAX = 512;
 
-/** Predefined record ids (QP/C 7.x numbering) that the decoder refers to by name. */
+/**
+ * Predefined record ids, QP/C 7.x numbering (spec 5), and the one 8.x added (spec 12).
+ * User records are QS_USER and above.
+ */
 export const QsRecordId = {
   QS_EMPTY: 0,
   QS_QEP_STATE_ENTRY: 1,
@@ -25,15 +26,82 @@ export const QsRecordId = {
   QS_QEP_IGNORED: 7,
   QS_QEP_DISPATCH: 8,
   QS_QEP_UNHANDLED: 9,
+  QS_QF_ACTIVE_DEFER: 10,
+  QS_QF_ACTIVE_RECALL: 11,
+  QS_QF_ACTIVE_SUBSCRIBE: 12,
+  QS_QF_ACTIVE_UNSUBSCRIBE: 13,
+  QS_QF_ACTIVE_POST: 14,
+  QS_QF_ACTIVE_POST_LIFO: 15,
+  QS_QF_ACTIVE_GET: 16,
+  QS_QF_ACTIVE_GET_LAST: 17,
+  QS_QF_ACTIVE_RECALL_ATTEMPT: 18,
+  QS_QF_EQUEUE_POST: 19,
+  QS_QF_EQUEUE_POST_LIFO: 20,
+  QS_QF_EQUEUE_GET: 21,
+  QS_QF_EQUEUE_GET_LAST: 22,
+  QS_QF_NEW_ATTEMPT: 23,
+  QS_QF_MPOOL_GET: 24,
+  QS_QF_MPOOL_PUT: 25,
+  QS_QF_PUBLISH: 26,
+  QS_QF_NEW_REF: 27,
+  QS_QF_NEW: 28,
+  QS_QF_GC_ATTEMPT: 29,
+  QS_QF_GC: 30,
   QS_QF_TICK: 31,
+  QS_QF_TIMEEVT_ARM: 32,
+  QS_QF_TIMEEVT_AUTO_DISARM: 33,
+  QS_QF_TIMEEVT_DISARM_ATTEMPT: 34,
+  QS_QF_TIMEEVT_DISARM: 35,
+  QS_QF_TIMEEVT_REARM: 36,
+  QS_QF_TIMEEVT_POST: 37,
+  QS_QF_DELETE_REF: 38,
+  QS_QF_CRIT_ENTRY: 39,
+  QS_QF_CRIT_EXIT: 40,
+  QS_QF_ISR_ENTRY: 41,
+  QS_QF_ISR_EXIT: 42,
+  QS_QF_INT_DISABLE: 43,
+  QS_QF_INT_ENABLE: 44,
+  QS_QF_ACTIVE_POST_ATTEMPT: 45,
+  QS_QF_EQUEUE_POST_ATTEMPT: 46,
+  QS_QF_MPOOL_GET_ATTEMPT: 47,
+  QS_SCHED_PREEMPT: 48,
+  QS_SCHED_RESTORE: 49,
+  QS_SCHED_LOCK: 50,
+  QS_SCHED_UNLOCK: 51,
+  QS_SCHED_NEXT: 52,
+  QS_SCHED_IDLE: 53,
   QS_ENUM_DICT: 54,
+  QS_QEP_TRAN_HIST: 55,
+  QS_QEP_TRAN_EP: 56,
+  QS_QEP_TRAN_XP: 57,
+  QS_TEST_PAUSED: 58,
+  QS_TEST_PROBE_GET: 59,
   QS_SIG_DICT: 60,
   QS_OBJ_DICT: 61,
   QS_FUN_DICT: 62,
   QS_USR_DICT: 63,
   QS_TARGET_INFO: 64,
+  QS_TARGET_DONE: 65,
+  QS_RX_STATUS: 66,
+  QS_QUERY_DATA: 67,
+  QS_PEEK_DATA: 68,
+  QS_ASSERT_FAIL: 69,
+  QS_QF_RUN: 70,
+  QS_SEM_TAKE: 71,
+  QS_SEM_BLOCK: 72,
+  QS_SEM_SIGNAL: 73,
+  QS_SEM_BLOCK_ATTEMPT: 74,
+  QS_MTX_LOCK: 75,
+  QS_MTX_BLOCK: 76,
+  QS_MTX_UNLOCK: 77,
+  QS_MTX_LOCK_ATTEMPT: 78,
+  QS_MTX_BLOCK_ATTEMPT: 79,
+  QS_MTX_UNLOCK_ATTEMPT: 80,
+  /** QS 8.x only (a reserved id before). */
+  QS_QF_ACTIVE_DEFER_ATTEMPT: 81,
   QS_USER: 100,
 } as const;
+export type QsRecordId = (typeof QsRecordId)[keyof typeof QsRecordId];
 
 /** Names of the predefined records 0..99, as QSPY 7.4 names them (81..99: QS_RESERVED). */
 export const QS_RECORD_NAMES: readonly string[] = Object.freeze([
@@ -172,3 +240,16 @@ export const QsDecoderRecordId = {
   /** Bytes before the first good frame that do not form one (QSPY drops them silently). */
   QS_LEADING_GARBAGE: -9,
 } as const;
+
+type QsWellKnownName = Exclude<keyof typeof QsRecordId, 'QS_USER'> | keyof typeof QsDecoderRecordId;
+
+/**
+ * The `name` of every predefined record and of every record the decoder makes, as constants:
+ * what other packages match on (`QsRecordName.SEQ_GAP`, `QsRecordName.QS_TARGET_INFO`) instead
+ * of spelling the string again. User records are named by their dictionary entry or `USER+nnn`.
+ */
+export const QsRecordName: { readonly [K in QsWellKnownName]: K } = Object.freeze(
+  Object.fromEntries(
+    [...Object.keys(QsRecordId), ...Object.keys(QsDecoderRecordId)].filter((k) => k !== 'QS_USER').map((k) => [k, k]),
+  ),
+) as { readonly [K in QsWellKnownName]: K };

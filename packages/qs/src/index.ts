@@ -5,16 +5,21 @@ export {
   QS_RX_NAMES,
   QsDecoderRecordId,
   QsRecordId,
+  QsRecordName,
   QsRxId,
 } from './constants.js';
 export { QsDecoder, type QsDecoderStats } from './decoder.js';
 export { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
+export { QS_RECORD_GROUPS, type QsRecordGroup, qsRecordGroup } from './record-groups.js';
 export {
   encodeFrame,
+  escapedFrameLength,
+  escapeFrame,
   filterBitmap,
   QsFrameBuilder,
   QsObjKind,
   QsPayloadWriter,
   QsRxEncoder,
   type QsRxSizes,
+  writeEscapedFrame,
 } from './serializer.js';

@@ -6,22 +6,52 @@ import { QS_ESC, QS_ESC_XOR, QS_FRAME, QsRxId } from './constants.js';
  * `QsDeframer`; stuffing every byte is what the host does and what any receiver accepts.
  */
 export function encodeFrame(seq: number, recordId: number, payload: Uint8Array = new Uint8Array(0)): Uint8Array {
-  const out = new Uint8Array(2 * (payload.length + 3) + 1);
-  let n = 0;
-  let sum = 0;
-  const put = (b: number) => {
-    sum += b;
+  const frame = new Uint8Array(payload.length + 3);
+  frame[0] = seq & 0xff;
+  frame[1] = recordId & 0xff;
+  frame.set(payload, 2);
+  let sum = frame[0] + frame[1];
+  for (let i = 0; i < payload.length; i++) sum += payload[i];
+  frame[frame.length - 1] = ~sum & 0xff;
+  return escapeFrame(frame);
+}
+
+/**
+ * A frame's bytes as they go on the link, from its un-escaped contents (seq, id, payload,
+ * checksum: what a record's `raw` holds): 0x7D and 0x7E stuffed, then the closing flag.
+ * Writing the `raw` of consecutive records this way gives a stream that qspy and this
+ * decoder read as the original capture.
+ */
+export function escapeFrame(frame: Uint8Array): Uint8Array {
+  let escapes = 0;
+  for (let i = 0; i < frame.length; i++) if (frame[i] === QS_FRAME || frame[i] === QS_ESC) escapes++;
+  const out = new Uint8Array(frame.length + escapes + 1);
+  writeEscapedFrame(frame, out, 0);
+  return out;
+}
+
+/** Number of bytes `escapeFrame(frame)` makes. */
+export function escapedFrameLength(frame: Uint8Array): number {
+  let n = frame.length + 1;
+  for (let i = 0; i < frame.length; i++) if (frame[i] === QS_FRAME || frame[i] === QS_ESC) n++;
+  return n;
+}
+
+/**
+ * Writes `escapeFrame(frame)` into `out` at `at` (which must have `escapedFrameLength(frame)`
+ * bytes free) and returns the offset after it: exports fill one buffer with many frames.
+ */
+export function writeEscapedFrame(frame: Uint8Array, out: Uint8Array, at: number): number {
+  let o = at;
+  for (let i = 0; i < frame.length; i++) {
+    const b = frame[i];
     if (b === QS_FRAME || b === QS_ESC) {
-      out[n++] = QS_ESC;
-      out[n++] = b ^ QS_ESC_XOR;
-    } else out[n++] = b;
-  };
-  put(seq & 0xff);
-  put(recordId & 0xff);
-  for (let i = 0; i < payload.length; i++) put(payload[i]);
-  put(~sum & 0xff);
-  out[n++] = QS_FRAME;
-  return out.slice(0, n);
+      out[o++] = QS_ESC;
+      out[o++] = b ^ QS_ESC_XOR;
+    } else out[o++] = b;
+  }
+  out[o++] = QS_FRAME;
+  return o;
 }
 
 /** A sequence of frames with its own sequence counter: the first frame gets seq 1. */
