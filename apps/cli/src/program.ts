@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
 import { registerExport } from './commands/export.js';
+import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
 import { registerReplay } from './commands/replay.js';
 import { registerTail } from './commands/tail.js';
@@ -15,5 +16,6 @@ export function buildProgram(): Command {
   registerRecords(program);
   registerExport(program);
   registerTail(program);
+  registerLink(program);
   return program;
 }

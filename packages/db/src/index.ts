@@ -57,6 +57,13 @@ export {
   type SessionBatchSummary,
 } from './writes/insert-records-json.js';
 export { type InsertLinkChunksResult, insertLinkChunks, type SessionLinkChunks } from './writes/link-chunks.js';
+export {
+  getLinkByName,
+  type LinkSettingsChange,
+  type LinkSettingsChangeRow,
+  linkSettingsChanges,
+  setLinkSettings,
+} from './writes/link-settings.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export {
   addSessionCounts,

@@ -14,7 +14,7 @@ export interface EnsurePartitionsOptions {
 
 /**
  * The tables range-partitioned by host time into days (UTC): records, and the link's bytes
- * (from migration 0004). Each has a default partition for rows outside its days.
+ * (from migration 0005). Each has a default partition for rows outside its days.
  */
 export const PARTITIONED_TABLES = ['records', 'link_chunks'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];

@@ -21,6 +21,7 @@ describe('migrations', () => {
       expect(await tableNames(db)).toEqual([
         'dictionaries',
         'link_chunks',
+        'link_settings_changes',
         'links',
         'records',
         'retention',
@@ -45,6 +46,7 @@ describe('migrations', () => {
       expect(await tableNames(db)).toEqual([
         'dictionaries',
         'link_chunks',
+        'link_settings_changes',
         'links',
         'records',
         'retention',
@@ -66,6 +68,7 @@ describe('migrations', () => {
       expect(await tableNames(dbs[0])).toEqual([
         'dictionaries',
         'link_chunks',
+        'link_settings_changes',
         'links',
         'records',
         'retention',
