@@ -6,7 +6,7 @@ import net from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { Gateway, TcpListenSource } from '@tracehub/gateway';
+import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
