@@ -308,44 +308,33 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
     },
   );
 
+  /** The control state (`status`), or frees the front-end port first (`releaseFrontEnd`). */
+  const controlState =
+    (request: Pick<ControlRequest, 'status' | 'releaseFrontEnd'>) => async (req: { params: { id: number } }) => {
+      const link = await qsLink(req.params.id);
+      const reply = await ask(link.rig, link.name, request, timeoutMs);
+      if (!reply.status)
+        throw new HttpProblem(502, `the gateway has no control state: ${reply.error ?? 'unknown error'}`);
+      return reply.status as Static<typeof FrontEndStatus>;
+    };
+  const stateRoute = (summary: string) => ({
+    config: { scope: 'control' as const },
+    schema: {
+      summary,
+      tags: ['control'],
+      params,
+      response: { 200: FrontEndStatus, ...gatewayErrors, ...problemResponses },
+    },
+  });
   app.get(
     '/links/:id/control',
-    {
-      config: { scope: 'control' },
-      schema: {
-        summary: "A link's QS control point: target, dictionaries, and its front-end port (who is attached)",
-        tags: ['control'],
-        params,
-        response: { 200: FrontEndStatus, ...gatewayErrors, ...problemResponses },
-      },
-    },
-    async (request) => {
-      const link = await qsLink(request.params.id);
-      const reply = await ask(link.rig, link.name, { status: true }, timeoutMs);
-      if (!reply.status)
-        throw new HttpProblem(502, `the gateway has no control state: ${reply.error ?? 'unknown error'}`);
-      return reply.status as Static<typeof FrontEndStatus>;
-    },
+    stateRoute("A link's QS control point: target, dictionaries, and its front-end port (who is attached)"),
+    controlState({ status: true }),
   );
-
   app.post(
     '/links/:id/frontend/release',
-    {
-      config: { scope: 'control' },
-      schema: {
-        summary: 'Free the front-end port of a link from the front-end holding it (it gets DETACH)',
-        tags: ['control'],
-        params,
-        response: { 200: FrontEndStatus, ...gatewayErrors, ...problemResponses },
-      },
-    },
-    async (request) => {
-      const link = await qsLink(request.params.id);
-      const reply = await ask(link.rig, link.name, { releaseFrontEnd: true }, timeoutMs);
-      if (!reply.status)
-        throw new HttpProblem(502, `the gateway has no control state: ${reply.error ?? 'unknown error'}`);
-      return reply.status as Static<typeof FrontEndStatus>;
-    },
+    stateRoute('Free the front-end port of a link from the front-end holding it (it gets DETACH)'),
+    controlState({ releaseFrontEnd: true }),
   );
 };
 
