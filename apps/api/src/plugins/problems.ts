@@ -108,7 +108,7 @@ function describeIssue(v: ValidationIssue): string | undefined {
   if (v.keyword === 'anyOf' || v.keyword === 'oneOf') return undefined;
   if (v.keyword === 'pattern' && String(v.params.pattern).includes('u0000')) return 'must not contain a NUL byte';
   if (v.keyword === 'format' && v.params.format === 'date-time')
-    return 'must be an RFC 3339 instant such as 2026-01-01T12:00:00Z';
+    return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
   return v.message;
 }
 
