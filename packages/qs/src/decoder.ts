@@ -1,6 +1,6 @@
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
-import { QS_RECORD_NAMES, QsDecoderRecordId, QsRecordId } from './constants.js';
+import { QsDecoderRecordId, QsRecordId } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { QsRecordDecoder } from './record-decoder.js';
 
@@ -161,7 +161,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const id = len >= 2 ? buf[start + 1] : this.deframer.staleRecordId;
     const base = this.records.userBase;
     const predefined = id < base;
-    const name = predefined ? QS_RECORD_NAMES[id] : `USER+${id - base}`;
+    const name = predefined ? this.records.names[id] : `USER+${id - base}`;
     switch (error) {
       case QsFrameError.BAD_CHECKSUM: {
         if (this.deframer.justStarted) {

@@ -1,9 +1,28 @@
 import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
 import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
-import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
+import {
+  QsRecordId as Id,
+  QS_8X_RECORD_NAMES,
+  QS_OBJ_KIND_NAMES,
+  QS_RECORD_NAMES,
+  QS_RX_NAMES,
+  QsDecoderRecordId,
+} from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
-import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, TimestampText, zeroPad } from './format.js';
+import {
+  dec,
+  HEX2,
+  hex8,
+  hex16,
+  hexPad,
+  NumText,
+  PairText,
+  PieceMemo,
+  spacePad,
+  TimestampText,
+  zeroPad,
+} from './format.js';
 import { PayloadReader } from './reader.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
@@ -44,6 +63,7 @@ export class QsRecordDecoder {
 
   constructor(options: Required<QsDecoderOptions>) {
     this.config = configFromOptions(options);
+    if (this.config.version >= 800) this.names = QS_8X_RECORD_NAMES;
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
     this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
   }
@@ -53,9 +73,12 @@ export class QsRecordDecoder {
     return this.config.version < 660 ? 70 : 100;
   }
 
-  /** Name of a record id as QSPY's error messages give it. */
+  /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
+  names: readonly string[] = QS_RECORD_NAMES;
+
+  /** Name of a record id as QSPY's length errors give it (`USER+%3d` for user records). */
   recordName(id: number): string {
-    return id < this.userBase ? QS_RECORD_NAMES[id] : `USER+${zeroPad(id - this.userBase, 3)}`;
+    return id < this.userBase ? this.names[id] : `USER+${spacePad(String(id - this.userBase), 3)}`;
   }
 
   /** Decodes `buf[0..len)`: seq, id, payload, checksum. `raw` is stored as given. */
@@ -140,6 +163,16 @@ export class QsRecordDecoder {
     return this.funNames(key).text;
   }
 
+  /**
+   * The second of two objects QSPY prints in one call (AO-Defer/RCall/RCllA `Que=`): unknown
+   * keys are rendered into one buffer per dictionary and the arguments are evaluated last to
+   * first, so when both miss, both show the first object's rendering.
+   */
+  private secondObj(first: QsKey, second: QsKey): string {
+    const d = this.dicts.obj;
+    return d.misses(second) && d.misses(first) ? this.obj(first) : this.obj(second);
+  }
+
   /** An object as the fields give it: its name, or its address at the target's real size. */
   private objF(key: QsKey): string {
     return this.objNames(key).field;
@@ -181,8 +214,9 @@ export class QsRecordDecoder {
     // Two literals with fixed shapes (qs last, as before) instead of adding `qs` afterwards:
     // no hidden-class transition per record, and consumers see two shapes only.
     const targetTs = t === null ? null : this.bigTs(t);
-    if (qs === undefined) return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw };
-    return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw, qs };
+    const name = this.names[id];
+    if (qs === undefined) return { kind, type: id, name, targetTs, fields, text, raw };
+    return { kind, type: id, name, targetTs, fields, text, raw, qs };
   }
 
   private lastTs = -1;
@@ -347,6 +381,9 @@ export class QsRecordDecoder {
       case 79:
       case 80:
         return this.parseSemMtx(id, raw);
+      case 81:
+        // QS_QF_ACTIVE_DEFER_ATTEMPT from QS 8.0; reserved before.
+        return this.config.version >= 800 ? this.parseDeferRecall(id, raw) : this.parseUnknown(id, raw);
       default:
         return this.parseUnknown(id, raw);
     }
@@ -482,24 +519,52 @@ export class QsRecordDecoder {
   private parseDeferRecall(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? this.parseActiveRemove(id, raw) : this.silent(id, raw);
     const t = r.u(c.timeSize);
     const ao = r.ptr(c.objPtrSize);
     const q = r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
     const pool = r.u(1);
     const ref = r.u(1);
-    const tag = id === 10 ? 'AO-Defer' : 'AO-RCall';
+    const tag = id === Id.QS_QF_ACTIVE_DEFER ? 'AO-Defer' : id === Id.QS_QF_ACTIVE_RECALL ? 'AO-RCall' : 'AO-DefrA';
     const objF = this.objF(ao);
     const sigF = this.sigF(s, ao);
     return this.done(
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
     );
+  }
+
+  /** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
+  private parseActiveRemove(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const prio = r.u(1);
+    const objF = this.objF(o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} AO-Remov Obj=${this.obj(o)},Pri=${dec(prio)}`,
+      { obj: objF, prio },
+      raw,
+      { obj: objF, prio },
+    );
+  }
+
+  /**
+   * A record QSPY reads nothing of and prints nothing for (id 10 before QS 6.2: its
+   * QS_QF_ACTIVE_ADD branch only runs for id 11), so no length check either.
+   */
+  private silent(id: number, raw: Uint8Array): DecodedRecord {
+    return { kind: 'record', type: id, name: QS_RECORD_NAMES[id], targetTs: null, fields: {}, text: '', raw };
   }
 
   private parseSubscribe(id: number, raw: Uint8Array): DecodedRecord {
@@ -525,6 +590,7 @@ export class QsRecordDecoder {
   private parseActivePost(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 420) return this.parseActivePostBefore42(id, raw);
     const t = r.u(c.timeSize);
     const sdr = r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
@@ -564,6 +630,33 @@ export class QsRecordDecoder {
       { obj: aoN.field, sig: sigF },
     );
   }
+  /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
+  private parseActivePostBefore42(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const ao = r.ptr(c.objPtrSize);
+    const pr = r.u(1);
+    const free = r.u(c.queueCtrSize);
+    const min = r.u(c.queueCtrSize);
+    const pool = pr >> 6;
+    const ref = pr & 0x3f;
+    const objF = this.objF(ao);
+    const sigF = this.sigF(s, ao);
+    const que = (id === Id.QS_QF_ACTIVE_POST ? QUE_MIN : QUE_MAR).of(free, min);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} ${id === Id.QS_QF_ACTIVE_POST ? 'AO-Post ' : 'AO-PostA'} Sdr=${this.obj(0)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${que}`,
+      id === Id.QS_QF_ACTIVE_POST
+        ? { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
+        : { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min },
+      raw,
+      { obj: objF, sig: sigF },
+    );
+  }
 
   private parseQueuePost(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
@@ -571,8 +664,10 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
     const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
@@ -597,8 +692,10 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const tag = id === 16 ? 'AO-Get  ' : 'EQ-Get  ';
     const objF = this.objF(o);
@@ -620,8 +717,10 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const tag = id === 17 ? 'AO-GetL ' : 'EQ-GetL ';
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
@@ -639,6 +738,7 @@ export class QsRecordDecoder {
   private parseRecallAttempt(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 620) return this.parseQueueInit(id, raw);
     const t = r.u(c.timeSize);
     const ao = r.ptr(c.objPtrSize);
     const q = r.ptr(c.objPtrSize);
@@ -647,8 +747,26 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
+      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)}`,
       { obj: objF, queue: this.objF(q) },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
+  private parseQueueInit(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const o = r.ptr(c.objPtrSize);
+    const len = r.u(c.queueCtrSize);
+    const objF = this.objF(o);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${NO_TS}EQ-Init  Obj=${this.obj(o)},Len=${dec(len)}`,
+      { obj: objF, length: len },
       raw,
       { obj: objF },
     );
@@ -718,10 +836,13 @@ export class QsRecordDecoder {
     const r = this.r;
     const c = this.config;
     const t = r.u(c.timeSize);
-    const sdr = r.ptr(c.objPtrSize);
+    // Before QS 4.2: no sender, and pool and ref in one byte.
+    const old = c.version < 420;
+    const sdr = old ? 0 : r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    const pr = r.u(1);
+    const pool = old ? pr >> 6 : pr;
+    const ref = old ? pr & 0x3f : r.u(1);
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -737,10 +858,14 @@ export class QsRecordDecoder {
   private parseEventRef(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (id === Id.QS_QF_DELETE_REF && c.version < 620) return this.parseTimeEvtCounter(id, raw);
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 the garbage-collector records had pool and ref in one byte.
+    const packed = c.version < 420 && (id === Id.QS_QF_GC_ATTEMPT || id === Id.QS_QF_GC);
+    const pr = r.u(1);
+    const pool = packed ? pr >> 6 : pr;
+    const ref = packed ? pr & 0x3f : r.u(1);
     const tag = id === 27 ? 'QF-NewRf' : id === 29 ? 'QF-gcA  ' : id === 30 ? 'QF-gc   ' : 'QF-DelRf';
     const sigF = this.sigF(s, 0);
     return this.done(
@@ -751,6 +876,27 @@ export class QsRecordDecoder {
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
+    );
+  }
+  /** Id 38 before QS 6.2: QS_QF_TIMEEVT_CTR. */
+  private parseTimeEvtCounter(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const te = r.ptr(c.objPtrSize);
+    const ao = r.ptr(c.objPtrSize);
+    const tim = r.u(c.teCtrSize);
+    const int = r.u(c.teCtrSize);
+    const rate = c.version < 500 ? 0 : r.u(1);
+    const objF = this.objF(te);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} TE${dec(rate)}-Ctr  Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
+      { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
+      raw,
+      { obj: objF },
     );
   }
 
@@ -915,6 +1061,12 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const a = r.u(1);
     const b = r.u(1);
+    if (c.version < 710 && id !== Id.QS_SCHED_NEXT) {
+      // Before QS 7.1 ids 48 and 49 were the mutex lock and unlock.
+      const tag = id === Id.QS_SCHED_PREEMPT ? 'Mtx-Lock' : 'Mtx-Unlk';
+      const text = `${this.ts.of(t)} ${tag} Pro=${dec(a)},Ceil=${dec(b)}`;
+      return this.done(id, 'record', t, text, { prio: a, ceiling: b }, raw, { prio: a });
+    }
     const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
     // QSPY prints the second byte first (Q11); the fields keep the wire order.
     return this.done(
@@ -1017,7 +1169,9 @@ export class QsRecordDecoder {
     const size = id === 61 ? c.objPtrSize : c.funPtrSize;
     const k = r.ptr(size);
     const hex = size <= 4 ? hex8(r.lo) : hex16(r.hi, r.lo);
-    const name = r.str();
+    let name = r.str();
+    // Before QS 6.9 QSPY showed array objects' brackets as angle brackets.
+    if (id === 61 && c.version < 690) name = name.replaceAll('[', '<').replaceAll(']', '>');
     if (r.remaining === 0) (id === 61 ? this.dicts.obj : this.dicts.fun).put(k, name);
     return this.done(
       id,
@@ -1092,7 +1246,8 @@ export class QsRecordDecoder {
       let v = 0;
       for (let k = size - 1; k >= 0; k--) v = v * 256 + (b[p + k] ?? 0);
       if (i < num) items.push(v);
-      data += (size === 1 || size === 2 || size === 4 ? hexPad(v, size * 2) : '') + (i === shown - 1 ? '>' : ',');
+      // Items of other sizes print nothing, not even their separators.
+      if (size === 1 || size === 2 || size === 4) data += hexPad(v, size * 2) + (i === shown - 1 ? '>' : ',');
     }
     return this.done(
       id,
@@ -1155,7 +1310,7 @@ export class QsRecordDecoder {
     return {
       kind: 'record',
       type: id,
-      name: QS_RECORD_NAMES[id],
+      name: this.names[id],
       targetTs: null,
       fields: { length: len, payload: raw.slice(2, 2 + len) },
       text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
@@ -1236,13 +1391,19 @@ export class QsRecordDecoder {
     let bigEndian: boolean;
     let reset: boolean;
     let versionWord: number;
+    let framework: number | null = null;
+    let releaseDate: number | null = null;
     if ((isReset & 3) === 2 && r.remaining >= 17) {
-      // QP 8.x layout: flags byte, bit-inverted u32 (release date * 10000 + version), then 13 bytes.
+      // QP 8.x layout (spec 12): flags byte (bit 6 reset, bit 7 big-endian, bits 2-3 framework),
+      // a bit-inverted u32 (release date * 10000 + version), then the same 13 bytes.
       const v = ~r.u(4) >>> 0;
       version = v % 10000;
+      releaseDate = Math.floor(v / 10000);
+      framework = (isReset >> 2) & 3;
       bigEndian = (isReset & 0x80) !== 0;
       reset = (isReset & 0x40) !== 0;
-      versionWord = version | (bigEndian ? 0x8000 : 0);
+      // 8.x QSPY prints the version alone; there is no version word with an endianness bit.
+      versionWord = version;
     } else {
       versionWord = r.u(2);
       version = versionWord & 0x7fff;
@@ -1287,6 +1448,7 @@ export class QsRecordDecoder {
     // QSPY knows a target info came before by the stored build year, zeroed at start-up.
     const seenBefore = prev.build[5] !== 0;
     this.config = next;
+    this.names = version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
     this.targetInfoSeen = true;
     const stamp = `${zeroPad(build[5], 2)}${zeroPad(build[4], 2)}${zeroPad(build[3], 2)}_${zeroPad(build[2], 2)}${zeroPad(build[1], 2)}${zeroPad(build[0], 2)}`;
     let text = `${NO_TS}${reset ? 'Trg-RST ' : 'Trg-Info'} QP-Ver=${versionWord},Build=${stamp}`;
@@ -1322,6 +1484,7 @@ export class QsRecordDecoder {
         maxTickRates: (poolsRates >> 4) & 0x0f,
         build: `20${stamp}`,
         mismatch,
+        ...(framework === null ? {} : { framework, releaseDate }),
       },
       text,
       raw,
@@ -1339,6 +1502,7 @@ export class QsRecordDecoder {
   restore(json: JsonValue): void {
     const j = json as unknown as { config: QsTargetConfig; targetInfoSeen: boolean; dicts: JsonValue };
     this.config = { ...j.config, build: [...j.config.build] };
+    this.names = this.config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
     this.targetInfoSeen = j.targetInfoSeen;
     this.dicts.load(j.dicts);
   }
