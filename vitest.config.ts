@@ -2,7 +2,17 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-const packages = ['contracts', 'qs', 'stp', 'palmtrace', 'bus', 'db', 'service-kit', 'decoder-service'];
+const packages = [
+  'contracts',
+  'qs',
+  'stp',
+  'palmtrace',
+  'bus',
+  'db',
+  'service-kit',
+  'decoder-service',
+  'qspy-frontend',
+];
 const apps = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api', 'cli'];
 
 // Tests run against the TypeScript sources, so `npm test` needs no build first.

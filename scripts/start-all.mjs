@@ -5,7 +5,10 @@
  * Runs the migrations, then each app from its built `dist/main.js` against NATS_URL and
  * DATABASE_URL (creating the database when it does not exist yet), each with its own
  * HEALTH_PORT, its output prefixed with its name. SIGTERM/SIGINT are passed on to every app;
- * the script exits when all have stopped. If one app stops on its own, the others are stopped.
+ * the script exits when all have stopped. An app that stops on its own (a crash, a kill) is
+ * logged and started again after a pause that grows while it keeps failing (0.5 s to 30 s);
+ * the others keep running. Only a bad configuration (exit 2) stops everything.
+ * Exit codes: 0 every app stopped cleanly when asked, 1 a failure, 2 bad configuration.
  *
  *   NATS_URL                    default nats://127.0.0.1:4222
  *   DATABASE_URL                default postgres://postgres@127.0.0.1:5432/tracehub
@@ -16,7 +19,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +33,10 @@ const env = {
 
 const apps = ['storage', 'decoder-qs', 'decoder-stp', 'api'];
 if (env.TRACEHUB_LINKS) apps.unshift('gateway');
+/** The script's exit codes, as every service's: 0 all stopped cleanly, 1 a failure, 2 bad configuration. */
+const EXIT_OK = 0;
+const EXIT_FAILURE = 1;
+const EXIT_CONFIG = 2;
 const migrateCli = 'packages/db/dist/migrate-cli.js';
 const entry = (app) => `apps/${app}/dist/main.js`;
 /**
@@ -102,8 +108,8 @@ function run(name, args, childEnv) {
   prefixOutput(name, child.stdout, process.stdout);
   prefixOutput(name, child.stderr, process.stderr);
   const exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => resolve(code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0)));
-    child.on('error', () => resolve(1));
+    child.on('exit', (code, signal) => resolve({ code: code ?? EXIT_FAILURE, signal }));
+    child.on('error', () => resolve({ code: EXIT_FAILURE, signal: null }));
   });
   return { name, child, exited };
 }
@@ -122,9 +128,11 @@ async function main() {
   }
   const migrate = run('migrate', [migrateCli, 'up'], env);
   const migrated = await migrate.exited;
-  if (migrated !== 0) {
-    process.stderr.write(`migrations failed (exit ${migrated}); not starting the services\n`);
-    return 1;
+  if (migrated.code !== 0) {
+    process.stderr.write(
+      `migrations failed (${describeExit(migrated.code, migrated.signal)}); not starting the services\n`,
+    );
+    return EXIT_FAILURE;
   }
 
   const base = Number(env.TRACEHUB_HEALTH_PORT_BASE ?? 9401);
@@ -140,39 +148,110 @@ async function main() {
     say(`  ${app.padEnd(nameWidth)}  ${ports[i]}  http://127.0.0.1:${ports[i]}/readyz`);
   }
 
-  const children = apps.map((app, i) =>
-    run(app, [...nodeFlags(app), entry(app)], { ...env, HEALTH_PORT: String(ports[i]) }),
-  );
-  let stopping = false;
-  const stopAll = (signal) => {
-    if (stopping) return;
-    stopping = true;
-    for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  const services = apps.map((app, i) => new SupervisedService(app, { ...env, HEALTH_PORT: String(ports[i]) }));
+  const stopAll = () => {
+    for (const service of services) service.stop();
   };
   // The services run in their own process groups (see run()), so this script must pass every
   // stop request on; a SIGKILL of this script alone would leave them running.
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
     process.on(signal, () => {
       say(`${signal}: stopping every service`);
-      stopAll('SIGTERM');
+      stopAll();
     });
   }
-  const codes = await Promise.all(
-    children.map(async ({ name, exited }) => {
-      const code = await exited;
-      if (!stopping) {
-        say(`${name} stopped on its own (exit ${code}); stopping the others`);
-        stopAll('SIGTERM');
-        return code === 0 ? 1 : code;
-      }
-      return code;
-    }),
-  );
-  const worst = Math.max(...codes);
+  // A service whose configuration is wrong cannot get better by restarting: stop everything.
+  for (const service of services) {
+    service.onFatal = (code) => {
+      say(`${service.name} cannot run with this configuration (exit ${code}); stopping the others`);
+      stopAll();
+    };
+  }
+  const outcomes = await Promise.all(services.map((s) => s.run()));
+  const worst = Math.max(...outcomes);
   say(
-    worst === 0 ? 'every service stopped' : `stopped (exit codes ${apps.map((a, i) => `${a}=${codes[i]}`).join(' ')})`,
+    worst === EXIT_OK
+      ? 'every service stopped'
+      : `stopped (${services.map((s, i) => `${s.name}: ${describeExit(outcomes[i], s.lastSignal)}`).join(', ')})`,
   );
   return worst;
+}
+
+/**
+ * One service under supervision: started again, after a growing pause, whenever it stops
+ * without being asked to, so a crash of one service never takes the others down (the gateway
+ * keeps its target connected while the decoders or storage come back). A service that exits
+ * with the configuration code (2) is not restarted: it would fail the same way for ever.
+ */
+class SupervisedService {
+  /** Called when the service exits with EXIT_CONFIG. */
+  onFatal = () => {};
+  lastSignal = null;
+  restarts = 0;
+  #stopping = false;
+  #current;
+  #wakeFromPause;
+
+  constructor(name, childEnv) {
+    this.name = name;
+    this.childEnv = childEnv;
+  }
+
+  /** Runs the service until it is stopped; resolves with what its stop means (EXIT_*). */
+  async run() {
+    let quickCrashes = 0;
+    for (;;) {
+      const startedAt = Date.now();
+      this.#current = run(this.name, [...nodeFlags(this.name), entry(this.name)], this.childEnv);
+      say(`${this.name} running (pid ${this.#current.child.pid})`);
+      const { code, signal } = await this.#current.exited;
+      this.lastSignal = signal;
+      if (this.#stopping) return code === 0 ? EXIT_OK : EXIT_FAILURE;
+      if (code === EXIT_CONFIG) {
+        this.onFatal(code);
+        return EXIT_CONFIG;
+      }
+      const ranMs = Date.now() - startedAt;
+      quickCrashes = ranMs >= STABLE_RUN_MS ? 1 : quickCrashes + 1;
+      const pauseMs = restartPauseMs(quickCrashes);
+      this.restarts++;
+      say(
+        `${this.name} stopped on its own (${describeExit(code, signal)}) after ${(ranMs / 1000).toFixed(1)} s; ` +
+          `restart ${this.restarts} in ${(pauseMs / 1000).toFixed(1)} s`,
+      );
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, pauseMs);
+        this.#wakeFromPause = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wakeFromPause = undefined;
+      if (this.#stopping) return EXIT_OK;
+    }
+  }
+
+  stop() {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#wakeFromPause?.();
+    const child = this.#current?.child;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  }
+}
+
+/** A run this long counts as healthy: the next crash starts the pauses from the shortest again. */
+const STABLE_RUN_MS = 60_000;
+/** Pause before restart n of a run of quick crashes: 0.5 s, 1 s, 2 s, ... up to 30 s. */
+function restartPauseMs(quickCrashes) {
+  return Math.min(30_000, 500 * 2 ** (quickCrashes - 1));
+}
+
+function describeExit(code, signal) {
+  if (signal) return `killed by ${signal}`;
+  if (code === EXIT_OK) return 'exit 0';
+  if (code === EXIT_CONFIG) return 'exit 2, bad configuration';
+  return `exit ${code}`;
 }
 
 process.exitCode = await main();

@@ -1,0 +1,129 @@
+import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
+import { encodeFrame, QsDecoder, type QsTargetConfig } from '@tracehub/qs';
+import { NameIndex } from './name-index.js';
+
+/** qspy's QS-RX encode buffer: no frame longer than this is ever written to a target. */
+export const MAX_RX_FRAME_BYTES = 512;
+
+/** A QS-RX frame written to the target. */
+export interface SentFrame {
+  /** The QS-RX sequence number it carries. */
+  seq: number;
+  /** The QS-RX record id. */
+  id: number;
+  /** The bytes written (stuffed, checksum, closing flag). */
+  frame: Uint8Array;
+}
+
+/** Why a frame was not written. */
+export type SendFailure =
+  | { reason: 'no-target'; id: number; length: number }
+  | { reason: 'too-long'; id: number; length: number };
+
+export type TargetRecordListener = (record: DecodedRecord) => void;
+
+export interface QsTargetLinkOptions {
+  /** Writes a QS-RX frame to the target. Must not block: the caller never waits for it. */
+  write(frame: Uint8Array): void;
+}
+
+/**
+ * The target side of a QS link as qspy keeps it (front-end spec, Appendix B): the record
+ * stream decoded with the QS codec, the target's configuration from its latest target info,
+ * the dictionaries read backwards for name lookups, the QS-RX sequence counter shared by every
+ * sender of commands, and the signal scope. Pure: bytes in, records and frames out.
+ */
+export class QsTargetLink {
+  readonly names = new NameIndex();
+  private decoder = new QsDecoder();
+  private rxSeq = 0;
+  private connectedNow = false;
+  private scopeObject: bigint | null = null;
+  private readonly listeners = new Set<TargetRecordListener>();
+  private readonly emit = (record: DecodedRecord) => this.record(record);
+
+  constructor(private readonly options: QsTargetLinkOptions) {}
+
+  /** Whether a target is connected to the link (frames can be written). */
+  get connected(): boolean {
+    return this.connectedNow;
+  }
+
+  /** Sizes and version from the latest target info (qspy's defaults before any). */
+  get config(): QsTargetConfig & { fromTarget: boolean } {
+    return this.decoder.config;
+  }
+
+  /** The object that scopes signal names (set by a by-name current-object command), or null. */
+  get scope(): bigint | null {
+    return this.scopeObject;
+  }
+
+  set scope(object: bigint | null) {
+    this.scopeObject = object;
+  }
+
+  /** The QS-RX sequence number of the last frame sent (0 after a connect or a reset). */
+  get lastRxSeq(): number {
+    return this.rxSeq;
+  }
+
+  onRecord(listener: TargetRecordListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A target connected: qspy starts a new record parser (no sequence check on the first
+   * record), restarts the QS-RX sequence and forgets the signal scope. The configuration and
+   * the dictionaries stay.
+   */
+  targetConnected(): void {
+    this.connectedNow = true;
+    const kept = this.decoder.snapshot() as Record<string, JsonValue>;
+    const fresh = new QsDecoder().snapshot() as Record<string, JsonValue>;
+    this.decoder = QsDecoder.restore({ ...kept, deframer: fresh.deframer });
+    this.rxSeq = 0;
+    this.scopeObject = null;
+  }
+
+  targetDisconnected(): void {
+    this.connectedNow = false;
+  }
+
+  /** Bytes from the target, cut anywhere. */
+  data(bytes: Uint8Array): void {
+    this.decoder.push(bytes, { hostNs: 0n }, this.emit);
+  }
+
+  /**
+   * Frames `[id, payload...]` with the next QS-RX sequence number and writes it. The counter
+   * advances even when no target is connected, as qspy's does. A frame longer than qspy's
+   * encode buffer is refused before it takes a number.
+   */
+  send(body: Uint8Array): SentFrame | SendFailure {
+    const id = body[0];
+    const payload = body.subarray(1);
+    const length = encodeFrame(0, id, payload).length;
+    if (length > MAX_RX_FRAME_BYTES) return { reason: 'too-long', id, length };
+    this.rxSeq = (this.rxSeq + 1) & 0xff;
+    const frame = encodeFrame(this.rxSeq, id, payload);
+    if (!this.connectedNow) return { reason: 'no-target', id, length: frame.length };
+    this.options.write(frame);
+    return { seq: this.rxSeq, id, frame };
+  }
+
+  private record(record: DecodedRecord): void {
+    if (record.kind === 'dict') this.names.add(record);
+    else if (record.type === 64 && record.kind === 'info') {
+      // The codec has already switched sizes and cleared its own dictionaries.
+      const f = record.fields;
+      if (f.reset === true || f.mismatch === true) this.names.resetTargetDictionaries();
+      if (f.reset === true) {
+        this.rxSeq = 0;
+        this.scopeObject = null;
+      }
+    }
+    for (const listener of this.listeners) listener(record);
+  }
+}
