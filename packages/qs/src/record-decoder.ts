@@ -34,6 +34,7 @@ const QUE_MAR = new PairText(',Que<Free=', ',Mar=', '>');
 const QUE_FREE = new NumText(',Que<Free=', '>');
 const TE_ARM = new NumText(' TE', '-Arm  Obj=');
 const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
+const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
@@ -858,7 +859,8 @@ export class QsRecordDecoder {
   private parseEventRef(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
-    if (id === Id.QS_QF_DELETE_REF && c.version < 620) return this.parseTimeEvtCounter(id, raw);
+    // Before QS 6.2 id 38 was QS_QF_TIMEEVT_CTR, laid out and printed as a time-event arm.
+    if (id === Id.QS_QF_DELETE_REF && c.version < 620) return this.parseTimeEvtArmDisarm(id, raw);
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     // Before QS 4.2 the garbage-collector records had pool and ref in one byte.
@@ -876,27 +878,6 @@ export class QsRecordDecoder {
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
-    );
-  }
-  /** Id 38 before QS 6.2: QS_QF_TIMEEVT_CTR. */
-  private parseTimeEvtCounter(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    const t = r.u(c.timeSize);
-    const te = r.ptr(c.objPtrSize);
-    const ao = r.ptr(c.objPtrSize);
-    const tim = r.u(c.teCtrSize);
-    const int = r.u(c.teCtrSize);
-    const rate = c.version < 500 ? 0 : r.u(1);
-    const objF = this.objF(te);
-    return this.done(
-      id,
-      'record',
-      t,
-      `${this.ts.of(t)} TE${dec(rate)}-Ctr  Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)}`,
-      { obj: objF, ao: this.objF(ao), tim, interval: int, rate },
-      raw,
-      { obj: objF },
     );
   }
 
@@ -926,7 +907,7 @@ export class QsRecordDecoder {
     const rate = c.version < 500 ? 0 : r.u(1);
     const teN = this.objNames(te);
     const aoN = this.objNames(ao);
-    const tag = (id === 32 ? TE_ARM : TE_DISARM).of(rate);
+    const tag = (id === Id.QS_QF_TIMEEVT_ARM ? TE_ARM : id === Id.QS_QF_TIMEEVT_DISARM ? TE_DISARM : TE_CTR).of(rate);
     const m = this.timeEvtText;
     const head = m.same(tag, teN.text, aoN.text, '', '', '')
       ? m.text
