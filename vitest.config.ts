@@ -8,6 +8,7 @@ const packages = [
   'stp',
   'palmtrace',
   'bus',
+  'link',
   'db',
   'service-kit',
   'decoder-service',

@@ -3,7 +3,7 @@ import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
 import type { RecordBatch } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { Gateway, TcpListenSource } from '@tracehub/gateway';
+import { Gateway, TcpListenSource } from '@tracehub/link';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

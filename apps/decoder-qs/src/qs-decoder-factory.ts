@@ -1,4 +1,4 @@
-import type { DecoderFactory, LinkSettings } from '@tracehub/bus';
+import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
 import { QS_DEFAULT_OPTIONS, QsDecoder, type QsDecoderOptions, resolveOptions } from '@tracehub/qs';
 
 type QsOption = keyof QsDecoderOptions;

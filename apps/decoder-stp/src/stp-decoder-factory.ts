@@ -1,4 +1,4 @@
-import type { DecoderFactory, LinkSettings } from '@tracehub/bus';
+import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
 import { StpDecoder, type StpDecoderOptions, SwdDecoder } from '@tracehub/stp';
 
 /**

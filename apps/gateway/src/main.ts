@@ -1,11 +1,9 @@
 // Process entry point of the gateway: one runService call; the work lives in gateway.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
+import { createLinkSource, Gateway, LINK_ADDRESS_FORMS, parseLinkSpecs } from '@tracehub/link';
 import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
-import { Gateway } from './gateway.js';
-import { createLinkSource, LINK_ADDRESS_FORMS } from './link-address.js';
-import { parseLinkSpecs } from './link-specs.js';
 
 // Flags are the per-link form of TRACEHUB_LINKS: `gateway --protocol qs --rig rig7 --link uart0 --address tcp-listen::6601`.
 const flags = new Command('gateway')

@@ -1,15 +1,6 @@
 export type { JsMsg } from '@nats-io/jetstream';
-export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
-export {
-  type ChunkDecoded,
-  type DecoderFactory,
-  DecoderWorker,
-  type DecoderWorkerOptions,
-  type LinkSettings,
-  type WorkerLog,
-} from './decoder-worker.js';
-export { LinkLease, leaseKey } from './lease.js';
 export {
   consumeInOrder,
   ensureOrderedConsumer,
@@ -18,7 +9,6 @@ export {
 } from './ordered-consumer.js';
 export {
   BadChunkHeadersError,
-  type LinkAddress,
   publishRawChunk,
   type RawChunk,
   readRawChunkMeta,

@@ -1,13 +1,7 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
-import { Headers, msgId, type Protocol, type RawChunkMeta } from '@tracehub/contracts';
+import { Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
-
-export interface LinkAddress {
-  protocol: Protocol;
-  rig: string;
-  link: string;
-}
 
 export interface RawChunk extends RawChunkMeta {
   data: Uint8Array;

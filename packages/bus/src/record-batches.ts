@@ -117,7 +117,7 @@ export function readRecordBatchMeta(
   h: MsgHdrs | undefined,
 ): RecordBatchMeta | undefined {
   const place = names.parseSubject(subject);
-  if (!place || place.kind !== 'rec' || !h) return undefined;
+  if (place?.kind !== 'rec' || !h) return undefined;
   const session = h.get(Headers.Session);
   const chunkText = h.get(Headers.Chunk);
   const hostNs = h.get(Headers.RecvNs);
@@ -194,7 +194,7 @@ export function readRecordMessage(
   const place = names.parseSubject(subject);
   const problem = !Array.isArray(records)
     ? 'no records array'
-    : !place || place.kind !== 'rec'
+    : place?.kind !== 'rec'
       ? `not a record subject: ${subject}`
       : typeof envelope.session !== 'string' || envelope.session === ''
         ? 'no session'

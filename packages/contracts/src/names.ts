@@ -29,6 +29,13 @@ export function assertValidName(what: 'rig' | 'link' | 'prefix', value: string):
   }
 }
 
+/** A link as the bus names it: the protocol it speaks, its rig, and its name on the rig. */
+export interface LinkAddress {
+  protocol: Protocol;
+  rig: string;
+  link: string;
+}
+
 export interface BusNames {
   readonly prefix: string;
   readonly rawStream: string;

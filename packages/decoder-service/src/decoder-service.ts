@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { connectBus, type DecoderFactory, DecoderWorker, ensureTopology, type LinkSettings } from '@tracehub/bus';
+import { connectBus, ensureTopology } from '@tracehub/bus';
 import type { Protocol } from '@tracehub/contracts';
 import { connectDb, getLinkSettings, migrateToLatest } from '@tracehub/db';
 import {
@@ -12,6 +12,7 @@ import {
   streamSettings,
   Type,
 } from '@tracehub/service-kit';
+import { type DecoderFactory, DecoderWorker, type LinkSettings } from './decoder-worker.js';
 
 export const DecoderConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,

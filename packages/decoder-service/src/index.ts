@@ -1,1 +1,11 @@
+export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 export { DecoderConfigSchema, type DecoderServiceDefinition, runDecoderService } from './decoder-service.js';
+export {
+  type ChunkDecoded,
+  type DecoderFactory,
+  DecoderWorker,
+  type DecoderWorkerOptions,
+  type LinkSettings,
+  type WorkerLog,
+} from './decoder-worker.js';
+export { LinkLease, leaseKey } from './lease.js';

@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 // The subpath without the record schema, which takes 0.1 s to load.
 import { isProtocol, isValidName } from '@tracehub/contracts/names';
-import type { ReplayPace } from '@tracehub/gateway';
+import type { ReplayPace } from '@tracehub/link';
 import type { Command } from 'commander';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
@@ -51,7 +51,7 @@ export function registerReplay(program: Command): void {
     // Loaded here, not at start-up: every other command would pay for the gateway and the NATS client.
     const [{ connectBus, ensureTopology }, { FileSource, Gateway }] = await Promise.all([
       import('@tracehub/bus'),
-      import('@tracehub/gateway'),
+      import('@tracehub/link'),
     ]);
     const progress = ProgressBar.forBytes(total, 'replay ');
     const source = new FileSource(file, {

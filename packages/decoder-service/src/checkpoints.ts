@@ -1,6 +1,6 @@
 import { type KV, Kvm } from '@nats-io/kv';
+import type { Bus } from '@tracehub/bus';
 import type { JsonValue } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
 
 /** What a decoder has done on a link: enough for any worker to continue it exactly. */
 export interface DecoderCheckpoint {

@@ -1,6 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
-import type { Bus, LinkAddress } from '@tracehub/bus';
-import type { ControlReply, ControlRequest } from '@tracehub/contracts';
+import type { Bus } from '@tracehub/bus';
+import type { ControlReply, ControlRequest, LinkAddress } from '@tracehub/contracts';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
 import type { LinkSource } from './link-source.js';
 

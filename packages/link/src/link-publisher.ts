@@ -1,4 +1,5 @@
-import { type Bus, type LinkAddress, publishRawChunk } from '@tracehub/bus';
+import { type Bus, publishRawChunk } from '@tracehub/bus';
+import type { LinkAddress } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { LinkSink } from './link-source.js';
 

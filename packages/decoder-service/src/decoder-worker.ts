@@ -1,6 +1,14 @@
 import type { JsMsg } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import {
+  type Bus,
+  consumeInOrder,
+  type LinkAddress,
+  type OrderedConsumerHandle,
+  publishRecordBatch,
+  readRawChunkMeta,
+} from '@tracehub/bus';
+import {
   type ChunkContext,
   type JsonValue,
   type Protocol,
@@ -10,11 +18,7 @@ import {
   toTraceRecord,
 } from '@tracehub/contracts';
 import { CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
-import type { Bus } from './connect.js';
 import { LinkLease, leaseKey } from './lease.js';
-import { consumeInOrder, type OrderedConsumerHandle } from './ordered-consumer.js';
-import { type LinkAddress, readRawChunkMeta } from './raw-chunks.js';
-import { publishRecordBatch } from './record-batches.js';
 
 /** Per-link codec settings (STP version, endianness map, output protocol, QS sizes...). */
 export type LinkSettings = { [key: string]: JsonValue };

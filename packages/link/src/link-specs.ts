@@ -1,5 +1,4 @@
-import type { LinkAddress } from '@tracehub/bus';
-import { isProtocol, isValidName } from '@tracehub/contracts';
+import { isProtocol, isValidName, type LinkAddress } from '@tracehub/contracts';
 
 export interface LinkSpec extends LinkAddress {
   /** Where to read: `tcp-listen::6601`, `serial:/dev/ttyUSB0?baud=115200`, ... */

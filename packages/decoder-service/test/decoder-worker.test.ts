@@ -1,16 +1,8 @@
+import { type Bus, connectBus, ensureTopology, parseRecordBatch, publishRawChunk, removeTopology } from '@tracehub/bus';
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Bus,
-  connectBus,
-  type DecoderFactory,
-  DecoderWorker,
-  ensureTopology,
-  parseRecordBatch,
-  publishRawChunk,
-  removeTopology,
-} from '../src/index.js';
+import { type DecoderFactory, DecoderWorker } from '../src/index.js';
 
 /** A small real codec for these tests: one record per '\n'-terminated line. */
 class LineDecoder implements TraceDecoder {
@@ -89,7 +81,7 @@ async function recordsOf(link: string): Promise<Array<{ session: string; seq: nu
   const out = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
     const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq }).catch(() => null);
-    if (!msg || !msg.subject.endsWith(`.${link}`)) continue;
+    if (!msg?.subject.endsWith(`.${link}`)) continue;
     for (const r of parseRecordBatch(msg.data).records)
       out.push({ session: r.session, seq: r.seq, text: r.text, chunk: r.chunk });
   }

@@ -1,5 +1,5 @@
 import { type KV, Kvm } from '@nats-io/kv';
-import type { Bus } from './connect.js';
+import type { Bus } from '@tracehub/bus';
 
 /**
  * A lease on one link in the `th_leases` bucket, whose entries expire TTL after their last
@@ -58,7 +58,7 @@ export class LinkLease {
   /** Who holds the lease now, if anyone. */
   async holder(): Promise<string | undefined> {
     const entry = await this.kv.get(this.key);
-    if (!entry || entry.operation !== 'PUT') return undefined;
+    if (entry?.operation !== 'PUT') return undefined;
     return entry.string();
   }
 }
