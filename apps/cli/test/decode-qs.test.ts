@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { validateTraceRecord } from '@tracehub/contracts';
 import { fixturePath, qspyLines } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -184,4 +186,47 @@ describe('tracehub decode --protocol qs', () => {
     const run = await decodeFile('/dev/null');
     await expect(run.done).rejects.toThrow('nothing decoded: the input is empty');
   });
+
+  /** Streams generated and replayed through qspy 7.4 (packages/qs/test/fixtures), with its options. */
+  const runsDir = fileURLToPath(new URL('../../../packages/qs/test/fixtures/', import.meta.url));
+  const runs = readdirSync(runsDir)
+    .filter((f) => f.endsWith('.qs'))
+    .map((f) => f.slice(0, -3));
+
+  for (const name of runs) {
+    it(`writes byte for byte what qspy wrote for the generated ${name}.qs (bytes >= 0x80 included)`, async () => {
+      const lines = readFileSync(join(runsDir, `${name}.qspy.txt`), 'latin1').split('\n');
+      const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+      const expected = Buffer.from(`${lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).join('\n')}\n`, 'latin1');
+      const argsPath = join(runsDir, `${name}.qspy-args`);
+      const args = existsSync(argsPath) ? readFileSync(argsPath, 'utf8').trim().split(/\s+/) : [];
+      const flags: Record<string, string> = {
+        O: '--obj-ptr-size',
+        F: '--fun-ptr-size',
+        T: '--time-size',
+        S: '--sig-size',
+        Q: '--queue-ctr-size',
+        C: '--te-ctr-size',
+        v: '--qs-version',
+      };
+      const options = args.flatMap((a) => [flags[a[1]], a.slice(2)]);
+      const out: Buffer[] = [];
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        out.push(Buffer.from(chunk as Uint8Array));
+        return true;
+      });
+      vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+      await buildProgram().parseAsync([
+        'node',
+        'tracehub',
+        'decode',
+        '-p',
+        'qs',
+        ...options,
+        join(runsDir, `${name}.qs`),
+      ]);
+      vi.restoreAllMocks();
+      expect(Buffer.concat(out).equals(expected)).toBe(true);
+    });
+  }
 });
