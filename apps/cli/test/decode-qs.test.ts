@@ -116,6 +116,22 @@ describe('tracehub decode --protocol qs', () => {
     expect(text.split('\n')[0]).toBe('1024933328 QF-gcA   Evt<Sig=00000004,Obj=0x0000000000000000,Pool=1,Ref=3>');
   });
 
+  /** Runs the real command in-process and returns what it wrote to stdout. */
+  async function commandOutput(args: string[]): Promise<Buffer> {
+    const out: Buffer[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(Buffer.from(chunk as Uint8Array));
+      return true;
+    });
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      await buildProgram().parseAsync(['node', 'tracehub', 'decode', '-p', 'qs', ...args]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    return Buffer.concat(out);
+  }
+
   /** qspy's size options in a fixture's `.qspy-args` as the command's own. */
   const QSPY_FLAGS: Record<string, string> = { O: '--obj-ptr-size', F: '--fun-ptr-size', Q: '--queue-ctr-size' };
 
@@ -125,23 +141,8 @@ describe('tracehub decode --protocol qs', () => {
         .trim()
         .split(/\s+/);
       const options = args.flatMap((a) => [QSPY_FLAGS[a[1]], a.slice(2)]);
-      const out: Buffer[] = [];
-      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out.push(Buffer.from(chunk as Uint8Array));
-        return true;
-      });
-      vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-      await buildProgram().parseAsync([
-        'node',
-        'tracehub',
-        'decode',
-        '-p',
-        'qs',
-        ...options,
-        fixturePath('qs', `${name}.qs`),
-      ]);
-      vi.restoreAllMocks();
-      expect(Buffer.concat(out).equals(expectedText(name))).toBe(true);
+      const out = await commandOutput([...options, fixturePath('qs', `${name}.qs`)]);
+      expect(out.equals(expectedText(name))).toBe(true);
     });
   }
 
@@ -210,23 +211,8 @@ describe('tracehub decode --protocol qs', () => {
         v: '--qs-version',
       };
       const options = args.flatMap((a) => [flags[a[1]], a.slice(2)]);
-      const out: Buffer[] = [];
-      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out.push(Buffer.from(chunk as Uint8Array));
-        return true;
-      });
-      vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-      await buildProgram().parseAsync([
-        'node',
-        'tracehub',
-        'decode',
-        '-p',
-        'qs',
-        ...options,
-        join(runsDir, `${name}.qs`),
-      ]);
-      vi.restoreAllMocks();
-      expect(Buffer.concat(out).equals(expected)).toBe(true);
+      const out = await commandOutput([...options, join(runsDir, `${name}.qs`)]);
+      expect(out.equals(expected)).toBe(true);
     });
   }
 });

@@ -271,7 +271,7 @@ function objectName(dicts: QsDictionaries, key: number | string, size: number): 
 }
 
 /** An address rendered with the target's real pointer size (for fields, not for QSPY's text). */
-export function renderKnownSize(key: number | string, size: number): string {
+function renderKnownSize(key: number | string, size: number): string {
   return key === 0 ? 'NULL' : renderUnknownKey(key, size <= 4 ? 4 : 8);
 }
 
