@@ -61,6 +61,12 @@ export class Gateway {
           reply({ ok: false, written: 0, error: 'request is not JSON: send {"bytes": "<base64>"}' });
           return;
         }
+        if (typeof request?.newSession === 'string') {
+          const session = this.publisher.startNewSession(request.newSession.slice(0, 200));
+          if (session) reply({ ok: true, written: 0, session });
+          else reply({ ok: false, written: 0, error: 'the link has no open session (no target connected)' });
+          return;
+        }
         if (typeof request?.bytes !== 'string') {
           reply({ ok: false, written: 0, error: 'request has no "bytes" (base64 string)' });
           return;
