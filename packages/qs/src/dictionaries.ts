@@ -100,14 +100,6 @@ export class QsDictionary {
   private readonly rendered = new Map<QsKey, QsKeyNames>();
   private renderedSize = 0;
 
-  /**
-   * Whether QSPY renders this key from its one not-found buffer (unknown, and not `NULL`):
-   * two such keys printed by one call both show the first one's rendering.
-   */
-  misses(key: QsKey): boolean {
-    return !(key === 0 && this.keySize >= 4) && !this.names.has(key);
-  }
-
   /** The stored name, or undefined. */
   find(key: QsKey): string | undefined {
     return this.names.get(key);

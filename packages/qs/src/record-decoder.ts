@@ -164,8 +164,13 @@ export class QsRecordDecoder {
    * first, so when both miss, both show the first object's rendering.
    */
   private secondObj(first: QsKey, second: QsKey): string {
+    return this.misses(second) && this.misses(first) ? this.obj(first) : this.obj(second);
+  }
+
+  /** Whether QSPY renders this object from its not-found buffer: unknown, and not `NULL`. */
+  private misses(key: QsKey): boolean {
     const d = this.dicts.obj;
-    return d.misses(second) && d.misses(first) ? this.obj(first) : this.obj(second);
+    return !(key === 0 && d.keySize >= 4) && d.find(key) === undefined;
   }
 
   /** An object as the fields give it: its name, or its address at the target's real size. */
