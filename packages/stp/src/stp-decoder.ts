@@ -13,7 +13,7 @@ import {
   TimestampFlag,
 } from './constants.js';
 import { CONTROL_RECORD_NAMES, type ControlMessage } from './control.js';
-import { exceptionEvent, markerEvent, messageEvent, type StpEvent } from './fixture-format.js';
+import { exceptionEvent, markerEvent, messageEventJson, type StpEvent } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
 import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
 import { type PacketObserver, StpPacketParser } from './packet-parser.js';
@@ -53,6 +53,13 @@ export interface StpDecoderOptions {
   onPacket?: PacketObserver;
   /** Called with every output event in the fixtures' `ost`/`phonet` form. */
   onEvent?: (event: StpEvent) => void;
+  /** The same events as JSON text, one line each (cheaper than `onEvent`: no object per message). */
+  onEventJson?: (line: string) => void;
+  /**
+   * Build records (default true). Off, the decoder only parses, reassembles and calls `onPacket`
+   * and `onEvent`: what a packet or event listing needs.
+   */
+  records?: boolean;
 }
 
 const NS_PER_S = 1_000_000_000n;
@@ -107,7 +114,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private readonly options: StpDecoderOptions;
   private readonly output: OutputProtocol;
   private readonly port: number;
-  private readonly onEvent: ((event: StpEvent) => void) | null;
+  private readonly eventLine: ((line: string) => void) | null;
+  private readonly buildRecords: boolean;
   private emitRecord: EmitRecord | null = null;
   private hostNs = 0n;
   /** hostNs as two halves of its 60-bit time field, and as text (computed once per chunk). */
@@ -132,7 +140,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     const version = options.version ?? 2;
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
-    this.onEvent = options.onEvent ?? null;
+    const onEvent = options.onEvent;
+    this.eventLine = options.onEventJson ?? (onEvent ? (line) => onEvent(JSON.parse(line) as StpEvent) : null);
+    this.buildRecords = options.records ?? true;
     const masters = (options.littleEndianMasters ?? []).filter((m) => Number.isInteger(m) && m >= 0 && m <= 0xffff);
     const littleEndian = new Uint8Array(masters.length === 0 ? 0 : Math.max(...masters) + 1);
     for (const m of masters) littleEndian[m] = 1;
@@ -150,7 +160,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
-    this.emitRecord = emit;
+    this.emitRecord = this.buildRecords ? emit : null;
     this.arrive(ctx.hostNs, ctx.pauseNs);
     if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) {
       this.counts.lostBytes += ctx.lostBytes;
@@ -169,7 +179,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   end(ctx: ChunkContext, emit: EmitRecord): void {
-    this.emitRecord = emit;
+    this.emitRecord = this.buildRecords ? emit : null;
     if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
     this.parser.finishStream();
     const setting = this.options.endOfStreamPauseMs;
@@ -320,9 +330,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       tsFieldLo = this.hostLo;
     }
     const closingTs = tsKind === 1 ? hex64(tsHi, tsLo, 16) : tsKind === 2 ? hex64(0, tsLo, 2) : null;
-    if (this.onEvent !== null) {
-      this.onEvent(
-        messageEvent(master, channel, buffer.subarray(0, length), closedBy, closingTs, truncatedFrom, control, at),
+    if (this.eventLine !== null) {
+      this.eventLine(
+        messageEventJson(master, channel, buffer, length, closedBy, closingTs, truncatedFrom, control, at),
       );
     }
     if (this.emitRecord === null) return;
@@ -363,7 +373,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void {
-    if (this.onEvent !== null) this.onEvent(exceptionEvent(code, master, channel, data, at));
+    if (this.eventLine !== null) this.eventLine(JSON.stringify(exceptionEvent(code, master, channel, data, at)));
     if (this.emitRecord === null) return;
     const name = EXCEPTION_NAMES[code];
     const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
@@ -401,7 +411,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     at: number,
     commentText: string | null,
   ): void {
-    if (this.onEvent !== null) this.onEvent(markerEvent(code, params, at));
+    if (this.eventLine !== null) this.eventLine(JSON.stringify(markerEvent(code, params, at)));
     const index = ++this.markerIndex;
     if (this.emitRecord === null) return;
     const timestamp = outputTimestamp(TimestampFlag.FIDO, timeNs);
@@ -535,6 +545,8 @@ function callbacksOf(o: StpDecoderOptions): StpDecoderOptions {
   const out: StpDecoderOptions = {};
   if (o.onPacket) out.onPacket = o.onPacket;
   if (o.onEvent) out.onEvent = o.onEvent;
+  if (o.onEventJson) out.onEventJson = o.onEventJson;
+  if (o.records !== undefined) out.records = o.records;
   return out;
 }
 
