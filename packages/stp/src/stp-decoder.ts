@@ -12,7 +12,7 @@ import {
   TB_TRACE_MSG,
   TimestampFlag,
 } from './constants.js';
-import { CONTROL_RECORD_NAMES, type ControlMessage } from './control.js';
+import { CONTROL_RECORD_NAMES } from './control.js';
 import { exceptionEvent, markerEvent, messageEventJson, type StpEvent } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
 import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
@@ -20,6 +20,7 @@ import { type PacketObserver, StpPacketParser } from './packet-parser.js';
 import { encodePhonetException, encodePhonetMarker, encodePhonetTraceParts } from './phonet.js';
 import {
   DEFAULT_LIMITS,
+  type MessageBuffer,
   type OutputProtocol,
   type ReassemblerLimits,
   type ReassemblySink,
@@ -27,6 +28,7 @@ import {
 } from './reassembler.js';
 import { dataText, messageText } from './text.js';
 import { outputTimestamp, toBigInt64 } from './timestamp.js';
+import type { TraceParts } from './trace-parts.js';
 
 export interface StpDecoderOptions {
   /** STP version of the stream (default 2). */
@@ -133,6 +135,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private lastTsLo = 0;
   private transaction = 0;
   private markerIndex = 0;
+  /** The output message being encoded (one object, refilled for every message). */
+  private readonly parts: TraceParts = { master: 0, channel: 0, tsHi: 0, tsLo: 0, data: NO_BYTES, length: 0 };
   private readonly counts = { chunks: 0, bytes: 0, records: 0, discardedNibbles: 0, lostBytes: 0, openAtEnd: 0 };
 
   constructor(options: StpDecoderOptions = {}) {
@@ -302,19 +306,11 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   // --- ReassemblySink -----------------------------------------------------------------------
 
-  message(
-    master: number,
-    channel: number,
-    buffer: Uint8Array,
-    length: number,
-    closedBy: ClosedBy,
-    tsKind: number,
-    tsHi: number,
-    tsLo: number,
-    truncatedFrom: number,
-    control: ControlMessage | null,
-    at: number,
-  ): void {
+  message(b: MessageBuffer, at: number): void {
+    const { master, channel, data: buffer, sent: length, closedBy, tsKind, control } = b;
+    const truncatedFrom = b.length > length ? b.length : -1;
+    const tsHi = this.reassembler.closeTsHi;
+    const tsLo = this.reassembler.closeTsLo;
     let targetTs: bigint | null = null;
     let tsFieldHi: number;
     let tsFieldLo: number;
@@ -336,18 +332,17 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       );
     }
     if (this.emitRecord === null) return;
+    const parts = this.parts;
+    parts.master = master & 0xff;
+    parts.channel = channel & 0xff;
+    parts.tsHi = tsFieldHi;
+    parts.tsLo = tsFieldLo;
+    parts.data = buffer;
+    parts.length = length;
     const raw =
       this.output === 'ost'
-        ? encodeOstTraceParts(this.port, master & 0xff, channel & 0xff, tsFieldHi, tsFieldLo, buffer, length)
-        : encodePhonetTraceParts(
-            { sender: this.port, transaction: this.nextTransaction() },
-            master & 0xff,
-            channel & 0xff,
-            tsFieldHi,
-            tsFieldLo,
-            buffer,
-            length,
-          );
+        ? encodeOstTraceParts(this.port, parts)
+        : encodePhonetTraceParts({ sender: this.port, transaction: this.nextTransaction() }, parts);
     const closed = CLOSED_BY_NAMES[closedBy];
     const fields: Record<string, unknown> = { data: bytesToHex(buffer, 0, length), length, closedBy: closed };
     if (closingTs !== null) fields.closingTs = closingTs;

@@ -114,6 +114,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   let binary: Uint8Array[] = [];
   let binaryBytes = 0;
   const session = `offline-${randomUUID()}`;
+  const offline = { rig: 'offline', link: 'file', session, protocol };
   let seq = 0;
   let chunkIndex = 0;
   let hostNs = 0n;
@@ -121,15 +122,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   const collect = (r: DecodedRecord): void => {
     if (format === 'text') pendingText += `${r.text}\n`;
     else if (format === 'json') {
-      const record = toTraceRecord(r, {
-        rig: 'offline',
-        link: 'file',
-        session,
-        seq: seq++,
-        chunk: chunkIndex,
-        protocol,
-        hostNs,
-      });
+      const record = toTraceRecord(r, { ...offline, seq: seq++, chunk: chunkIndex, hostNs });
       pendingText += `${JSON.stringify(record)}\n`;
     } else if (format === 'ost-bin' || format === 'phonet-bin') {
       if (r.raw.length > 0) {
