@@ -126,8 +126,9 @@ function records(stream: Uint8Array, version: 1 | 2): Run {
  * A command timed by /usr/bin/time (the child's CPU time and peak RSS), stdout to /dev/null, or
  * kept when `expectOut` says what it must contain (a short output that proves the work was done).
  */
-function command(argv: string[], expectOut?: string): Run {
+function command(argv: string[], expectOut?: string, cwd?: string): Run {
   const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', ...argv], {
+    cwd,
     stdio: ['ignore', expectOut === undefined ? 'ignore' : 'pipe', 'pipe'],
     encoding: 'utf8',
     maxBuffer: 64 << 20,
@@ -223,7 +224,7 @@ function main(): void {
     const listing = series('OpenCSD trc_pkt_lister listing');
     const profile = series('OpenCSD trc_pkt_lister -profile (print off)');
     const ocsd = (extra: string[], expectOut?: string) =>
-      command([lister!, '-ss_dir', work, '-no_time_print', ...extra], expectOut);
+      command([lister!, '-ss_dir', work, '-no_time_print', ...extra], expectOut, work);
     const processed = `processed ${juno.length} bytes`;
     console.log(
       `STM stream: coresight_juno.stp x ${JUNO_COPIES} = ${juno.length} bytes, ${counted.packets} packets, ` +
@@ -234,7 +235,8 @@ function main(): void {
       parse.runs.push(parseOnly(juno, 2));
       if (lister !== null) profile.runs.push(ocsd(['-profile'], processed));
       packets.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'packets', streamFile]));
-      if (lister !== null) listing.runs.push(ocsd(['-logstdout']));
+      // Its log to /dev/null and nowhere else (-logstdout also keeps writing trc_pkt_lister.ppl).
+      if (lister !== null) listing.runs.push(ocsd(['-logfilename', '/dev/null']));
       events.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'events', streamFile]));
       recs.runs.push(records(juno, 2));
     }
