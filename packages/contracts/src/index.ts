@@ -4,3 +4,4 @@ export * from './envelopes.js';
 export * from './headers.js';
 export * from './names.js';
 export * from './record.js';
+export * from './record-names.js';

@@ -44,6 +44,8 @@ export interface BusNames {
   readonly leaseBucket: string;
   /** Durable consumer name of the storage service on the record stream. */
   readonly storageConsumer: string;
+  /** Durable consumer name of a link's decoding on the raw stream (shared by every decoder worker). */
+  decoderConsumer(link: LinkAddress): string;
   rawSubject(protocol: Protocol, rig: string, link: string): string;
   recSubject(protocol: Protocol, rig: string, link: string): string;
   ctlSubject(rig: string, link: string): string;
@@ -79,6 +81,8 @@ export function busNames(prefix = ''): BusNames {
     decoderStateBucket: `${n}th_decoder_state`,
     leaseBucket: `${n}th_leases`,
     storageConsumer: `${n}th_storage`,
+    // Without the prefix: consumers live inside the (prefixed) raw stream.
+    decoderConsumer: ({ protocol, rig, link }) => `dec_${protocol}_${rig}_${link}`,
     rawSubject: (protocol, rig, link) => subject('raw', protocol, rig, link),
     recSubject: (protocol, rig, link) => subject('rec', protocol, rig, link),
     ctlSubject: (rig, link) => {

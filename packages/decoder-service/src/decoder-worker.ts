@@ -13,6 +13,7 @@ import {
   type JsonValue,
   type Protocol,
   type RecordBatch,
+  RecordName,
   type TraceDecoder,
   type TraceRecord,
   toTraceRecord,
@@ -197,7 +198,7 @@ class LinkDecoding {
       bus,
       {
         stream: bus.names.rawStream,
-        durable: `dec_${protocol}_${rig}_${link}`,
+        durable: bus.names.decoderConsumer(this.link),
         filterSubject: bus.names.rawSubject(protocol, rig, link),
         ackWaitMs: this.options.ackWaitMs ?? 5000,
       },
@@ -260,7 +261,7 @@ class LinkDecoding {
     const emit = (r: Parameters<Parameters<TraceDecoder['push']>[2]>[0]) => {
       if (r.kind === 'error') {
         errors++;
-        if (r.name === 'SEQ_GAP') gaps++;
+        if (r.name === RecordName.SEQ_GAP) gaps++;
       }
       place.seq = nextSeq++;
       records.push(toTraceRecord(r, place));

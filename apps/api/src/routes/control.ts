@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import type { Bus } from '@tracehub/bus';
-import type { ControlReply, ControlRequest, RecordBatch, TraceRecord } from '@tracehub/contracts';
+import { type Bus, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
+import type { ControlReply, RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import { QsRxEncoder, type QsRxSizes } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
@@ -154,25 +154,18 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
             })
           : undefined;
       try {
-        const payload: ControlRequest = { bytes: Buffer.from(frame).toString('base64'), replyWindowMs: windowMs };
         let reply: ControlReply;
         try {
-          const msg = await bus.nc.request(bus.names.ctlSubject(link.rig, link.name), JSON.stringify(payload), {
-            timeout: timeoutMs,
-          });
-          reply = msg.json<ControlReply>();
-        } catch (error) {
-          const text = String((error as Error).message ?? error);
-          if (/no responders|503/i.test(text)) {
-            throw new HttpProblem(
-              503,
-              `no gateway serves link ${link.rig}/${link.name} (nothing answers on its control subject)`,
-            );
-          }
-          throw new HttpProblem(
-            504,
-            `the gateway of link ${link.rig}/${link.name} did not answer within ${timeoutMs} ms`,
+          reply = await requestControl(
+            bus,
+            { rig: link.rig, link: link.name },
+            { bytes: frame, replyWindowMs: windowMs },
+            timeoutMs,
           );
+        } catch (error) {
+          if (error instanceof NoGatewayError) throw new HttpProblem(503, error.message);
+          if (error instanceof ControlTimeoutError) throw new HttpProblem(504, error.message);
+          throw new HttpProblem(503, `cannot reach the link's gateway over NATS: ${(error as Error).message}`);
         }
         if (!reply.ok)
           throw new HttpProblem(502, `the gateway could not write to the target: ${reply.error ?? 'unknown error'}`);
