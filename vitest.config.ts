@@ -7,6 +7,7 @@ const packages = [
   'qs',
   'stp',
   'palmtrace',
+  'palmtrace-bridge',
   'bus',
   'link',
   'db',

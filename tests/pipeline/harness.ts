@@ -87,15 +87,15 @@ export function decoded(r: TraceRecord) {
 }
 
 /**
- * The same for STP/SWD, whose messages are stamped with the host clock when the stream has no
- * timestamps of its own (as on the trace box): the receive time differs between a live replay
- * and an offline decode, so the stamp (in `text` and `fields.timestamp`) and the message bytes
- * (`raw`, which carry it) are left out.
+ * The same for STP/SWD, whose output messages are stamped with the host clock when the stream
+ * has no timestamps of its own (as on the trace box): the receive time differs between a live
+ * replay and an offline decode, so the stamp (`fields.timestamp`) and the message bytes (`raw`,
+ * which carry it) are left out. The text is compared whole: it carries device time only.
  */
 export function decodedApartFromHostTime(r: TraceRecord) {
   const { raw: _raw, fields, ...rest } = decoded(r);
   const { timestamp: _timestamp, ...otherFields } = fields;
-  return { ...rest, fields: otherFields, text: r.text.replace(/@\d+\.\d{9}/, '@<host time>') };
+  return { ...rest, fields: otherFields };
 }
 
 /** Waits until the session's end and all its records are stored, then returns them in order. */

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import cors from '@fastify/cors';
+import sensible from '@fastify/sensible';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -8,13 +9,13 @@ import websocket from '@fastify/websocket';
 import type { Bus } from '@tracehub/bus';
 import { TraceRecordSchema } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
+import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
 import { ServiceMetrics } from '@tracehub/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
-import { palmTraceBridge } from './palmtrace-bridge/index.js';
 import { bearerAuth } from './plugins/auth.js';
 import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
@@ -35,7 +36,14 @@ export interface AppDeps {
   isReady?: () => boolean;
 }
 
-export type App = FastifyInstance & { liveHub: LiveHub };
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The live records: rates per link and the live-tail clients. */
+    liveHub: LiveHub;
+  }
+}
+
+export type App = FastifyInstance;
 
 /**
  * The api: one plugin per concern, registered here in the order a request meets them.
@@ -51,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   installProblemHandlers(app);
+  await app.register(sensible);
   app.addSchema(TraceRecordSchema);
 
   const metrics = deps.metrics ?? new ServiceMetrics('api');
@@ -73,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   });
   app.addHook('preClose', async () => hub.stop());
+  app.decorate('liveHub', hub);
 
   if (settings.corsOrigins.length > 0) await app.register(cors, { origin: settings.corsOrigins, credentials: false });
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
@@ -117,5 +127,5 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     });
   }
 
-  return Object.assign(app, { liveHub: hub }) as unknown as App;
+  return app;
 }

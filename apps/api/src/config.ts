@@ -1,10 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, type Static, Type } from '@tracehub/service-kit';
 import {
   type PalmTraceBridgeSettings,
   palmTraceConfigProperties,
   palmTraceSettingsFrom,
-} from './palmtrace-bridge/bridge-settings.js';
+} from '@tracehub/palmtrace-bridge';
+import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, type Static, Type } from '@tracehub/service-kit';
 
 export const ApiConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,

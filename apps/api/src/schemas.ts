@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { NAME_PATTERN, PROTOCOLS, RECORD_KINDS, type TraceRecord, TraceRecordSchema } from '@tracehub/contracts';
 import type { RecordFilter } from '@tracehub/db';
-import { badRequest, problemResponse } from './plugins/problems.js';
+import { badRequest } from './plugins/problems.js';
 
 /** The shared TraceRecord schema, registered once on the app and referenced by id. */
 export const TraceRecordRef = Type.Unsafe<TraceRecord>(Type.Ref(TraceRecordSchema.$id!));
@@ -81,12 +81,4 @@ export function splitListParams(query: Record<string, unknown>): void {
   }
 }
 
-/** Problem responses every route may give, for the OpenAPI document. */
-export const problemResponses = {
-  400: problemResponse,
-  401: problemResponse,
-  403: problemResponse,
-  404: problemResponse,
-} as const;
-
-export const Problem = Type.Unsafe<unknown>(problemResponse);
+export { problemResponses } from '@tracehub/contracts';

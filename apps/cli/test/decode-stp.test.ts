@@ -6,7 +6,7 @@ import { isTraceRecord } from '@tracehub/contracts';
 import { decodeOst, decodePhonet } from '@tracehub/stp';
 import { fixturePath } from '@tracehub/tests/support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runStpDecode } from '../src/commands/decode-stp.js';
+import { NOTHING_DECODED_EXIT, runStpDecode } from '../src/commands/decode-stp.js';
 
 const dir = fixturePath('stp');
 const names = readdirSync(dir)
@@ -25,8 +25,8 @@ async function decode(file: string, opts: Record<string, unknown>, stdinBytes?: 
   stdout.on('data', (b: Buffer) => out.push(b));
   stderr.on('data', (b: Buffer) => err.push(b));
   const stdin = Readable.from(stdinBytes ? [Buffer.from(stdinBytes)] : []);
-  await runStpDecode(file, { protocol: 'stp', format: 'text', ...opts }, { stdin, stdout, stderr });
-  return { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString() };
+  const status = await runStpDecode(file, { protocol: 'stp', format: 'text', ...opts }, { stdin, stdout, stderr });
+  return { stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString(), status };
 }
 
 const ndjson = (b: Buffer) =>
@@ -106,6 +106,36 @@ describe('tracehub decode --protocol stp', () => {
       format: 'events',
     });
     expect(noAt(ndjson(stdout))).toEqual(noAt(expected.ost));
+  });
+
+  it('says when a stream decodes to nothing, names the likely option, and exits non-zero', async () => {
+    const v1 = join(dir, 'v1_interleave.stp');
+    const bare = await decode(v1, {});
+    expect(bare.stdout.toString()).toBe('66 nibbles skipped before synchronisation\n');
+    expect(bare.stderr).toContain('tracehub: warning: nothing decoded');
+    expect(bare.stderr).toContain('66 of 66 nibbles skipped');
+    expect(bare.stderr).toContain('--stp-version 1');
+    expect(bare.status).toBe(NOTHING_DECODED_EXIT);
+
+    const right = await decode(v1, { stpVersion: 1 });
+    expect(right.stderr).not.toContain('warning');
+    expect(right.status).toBe(0);
+
+    // A QS capture given as STP: the warning says what it looks like.
+    const qs = await decode(fixturePath('qs', 'dpp_qv.qs'), {});
+    expect(qs.stderr).toContain('try --protocol qs');
+    expect(qs.status).toBe(NOTHING_DECODED_EXIT);
+
+    // Something decoded, but most of the stream skipped: a warning, exit 0.
+    const wrong = await decode(join(dir, 'coresight_juno.stp'), { stpVersion: 1 });
+    expect(wrong.stderr).toContain('tracehub: warning: most of the stream skipped');
+    expect(wrong.stderr).toContain('drop --stp-version 1');
+    expect(wrong.status).toBe(0);
+
+    // An empty input is not a failure.
+    const empty = join(tmp, 'empty.stp');
+    writeFileSync(empty, new Uint8Array(0));
+    expect((await decode(empty, {})).status).toBe(0);
   });
 
   it('decodes --protocol swd', async () => {

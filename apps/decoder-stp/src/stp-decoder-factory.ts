@@ -1,13 +1,18 @@
 import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
-import { StpDecoder, type StpDecoderOptions, SwdDecoder } from '@tracehub/stp';
+import { StpDecoder, type StpDecoderOptions, SwdDecoder, type SwdDecoderOptions } from '@tracehub/stp';
+
+const isByte = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xff;
 
 /**
- * STP options of a link from its settings (`links.settings`): `version` (1|2),
+ * STP and SWD options of a link from its settings (`links.settings`): `version` (1|2),
  * `littleEndianMasters` (array of master numbers), `output` ('ost'|'phonet'),
- * `resyncPauseMs`, `maxPauseMs`, `start`. Anything else is ignored.
+ * `resyncPauseMs`, `maxPauseMs`, `start`, and the one-byte `port` (tracebox port) and
+ * `processor` (SWD processor index, 0..255). Anything else is ignored.
  */
-export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions {
-  const options: StpDecoderOptions = {};
+export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions & SwdDecoderOptions {
+  const options: StpDecoderOptions & SwdDecoderOptions = {};
+  if (isByte(settings.port)) options.port = settings.port;
+  if (isByte(settings.processor)) options.processor = settings.processor;
   if (settings.version === 1 || settings.version === 2) options.version = settings.version;
   const masters = settings.littleEndianMasters;
   if (Array.isArray(masters) && masters.every((m) => typeof m === 'number'))

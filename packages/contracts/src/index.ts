@@ -3,5 +3,6 @@ export * from './decoded-record.js';
 export * from './envelopes.js';
 export * from './headers.js';
 export * from './names.js';
+export * from './problem.js';
 export * from './record.js';
 export * from './record-names.js';

@@ -44,7 +44,7 @@ export function packetEntry(parser: StpPacketParser): PacketEntry {
   const val =
     PKT_PAYLOAD[kind] === 0
       ? undefined
-      : kind === Pkt.USER || kind === Pkt.USER_TS
+      : kind === Pkt.USER || kind === Pkt.USER_TS || kind === Pkt.TIME || kind === Pkt.TIME_TS
         ? nibbles(parser, parser.payloadStart, parser.payloadLen)
         : `0x${nibbles(parser, parser.payloadStart, parser.payloadLen)}`;
   const hasTs = parser.tsLen > 0;

@@ -27,6 +27,9 @@ export enum ParserState {
   UNSYNCED,
   /** STP v1: discarding until a pause >= the resynchronisation pause. */
   V1_DISCARD,
+  // TIME / TIME_TS (spec §3.2): clock index, version, then a field coded as that version's timestamp.
+  TIME_CLOCK,
+  TIME_VERSION,
 }
 
 /** How the v2 stream found its way back to a VERSION packet. */
@@ -89,6 +92,9 @@ export class StpPacketParser {
   private tsValueNibbles = 0;
   private tsValueHi = 0;
   private tsValueLo = 0;
+
+  /** The timestamp states are reading the time field of a TIME packet, not a timestamp. */
+  private inTimeField = false;
 
   /** Running timestamp, 64 bits as two unsigned 32-bit halves. */
   tsHi = 0;
@@ -213,7 +219,9 @@ export class StpPacketParser {
 
   /** Packets still being received when the stream ends (for reports). */
   get midPacket(): boolean {
-    return this.state !== ParserState.OPCODE1 && this.state < ParserState.UNSYNCED;
+    return (
+      this.state !== ParserState.OPCODE1 && this.state !== ParserState.UNSYNCED && this.state !== ParserState.V1_DISCARD
+    );
   }
 
   private nibble(n: number): void {
@@ -297,6 +305,21 @@ export class StpPacketParser {
         break;
       case ParserState.V1_DISCARD:
         break;
+      case ParserState.TIME_CLOCK:
+        this.record(n);
+        this.state = ParserState.TIME_VERSION;
+        break;
+      case ParserState.TIME_VERSION:
+        // The time field is coded as a timestamp of this version (read by the timestamp states,
+        // without touching the running timestamp); 0 and 5..F are illegal as for VERSION.
+        this.record(n);
+        this.inTimeField = true;
+        if (n === 1) {
+          this.tsRemaining = this.tsValueNibbles = 2;
+          this.state = ParserState.TS_VALUE;
+        } else if (n >= 2 && n <= 4) this.state = ParserState.TS_LENGTH;
+        else this.illegal();
+        break;
     }
     this.pos++;
   }
@@ -317,8 +340,10 @@ export class StpPacketParser {
     if (payload > 0) {
       this.remaining = payload;
       this.state = ParserState.PAYLOAD;
-    } else if (payload < 0) {
+    } else if (payload === -1) {
       this.state = ParserState.USER_LENGTH;
+    } else if (payload === -2) {
+      this.state = ParserState.TIME_CLOCK;
     } else {
       this.afterPayload();
     }
@@ -350,6 +375,11 @@ export class StpPacketParser {
   }
 
   private timestampDone(): void {
+    if (this.inTimeField) {
+      this.inTimeField = false;
+      this.afterPayload();
+      return;
+    }
     this.tsLen = this.pktLen - this.tsStart;
     const n = this.tsValueNibbles;
     if (this.tsFixed) {
@@ -483,6 +513,7 @@ export class StpPacketParser {
           if (skipped > 0) asm.sink.discardedNibbles(skipped, this.discardStart);
         }
         asm.versionPacket();
+        asm.sink.timestampFormat(this.tsVersion);
         break;
     }
   }
@@ -552,6 +583,7 @@ export class StpPacketParser {
 
   private loseSync(next: number): void {
     this.discardStart = next;
+    this.inTimeField = false;
     this.expectVersion = false;
     this.syncVia = SyncVia.NONE;
     if (this.version === 1) {
@@ -616,6 +648,7 @@ export class StpPacketParser {
       tsStart: this.tsStart,
       tsLen: this.tsLen,
       tsFixed: this.tsFixed,
+      inTimeField: this.inTimeField,
       remaining: this.remaining,
       valueHi: this.valueHi,
       valueLo: this.valueLo,

@@ -63,6 +63,9 @@ export enum Pkt {
   ILLEGAL,
   DISCARDED,
   TRUNCATED,
+  // Added after the others so that packet ids in older snapshots keep their meaning.
+  TIME,
+  TIME_TS,
 }
 
 /** What a packet does once complete. */
@@ -85,7 +88,7 @@ export enum Action {
 
 interface PacketSpec {
   name: string;
-  /** Payload nibbles after the opcode, timestamp excluded (-1: variable, USER). */
+  /** Payload nibbles after the opcode, timestamp excluded (-1: USER's length form, -2: TIME's). */
   payload: number;
   ts: boolean;
   /** Data bytes a Dnn packet appends (D4: 1, as byte 0x0N). */
@@ -159,6 +162,8 @@ const SPECS: PacketSpec[] = [
   p('ILLEGAL', 0, false, Action.NONE),
   p('DISCARDED', 0, false, Action.NONE),
   p('TRUNCATED', 0, false, Action.NONE),
+  p('TIME', -2, false, Action.NONE),
+  p('TIME_TS', -2, true, Action.NONE),
 ];
 
 export const PKT_NAME: readonly string[] = SPECS.map((s) => s.name);
@@ -228,17 +233,14 @@ export const V2_OPCODES_2 = Int8Array.from([
   -1,
 ]);
 
-/**
- * STP v2 opcodes F,0,0..F,0,B; F,0,C..F,0,F are reserved and illegal for Fido. TIME and
- * TIME_TS (F,0,4 / F,0,5) have no settled layout (spec §3.2) and are treated as illegal too.
- */
+/** STP v2 opcodes F,0,0..F,0,B; F,0,C..F,0,F are reserved and illegal for Fido. */
 export const V2_OPCODES_3 = Int8Array.from([
   Pkt.VERSION,
   Pkt.NULL_TS,
   Pkt.USER,
   Pkt.USER_TS,
-  -1,
-  -1,
+  Pkt.TIME,
+  Pkt.TIME_TS,
   Pkt.TRIG,
   Pkt.TRIG_TS,
   Pkt.FREQ,

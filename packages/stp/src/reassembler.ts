@@ -42,6 +42,8 @@ export interface ReassemblySink {
   discardedNibbles(count: number, at: number): void;
   /** A timestamp field was decoded (the running device timestamp). */
   deviceTimestamp(hi: number, lo: number, fixed: boolean): void;
+  /** A VERSION packet: the timestamp format of what follows (spec §4). */
+  timestampFormat(version: number): void;
   /** A FREQ packet: device timestamp clock in Hz. */
   frequency(hz: number): void;
 }

@@ -6,8 +6,9 @@ import {
   EXCEPTION_NAMES,
   type ExceptionCode,
   MARKER_NAMES,
-  type MarkerCode,
+  MarkerCode,
   OST_PROTOCOL_XTIV3,
+  SENDER_MAIN,
   TB_TRACE_MSG,
   TimestampFlag,
 } from './constants.js';
@@ -24,7 +25,7 @@ import {
   type ReassemblySink,
   StpReassembler,
 } from './reassembler.js';
-import { dataText, messageText, nsText } from './text.js';
+import { dataText, messageText } from './text.js';
 import { outputTimestamp, toBigInt64 } from './timestamp.js';
 
 export interface StpDecoderOptions {
@@ -56,6 +57,15 @@ export interface StpDecoderOptions {
 
 const NS_PER_S = 1_000_000_000n;
 const NO_BYTES = new Uint8Array(0);
+/** A marker comment: the text's UTF-8 bytes and a terminating NUL. */
+function cString(text: string): Uint8Array {
+  const bytes = new TextEncoder().encode(text);
+  const out = new Uint8Array(bytes.length + 1);
+  out.set(bytes);
+  return out;
+}
+const OLD_TIMESTAMP = cString('Old timestamp!');
+const NEW_TIMESTAMP = cString('New timestamp!');
 
 /** The JSON-able part of the options, kept in snapshots. */
 function configOf(o: StpDecoderOptions): JsonValue {
@@ -103,12 +113,16 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   /** hostNs as two halves of its 60-bit time field, and as text (computed once per chunk). */
   private hostHi = 0;
   private hostLo = 0;
-  private hostText: string | null = null;
   private lastHostNs: bigint | null = null;
   // Device clock: the host time of the first device timestamp, and that timestamp.
   private clockBaseHostNs: bigint | null = null;
   private clockBaseDeviceTs = 0n;
   private frequencyHz = 0;
+  /** Timestamp format of the last VERSION packet (0: none yet). */
+  private tsVersion = 0;
+  /** The last device timestamp decoded (to see the device clock go back). */
+  private lastTsHi = 0;
+  private lastTsLo = 0;
   private transaction = 0;
   private markerIndex = 0;
   private readonly counts = { chunks: 0, bytes: 0, records: 0, discardedNibbles: 0, lostBytes: 0, openAtEnd: 0 };
@@ -176,7 +190,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
         'STP_MESSAGE_OPEN_AT_END',
         { master: b.master, channel: b.channel },
         { length: b.length, data: bytesToHex(data) },
-        messageText(b.master, b.channel, this.hostTime, 'OPEN_AT_END', data),
+        messageText(b.master, b.channel, null, 'OPEN_AT_END', data),
       );
     }
     this.reassembler.clear();
@@ -201,16 +215,21 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   private setHostNs(hostNs: bigint): void {
-    if (hostNs === this.hostNs && this.hostText !== null) return;
+    if (hostNs === this.hostNs) return;
     this.hostNs = hostNs;
     this.hostHi = Number((hostNs >> 32n) & 0x0fffffffn);
     this.hostLo = Number(hostNs & 0xffffffffn);
-    this.hostText = null;
   }
 
-  private get hostTime(): string {
-    if (this.hostText === null) this.hostText = nsText(this.hostNs);
-    return this.hostText;
+  /**
+   * A user-assigned marker (0x02) at this point of the stream, as the trace box inserts one
+   * when its user asks: sender object 0x01 (main), the comment as a C string.
+   */
+  userMarker(comment: string, ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
+    this.emitMarker(MarkerCode.USER, NO_BYTES, cString(comment), SENDER_MAIN, this.hostNs, this.parser.pos, comment);
+    this.emitRecord = null;
   }
 
   stats(): Record<string, number> {
@@ -244,6 +263,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       clockBaseHostNs: this.clockBaseHostNs === null ? null : this.clockBaseHostNs.toString(),
       clockBaseDeviceTs: this.clockBaseDeviceTs.toString(),
       frequencyHz: this.frequencyHz,
+      lastTs: [this.lastTsHi, this.lastTsLo],
+      tsVersion: this.tsVersion,
       transaction: this.transaction,
       markerIndex: this.markerIndex,
       counts: { ...this.counts },
@@ -261,6 +282,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     decoder.clockBaseHostNs = s.clockBaseHostNs === null ? null : BigInt(s.clockBaseHostNs as string);
     decoder.clockBaseDeviceTs = BigInt(s.clockBaseDeviceTs as string);
     decoder.frequencyHz = s.frequencyHz as number;
+    if (Array.isArray(s.lastTs)) [decoder.lastTsHi, decoder.lastTsLo] = s.lastTs as number[];
+    if (typeof s.tsVersion === 'number') decoder.tsVersion = s.tsVersion;
     decoder.transaction = s.transaction as number;
     decoder.markerIndex = s.markerIndex as number;
     Object.assign(decoder.counts, s.counts);
@@ -330,7 +353,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       text: messageText(
         master,
         channel,
-        tsKind === 1 ? `ts=${closingTs}` : this.hostTime,
+        closingTs,
         control !== null ? `${closed} ${control.type}` : closed,
         buffer,
         length,
@@ -351,7 +374,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       targetTs: null,
       stp: { master, channel },
       fields: { code, data: bytesToHex(data), length: data.length },
-      text: messageText(master, channel, this.hostTime, name, data),
+      text: messageText(master, channel, null, name, data),
       raw: encodePhonetException({
         sender: this.port,
         transaction: this.nextTransaction(),
@@ -365,40 +388,59 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   marker(code: MarkerCode, params: Uint8Array, at: number): void {
+    this.emitMarker(code, params, NO_BYTES, this.port, this.hostNs, at, null);
+  }
+
+  /** Any marker: error markers (sender = the port, no comment), user and timebase markers (sender 0x01). */
+  private emitMarker(
+    code: MarkerCode,
+    params: Uint8Array,
+    comment: Uint8Array,
+    sender: number,
+    timeNs: bigint,
+    at: number,
+    commentText: string | null,
+  ): void {
     if (this.onEvent !== null) this.onEvent(markerEvent(code, params, at));
     const index = ++this.markerIndex;
     if (this.emitRecord === null) return;
-    const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
-    const marker = {
-      type: code,
-      sender: this.port,
-      timestamp,
-      index,
-      params,
-      comment: NO_BYTES,
-    };
+    const timestamp = outputTimestamp(TimestampFlag.FIDO, timeNs);
+    const marker = { type: code, sender, timestamp, index, params, comment };
     const meaning = MARKER_NAMES[code];
+    const fields: Record<string, unknown> = {
+      code,
+      marker: meaning,
+      index,
+      params: bytesToHex(params),
+      atNibble: at,
+      timestamp: timestamp.toString(),
+    };
+    if (commentText !== null) fields.comment = commentText;
     this.record({
       kind: 'marker',
       type: code,
       name: `STP_MARKER_${code.toString(16).padStart(2, '0').toUpperCase()}`,
       targetTs: null,
-      fields: {
-        code,
-        marker: meaning,
-        index,
-        params: bytesToHex(params),
-        atNibble: at,
-        timestamp: timestamp.toString(),
-      },
-      text: `@${this.hostTime} marker 0x${code.toString(16).padStart(2, '0')} ${meaning} #${index}${
+      fields,
+      text: `marker 0x${code.toString(16).padStart(2, '0')} ${meaning} #${index}${
         params.length > 0 ? ` params ${dataText(params)}` : ''
-      }`,
+      }${commentText !== null ? ` ${JSON.stringify(commentText)}` : ''}`,
       raw:
         this.output === 'ost'
           ? encodeOstMarker(marker)
           : encodePhonetMarker({ ...marker, transaction: this.nextTransaction() }),
     });
+  }
+
+  /**
+   * The device clock's mapping onto output time changed (VERSION gave a new timestamp format):
+   * the trace box says so with two timebase markers, the output time before the change
+   * ("Old timestamp!") and after it ("New timestamp!").
+   */
+  private timebaseChanged(oldNs: bigint, newNs: bigint): void {
+    const at = this.parser.pos;
+    this.emitMarker(MarkerCode.TIMEBASE_CHANGED, NO_BYTES, OLD_TIMESTAMP, SENDER_MAIN, oldNs, at, 'Old timestamp!');
+    this.emitMarker(MarkerCode.TIMEBASE_CHANGED, NO_BYTES, NEW_TIMESTAMP, SENDER_MAIN, newNs, at, 'New timestamp!');
   }
 
   discardedMessage(master: number, channel: number, length: number, at: number): void {
@@ -421,13 +463,39 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   deviceTimestamp(hi: number, lo: number, fixed: boolean): void {
-    if (fixed || this.clockBaseHostNs !== null) return;
-    this.clockBaseHostNs = this.hostNs;
-    this.clockBaseDeviceTs = toBigInt64(hi, lo);
+    if (fixed) return;
+    if (this.clockBaseHostNs === null) {
+      this.clockBaseHostNs = this.hostNs;
+      this.clockBaseDeviceTs = toBigInt64(hi, lo);
+    }
+    this.lastTsHi = hi;
+    this.lastTsLo = lo;
+  }
+
+  timestampFormat(version: number): void {
+    const previous = this.tsVersion;
+    this.tsVersion = version;
+    if (version === previous || this.clockBaseHostNs === null) return;
+    // A new timestamp format restarts the device clock: it is anchored again at its next timestamp.
+    const oldNs = this.deviceTimeNs(toBigInt64(this.lastTsHi, this.lastTsLo));
+    this.clockBaseHostNs = null;
+    this.lastTsHi = 0;
+    this.lastTsLo = 0;
+    this.timebaseChanged(oldNs, this.hostNs);
   }
 
   frequency(hz: number): void {
-    if (hz > 0) this.frequencyHz = hz;
+    if (hz <= 0 || hz === this.frequencyHz) return;
+    if (this.clockBaseHostNs === null || this.frequencyHz === 0) {
+      this.frequencyHz = hz;
+      return;
+    }
+    // A new rate: the time so far stays, later device ticks count at the new rate. The output
+    // time runs on without a jump, so this is no timebase change (the reference gives no marker).
+    const last = toBigInt64(this.lastTsHi, this.lastTsLo);
+    this.clockBaseHostNs = this.deviceTimeNs(last);
+    this.clockBaseDeviceTs = last;
+    this.frequencyHz = hz;
   }
 
   // --- helpers ------------------------------------------------------------------------------

@@ -91,6 +91,18 @@ export class StpStreamWriter {
     return this.nibble(0xe).seq(ts);
   }
 
+  /**
+   * TIME (F,0,4), or TIME_TS (F,0,5) when `ts` is given: clock index, timestamp version, then
+   * `field` (the time coded as that version's timestamp, nibbles in stream order).
+   */
+  time(clock: number, version: number, field: string, ts?: string): this {
+    this.seq(ts === undefined ? 'F04' : 'F05')
+      .nibble(clock)
+      .nibble(version)
+      .seq(field);
+    return ts === undefined ? this : this.seq(ts);
+  }
+
   merr(code: number): this {
     return this.nibble(2).field(code, 2);
   }

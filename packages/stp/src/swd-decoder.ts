@@ -5,7 +5,7 @@ import { encodeOstSwd } from './ost.js';
 import { encodePhonetSwd } from './phonet.js';
 import type { OutputProtocol } from './reassembler.js';
 import { SwdDeframer, type SwdSink, type SwdViolation } from './swd-deframer.js';
-import { dataText, nsText } from './text.js';
+import { dataText } from './text.js';
 import { outputTimestamp } from './timestamp.js';
 
 export interface SwdDecoderOptions {
@@ -13,10 +13,22 @@ export interface SwdDecoderOptions {
   output?: OutputProtocol;
   /** Tracebox port / PhoNet sender object (default 0x0B). */
   port?: number;
-  /** Processor index written in the wrapper (default 0). */
+  /** Processor index written in the wrapper, 0..255 (one byte; default 0). */
   processor?: number;
-  /** Largest SWD message; longer frames are dropped (default: what fits a 0xFFFF output message). */
+  /** Largest SWD message; longer frames are truncated to it (default: what fits a 0xFFFF output message). */
   maxMessageBytes?: number;
+}
+
+/** Largest SWD data in one output message: 0xFFFF less the OST (8 + 3) or PhoNet (12) wrapper header. */
+export const SWD_OST_MAX_DATA = 0xffff - 11;
+export const SWD_PHONET_MAX_DATA = 0xffff - 12;
+
+function byteOption(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0 || value > 0xff) {
+    throw new RangeError(`SWD ${name} must be an integer 0..255 (one byte of the wrapper), not ${value}`);
+  }
+  return value;
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -37,9 +49,10 @@ export class SwdDecoder implements TraceDecoder, SwdSink {
 
   constructor(private readonly options: SwdDecoderOptions = {}) {
     this.output = options.output ?? 'ost';
-    this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
-    this.processor = options.processor ?? 0;
-    this.deframer = new SwdDeframer(this, options.maxMessageBytes ?? (this.output === 'ost' ? 65524 : 65523));
+    this.port = byteOption('port', options.port, DEFAULT_TRACEBOX_PORT);
+    this.processor = byteOption('processor', options.processor, 0);
+    const limit = this.output === 'ost' ? SWD_OST_MAX_DATA : SWD_PHONET_MAX_DATA;
+    this.deframer = new SwdDeframer(this, Math.min(options.maxMessageBytes ?? limit, limit));
   }
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
@@ -84,23 +97,25 @@ export class SwdDecoder implements TraceDecoder, SwdSink {
     return { ...this.deframer.counters, records: this.records };
   }
 
-  message(data: Uint8Array): void {
+  message(data: Uint8Array, receivedBytes: number): void {
     const raw =
       this.output === 'ost'
         ? encodeOstSwd({ port: this.port, processor: this.processor, data })
         : encodePhonetSwd({ sender: this.port, transaction: this.nextTransaction(), processor: this.processor, data });
+    const truncated = receivedBytes > data.length;
+    const fields = {
+      data: bytesToHex(data),
+      length: data.length,
+      processor: this.processor,
+      timestamp: outputTimestamp(TimestampFlag.FIDO, this.hostNs).toString(),
+    };
     this.record({
       kind: 'record',
       type: OST_PROTOCOL_WRAPPER,
       name: 'SWD_MESSAGE',
       targetTs: null,
-      fields: {
-        data: bytesToHex(data),
-        length: data.length,
-        processor: this.processor,
-        timestamp: outputTimestamp(TimestampFlag.FIDO, this.hostNs).toString(),
-      },
-      text: `SWD @${nsText(this.hostNs)} [${data.length}] ${dataText(data)}`,
+      fields: truncated ? { ...fields, truncatedFrom: receivedBytes } : fields,
+      text: `SWD [${data.length}] ${dataText(data)}${truncated ? ` (truncated from ${receivedBytes} bytes)` : ''}`,
       raw,
     });
   }
@@ -112,7 +127,7 @@ export class SwdDecoder implements TraceDecoder, SwdSink {
       name: 'SWD_FRAME_VIOLATION',
       targetTs: null,
       fields: { reason, droppedBytes },
-      text: `SWD @${nsText(this.hostNs)} frame dropped (${reason}), ${droppedBytes} bytes`,
+      text: `SWD frame dropped (${reason}), ${droppedBytes} bytes`,
       raw: NO_BYTES,
     });
   }
@@ -124,7 +139,7 @@ export class SwdDecoder implements TraceDecoder, SwdSink {
       name: 'SWD_BYTES_SKIPPED',
       targetTs: null,
       fields: { bytes: count },
-      text: `SWD @${nsText(this.hostNs)} ${count} bytes outside any frame skipped`,
+      text: `SWD ${count} bytes outside any frame skipped`,
       raw: NO_BYTES,
     });
   }

@@ -5,11 +5,14 @@ export const SWD_PREFIX = 0x7d;
 export const SWD_ESCAPE_XOR = 0x20;
 
 /** Why a frame was dropped. */
-export type SwdViolation = 'start_inside_frame' | 'bad_escape' | 'too_long' | 'unterminated' | 'lost_input';
+export type SwdViolation = 'start_inside_frame' | 'bad_escape' | 'unterminated' | 'lost_input';
 
 export interface SwdSink {
-  /** A complete, non-empty message; the view is valid only during the call. */
-  message(data: Uint8Array): void;
+  /**
+   * A complete, non-empty message; the view is valid only during the call. `receivedBytes` is
+   * more than its length when the frame was longer than a message can be and was truncated.
+   */
+  message(data: Uint8Array, receivedBytes: number): void;
   /** A frame dropped by a framing violation, with the bytes it had collected. */
   violation(reason: SwdViolation, droppedBytes: number): void;
   /** Bytes outside any frame that are not padding (0x00 / 0xFF), reported before the next frame. */
@@ -23,16 +26,28 @@ enum SwdState {
 }
 
 /**
- * Streaming SWD deframer. Bytes between frames are padding or break-off and are skipped;
- * a START inside a frame, an escape of a framing byte, or a frame over the size limit drop
- * the current message (`C0 C1`, an empty frame, is discarded silently).
+ * Streaming SWD deframer. Bytes between frames are padding or break-off and are skipped.
+ * The transfer unit is a 4-byte word, so a sender pads with framing marks: more STARTs
+ * before a frame's first byte and more ENDs after a frame are padding, not violations.
+ * A START after data, or an escape of a framing byte, drops the current message; a frame
+ * longer than a message can be is truncated to the limit and still delivered (`C0 C1`, an
+ * empty frame, is discarded silently).
  */
 export class SwdDeframer {
   private state = SwdState.IDLE;
   private buf: Uint8Array;
   private length = 0;
+  /** Bytes of the current frame, counting those past the limit that truncation leaves out. */
+  private received = 0;
   private junk = 0;
-  readonly counters = { messages: 0, violations: 0, skippedBytes: 0, paddingBytes: 0, emptyFrames: 0 };
+  readonly counters = {
+    messages: 0,
+    violations: 0,
+    skippedBytes: 0,
+    paddingBytes: 0,
+    emptyFrames: 0,
+    truncatedMessages: 0,
+  };
 
   constructor(
     private readonly sink: SwdSink,
@@ -50,7 +65,8 @@ export class SwdDeframer {
             this.flushJunk();
             this.state = SwdState.IN_FRAME;
             this.length = 0;
-          } else if (b === 0x00 || b === 0xff) {
+            this.received = 0;
+          } else if (b === 0x00 || b === 0xff || b === SWD_END) {
             this.counters.paddingBytes++;
           } else {
             this.junk++;
@@ -62,11 +78,13 @@ export class SwdDeframer {
             if (this.length === 0) this.counters.emptyFrames++;
             else {
               this.counters.messages++;
-              this.sink.message(this.buf.subarray(0, this.length));
+              if (this.received > this.length) this.counters.truncatedMessages++;
+              this.sink.message(this.buf.subarray(0, this.length), this.received);
             }
           } else if (b === SWD_START) {
-            this.drop('start_inside_frame');
-            this.state = SwdState.IN_FRAME;
+            // Before the first byte, another START is padding; after data it breaks the frame off.
+            if (this.received === 0) this.counters.paddingBytes++;
+            else this.drop('start_inside_frame');
           } else if (b === SWD_PREFIX) {
             this.state = SwdState.ESCAPED;
           } else {
@@ -89,12 +107,13 @@ export class SwdDeframer {
 
   /** End of input: an unterminated frame is dropped; stray bytes are reported. */
   end(reason: SwdViolation = 'unterminated'): void {
-    if (this.state !== SwdState.IDLE && this.length > 0) {
+    if (this.state !== SwdState.IDLE && this.received > 0) {
       this.counters.violations++;
-      this.sink.violation(reason, this.length);
+      this.sink.violation(reason, this.received);
     }
     this.state = SwdState.IDLE;
     this.length = 0;
+    this.received = 0;
     this.flushJunk();
   }
 
@@ -108,11 +127,8 @@ export class SwdDeframer {
   }
 
   private append(b: number): void {
-    if (this.length >= this.maxMessageBytes) {
-      this.drop('too_long');
-      this.state = SwdState.IDLE;
-      return;
-    }
+    this.received++;
+    if (this.length >= this.maxMessageBytes) return;
     if (this.length === this.buf.length) {
       const next = new Uint8Array(Math.min(this.buf.length * 2, this.maxMessageBytes));
       next.set(this.buf);
@@ -123,8 +139,9 @@ export class SwdDeframer {
 
   private drop(reason: SwdViolation): void {
     this.counters.violations++;
-    this.sink.violation(reason, this.length);
+    this.sink.violation(reason, this.received);
     this.length = 0;
+    this.received = 0;
   }
 
   private flushJunk(): void {
@@ -137,7 +154,7 @@ export class SwdDeframer {
   snapshot(): Record<string, unknown> {
     let data = '';
     for (let i = 0; i < this.length; i++) data += this.buf[i].toString(16).padStart(2, '0');
-    return { state: this.state, data, junk: this.junk, counters: { ...this.counters } };
+    return { state: this.state, data, received: this.received, junk: this.junk, counters: { ...this.counters } };
   }
 
   restore(s: Record<string, unknown>): void {
@@ -146,6 +163,7 @@ export class SwdDeframer {
     this.length = hex.length / 2;
     if (this.buf.length < this.length) this.buf = new Uint8Array(this.maxMessageBytes);
     for (let i = 0; i < this.length; i++) this.buf[i] = Number.parseInt(hex.substr(i * 2, 2), 16);
+    this.received = typeof s.received === 'number' ? s.received : this.length;
     this.junk = s.junk as number;
     Object.assign(this.counters, s.counters);
   }

@@ -29,17 +29,22 @@ export function dataText(data: Uint8Array, length = data.length): string {
   return `${hex} |${ascii}|${more}`;
 }
 
-/** `M0041 C0001 @<time> <what> [n]: <data>`. */
+/**
+ * `M0041 C0001 @ts=0x… <what> [n] <data>`, the device timestamp only when the message has one.
+ * The host's receive time is never part of the text: it is the record's own `hostNs`, so the
+ * text of the same bytes is the same live and offline.
+ */
 export function messageText(
   master: number,
   channel: number,
-  time: string,
+  deviceTs: string | null,
   what: string,
   data: Uint8Array,
   length = data.length,
 ): string {
   const body = length === 0 ? '(empty)' : dataText(data, length);
-  return `M${hex4(master)} C${hex4(channel)} @${time} ${what} [${length}] ${body}`;
+  const time = deviceTs === null ? '' : `@ts=${deviceTs} `;
+  return `M${hex4(master)} C${hex4(channel)} ${time}${what} [${length}] ${body}`;
 }
 
 /** Nanoseconds as `seconds.nanoseconds`. */

@@ -3,6 +3,7 @@ import {
   capturePieces,
   decodeOst,
   decodePhonet,
+  packetEntry,
   StpDecoder,
   type StpDecoderOptions,
   type StpEvent,
@@ -128,6 +129,143 @@ describe('STP v2 addressing and timestamps', () => {
       { kind: 'exception', code: 5, name: 'TB_EXCEPTION_OVRF_PACKET', master: 2, channel: 0, len: 1, data: '20' },
       { kind: 'exception', code: 5, name: 'TB_EXCEPTION_OVRF_PACKET', master: 1, channel: 0, len: 1, data: '10' },
       { kind: 'exception', code: 8, name: 'TB_EXCEPTION_OVRF', master: 1, channel: 0, len: 1, data: '99' },
+    ]);
+  });
+});
+
+describe('TIME and TIME_TS', () => {
+  it('are skipped with their clock, version and time field; open messages stay open (spec §3.2, §3.3)', () => {
+    const w = new StpStreamWriter().async().version(3).m8(1).data(1, 0x11);
+    w.time(0, 3, '41234'); // clock 0, version 3: length 4, time 0x1234
+    w.time(2, 1, 'AB', '3123'); // clock 2, version 1: two nibbles; then its own timestamp 0x123
+    w.data(1, 0x22, 'MTS', '201');
+    const packets: string[] = [];
+    const decoder = new StpDecoder({
+      onPacket: (p) => packets.push(`${packetEntry(p).pkt} ${packetEntry(p).val ?? ''}`),
+    });
+    const events: StpEvent[] = [];
+    const onEvent = (e: StpEvent) => events.push(e);
+    const run = new StpDecoder({ onEvent });
+    run.push(w.bytes(), { hostNs: 1n }, () => {});
+    decoder.push(w.bytes(), { hostNs: 1n }, () => {});
+    expect(packets.filter((p) => p.startsWith('TIME'))).toEqual(['TIME 0341234', 'TIME_TS 21AB']);
+    // TIME_TS's timestamp field is a timestamp like any other: the next one replaces its low byte.
+    expect(events.map(({ at_nibble: _, ...e }) => e)).toEqual([
+      msg(1, 0, 'MTS', '1122', { closing_ts: '0x0000000000000101' }),
+    ]);
+  });
+
+  it('with a timestamp version of 0 or 5..F, or a length nibble F, is an illegal packet', () => {
+    const bad = new StpStreamWriter().async().version(3).m8(1).data(1, 0x11).time(0, 0, '');
+    expect(decode(bad.bytes()).events).toEqual([
+      { kind: 'marker', code: 0x27, name: 'TB_ERROR_RESERVED_STP_PACKET', params: '0f00040000' },
+    ]);
+    const badLength = new StpStreamWriter().async().version(3).m8(1).time(1, 3, 'F');
+    expect(decode(badLength.bytes()).events).toEqual([
+      { kind: 'marker', code: 0x27, name: 'TB_ERROR_RESERVED_STP_PACKET', params: '0f000401030f' },
+    ]);
+  });
+});
+
+describe('PhoNet long-message chains (spec §8)', () => {
+  const exceptions = (events: StpEvent[]) =>
+    events.map((e) => (e.kind === 'exception' ? `${e.code}:${e.len}` : `${e.kind}:${e.code ?? e.closed_by}`));
+  /** A v2 message of `words` D64 packets on master 1, left open. */
+  const longMessage = (words: number) => {
+    const w = new StpStreamWriter().async().version(3).m8(1);
+    for (let i = 0; i < words; i++) w.data(8, 0x0102030405060708n);
+    return w;
+  };
+
+  it('a message of 140 000 bytes becomes 0x01, 0x02 (the middle) and 0x03, each at most 65 514 bytes', () => {
+    const w = longMessage(17_499).data(8, 0x1122334455667788n, 'M');
+    expect(exceptions(decode(w.bytes(), { output: 'phonet' }).events)).toEqual(['1:65514', '2:65514', '3:8972']);
+    // OST: one message of the first 65 516 bytes.
+    const [ost] = decode(w.bytes()).events;
+    expect([ost.len, ost.truncated_from]).toEqual([65516, 140_000]);
+  });
+
+  it('an unfinished long message (illegal packet, long pause) ends its chain with 0x06', () => {
+    const illegal = longMessage(17_500).seq('F0C');
+    expect(exceptions(decode(illegal.bytes(), { output: 'phonet' }).events)).toEqual([
+      '1:65514',
+      '2:65514',
+      '6:8972',
+      'marker:39',
+    ]);
+    const v1 = new StpStreamWriter().v1Master(1).v1Channel(2);
+    for (let i = 0; i < 17_500; i++) v1.v1Data(8, 0x0102030405060708n);
+    const paused = decode(v1.bytes(), { version: 1, output: 'phonet', endOfStreamPauseMs: 150 });
+    expect(exceptions(paused.events)).toEqual(['1:65514', '2:65514', '6:8972', 'marker:35']);
+  });
+});
+
+describe('user and timebase markers (spec §10)', () => {
+  it('a user marker is 0x02 from the main sender object (0x01) with its comment as a C string', () => {
+    const records: DecodedRecord[] = [];
+    const events: StpEvent[] = [];
+    const decoder = new StpDecoder({ onEvent: (e) => events.push(e) });
+    const emit = (r: DecodedRecord) => records.push(r);
+    decoder.push(new StpStreamWriter().async().version(3).m8(1).data(1, 0x42, 'M').bytes(), { hostNs: 5n }, emit);
+    decoder.userMarker('run 7 start', { hostNs: 2_000_000_000n }, emit);
+    const marker = records.at(-1)!;
+    expect([marker.kind, marker.name, marker.fields.comment, marker.text]).toEqual([
+      'marker',
+      'STP_MARKER_02',
+      'run 7 start',
+      'marker 0x02 TB_USER_MARKER #1 "run 7 start"',
+    ]);
+    const ost = decodeOst(marker.raw);
+    if (ost.status !== 'ok' || ost.message.kind !== 'marker') throw new Error('not an OST marker');
+    expect(ost.message.type).toBe(2);
+    expect(ost.message.sender).toBe(0x01);
+    expect(Buffer.from(ost.message.comment).toString('latin1')).toBe('run 7 start\0');
+    expect(splitOutputTimestamp(ost.message.timestamp)).toEqual({ flag: 0b1101, ns: 2_000_000_000n });
+    expect(events.at(-1)).toMatchObject({ kind: 'marker', code: 2, name: 'TB_USER_MARKER' });
+  });
+
+  it('a VERSION with a new timestamp format gives the two timebase markers, "Old timestamp!" then "New timestamp!"', () => {
+    const w = new StpStreamWriter().async().version(3).m8(1).data(1, 0xaa, 'MTS', '3123');
+    w.version(3).m8(1).data(1, 0xbb, 'MTS', '3124'); // the same format again: no change
+    w.version(4).m8(1).data(1, 0xcc, 'MTS', '15');
+    const { events, records } = decode(w.bytes(), { output: 'phonet' });
+    expect(events.map((e) => `${e.kind}:${e.code ?? e.data}`)).toEqual([
+      'message:aa',
+      'message:bb',
+      'marker:3',
+      'marker:3',
+      'message:cc',
+    ]);
+    const markers = records.filter((r) => r.kind === 'marker');
+    expect(markers.map((r) => [r.name, r.fields.comment])).toEqual([
+      ['STP_MARKER_03', 'Old timestamp!'],
+      ['STP_MARKER_03', 'New timestamp!'],
+    ]);
+    for (const [i, r] of markers.entries()) {
+      const m = decodePhonet(r.raw);
+      if (m.status !== 'ok' || m.message.kind !== 'marker') throw new Error('not a PhoNet marker');
+      expect([m.message.type, m.message.index]).toEqual([3, i + 1]);
+      expect(Buffer.from(m.message.comment).toString('latin1')).toBe(`${i === 0 ? 'Old' : 'New'} timestamp!\0`);
+    }
+  });
+});
+
+describe('record text', () => {
+  it('is the same whatever the receive time: device time when the message has one, never the host clock', () => {
+    const w = new StpStreamWriter().async().version(3).m8(0x41).c8(2).data(4, 0xbaadf00d, 'M');
+    w.data(1, 0x42, 'MTS', '3123').seq('F0C');
+    const texts = (hostNs: bigint) => {
+      const out: string[] = [];
+      const decoder = new StpDecoder({ output: 'phonet' });
+      decoder.push(w.bytes(), { hostNs }, (r) => out.push(r.text));
+      decoder.end({ hostNs }, (r) => out.push(r.text));
+      return out;
+    };
+    expect(texts(1_795_455_676_907_116_637n)).toEqual(texts(0n));
+    expect(texts(0n)).toEqual([
+      'M0041 C0002 M [4] ba ad f0 0d |....|',
+      'M0041 C0002 @ts=0x0000000000000123 MTS [1] 42 |B|',
+      'marker 0x27 TB_ERROR_RESERVED_STP_PACKET #1 params 0f 00 0c |...|',
     ]);
   });
 });

@@ -56,13 +56,53 @@ describe('SWD deframer', () => {
     ]);
   });
 
-  it('drops frames over the size limit and frames cut off by the end of the stream', () => {
-    expect(summary(run([0xc0, 1, 2, 3, 4, 5, 0xc1, 0xc0, 9, 0xc1, 0xc0, 7], { maxMessageBytes: 4 }))).toEqual([
-      'SWD_FRAME_VIOLATION {"reason":"too_long","droppedBytes":4}',
-      'SWD_BYTES_SKIPPED {"bytes":1}',
+  it('truncates a frame over the size limit (not dropped) and drops a frame cut off by the end of the stream', () => {
+    const records = run([0xc0, 1, 2, 3, 4, 5, 0xc1, 0xc0, 9, 0xc1, 0xc0, 7], { maxMessageBytes: 4 });
+    expect(summary(records)).toEqual([
+      'msg 01020304',
       'msg 09',
       'SWD_FRAME_VIOLATION {"reason":"unterminated","droppedBytes":1}',
     ]);
+    expect(records[0].fields.truncatedFrom).toBe(5);
+    expect(records[0].text).toBe('SWD [4] 01 02 03 04 |....| (truncated from 5 bytes)');
+    expect(records[1].fields.truncatedFrom).toBeUndefined();
+  });
+
+  it('truncates at what one output message holds: 0xFFFF less the wrapper header (OST 11, PhoNet 12 bytes)', () => {
+    const frame = [0xc0, ...Array.from({ length: 70_000 }, (_, i) => i & 0x3f), 0xc1];
+    for (const [output, decodeOne, limit] of [
+      ['ost', decodeOst, 65524],
+      ['phonet', decodePhonet, 65523],
+    ] as const) {
+      const [record] = run(frame, { output });
+      expect(record.fields).toMatchObject({ length: limit, truncatedFrom: 70_000 });
+      expect(record.raw.length).toBe(0xffff);
+      const decoded = decodeOne(record.raw);
+      expect(decoded.status === 'ok' && decoded.message.kind === 'swd' && decoded.message.data.length).toBe(limit);
+    }
+  });
+
+  it('takes repeated START marks before a frame and END marks after it as padding, not violations', () => {
+    // Words padded with framing marks: C0 C0 | 01 02 | C1 C1 C1 C1 | C0 C0 C0 03 C1 C1 C1.
+    const records = run([0xc0, 0xc0, 0x01, 0x02, 0xc1, 0xc1, 0xc1, 0xc1, 0xc0, 0xc0, 0xc0, 0x03, 0xc1, 0xc1, 0xc1]);
+    expect(summary(records)).toEqual(['msg 0102', 'msg 03']);
+    // A START after data still breaks the frame off.
+    expect(summary(run([0xc0, 0xc0, 0x01, 0xc0, 0xc0, 0x02, 0xc1]))).toEqual([
+      'SWD_FRAME_VIOLATION {"reason":"start_inside_frame","droppedBytes":1}',
+      'msg 02',
+    ]);
+  });
+
+  it('writes the processor index (0..255) into the wrapper and refuses one that does not fit its byte', () => {
+    for (const processor of [0, 1, 255]) {
+      const [record] = run([0xc0, 0x42, 0xc1], { processor });
+      const ost = decodeOst(record.raw);
+      expect(ost.status === 'ok' && ost.message.kind === 'swd' && ost.message.processor).toBe(processor);
+    }
+    for (const processor of [-1, 256, 1.5, Number.NaN]) {
+      expect(() => new SwdDecoder({ processor }), String(processor)).toThrow(/processor must be an integer 0\.\.255/);
+    }
+    expect(() => new SwdDecoder({ port: 0x100 })).toThrow(/port must be an integer 0\.\.255/);
   });
 
   it('gives the same records for any chunking and across snapshot/restore, and PhoNet wrappers', () => {

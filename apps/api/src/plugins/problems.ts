@@ -1,13 +1,5 @@
+import type { Problem } from '@tracehub/contracts';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-
-/** RFC 9457 problem details, the body of every error the api sends. */
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-}
 
 /** An error that becomes a problem response with its status (4xx: the caller's mistake). */
 export class HttpProblem extends Error {
@@ -95,16 +87,3 @@ function describeClientError(error: FastifyError, contentType: string | undefine
         : error.message;
   }
 }
-
-/** Problem schema for OpenAPI responses. */
-export const problemResponse = {
-  type: 'object',
-  description: 'RFC 9457 problem details (application/problem+json)',
-  properties: {
-    type: { type: 'string' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    instance: { type: 'string' },
-  },
-} as const;

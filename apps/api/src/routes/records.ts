@@ -36,6 +36,9 @@ const ExportFormat = Type.Union(
   },
 );
 
+/** A streamed export (a string in the OpenAPI document; the route sends a stream). */
+const ExportBody = Type.Unsafe<Readable>(Type.String({ description: 'the export' }));
+
 /** Records: filtered pages with keyset cursors, and exports of a session or a filtered range. */
 export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = async (app, { db, maxPageSize }) => {
   app.addHook('preValidation', async (request) => {
@@ -114,7 +117,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
         tags: ['records'],
         querystring: Type.Composite([RecordFilterQuery, TimeRangeQuery, Type.Object({ format: ExportFormat })]),
         produces: Object.values(EXPORT_CONTENT_TYPES),
-        response: { 200: Type.String({ description: 'the export' }), ...problemResponses },
+        response: { 200: ExportBody, ...problemResponses },
       },
     },
     async (request, reply) => {
@@ -142,7 +145,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
         params: Type.Object({ id: SessionId }),
         querystring: Type.Object({ format: ExportFormat }),
         produces: Object.values(EXPORT_CONTENT_TYPES),
-        response: { 200: Type.String({ description: 'the export' }), ...problemResponses },
+        response: { 200: ExportBody, ...problemResponses },
       },
     },
     async (request, reply) => {

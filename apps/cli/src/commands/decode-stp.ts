@@ -92,7 +92,7 @@ function readCaptureConfig(path: string): StpCaptureConfig {
  * the chosen format to stdout, a summary to stderr. Pauses of `--stp-config` cut the input at
  * their byte offsets and advance a synthetic receive clock, as a live link's receive times do.
  */
-export async function runStpDecode(file: string, opts: Record<string, unknown>, io?: StpDecodeIo): Promise<void> {
+export async function runStpDecode(file: string, opts: Record<string, unknown>, io?: StpDecodeIo): Promise<number> {
   const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
   const protocol: Protocol = opts.protocol === 'swd' ? 'swd' : 'stp';
   const format = String(opts.format ?? 'text') as StpFormat;
@@ -157,7 +157,15 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
 
   let offset = 0;
   let nextPause = 0;
+  // The first bytes, kept to guess what a stream that decodes to nothing really is.
+  const head = new Uint8Array(HEAD_BYTES);
+  let headLength = 0;
   const feed = (bytes: Uint8Array) => {
+    if (headLength < HEAD_BYTES) {
+      const take = Math.min(HEAD_BYTES - headLength, bytes.length);
+      head.set(bytes.subarray(0, take), headLength);
+      headLength += take;
+    }
     let start = 0;
     while (start < bytes.length) {
       while (nextPause < pauses.length && pauses[nextPause].at_byte <= offset) {
@@ -206,4 +214,59 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
         `${s.skippedBytes} bytes skipped, ${s.emptyFrames} empty frames\n`,
     );
   }
+  const warning = uselessStreamWarning(file, decoder, head.subarray(0, headLength));
+  if (warning === null) return 0;
+  stderr.write(`tracehub: warning: ${warning}\n`);
+  return nothingDecoded(decoder) && offset > 0 ? NOTHING_DECODED_EXIT : 0;
+}
+
+/** How much of a stream's start is kept to guess what it is. */
+const HEAD_BYTES = 4096;
+/** Exit status of `decode` when a non-empty input gave no message, exception or marker at all. */
+export const NOTHING_DECODED_EXIT = 2;
+
+function nothingDecoded(decoder: StpDecoder | SwdDecoder): boolean {
+  const s = decoder.stats();
+  return decoder instanceof StpDecoder
+    ? s.messages + s.exceptions + s.markers + s.openAtEnd === 0
+    : s.messages + s.violations === 0;
+}
+
+/** A QS capture is full of 0x7E frame flags; STP and SWD streams seldom are. */
+function looksLikeQs(head: Uint8Array): boolean {
+  let flags = 0;
+  for (const b of head) if (b === 0x7e) flags++;
+  return head.length >= 64 && flags * 64 >= head.length;
+}
+
+/**
+ * Why a stream gave nothing useful, and the option that most likely fixes it; null when the
+ * decode looks healthy. "Nothing useful": no message at all, or most of the stream skipped.
+ */
+function uselessStreamWarning(file: string, decoder: StpDecoder | SwdDecoder, head: Uint8Array): string | null {
+  const s = decoder.stats();
+  const name = file === '-' ? 'standard input' : file;
+  const qs = looksLikeQs(head) ? `; it looks like a QS capture (0x7E frame flags): try --protocol qs` : '';
+  if (head.length === 0) return null;
+  if (!(decoder instanceof StpDecoder)) {
+    if (s.messages > 0) return null;
+    return `no SWD message in ${name} (${s.skippedBytes} bytes outside any 0xC0...0xC1 frame)${
+      qs || '; is it an STP stream? try --protocol stp'
+    }`;
+  }
+  const skippedMost = s.discardedNibbles * 2 > s.nibbles;
+  if (!nothingDecoded(decoder) && !skippedMost) return null;
+  const what = nothingDecoded(decoder) ? 'nothing decoded' : 'most of the stream skipped';
+  const skipped = `${s.discardedNibbles} of ${s.nibbles} nibbles skipped`;
+  if (decoder.parser.version === 1) {
+    const beforeMaster = s.dataWithoutMaster > 0 ? `, ${s.dataWithoutMaster} data packets before any MASTER` : '';
+    return (
+      `${what} from ${name} as STP v1 (${skipped}${beforeMaster}): if it is STP v2 (ASYNC + VERSION), ` +
+      `drop --stp-version 1; if it was captured hot-plugged or with pauses, give its capture config with --stp-config${qs}`
+    );
+  }
+  return (
+    `${what} from ${name} as STP v2 (${skipped}: no ASYNC + VERSION or 22 NULLs + VERSION found): ` +
+    `if it is STP v1, decode it with --stp-version 1 or --stp-config CONFIG.json (the capture's config)${qs}`
+  );
 }

@@ -19,7 +19,8 @@ export function registerDecode(program: Command): void {
   cmd.action(async (file: string, opts: Record<string, unknown>) => {
     const protocol = String(opts.protocol);
     if (protocol === 'qs') await runQsDecode(file, opts);
-    else if (protocol === 'stp' || protocol === 'swd') await runStpDecode(file, { ...opts, protocol });
+    else if (protocol === 'stp' || protocol === 'swd')
+      process.exitCode = await runStpDecode(file, { ...opts, protocol });
     else throw new Error(`unknown protocol '${protocol}': use qs, stp or swd`);
   });
 }

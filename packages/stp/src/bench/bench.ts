@@ -75,6 +75,7 @@ class CountingSink implements ReassemblySink {
   }
   discardedNibbles(): void {}
   deviceTimestamp(): void {}
+  timestampFormat(): void {}
   frequency(): void {}
 }
 

@@ -1,9 +1,9 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import { type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
 import { describe, expect, it } from 'vitest';
-import { palmTraceSettingsFrom } from '../src/palmtrace-bridge/bridge-settings.js';
-import { MessageOutlet } from '../src/palmtrace-bridge/message-outlet.js';
-import { qsRecordGroup, RecordMessageEncoder, rigNumber } from '../src/palmtrace-bridge/record-messages.js';
+import { palmTraceSettingsFrom } from '../src/bridge-settings.js';
+import { MessageOutlet } from '../src/message-outlet.js';
+import { qsRecordGroup, RecordMessageEncoder, rigNumber } from '../src/record-messages.js';
 
 const hex = (s: string) => Uint8Array.from(s.split(/\s+/).filter(Boolean), (b) => Number.parseInt(b, 16));
 

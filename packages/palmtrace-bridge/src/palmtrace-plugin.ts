@@ -1,12 +1,12 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Bus } from '@tracehub/bus';
-import { NAME_PATTERN } from '@tracehub/contracts';
+import { NAME_PATTERN, problemResponses } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import type { ServiceMetrics } from '@tracehub/service-kit';
+import fp from 'fastify-plugin';
 import type { Kysely } from 'kysely';
-import { HttpProblem, notFound } from '../plugins/problems.js';
-import { problemResponses } from '../schemas.js';
 import { DEFAULT_PALMTRACE_SETTINGS, type PalmTraceBridgeSettings } from './bridge-settings.js';
 import { ReporterEndpointSchema, replayProblem } from './endpoint-schema.js';
 import { PalmTraceBridge, ReporterExistsError } from './palmtrace-bridge.js';
@@ -71,7 +71,7 @@ const IdParams = Type.Object({ id: Type.String({ pattern: NAME_PATTERN }) });
  * (list and status with `read`, add and remove with `control`) and exports per-endpoint
  * metrics.
  */
-export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (app, options) => {
+const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (app, options) => {
   const settings = options.settings ?? DEFAULT_PALMTRACE_SETTINGS;
   const bridge = new PalmTraceBridge({
     db: options.db,
@@ -84,6 +84,7 @@ export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> 
   });
   app.addHook('onReady', async () => bridge.start());
   app.addHook('onClose', async () => bridge.stop());
+  app.decorate('palmTrace', bridge);
   registerMetrics(options.metrics, bridge);
 
   app.get(
@@ -113,7 +114,7 @@ export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> 
     },
     async (request) => {
       const status = bridge.get(request.params.id);
-      if (!status) throw notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
+      if (!status) throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
       return status;
     },
   );
@@ -131,14 +132,14 @@ export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> 
     },
     async (request, reply) => {
       const problem = replayProblem(request.body.replay);
-      if (problem) throw new HttpProblem(400, `body replay: ${problem}`);
+      if (problem) throw httpErrors.badRequest(`body replay: ${problem}`);
       try {
         const endpoint = bridge.add(request.body, 'api');
         // Records published after this answer reach the endpoint.
         await bridge.flush();
         return reply.code(201).send(endpoint.status());
       } catch (error) {
-        if (error instanceof ReporterExistsError) throw new HttpProblem(409, error.message);
+        if (error instanceof ReporterExistsError) throw httpErrors.conflict(error.message);
         throw error;
       }
     },
@@ -157,51 +158,60 @@ export const palmTraceBridge: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> 
     },
     async (request, reply) => {
       if (!(await bridge.remove(request.params.id)))
-        throw notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
+        throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
       return reply.code(204).send(null);
     },
   );
 };
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The Reporter endpoints and the listening port. */
+    palmTrace: PalmTraceBridge;
+  }
+  interface FastifyContextConfig {
+    /** Scope a token needs for the route (the host's authentication reads it; default `read`). */
+    scope?: 'read' | 'control';
+  }
+}
+
+/**
+ * The PalmTrace bridge as a Fastify plugin: register it inside the host's authenticated
+ * prefix; it adds `/reporters` there and decorates the instance with `palmTrace`.
+ */
+export const palmTraceBridge = fp(bridgePlugin, { name: 'palmtrace-bridge', fastify: '5.x' });
+
 /** Per-endpoint series, read from the endpoints' counters when scraped. */
 function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void {
-  const series = (
-    name: string,
-    help: string,
-    kind: 'gauge' | 'counter',
-    value: (s: ReturnType<PalmTraceBridge['list']>[number]) => number,
-  ) => {
-    const config = {
+  type Status = ReturnType<PalmTraceBridge['list']>[number];
+  const gauge = (name: string, help: string, value: (s: Status) => number) =>
+    metrics.gauge({
       name,
       help,
-      labelNames: ['reporter'] as const,
-      collect(this: { reset(): void; set?(l: object, v: number): void; inc?(l: object, v: number): void }) {
+      labelNames: ['reporter'],
+      collect() {
         this.reset();
-        for (const s of bridge.list()) {
-          if (kind === 'gauge') this.set?.({ reporter: s.id }, value(s));
-          else if (value(s) > 0) this.inc?.({ reporter: s.id }, value(s));
-        }
+        for (const s of bridge.list()) this.set({ reporter: s.id }, value(s));
       },
-    };
-    if (kind === 'gauge') metrics.gauge(config as never);
-    else metrics.counter(config as never);
-  };
-  series('palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', 'gauge', (s) =>
-    s.connected ? 1 : 0,
-  );
-  series('palmtrace_messages_sent_total', 'PalmTrace messages sent to a Reporter', 'counter', (s) => s.messagesSent);
-  series('palmtrace_bytes_sent_total', 'PalmTrace bytes sent to a Reporter', 'counter', (s) => s.bytesSent);
-  series(
+    });
+  const counter = (name: string, help: string, value: (s: Status) => number) =>
+    metrics.counter({
+      name,
+      help,
+      labelNames: ['reporter'],
+      collect() {
+        this.reset();
+        for (const s of bridge.list()) if (value(s) > 0) this.inc({ reporter: s.id }, value(s));
+      },
+    });
+  gauge('palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', (s) => (s.connected ? 1 : 0));
+  counter('palmtrace_messages_sent_total', 'PalmTrace messages sent to a Reporter', (s) => s.messagesSent);
+  counter('palmtrace_bytes_sent_total', 'PalmTrace bytes sent to a Reporter', (s) => s.bytesSent);
+  counter(
     'palmtrace_dropped_records_total',
-    'records dropped because a Reporter was slower than the stream',
-    'counter',
+    'records a Reporter did not get (it was slower than the stream, or away)',
     (s) => s.dropped,
   );
-  series(
-    'palmtrace_reconnects_total',
-    'connections to a Reporter made again after a loss',
-    'counter',
-    (s) => s.reconnects,
-  );
-  series('palmtrace_queued_records', 'records waiting for a Reporter', 'gauge', (s) => s.queued);
+  counter('palmtrace_reconnects_total', 'connections to a Reporter made again after a loss', (s) => s.reconnects);
+  gauge('palmtrace_queued_records', 'records waiting for a Reporter', (s) => s.queued);
 }
