@@ -3,7 +3,14 @@ import { type Bus, connectBus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, insertRecords, migrateToLatest, upsertLink, upsertSession } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
+import {
+  type FreshDatabase,
+  freshDatabase,
+  natsUrl,
+  qspyLines,
+  qspySequence,
+  uniquePrefix,
+} from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
@@ -223,21 +230,47 @@ describe('fleet and sessions', () => {
     expect((await get('/api/v1/sessions?rig=rig17')).json().sessions).toHaveLength(2);
   });
 
-  it('draws the sequence diagram of a QS session from its records', async () => {
+  it('draws the sequence diagram of a QS session from its records, each event once', async () => {
     const d = (await get('/api/v1/sessions/s-dpp/sequence')).json();
     expect(d.truncated).toBe(false);
-    for (const p of ['Philo_inst[0]', 'Philo_inst[4]', 'Table_inst']) expect(d.participants).toContain(p);
-    const posts = d.steps.filter((s: { kind: string }) => s.kind === 'post');
-    const expected = dpp.records.filter((r) => r.name === 'QS_QF_ACTIVE_POST');
-    expect(posts.map((s: { seq: number }) => s.seq)).toEqual(expected.map((r) => r.seq));
-    expect(posts[0]).toMatchObject({
-      from: expected[0].fields.sender,
-      to: expected[0].fields.obj,
-      sig: expected[0].fields.sig,
-    });
-    const trans = d.steps.filter((s: { kind: string; from: string | null }) => s.kind === 'state' && s.from !== null);
-    expect(trans.length).toBe(dpp.records.filter((r) => r.name === 'QS_QEP_TRAN').length);
+    expect(d.nextAfter).toBeNull();
+    for (const p of ['Philo_inst[0]', 'Philo_inst[4]', 'Table_inst', 'l_clock_tick'])
+      expect(d.participants).toContain(p);
+    // The reference qspy's text of the capture says what there is to draw.
+    const reference = qspySequence('dpp_qv');
+    const of = (kind: string) => d.steps.filter((s: { kind: string }) => s.kind === kind);
+    expect(of('publish').map((s: { sig: string; deliveries: unknown[] }) => [s.sig, s.deliveries.length])).toEqual(
+      reference.publishes.map((p) => [p.sig, p.deliveries]),
+    );
+    expect(of('timeout')).toHaveLength(reference.timeEvents);
+    expect(of('post')).toHaveLength(reference.directPosts);
+    // Every AO-Post record is in the diagram exactly once: an arrow of its own, a delivery of a
+    // publish, or the delivery of a time event.
+    const drawn = [
+      ...of('post').map((s: { seq: number }) => s.seq),
+      ...of('publish').flatMap((s: { deliveries: Array<{ seq: number }> }) => s.deliveries.map((x) => x.seq)),
+      ...of('timeout').map((s: { deliverySeq: number }) => s.deliverySeq),
+    ].sort((a, b) => a - b);
+    const posts = dpp.records.filter((r) => r.name === 'QS_QF_ACTIVE_POST');
+    expect(drawn).toEqual(posts.map((r) => r.seq));
+    const direct = of('post')[0];
+    const record = posts.find((r) => r.seq === direct.seq)!;
+    expect(direct).toMatchObject({ from: record.fields.sender, to: record.fields.obj, sig: record.fields.sig });
+    // Time events come from the ticker that posted them, not from a lane per time event object.
+    expect(of('timeout')[0].from).toBe('l_clock_tick');
+    const states = of('state');
+    expect(states.filter((s: { from: string | null }) => s.from === null)).toHaveLength(reference.initialTransitions);
+    expect(states.filter((s: { from: string | null }) => s.from !== null)).toHaveLength(reference.transitions);
     expectProblem(await get('/api/v1/sessions/s-stp/sequence'), 400, /drawn from QS sessions/);
+  });
+
+  it('pages through a sequence diagram', async () => {
+    const whole = (await get('/api/v1/sessions/s-dpp/sequence')).json();
+    const first = (await get('/api/v1/sessions/s-dpp/sequence?limit=20')).json();
+    expect(first.truncated).toBe(true);
+    expect(first.steps).toEqual(whole.steps.slice(0, 20));
+    const second = (await get(`/api/v1/sessions/s-dpp/sequence?limit=20&after=${first.nextAfter}`)).json();
+    expect(second.steps).toEqual(whole.steps.slice(20, 40));
   });
 });
 

@@ -19,12 +19,13 @@ import {
   fixturePath,
   freshDatabase,
   natsUrl,
+  qspySequence,
   recordBatchOf,
   repoRoot,
   uniquePrefix,
 } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, chromium, type Download, type Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
@@ -43,6 +44,14 @@ let stp: TraceRecord[];
 let profile: string;
 const shots = join(repoRoot, 'test-output', 'browser');
 const dist = join(repoRoot, 'test-output', 'dashboard-dist');
+
+/** The text of a file the page offered for download. */
+async function readDownload(download: Download): Promise<string> {
+  const stream = await download.createReadStream();
+  const parts: Buffer[] = [];
+  for await (const part of stream) parts.push(part as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
@@ -123,9 +132,13 @@ describe('dashboard in Chromium', () => {
     await page.goto(`${base}/#/fleet`);
     const row = page.locator('tr[data-link="rig17/uart0"]');
     await row.waitFor();
-    expect(await row.locator('td').nth(4).textContent()).toBe(String(dpp.records.length));
+    expect(await row.locator('td[data-col=records]').textContent()).toBe(String(dpp.records.length));
     expect(await page.locator('tr[data-link="rig4/uart2"]').count()).toBe(1);
     await page.screenshot({ path: join(shots, 'fleet.png') });
+    // Counts open the records they count.
+    await row.locator('td[data-col=records] a').click();
+    await page.locator('#search-status', { hasText: `${dpp.records.length} records` }).waitFor();
+    expect(page.url()).toContain('#/search?rig=rig17&link=uart0');
   });
 
   it('tails records live as they are published', async () => {
@@ -160,14 +173,114 @@ describe('dashboard in Chromium', () => {
     await page.screenshot({ path: join(shots, 'search.png') });
   });
 
-  it('draws the sequence diagram of a fixture session', async () => {
+  it('draws the sequence diagram of dpp_qv with each publish, time event and initial transition once', async () => {
     await page.goto(`${base}/#/session/s-dpp`);
     await page.locator('#sequence svg.sequence').waitFor();
-    const posts = dpp.records.filter((r) => r.name === 'QS_QF_ACTIVE_POST').length;
-    expect(await page.locator('#sequence g.msg.post').count()).toBe(posts);
+    // What there is to draw, from the reference qspy's text of the capture.
+    const reference = qspySequence('dpp_qv');
+    const seqs = async (selector: string) =>
+      (await page.locator(selector).evaluateAll((els) => els.map((e) => e.getAttribute('data-seq')))).map(Number);
+    const publishes = await seqs('#sequence g.msg.publish');
+    expect(publishes).toHaveLength(reference.publishes.length);
+    expect(publishes.map((s) => dpp.records[s].name)).toEqual(publishes.map(() => 'QS_QF_PUBLISH'));
+    const timeEvents = await seqs('#sequence g.msg.timeout');
+    expect(timeEvents).toHaveLength(reference.timeEvents);
+    expect(new Set(timeEvents.map((s) => dpp.records[s].name))).toEqual(new Set(['QS_QF_TIMEEVT_POST']));
+    const inits = await seqs('#sequence g.state-change.init');
+    expect(inits).toHaveLength(reference.initialTransitions);
+    expect(new Set(inits.map((s) => dpp.records[s].name))).toEqual(new Set(['QS_QEP_INIT_TRAN']));
+    // AO-Posts that delivered a publish or a time event are not drawn a second time.
+    expect(await page.locator('#sequence g.msg.post').count()).toBe(reference.directPosts);
+    expect(await page.locator('#sequence g.state-change:not(.init)').count()).toBe(reference.transitions);
+    const all = await seqs('#sequence [data-seq]');
+    expect(new Set(all).size).toBe(all.length);
     const names = await page.locator('#sequence text.participant').allTextContents();
-    expect(names).toEqual(expect.arrayContaining(['Table_inst', 'Philo_inst[0]']));
+    expect(names).toEqual(expect.arrayContaining(['Table_inst', 'Philo_inst[0]', 'l_clock_tick']));
+    // The target's description is a table, not JSON.
+    expect(await page.locator('table.target-info tr[data-key=version] td').textContent()).toBe('7.4.0');
+    expect(await page.locator('.session-info pre').count()).toBe(0);
     await page.screenshot({ path: join(shots, 'session.png'), fullPage: false });
+  });
+
+  it('zooms, pages and exports the sequence diagram', async () => {
+    await page.goto(`${base}/#/session/s-dpp`);
+    await page.locator('#sequence svg.sequence').waitFor();
+    const width = Number(await page.locator('#sequence svg').getAttribute('width'));
+    await page.click('#seq-zoom-out');
+    await page.waitForFunction(`Number(document.querySelector('#sequence svg')?.getAttribute('width')) < ${width}`);
+    expect(page.url()).toContain('zoom=0.85');
+    // Every lane fits in the scrolling box (nothing is cut off on the right).
+    const box = await page
+      .locator('#sequence')
+      .evaluate((el) => ({ scroll: el.scrollWidth, svg: el.querySelector('svg')!.getBoundingClientRect().width }));
+    expect(box.scroll).toBeGreaterThanOrEqual(Math.floor(box.svg));
+    const [mermaid] = await Promise.all([page.waitForEvent('download'), page.click('#seq-mermaid')]);
+    const text = await readDownload(mermaid);
+    expect(text.startsWith('sequenceDiagram\n')).toBe(true);
+    const reference = qspySequence('dpp_qv');
+    expect(text.match(/\(time event\)/g)).toHaveLength(reference.timeEvents);
+    const [plantuml] = await Promise.all([page.waitForEvent('download'), page.click('#seq-plantuml')]);
+    const puml = await readDownload(plantuml);
+    expect(puml).toMatch(/^@startuml\n/);
+    expect(puml).toContain('participant "Table_inst"');
+    const [svgFile] = await Promise.all([page.waitForEvent('download'), page.click('#seq-svg')]);
+    const svgText = await readDownload(svgFile);
+    expect(svgText).toContain('<svg');
+    expect(svgText.match(/class="msg publish"/g)).toHaveLength(reference.publishes.length);
+    // A page of 20 steps at a time, the next one from the URL.
+    await page.goto(
+      `${base}/#/session/s-dpp?view=sequence&after=${dpp.records.findIndex((r) => r.name === 'QS_QF_PUBLISH')}`,
+    );
+    await page.locator('#sequence svg.sequence').waitFor();
+    const first = Number(await page.locator('#sequence [data-seq]').first().getAttribute('data-seq'));
+    expect(dpp.records[first].seq).toBeGreaterThan(dpp.records.findIndex((r) => r.name === 'QS_QF_PUBLISH'));
+    await page.screenshot({ path: join(shots, 'session-sequence-zoomed.png') });
+  });
+
+  it('lists sessions with a time range, kept in the URL', async () => {
+    await page.goto(`${base}/#/sessions`);
+    await page.locator('tr[data-session="s-dpp"]').waitFor();
+    expect(await page.locator('tr[data-session]').count()).toBe(3);
+    await page.screenshot({ path: join(shots, 'sessions.png') });
+    await page.fill('form.filters input[name=rig]', 'rig17');
+    await page.waitForFunction("document.querySelectorAll('tr[data-session]').length === 1");
+    expect(page.url()).toContain('#/sessions?rig=rig17');
+    // The fixtures were stored in 2025: nothing in the last 15 minutes.
+    await page.selectOption('#time-range', '15m');
+    await page.locator('#sessions-status', { hasText: /^0 sessions$/ }).waitFor();
+    expect(page.url()).toContain('range=15m');
+    // An absolute range around the dpp session, typed into the pickers.
+    await page.selectOption('#time-range', 'custom');
+    await page.fill('#time-from', '2025-11-24T16:00:00.000');
+    await page.fill('#time-to', '2025-11-24T16:10:00.000');
+    await page.locator('#time-to').dispatchEvent('change');
+    await page.locator('tr[data-session="s-dpp"]').waitFor();
+    expect(decodeURIComponent(page.url())).toContain('from=2025-11-24T16:00:00.000Z');
+    // The same URL opens the same view.
+    await page.goto(page.url());
+    await page.reload();
+    await page.locator('tr[data-session="s-dpp"]').waitFor();
+    expect(await page.locator('#time-range').inputValue()).toBe('custom');
+    await page.click('tr[data-session="s-dpp"] a');
+    await page.locator('#sequence svg.sequence').waitFor();
+  });
+
+  it('shows the newest records without Apply, and an error as one sentence without export links', async () => {
+    await page.goto(`${base}/#/search`);
+    await page.locator('#search-status', { hasText: '500 records (more available)' }).waitFor();
+    await page.fill('form.filters input[name=kind]', 'eror');
+    const error = page.locator('#search-error');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/kind .*one of record, dict, info, marker, error/);
+    expect(await page.locator('#exports').isHidden()).toBe(true);
+    expect(await page.locator('.vrow').count()).toBe(0);
+    await page.screenshot({ path: join(shots, 'search-error.png') });
+    await page.fill('form.filters input[name=kind]', 'error');
+    await page.fill('form.filters input[name=session]', 's-dpp');
+    await page.locator('#search-status', { hasText: /^0 records$/ }).waitFor();
+    expect(await error.isHidden()).toBe(true);
+    expect(await page.locator('#exports').isVisible()).toBe(true);
+    expect(page.url()).toContain('kind=error');
   });
 
   it('shows STP messages of one master and channel', async () => {

@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import './provided-context.js';
 
 export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
+export { type QspySequence, qspySequence } from './qspy-sequence.js';
 export { recordBatchOf } from './record-batch.js';
 
 /** URL of the NATS server (JetStream enabled) for this test run. */

@@ -1,25 +1,46 @@
 import type { RecordRow } from '@tracehub/db';
 
-/** One arrow or state change of a sequence diagram, in record order. */
+interface StepBase {
+  /** Seq of the record that starts the step. */
+  seq: number;
+  targetTs: string | null;
+  /** Host receive time of that record, ns since the epoch (decimal). */
+  hostNs: string;
+}
+
+/** One arrow, fan-out or state change of a sequence diagram, in record order. */
 export type SequenceStep =
-  | {
-      kind: 'post' | 'publish' | 'timeout';
-      seq: number;
-      targetTs: string | null;
+  | (StepBase & {
+      /** A direct post (QS_QF_ACTIVE_POST / _LIFO). */
+      kind: 'post';
       from: string;
       to: string;
       sig: string;
-    }
-  | {
+    })
+  | (StepBase & {
+      /** A time event (QS_QF_TIMEEVT_POST) with the AO-Post that delivered it. */
+      kind: 'timeout';
+      from: string;
+      to: string;
+      sig: string;
+      /** Seq of the AO-Post record that delivered the event, when it was seen. */
+      deliverySeq: number | null;
+    })
+  | (StepBase & {
+      /** A publish (QS_QF_PUBLISH) with the AO-Posts that delivered it to each subscriber. */
+      kind: 'publish';
+      from: string;
+      sig: string;
+      deliveries: Array<{ to: string; seq: number }>;
+    })
+  | (StepBase & {
       kind: 'state';
-      seq: number;
-      targetTs: string | null;
       obj: string;
-      /** QS_QEP_TRAN: source -> target; QS_QEP_INIT_TRAN / STATE_INIT: -> target. */
+      /** QS_QEP_TRAN*: source -> target; QS_QEP_INIT_TRAN: null -> target (the initial transition). */
       from: string | null;
       to: string;
       sig: string | null;
-    };
+    });
 
 export interface SequenceDiagram {
   /** Lifelines, in order of first appearance. */
@@ -27,107 +48,127 @@ export interface SequenceDiagram {
   steps: SequenceStep[];
   /** Stopped at the step limit: more of the session was not drawn. */
   truncated: boolean;
+  /** Pass as `after` for the next page of steps (null at the end of the session). */
+  nextAfter: number | null;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
+const POSTS = new Set(['QS_QF_ACTIVE_POST', 'QS_QF_ACTIVE_POST_LIFO']);
+
 /**
- * The events exchanged between active objects (QS AO posts, publishes fanned out to the
- * subscribers known so far, time-event posts) and each object's state changes, read from a
- * QS session's records. Everything needed is in the records' fields: QS names objects,
- * signals and states through the session's dictionaries.
+ * The events exchanged between active objects and each object's state changes, read from a
+ * QS session's records, each drawn once:
+ * - a publish is one fan-out step; the AO-Posts QF emits right after it for the same signal
+ *   are its deliveries, not arrows of their own;
+ * - a time event is one step from the ticker that posted it (the sender of the AO-Post that
+ *   follows the TE-Post) to its active object;
+ * - an initial transition is its QS_QEP_INIT_TRAN; the St-Init records of the same descent
+ *   (one per nesting level) are not drawn again.
+ * Everything needed is in the records' fields: QS names objects, signals and states through
+ * the session's dictionaries. `after` starts after that seq (paging), at most `maxSteps`.
  */
-export async function sequenceDiagram(rows: AsyncIterable<RecordRow>, maxSteps: number): Promise<SequenceDiagram> {
+export async function sequenceDiagram(
+  rows: AsyncIterable<RecordRow>,
+  maxSteps: number,
+  after = -1,
+): Promise<SequenceDiagram> {
+  const steps: SequenceStep[] = [];
+  // What the next records may deliver: the publish or time event just seen.
+  let publish: Extract<SequenceStep, { kind: 'publish' }> | undefined;
+  let timeout: Extract<SequenceStep, { kind: 'timeout' }> | undefined;
+  let full = false;
+  let lastSeq = after;
+  for await (const row of rows) {
+    if (row.protocol !== 'qs' || row.kind !== 'record') continue;
+    const seq = Number(row.seq);
+    if (seq <= after) continue;
+    const f = row.fields;
+    if (POSTS.has(row.name)) {
+      const to = str(f.obj);
+      const sig = str(f.sig) ?? '?';
+      if (publish && to && sig === publish.sig) {
+        publish.deliveries.push({ to, seq });
+        lastSeq = seq;
+        continue;
+      }
+      if (timeout && timeout.deliverySeq === null && to === timeout.to && sig === timeout.sig) {
+        timeout.deliverySeq = seq;
+        const sender = str(f.sender);
+        if (sender) timeout.from = sender;
+        lastSeq = seq;
+        timeout = undefined;
+        continue;
+      }
+    }
+    // Any other record ends what a publish or time event may still deliver.
+    publish = undefined;
+    timeout = undefined;
+    const step = stepOf(row, seq);
+    if (!step) continue;
+    if (steps.length >= maxSteps) {
+      full = true;
+      break;
+    }
+    steps.push(step);
+    lastSeq = seq;
+    if (step.kind === 'publish') publish = step;
+    else if (step.kind === 'timeout') timeout = step;
+  }
   const participants: string[] = [];
   const seen = new Set<string>();
-  const subscribers = new Map<string, string[]>();
-  const steps: SequenceStep[] = [];
-  const lane = (name: string) => {
-    if (!seen.has(name)) {
+  const lane = (name: string | null) => {
+    if (name !== null && !seen.has(name)) {
       seen.add(name);
       participants.push(name);
     }
-    return name;
   };
-  const push = (step: SequenceStep) => {
-    if (steps.length >= maxSteps) return false;
-    steps.push(step);
-    return true;
-  };
-  for await (const row of rows) {
-    if (row.protocol !== 'qs' || row.kind !== 'record') continue;
-    const f = row.fields;
-    const base = { seq: Number(row.seq), targetTs: row.target_ts };
-    let ok = true;
-    switch (row.name) {
-      case 'QS_QF_ACTIVE_SUBSCRIBE': {
-        const obj = str(f.obj);
-        const sig = str(f.sig);
-        if (obj && sig) {
-          const list = subscribers.get(sig) ?? [];
-          if (!list.includes(obj)) list.push(obj);
-          subscribers.set(sig, list);
-        }
-        break;
-      }
-      case 'QS_QF_ACTIVE_UNSUBSCRIBE': {
-        const sig = str(f.sig);
-        const list = sig ? subscribers.get(sig) : undefined;
-        if (list)
-          subscribers.set(
-            sig!,
-            list.filter((o) => o !== f.obj),
-          );
-        break;
-      }
-      case 'QS_QF_ACTIVE_POST':
-      case 'QS_QF_ACTIVE_POST_LIFO': {
-        const from = str(f.sender) ?? 'NULL';
-        const to = str(f.obj);
-        if (to) ok = push({ kind: 'post', ...base, from: lane(from), to: lane(to), sig: str(f.sig) ?? '?' });
-        break;
-      }
-      case 'QS_QF_PUBLISH': {
-        const from = str(f.sender) ?? 'NULL';
-        const sig = str(f.sig) ?? '?';
-        lane(from);
-        for (const to of subscribers.get(sig) ?? []) {
-          if (!(ok = push({ kind: 'publish', ...base, from, to: lane(to), sig }))) break;
-        }
-        break;
-      }
-      case 'QS_QF_TIMEEVT_POST': {
-        const to = str(f.ao);
-        const from = str(f.obj) ?? 'timer';
-        if (to) ok = push({ kind: 'timeout', ...base, from: lane(from), to: lane(to), sig: str(f.sig) ?? '?' });
-        break;
-      }
-      case 'QS_QEP_TRAN':
-      case 'QS_QEP_TRAN_HIST':
-      case 'QS_QEP_TRAN_EP':
-      case 'QS_QEP_TRAN_XP': {
-        const obj = str(f.obj);
-        const to = str(f.target);
-        if (obj && to)
-          ok = push({
-            kind: 'state',
-            ...base,
-            obj: lane(obj),
-            from: str(f.source) ?? null,
-            to,
-            sig: str(f.sig) ?? null,
-          });
-        break;
-      }
-      case 'QS_QEP_INIT_TRAN':
-      case 'QS_QEP_STATE_INIT': {
-        const obj = str(f.obj);
-        const to = str(f.target) ?? str(f.state);
-        if (obj && to) ok = push({ kind: 'state', ...base, obj: lane(obj), from: null, to, sig: null });
-        break;
-      }
+  for (const s of steps) {
+    if (s.kind === 'state') lane(s.obj);
+    else if (s.kind === 'publish') {
+      lane(s.from);
+      for (const d of s.deliveries) lane(d.to);
+    } else {
+      lane(s.from);
+      lane(s.to);
     }
-    if (!ok) return { participants, steps, truncated: true };
   }
-  return { participants, steps, truncated: false };
+  return { participants, steps, truncated: full, nextAfter: full ? lastSeq : null };
+}
+
+/** The step a record starts, if it starts one. */
+function stepOf(row: RecordRow, seq: number): SequenceStep | undefined {
+  const f = row.fields;
+  const base = { seq, targetTs: row.target_ts, hostNs: row.host_ns.toString() };
+  switch (row.name) {
+    case 'QS_QF_ACTIVE_POST':
+    case 'QS_QF_ACTIVE_POST_LIFO': {
+      const to = str(f.obj);
+      return to ? { kind: 'post', ...base, from: str(f.sender) ?? 'NULL', to, sig: str(f.sig) ?? '?' } : undefined;
+    }
+    case 'QS_QF_PUBLISH':
+      return { kind: 'publish', ...base, from: str(f.sender) ?? 'NULL', sig: str(f.sig) ?? '?', deliveries: [] };
+    case 'QS_QF_TIMEEVT_POST': {
+      const to = str(f.ao);
+      return to
+        ? { kind: 'timeout', ...base, from: str(f.obj) ?? 'timer', to, sig: str(f.sig) ?? '?', deliverySeq: null }
+        : undefined;
+    }
+    case 'QS_QEP_TRAN':
+    case 'QS_QEP_TRAN_HIST':
+    case 'QS_QEP_TRAN_EP':
+    case 'QS_QEP_TRAN_XP': {
+      const obj = str(f.obj);
+      const to = str(f.target);
+      return obj && to
+        ? { kind: 'state', ...base, obj, from: str(f.source) ?? null, to, sig: str(f.sig) ?? null }
+        : undefined;
+    }
+    case 'QS_QEP_INIT_TRAN': {
+      const obj = str(f.obj);
+      const to = str(f.state) ?? str(f.target);
+      return obj && to ? { kind: 'state', ...base, obj, from: null, to, sig: null } : undefined;
+    }
+  }
+  return undefined;
 }

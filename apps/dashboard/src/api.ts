@@ -1,4 +1,5 @@
 /** Talking to the api: the bearer token lives in localStorage (set it once in the header). */
+import { readableProblem } from './problem.js';
 
 const TOKEN_KEY = 'tracehub.token';
 
@@ -10,6 +11,7 @@ export function setToken(value: string): void {
   localStorage.setItem(TOKEN_KEY, value.trim());
 }
 
+/** A refused or failed request; `message` is one readable sentence. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -19,14 +21,14 @@ export class ApiError extends Error {
   }
 }
 
-export async function getJson<T>(path: string): Promise<T> {
-  const res = await fetch(`/api/v1${path}`, { headers: { authorization: `Bearer ${token()}` } });
+export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  const res = await fetch(`/api/v1${path}`, { headers: { authorization: `Bearer ${token()}` }, signal });
   if (!res.ok) {
-    let detail = res.statusText;
+    let detail: string | undefined;
     try {
-      detail = (await res.json()).detail ?? detail;
+      detail = (await res.json()).detail;
     } catch {}
-    throw new ApiError(res.status, `${res.status}: ${detail}`);
+    throw new ApiError(res.status, readableProblem(res.status, detail));
   }
   return (await res.json()) as T;
 }
@@ -51,6 +53,7 @@ export interface TraceRecord {
   name: string;
   qs?: { obj?: string; sig?: string; prio?: number };
   stp?: { master: number; channel: number };
+  fields?: Record<string, unknown>;
   text: string;
 }
 
@@ -67,4 +70,21 @@ export interface LinkSummary {
   lastSeen: string | null;
   latestSession: string | null;
   recordsPerSecond: number;
+}
+
+export interface Session {
+  id: string;
+  rig: string;
+  link: string;
+  protocol: string;
+  startedAt: string;
+  endedAt: string | null;
+  firstRecordAt: string | null;
+  lastRecordAt: string | null;
+  records: number;
+  errors: number;
+  gaps: number;
+  lostBytes: number;
+  complete: boolean;
+  targetInfo: Record<string, unknown> | null;
 }

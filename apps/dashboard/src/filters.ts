@@ -1,4 +1,5 @@
 import { h } from './dom.js';
+import { timeRangePicker } from './time-range.js';
 
 /** The record filters of the api, as a form: shared by live tail, search and the STP page. */
 export const FILTER_FIELDS: Array<{ name: string; label: string; placeholder?: string; type?: string }> = [
@@ -14,11 +15,18 @@ export const FILTER_FIELDS: Array<{ name: string; label: string; placeholder?: s
   { name: 'text', label: 'text contains' },
 ];
 
+/** Time-range parameters a form carries besides its fields. */
+const RANGE_KEYS = ['range', 'from', 'to'];
+
+/**
+ * A filter form that applies itself: a change of any field (after a short pause in typing)
+ * or of the time range calls `onChange` with the form's parameters; Enter applies at once.
+ */
 export function filterForm(
   fields: string[],
-  onSubmit: (query: URLSearchParams) => void,
-  extra: Node[] = [],
+  onChange: (query: URLSearchParams) => void,
   initial: URLSearchParams = new URLSearchParams(),
+  options: { timeRange?: boolean } = {},
 ): HTMLFormElement {
   const inputs = FILTER_FIELDS.filter((f) => fields.includes(f.name)).map((f) =>
     h(
@@ -33,12 +41,34 @@ export function filterForm(
       }),
     ),
   );
-  const form = h('form', { class: 'filters' }, ...inputs, ...extra, h('button', { type: 'submit' }, 'Apply'));
+  let range = new URLSearchParams();
+  for (const k of RANGE_KEYS) if (initial.has(k)) range.set(k, initial.get(k)!);
+  const picker = options.timeRange
+    ? timeRangePicker(initial, (p) => {
+        range = p;
+        apply();
+      })
+    : null;
+  const form = h('form', { class: 'filters' }, ...inputs, picker);
+  let timer = 0;
+  const apply = () => {
+    clearTimeout(timer);
+    const q = new URLSearchParams();
+    for (const [k, v] of new FormData(form))
+      if (typeof v === 'string' && v.trim() !== '' && !RANGE_KEYS.includes(k)) q.set(k, v.trim());
+    for (const [k, v] of range) q.set(k, v);
+    onChange(q);
+  };
+  form.addEventListener('input', (e) => {
+    if ((e.target as HTMLElement).closest('.time-range')) return;
+    clearTimeout(timer);
+    timer = window.setTimeout(apply, 400);
+  });
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    const q = new URLSearchParams();
-    for (const [k, v] of new FormData(form)) if (typeof v === 'string' && v.trim() !== '') q.set(k, v.trim());
-    onSubmit(q);
+    apply();
   });
+  // Enter in a field submits even without a submit button.
+  form.append(h('button', { type: 'submit', hidden: true }, 'Apply'));
   return form;
 }

@@ -5,6 +5,7 @@ import { fleetPage } from './pages/fleet.js';
 import { livePage } from './pages/live.js';
 import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
+import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
 import './style.css';
 
@@ -28,6 +29,7 @@ app.append(
     {},
     h('strong', {}, 'tracehub'),
     h('a', { href: '#/fleet' }, 'Fleet'),
+    h('a', { href: '#/sessions' }, 'Sessions'),
     h('a', { href: '#/live' }, 'Live'),
     h('a', { href: '#/search' }, 'Search'),
     h('a', { href: '#/stp' }, 'STP'),
@@ -55,8 +57,11 @@ function route(): void {
     case 'stp':
       cleanup = stpPage(main, params);
       break;
+    case 'sessions':
+      cleanup = sessionsPage(main, params);
+      break;
     case 'session':
-      cleanup = sessionPage(main, decodeURIComponent(arg ?? ''));
+      cleanup = sessionPage(main, decodeURIComponent(arg ?? ''), params);
       break;
     default:
       cleanup = fleetPage(main);

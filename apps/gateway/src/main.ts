@@ -60,6 +60,7 @@ await runService({
         bus,
         link: spec,
         source,
+        settings: spec.settings,
         bufferBytes: config.GATEWAY_BUFFER_BYTES,
         chunkBytes: config.GATEWAY_CHUNK_BYTES,
         flushMs: config.GATEWAY_FLUSH_MS,

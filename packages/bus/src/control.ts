@@ -30,6 +30,9 @@ export class ControlTimeoutError extends Error {
   }
 }
 
+/** What a control request asks: bytes to write to the target, or a new link session (with why). */
+export type ControlAsk = { bytes: Uint8Array; replyWindowMs?: number } | { newSession: string };
+
 /**
  * Asks the gateway that owns a link to write bytes to its target, and returns the gateway's
  * reply (which says `ok: false` and why when the write failed). Throws `NoGatewayError` when
@@ -38,11 +41,14 @@ export class ControlTimeoutError extends Error {
 export async function requestControl(
   bus: Bus,
   target: ControlTarget,
-  request: { bytes: Uint8Array; replyWindowMs?: number },
+  request: ControlAsk,
   timeoutMs: number,
 ): Promise<ControlReply> {
-  const payload: ControlRequest = { bytes: Buffer.from(request.bytes).toString('base64') };
-  if (request.replyWindowMs !== undefined) payload.replyWindowMs = request.replyWindowMs;
+  const payload: ControlRequest =
+    'newSession' in request
+      ? { newSession: request.newSession }
+      : { bytes: Buffer.from(request.bytes).toString('base64') };
+  if ('bytes' in request && request.replyWindowMs !== undefined) payload.replyWindowMs = request.replyWindowMs;
   try {
     const msg = await bus.nc.request(bus.names.ctlSubject(target.rig, target.link), JSON.stringify(payload), {
       timeout: timeoutMs,
@@ -62,20 +68,25 @@ export interface ControlWrite {
   replyWindowMs: number;
 }
 
+/** What the owner of a link does with its control requests. */
+export interface ControlHandlers {
+  /** Writes the bytes to the target; resolves to how many were written and into which session. */
+  write(request: ControlWrite): Promise<Omit<ControlReply, 'ok'>>;
+  /** Ends the link's session and starts a new one on the same connection; resolves to its id. */
+  newSession?(reason: string): Promise<string>;
+}
+
 export interface ControlServer {
   stop(): void;
 }
 
 /**
- * Answers the control requests of one link: checks each request (JSON, base64 `bytes` of
- * 1..MAX_CONTROL_BYTES) and answers a bad one itself, hands a good one to `write`, and replies
- * with what `write` resolves to; a rejection becomes `{ ok: false, error: <its message> }`.
+ * Answers the control requests of one link: checks each request (JSON; base64 `bytes` of
+ * 1..MAX_CONTROL_BYTES, or `newSession`) and answers a bad one itself, hands a good one to its
+ * handler, and replies with what the handler resolves to; a rejection becomes
+ * `{ ok: false, written: 0, error: <its message> }`.
  */
-export function serveControl(
-  bus: Bus,
-  target: ControlTarget,
-  write: (request: ControlWrite) => Promise<Omit<ControlReply, 'ok'>>,
-): ControlServer {
+export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlHandlers): ControlServer {
   const sub: Subscription = bus.nc.subscribe(bus.names.ctlSubject(target.rig, target.link), {
     callback: (err, msg) => {
       if (err) return;
@@ -88,6 +99,13 @@ export function serveControl(
         refuse('request is not JSON: send {"bytes": "<base64>"}');
         return;
       }
+      const failed = (e: unknown) => refuse(e instanceof Error ? e.message : `${e}`);
+      if (typeof request?.newSession === 'string') {
+        if (!handlers.newSession) refuse('this link cannot start a new session');
+        else
+          handlers.newSession(request.newSession).then((session) => reply({ ok: true, written: 0, session }), failed);
+        return;
+      }
       if (typeof request?.bytes !== 'string') {
         refuse('request has no "bytes" (base64 string)');
         return;
@@ -98,10 +116,7 @@ export function serveControl(
         return;
       }
       const replyWindowMs = typeof request.replyWindowMs === 'number' ? request.replyWindowMs : 0;
-      write({ bytes, replyWindowMs }).then(
-        (done) => reply({ ok: true, ...done }),
-        (e: unknown) => refuse(e instanceof Error ? e.message : `${e}`),
-      );
+      handlers.write({ bytes, replyWindowMs }).then((done) => reply({ ok: true, ...done }), failed);
     },
   });
   return { stop: () => sub.unsubscribe() };

@@ -2,6 +2,8 @@ export type { JsMsg } from '@nats-io/jetstream';
 export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
+  type ControlAsk,
+  type ControlHandlers,
   type ControlServer,
   type ControlTarget,
   ControlTimeoutError,

@@ -204,10 +204,13 @@ describe('control', () => {
   it('carries a write to the link owner and its reply back; a bad request is refused by the helper', async () => {
     const target = { rig: 'rig1', link: 'ctl0' };
     const writes: Array<{ bytes: number[]; replyWindowMs: number }> = [];
-    const server = serveControl(bus, target, async ({ bytes, replyWindowMs }) => {
-      writes.push({ bytes: [...bytes], replyWindowMs });
-      if (bytes[0] === 0xff) throw new Error('the target is not connected');
-      return { written: bytes.length, session: 's9' };
+    const server = serveControl(bus, target, {
+      write: async ({ bytes, replyWindowMs }) => {
+        writes.push({ bytes: [...bytes], replyWindowMs });
+        if (bytes[0] === 0xff) throw new Error('the target is not connected');
+        return { written: bytes.length, session: 's9' };
+      },
+      newSession: async (reason) => `s10 (${reason})`,
     });
     try {
       const reply = await requestControl(bus, target, { bytes: new Uint8Array([1, 2, 3]), replyWindowMs: 50 }, 2000);
@@ -219,6 +222,8 @@ describe('control', () => {
       expect(tooLong.ok).toBe(false);
       expect(tooLong.error).toMatch(/bytes must be 1\.\.65536 long/);
       expect(writes).toHaveLength(2);
+      const renewed = await requestControl(bus, target, { newSession: 'settings changed' }, 2000);
+      expect(renewed).toEqual({ ok: true, written: 0, session: 's10 (settings changed)' });
     } finally {
       server.stop();
     }

@@ -47,9 +47,13 @@ export class Gateway {
 
   private listenForControl(): void {
     const { bus, link, source } = this.options;
-    this.control = serveControl(bus, link, async ({ bytes }) => ({
-      written: await source.write(bytes),
-      session: this.publisher.currentSession,
-    }));
+    this.control = serveControl(bus, link, {
+      write: async ({ bytes }) => ({ written: await source.write(bytes), session: this.publisher.currentSession }),
+      newSession: async (reason) => {
+        const session = this.publisher.startNewSession(reason.slice(0, 200));
+        if (!session) throw new Error('the link has no open session (no target connected)');
+        return session;
+      },
+    });
   }
 }

@@ -80,6 +80,12 @@ function hostPort(
   defaultPort: number | undefined,
 ): { host: string; port: number } {
   // HOST:PORT, :PORT, PORT, HOST, or [v6]:PORT
+  if (rest.includes('?')) {
+    throw new LinkAddressError(
+      address,
+      `unknown parameter '${rest.slice(rest.indexOf('?') + 1)}' (not a link setting)`,
+    );
+  }
   let host: string | undefined;
   let portText: string | undefined;
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest);

@@ -18,6 +18,8 @@ export interface LinkPublisherOptions {
    * pauses, so they must fall between chunks. 0 (default) for links whose decoding ignores time.
    */
   sealOnPauseNs?: bigint;
+  /** Link settings given with the link (TRACEHUB_LINKS, replay flags), sent with every chunk. */
+  settings?: Record<string, unknown>;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Called after every acknowledged chunk (metrics). */
   onPublished?: (info: {
@@ -102,8 +104,8 @@ export class LinkPublisher implements LinkSink {
     return this.session;
   }
 
-  connected(description: string): void {
-    if (this.session) this.disconnected('new connection');
+  connected(description: string, endReason = 'new connection'): void {
+    if (this.session) this.disconnected(endReason);
     this.session = newSessionId();
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
@@ -134,6 +136,16 @@ export class LinkPublisher implements LinkSink {
     this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
     this.options.log?.info({ session: this.session, reason }, 'link session ended');
     this.session = undefined;
+  }
+
+  /**
+   * Ends the open session and starts the next one on the same connection (new link settings
+   * apply from a session's start). Returns the new session, or `undefined` when none is open.
+   */
+  startNewSession(reason: string): string | undefined {
+    if (!this.session) return undefined;
+    this.connected(`same connection (${reason})`, reason);
+    return this.session;
   }
 
   waitForRoom(): Promise<void> {
@@ -227,6 +239,7 @@ export class LinkPublisher implements LinkSink {
           eos: chunk.eos,
           data: chunk.data,
           pauseNs: chunk.pauseNs,
+          settings: this.options.settings,
         });
       } catch (err) {
         this.stats.publishFailures++;

@@ -64,15 +64,46 @@ export function sessionJson(s: SessionRow) {
 
 const SessionParams = Type.Object({ id: SessionId });
 
-const Step = Type.Object({
-  kind: Type.Union([Type.Literal('post'), Type.Literal('publish'), Type.Literal('timeout'), Type.Literal('state')]),
-  seq: Type.Integer(),
+const StepBase = {
+  seq: Type.Integer({ description: 'seq of the record that starts the step' }),
   targetTs: Type.Union([Type.String(), Type.Null()]),
-  from: Type.Union([Type.String(), Type.Null()]),
-  to: Type.String(),
-  sig: Type.Union([Type.String(), Type.Null()]),
-  obj: Type.Optional(Type.String()),
-});
+  hostNs: Type.String({ description: 'host receive time, ns since the epoch' }),
+};
+
+const Step = Type.Union([
+  Type.Object({
+    kind: Type.Literal('post'),
+    ...StepBase,
+    from: Type.String(),
+    to: Type.String(),
+    sig: Type.String(),
+  }),
+  Type.Object({
+    kind: Type.Literal('timeout'),
+    ...StepBase,
+    from: Type.String({ description: 'the ticker that posted the time event (or the time event object)' }),
+    to: Type.String(),
+    sig: Type.String(),
+    deliverySeq: Type.Union([Type.Integer(), Type.Null()], { description: 'seq of the AO-Post that delivered it' }),
+  }),
+  Type.Object({
+    kind: Type.Literal('publish'),
+    ...StepBase,
+    from: Type.String(),
+    sig: Type.String(),
+    deliveries: Type.Array(Type.Object({ to: Type.String(), seq: Type.Integer() }), {
+      description: 'the AO-Posts that delivered the event to each subscriber',
+    }),
+  }),
+  Type.Object({
+    kind: Type.Literal('state'),
+    ...StepBase,
+    obj: Type.String(),
+    from: Type.Union([Type.String(), Type.Null()], { description: 'null for an initial transition' }),
+    to: Type.String(),
+    sig: Type.Union([Type.String(), Type.Null()]),
+  }),
+]);
 
 /** Sessions: list, one session, its dictionaries, its sequence diagram. */
 export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { db, maxPageSize }) => {
@@ -153,16 +184,24 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       schema: {
         summary: 'Sequence diagram of a QS session',
         description:
-          'Events exchanged between active objects (posts, publishes to subscribers, time events) and the state changes of each object, in record order.',
+          'Events exchanged between active objects (posts, publishes with their deliveries, time events) and the state changes of each object, in record order, each drawn once. Page with `after=nextAfter`.',
         tags: ['sessions'],
         params: SessionParams,
-        querystring: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000 }) }),
+        querystring: Type.Object({
+          limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000, description: 'steps per page' }),
+          after: Type.Integer({
+            minimum: -1,
+            default: -1,
+            description: 'start after this seq (`nextAfter` of a page)',
+          }),
+        }),
         response: {
           200: Type.Object({
             session: Type.String(),
             participants: Type.Array(Type.String()),
             steps: Type.Array(Step),
             truncated: Type.Boolean(),
+            nextAfter: Type.Union([Type.Integer(), Type.Null()], { description: '`after` of the next page' }),
           }),
           ...problemResponses,
         },
@@ -172,7 +211,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       const session = await mustGetSession(db, request.params.id);
       if (session.protocol !== 'qs')
         throw badRequest(`session ${session.id} is ${session.protocol}; sequence diagrams are drawn from QS sessions`);
-      const diagram = await sequenceDiagram(sessionRecords(db, session.id), request.query.limit);
+      const { limit, after } = request.query;
+      const diagram = await sequenceDiagram(sessionRecords(db, session.id, 5000, BigInt(after)), limit, after);
       return { session: session.id, ...diagram };
     },
   );

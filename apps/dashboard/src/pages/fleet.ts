@@ -20,6 +20,22 @@ interface Rig {
   links: LinkSummary[];
 }
 
+type LinkState = 'connected' | 'idle' | 'down';
+
+const STATE_HELP: Record<LinkState, string> = {
+  connected: 'records arrived in the last 10 s',
+  idle: 'records arrived in the last 10 minutes, none in the last 10 s',
+  down: 'no records for 10 minutes',
+};
+
+/** What the link is doing, as far as its records tell: live data, quiet, or gone. */
+function linkState(l: LinkSummary): LinkState {
+  if (l.recordsPerSecond > 0) return 'connected';
+  const age = l.lastSeen ? Date.now() - new Date(l.lastSeen).getTime() : Number.POSITIVE_INFINITY;
+  if (age < 10_000) return 'connected';
+  return age < 600_000 ? 'idle' : 'down';
+}
+
 /** Every rig and link: live record rate, errors, gaps, last seen. Refreshes every 2 s. */
 export function fleetPage(root: HTMLElement): () => void {
   const table = h('table', { class: 'fleet' });
@@ -72,35 +88,46 @@ export function fleetPage(root: HTMLElement): () => void {
       const head = h(
         'tr',
         {},
-        ...['rig', 'link', 'protocol', 'rec/s', 'records', 'errors', 'gaps', 'sessions', 'last seen', ''].map((t) =>
-          h('th', {}, t),
+        ...['rig', 'link', 'protocol', 'state', 'rec/s', 'records', 'errors', 'gaps', 'sessions', 'last seen', ''].map(
+          (t) => h('th', {}, t),
         ),
       );
       const rows = rigs.flatMap((rig) =>
-        rig.links.map((l) =>
-          h(
+        rig.links.map((l) => {
+          const where = `rig=${encodeURIComponent(l.rig)}&link=${encodeURIComponent(l.name)}`;
+          const state = linkState(l);
+          return h(
             'tr',
             { 'data-link': `${l.rig}/${l.name}` },
             h('td', {}, l.rig),
-            h('td', {}, l.name),
+            h('td', {}, h('a', { href: `#/link/${l.id}` }, l.name)),
             h('td', {}, l.protocol),
+            h('td', { class: `link-state ${state}`, title: STATE_HELP[state] }, state),
             h('td', { class: 'num rate' }, l.recordsPerSecond.toFixed(1)),
-            h('td', { class: 'num' }, String(l.records)),
-            h('td', { class: l.errors > 0 ? 'num bad' : 'num' }, String(l.errors)),
-            h('td', { class: l.gaps > 0 ? 'num bad' : 'num' }, String(l.gaps)),
-            h('td', { class: 'num' }, String(l.sessions)),
+            h('td', { class: 'num', 'data-col': 'records' }, h('a', { href: `#/search?${where}` }, String(l.records))),
+            h(
+              'td',
+              { class: l.errors > 0 ? 'num bad' : 'num' },
+              h('a', { href: `#/search?${where}&kind=error` }, String(l.errors)),
+            ),
+            h(
+              'td',
+              { class: l.gaps > 0 ? 'num bad' : 'num' },
+              h('a', { href: `#/search?${where}&name=SEQ_GAP` }, String(l.gaps)),
+            ),
+            h('td', { class: 'num' }, h('a', { href: `#/sessions?${where}` }, String(l.sessions))),
             h('td', {}, ago(l.lastSeen)),
             h(
               'td',
               {},
-              h('a', { href: `#/live?rig=${l.rig}&link=${l.name}` }, 'tail'),
+              h('a', { href: `#/live?${where}` }, 'tail'),
               ' ',
               l.latestSession
                 ? h('a', { href: `#/session/${encodeURIComponent(l.latestSession)}` }, 'latest session')
                 : '',
             ),
-          ),
-        ),
+          );
+        }),
       );
       table.replaceChildren(head, ...rows);
       status.textContent = `${rigs.length} rigs, ${rows.length} links`;

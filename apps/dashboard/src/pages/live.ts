@@ -2,6 +2,7 @@ import { streamUrl, type TraceRecord } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { ROW_HEIGHT, renderRecordRow } from '../record-row.js';
+import { writeViewState } from '../view-state.js';
 import { VirtualList } from '../virtual-list.js';
 
 /** Rows kept in the browser; older ones are dropped (the search page has all of history). */
@@ -58,8 +59,10 @@ export function livePage(root: HTMLElement, params: URLSearchParams): () => void
   };
   const form = filterForm(
     ['rig', 'link', 'name', 'kind', 'obj', 'sig', 'master', 'channel', 'text'],
-    connect,
-    [],
+    (query) => {
+      writeViewState('live', query);
+      connect(query);
+    },
     params,
   );
   root.append(h('h2', {}, 'Live tail'), form, h('div', { class: 'bar' }, pauseButton, status, counter), list.element);

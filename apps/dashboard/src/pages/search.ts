@@ -2,6 +2,8 @@ import { getJson, streamUrl, type TraceRecord } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { ROW_HEIGHT, renderRecordRow } from '../record-row.js';
+import { resolveTimeRange } from '../time-range.js';
+import { writeViewState } from '../view-state.js';
 import { VirtualList } from '../virtual-list.js';
 
 interface Page {
@@ -9,84 +11,99 @@ interface Page {
   next: string | null;
 }
 
-/** Search over history with the api's filters and a time range; loads page after page into a virtual list. */
+const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'];
+
+/**
+ * Search over history with the api's filters and a time range; shows the newest records at
+ * once and follows every change of the form, page after page into a virtual list. The form's
+ * state is the page's URL.
+ */
 export function searchPage(
   root: HTMLElement,
   params: URLSearchParams,
-  fields?: string[],
-  title = 'Search',
-  fixed: Record<string, string> = {},
+  options: { fields?: string[]; title?: string; path?: string; fixed?: Record<string, string> } = {},
 ): () => void {
+  const path = options.path ?? 'search';
   const list = new VirtualList<TraceRecord>(ROW_HEIGHT, renderRecordRow);
   const status = h('span', { class: 'status', id: 'search-status' }, '');
+  const error = h('p', { class: 'problem', id: 'search-error', hidden: true });
   const more = h('button', { type: 'button', id: 'more' }, 'Load more');
-  const exportLinks = h('span', {});
+  const exportLinks = h('span', { id: 'exports', hidden: true });
   let query = new URLSearchParams();
   let next: string | null = null;
   let items: TraceRecord[] = [];
+  let generation = 0;
 
   const load = async () => {
+    const mine = generation;
     const q = new URLSearchParams(query);
+    for (const k of ['range', 'from', 'to']) q.delete(k);
+    const { from, to } = resolveTimeRange(query);
+    if (from) q.set('from', from);
+    if (to) q.set('to', to);
+    for (const [k, v] of Object.entries(options.fixed ?? {})) q.set(k, v);
+    if (!q.has('order')) q.set('order', 'desc');
     q.set('limit', '500');
     if (next) q.set('cursor', next);
     status.textContent = 'loading…';
     try {
       const page = await getJson<Page>(`/records?${q}`);
+      if (mine !== generation) return;
       items = items.concat(page.records);
       list.setItems(items);
       next = page.next;
       more.toggleAttribute('disabled', next === null);
       status.textContent = `${items.length} records${next ? ' (more available)' : ''}`;
+      error.hidden = true;
+      showExports(q);
     } catch (e) {
-      status.textContent = (e as Error).message;
+      if (mine !== generation) return;
+      list.setItems([]);
+      status.textContent = '';
+      error.textContent = (e as Error).message;
+      error.hidden = false;
+      exportLinks.hidden = true;
+      more.toggleAttribute('disabled', true);
     }
   };
+  // Exports of what is shown, offered only once the api accepted the filters.
+  const showExports = (q: URLSearchParams) => {
+    const exportable = q.has('session') || q.has('rig') || q.has('from');
+    exportLinks.hidden = !exportable;
+    exportLinks.replaceChildren(
+      'export:',
+      ...EXPORT_FORMATS.map((f) => {
+        const eq = new URLSearchParams(q);
+        for (const k of ['order', 'limit', 'cursor']) eq.delete(k);
+        eq.set('format', f);
+        return h('a', { href: streamUrl('/records/export', eq), class: 'export' }, ` ${f}`);
+      }),
+    );
+  };
   const run = (q: URLSearchParams) => {
+    generation++;
     query = q;
-    for (const [k, v] of Object.entries(fixed)) query.set(k, v);
-    if (!query.has('order')) query.set('order', 'desc');
+    writeViewState(path, q);
     next = null;
     items = [];
-    const exportable = q.has('session') || q.has('rig') || q.has('from');
-    exportLinks.replaceChildren(
-      ...(exportable
-        ? ['qspy', 'ndjson', 'csv', 'raw'].map((f) => {
-            const eq = new URLSearchParams(q);
-            eq.delete('order');
-            eq.set('format', f);
-            return h('a', { href: streamUrl('/records/export', eq), class: 'export' }, ` ${f}`);
-          })
-        : []),
-    );
     void load();
   };
   more.addEventListener('click', () => void load());
-  const range = [
-    h(
-      'label',
-      {},
-      'from ',
-      h('input', { name: 'from', placeholder: '2025-11-24T16:00:00Z', value: params.get('from') ?? '' }),
-    ),
-    h(
-      'label',
-      {},
-      'to ',
-      h('input', { name: 'to', placeholder: '2025-11-24T17:00:00Z', value: params.get('to') ?? '' }),
-    ),
-  ];
   const form = filterForm(
-    fields ?? ['rig', 'link', 'session', 'name', 'kind', 'obj', 'sig', 'master', 'channel', 'text'],
+    options.fields ?? ['rig', 'link', 'session', 'name', 'kind', 'obj', 'sig', 'master', 'channel', 'text'],
     run,
-    range,
     params,
+    { timeRange: true },
   );
   root.append(
-    h('h2', {}, title),
+    h('h2', {}, options.title ?? 'Search'),
     form,
-    h('div', { class: 'bar' }, more, status, ' export:', exportLinks),
+    error,
+    h('div', { class: 'bar' }, more, status, exportLinks),
     list.element,
   );
-  if ([...params.keys()].length > 0) run(params);
-  return () => {};
+  run(params);
+  return () => {
+    generation++;
+  };
 }

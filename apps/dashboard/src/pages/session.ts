@@ -1,132 +1,220 @@
-import { getJson, streamUrl } from '../api.js';
+import { getJson, type Session, streamUrl } from '../api.js';
 import { h } from '../dom.js';
+import { toMermaid, toPlantUml } from '../sequence-text.js';
+import { type Diagram, drawSequence } from '../sequence-view.js';
+import { targetInfoTable } from '../target-info.js';
+import { writeViewState } from '../view-state.js';
+import { duration } from './sessions.js';
 
-interface Session {
-  id: string;
-  rig: string;
-  link: string;
-  protocol: string;
-  startedAt: string;
-  endedAt: string | null;
-  firstRecordAt: string | null;
-  lastRecordAt: string | null;
-  records: number;
-  errors: number;
-  gaps: number;
-  complete: boolean;
-  targetInfo: Record<string, unknown> | null;
-}
+const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'];
+const STEPS_PER_PAGE = 2000;
+const ZOOMS = [0.4, 0.55, 0.7, 0.85, 1, 1.25, 1.6, 2];
 
-interface Step {
-  kind: 'post' | 'publish' | 'timeout' | 'state';
-  seq: number;
-  targetTs: string | null;
-  from: string | null;
-  to: string;
-  sig: string | null;
-  obj?: string;
-}
-
-interface Diagram {
-  participants: string[];
-  steps: Step[];
-  truncated: boolean;
-}
-
-const SVG = 'http://www.w3.org/2000/svg';
-const LANE = 150;
-const ROW = 20;
-const TOP = 50;
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
+/** Offers `text` as a file download named `name`. */
+function download(name: string, type: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
 /**
- * A session: its target info and counts, export links, and the sequence diagram of the events
- * exchanged between active objects with each object's state changes on its lifeline.
+ * A session: what it is (link, span, counts, target info as a table), its exports, and its
+ * views: the sequence diagram (QS), the state machines of its active objects (QS), the
+ * timeline, the STP master/channel tree. The view, its page and zoom are in the URL.
  */
-export function sessionPage(root: HTMLElement, id: string): () => void {
+export function sessionPage(root: HTMLElement, id: string, params: URLSearchParams): () => void {
+  const enc = encodeURIComponent(id);
   const info = h('div', { class: 'session-info' }, 'loading…');
-  const diagramBox = h('div', { class: 'diagram', id: 'sequence' });
-  root.append(h('h2', {}, `Session ${id}`), info, h('h3', {}, 'Sequence diagram'), diagramBox);
+  const body = h('div', { class: 'session-view' });
+  root.append(h('h2', {}, `Session ${id}`), info, body);
+  let stop = () => {};
   void (async () => {
     try {
-      const s = await getJson<Session>(`/sessions/${encodeURIComponent(id)}`);
-      const exports = ['qspy', 'ndjson', 'csv', 'raw'].map((f) =>
+      const s = await getJson<Session>(`/sessions/${enc}`);
+      const exports = EXPORT_FORMATS.map((f) =>
         h(
           'a',
-          { href: streamUrl(`/sessions/${encodeURIComponent(id)}/export`, new URLSearchParams({ format: f })) },
+          { href: streamUrl(`/sessions/${enc}/export`, new URLSearchParams({ format: f })), class: 'export' },
           ` ${f}`,
         ),
       );
+      const summary = h(
+        'table',
+        { class: 'kv summary' },
+        h('tr', {}, h('th', {}, 'link'), h('td', {}, `${s.rig} / ${s.link} (${s.protocol})`)),
+        h(
+          'tr',
+          {},
+          h('th', {}, 'span'),
+          h(
+            'td',
+            {},
+            `${(s.firstRecordAt ?? s.startedAt).replace('T', ' ')} → ${(s.lastRecordAt ?? '…').replace('T', ' ')} · ${duration(s.firstRecordAt ?? s.startedAt, s.lastRecordAt)}`,
+          ),
+        ),
+        h(
+          'tr',
+          {},
+          h('th', {}, 'records'),
+          h(
+            'td',
+            {},
+            h('a', { href: `#/search?session=${enc}` }, `${s.records.toLocaleString('en')} records`),
+            ' · ',
+            h('a', { href: `#/search?session=${enc}&kind=error`, class: s.errors ? 'bad' : '' }, `${s.errors} errors`),
+            ` · ${s.gaps} gaps · ${s.lostBytes} bytes lost`,
+          ),
+        ),
+        h('tr', {}, h('th', {}, 'state'), h('td', {}, s.endedAt ? (s.complete ? 'ended, complete' : 'ended') : 'open')),
+        h('tr', {}, h('th', {}, 'export'), h('td', { id: 'session-exports' }, ...exports)),
+      );
+      const views: Array<[string, string]> =
+        s.protocol === 'qs'
+          ? [
+              ['sequence', 'Sequence diagram'],
+              ['states', 'State machines'],
+            ]
+          : [['channels', 'Masters and channels']];
+      const view = views.some(([v]) => v === params.get('view')) ? params.get('view')! : views[0][0];
+      const tabs = h(
+        'nav',
+        { class: 'tabs' },
+        ...views.map(([v, label]) =>
+          h('a', { href: `#/session/${enc}?view=${v}`, class: v === view ? 'active' : '' }, label),
+        ),
+        h('a', { href: `#/timeline?session=${enc}` }, 'Timeline ↗'),
+      );
       info.replaceChildren(
         h(
-          'p',
-          {},
-          `${s.rig}/${s.link} (${s.protocol}) · ${s.records} records · ${s.errors} errors · ${s.gaps} gaps · `,
-          `${s.firstRecordAt ?? '?'} → ${s.lastRecordAt ?? '?'}${s.complete ? ' · complete' : ''}`,
+          'div',
+          { class: 'session-head' },
+          summary,
+          s.targetInfo ? h('div', {}, h('h4', {}, 'Target'), targetInfoTable(s.targetInfo)) : '',
         ),
-        h(
-          'p',
-          {},
-          'export:',
-          ...exports,
-          ' · ',
-          h('a', { href: `#/search?session=${encodeURIComponent(id)}` }, 'records'),
-        ),
-        s.targetInfo ? h('pre', { class: 'target-info' }, JSON.stringify(s.targetInfo, null, 1)) : '',
+        tabs,
       );
-      if (s.protocol !== 'qs') {
-        diagramBox.textContent = 'Sequence diagrams are drawn from QS sessions.';
-        return;
-      }
-      const d = await getJson<Diagram>(`/sessions/${encodeURIComponent(id)}/sequence?limit=3000`);
-      diagramBox.replaceChildren(drawSequence(d));
+      if (view === 'sequence') stop = sequenceSection(body, id, params);
+      else body.textContent = '';
     } catch (e) {
-      info.textContent = (e as Error).message;
+      info.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
     }
   })();
-  return () => {};
+  return () => stop();
 }
 
-function drawSequence(d: Diagram): SVGSVGElement {
-  const x = new Map(d.participants.map((p, i) => [p, 80 + i * LANE]));
-  const width = 80 + d.participants.length * LANE;
-  const height = TOP + d.steps.length * ROW + 30;
-  const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'sequence' });
-  const defs = svg('defs', {});
-  const marker = svg('marker', { id: 'arrow', markerWidth: 8, markerHeight: 8, refX: 7, refY: 4, orient: 'auto' });
-  marker.append(svg('path', { d: 'M0,0 L8,4 L0,8 z', fill: '#345' }));
-  defs.append(marker);
-  root.append(defs);
-  for (const p of d.participants) {
-    const px = x.get(p)!;
-    root.append(svg('line', { x1: px, y1: TOP - 10, x2: px, y2: height - 10, class: 'lifeline' }));
-    root.append(svg('text', { x: px, y: 20, 'text-anchor': 'middle', class: 'participant' }, p));
-  }
-  d.steps.forEach((s, i) => {
-    const y = TOP + i * ROW;
-    if (s.kind === 'state') {
-      const px = x.get(s.obj ?? '') ?? 0;
-      root.append(svg('rect', { x: px - 4, y: y - 7, width: 8, height: 14, class: 'state-mark' }));
-      root.append(svg('text', { x: px + 8, y: y + 4, class: 'state' }, `${s.from ? `${s.from} → ` : '→ '}${s.to}`));
-      return;
-    }
-    const x1 = x.get(s.from ?? '') ?? 0;
-    const x2 = x.get(s.to) ?? 0;
-    const g = svg('g', { class: `msg ${s.kind}`, 'data-seq': s.seq });
-    if (x1 === x2) {
-      g.append(svg('path', { d: `M${x1},${y - 6} h24 v12 h-20`, 'marker-end': 'url(#arrow)', fill: 'none' }));
-    } else {
-      g.append(svg('line', { x1, y1: y, x2, y2: y, 'marker-end': 'url(#arrow)' }));
-    }
-    g.append(svg('text', { x: (x1 + x2) / 2, y: y - 3, 'text-anchor': 'middle' }, s.sig ?? ''));
-    root.append(g);
+/** The sequence diagram: a page of steps, zoom, paging, exports; its state in the URL. */
+function sequenceSection(root: HTMLElement, id: string, params: URLSearchParams): () => void {
+  const enc = encodeURIComponent(id);
+  let zoomIndex = Math.max(0, ZOOMS.indexOf(Number(params.get('zoom') ?? 1)));
+  if (!params.has('zoom')) zoomIndex = ZOOMS.indexOf(1);
+  let after = Number(params.get('after') ?? -1);
+  const pages: number[] = [];
+  let diagram: Diagram | undefined;
+  const box = h('div', { class: 'diagram', id: 'sequence' });
+  const status = h('span', { class: 'status', id: 'sequence-status' });
+  const button = (label: string, idAttr: string, onclick: () => void, title = '') =>
+    h('button', { type: 'button', id: idAttr, title, onclick }, label);
+  const prev = button('← previous', 'seq-prev', () => {
+    after = pages.pop() ?? -1;
+    void load();
   });
-  if (d.truncated) root.append(svg('text', { x: 10, y: height - 5 }, '… truncated'));
-  return root;
+  const next = button(`next ${STEPS_PER_PAGE} steps →`, 'seq-next', () => {
+    if (!diagram?.nextAfter) return;
+    pages.push(after);
+    after = diagram.nextAfter;
+    void load();
+  });
+  const save = () => {
+    const p = new URLSearchParams({ view: 'sequence' });
+    if (ZOOMS[zoomIndex] !== 1) p.set('zoom', String(ZOOMS[zoomIndex]));
+    if (after >= 0) p.set('after', String(after));
+    writeViewState(`session/${enc}`, p);
+  };
+  const draw = () => {
+    if (!diagram) return;
+    const left = box.scrollLeft;
+    const top = box.scrollTop;
+    const svgEl = drawSequence(diagram, ZOOMS[zoomIndex]);
+    box.replaceChildren(svgEl);
+    box.scrollLeft = left;
+    box.scrollTop = top;
+    pin();
+    save();
+  };
+  // The participants' heads stay in view while scrolling down, the time axis while scrolling across.
+  const pin = () => {
+    const head = box.querySelector<SVGGElement>('g.head');
+    const axis = box.querySelector<SVGGElement>('g.axis');
+    head?.setAttribute('transform', `translate(0 ${box.scrollTop})`);
+    axis?.setAttribute('transform', `translate(${box.scrollLeft} 0)`);
+  };
+  box.addEventListener('scroll', pin);
+  const zoom = (by: number) => {
+    zoomIndex = Math.min(ZOOMS.length - 1, Math.max(0, zoomIndex + by));
+    draw();
+  };
+  box.addEventListener(
+    'wheel',
+    (e) => {
+      if (!e.ctrlKey) return;
+      e.preventDefault();
+      zoom(e.deltaY < 0 ? 1 : -1);
+    },
+    { passive: false },
+  );
+  const load = async () => {
+    status.textContent = 'loading…';
+    try {
+      diagram = await getJson<Diagram>(`/sessions/${enc}/sequence?limit=${STEPS_PER_PAGE}&after=${after}`);
+      const first = diagram.steps[0]?.seq;
+      const last = diagram.steps.at(-1)?.seq;
+      status.textContent = `${diagram.steps.length} steps (records ${first ?? '–'}…${last ?? '–'}), ${diagram.participants.length} lifelines${diagram.truncated ? ', more follow' : ''}`;
+      next.toggleAttribute('disabled', diagram.nextAfter === null);
+      prev.toggleAttribute('disabled', after < 0);
+      draw();
+    } catch (e) {
+      box.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
+      status.textContent = '';
+    }
+  };
+  const serialized = () => {
+    const svgEl = box.querySelector('svg');
+    if (!svgEl) return '';
+    const copy = svgEl.cloneNode(true) as SVGSVGElement;
+    for (const g of copy.querySelectorAll('g.head, g.axis')) g.removeAttribute('transform');
+    return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(copy)}\n`;
+  };
+  const toolbar = h(
+    'div',
+    { class: 'bar' },
+    prev,
+    next,
+    button('−', 'seq-zoom-out', () => zoom(-1), 'zoom out (ctrl+wheel)'),
+    button('+', 'seq-zoom-in', () => zoom(1), 'zoom in (ctrl+wheel)'),
+    status,
+    h('span', { class: 'spacer' }),
+    'download:',
+    button('SVG', 'seq-svg', () => download(`${id}-sequence.svg`, 'image/svg+xml', serialized())),
+    button(
+      'PlantUML',
+      'seq-plantuml',
+      () => diagram && download(`${id}-sequence.puml`, 'text/plain', toPlantUml(diagram)),
+    ),
+    button('Mermaid', 'seq-mermaid', () => diagram && download(`${id}-sequence.mmd`, 'text/plain', toMermaid(diagram))),
+  );
+  const legend = h(
+    'p',
+    { class: 'legend' },
+    h('span', { class: 'l-post' }, '→ post'),
+    h('span', { class: 'l-publish' }, '● publish to its subscribers'),
+    h('span', { class: 'l-timeout' }, '⇢ time event'),
+    h('span', { class: 'l-init' }, '⇒ initial transition'),
+    h('span', { class: 'l-tran' }, 'a → b transition'),
+  );
+  root.append(toolbar, legend, box);
+  void load();
+  return () => {};
 }

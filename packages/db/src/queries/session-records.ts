@@ -43,13 +43,14 @@ export async function sessionRecordsPage(
     .execute();
 }
 
-/** Every record of a session in seq order, a page at a time, without holding the whole session. */
+/** Every record of a session in seq order (after `afterSeq`), a page at a time, without holding the whole session. */
 export async function* sessionRecords(
   db: Kysely<Database>,
   session: string,
   pageSize = 5000,
+  afterSeq: bigint = -1n,
 ): AsyncGenerator<RecordRow> {
-  let after = -1n;
+  let after = afterSeq;
   for (;;) {
     const page = await sessionRecordsPage(db, session, after, pageSize);
     for (const row of page) yield row;

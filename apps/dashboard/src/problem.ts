@@ -1,0 +1,55 @@
+/**
+ * API problems (RFC 9457) as one sentence a person can act on: which field, what is allowed.
+ * The api's `detail` may already be such a sentence; the raw validator phrasing
+ * (`querystring kind.0: must be equal to constant`) is turned into one here.
+ */
+
+/** Values the api accepts for enumerated parameters, named the way the api names them. */
+const ALLOWED: Record<string, readonly string[]> = {
+  kind: ['record', 'dict', 'info', 'marker', 'error'],
+  protocol: ['qs', 'stp', 'swd'],
+  order: ['asc', 'desc'],
+  format: ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'],
+};
+
+const LABELS: Record<string, string> = {
+  from: 'The start time',
+  to: 'The end time',
+  rig: 'The rig',
+  link: 'The link',
+  obj: 'The QS object',
+  sig: 'The QS signal',
+  master: 'The STP master',
+  channel: 'The STP channel',
+  limit: 'The page size',
+  cursor: 'The page cursor',
+};
+
+function rephrase(where: string, message: string): string {
+  if (/must be equal to (constant|one of the allowed values)/.test(message)) {
+    const allowed = ALLOWED[where];
+    return allowed ? `must be one of ${allowed.join(', ')}` : 'has a value that is not allowed';
+  }
+  if (/must match format "date-time"/.test(message)) return 'must be a date and time like 2025-11-24T16:00:00Z';
+  if (/must match pattern/.test(message)) return "must be a name of letters, digits, '.', '-' or '_'";
+  if (message === 'must be integer') return 'must be a whole number';
+  return message;
+}
+
+/** One readable sentence from a problem's detail (and its status when the detail says nothing). */
+export function readableProblem(status: number, detail: string | undefined): string {
+  if (!detail)
+    return `The server answered ${status}${status === 401 ? ': paste a valid API token in the header' : ''}.`;
+  const sentences = new Set<string>();
+  for (const part of detail.split('; ')) {
+    const m = /^(querystring|params|body|headers) ([\w.[\]]+): (.*)$/.exec(part);
+    if (!m) {
+      sentences.add(part.charAt(0).toUpperCase() + part.slice(1).replace(/\.?$/, '.'));
+      continue;
+    }
+    const field = m[2].split('.')[0];
+    const label = LABELS[field] ?? `The ${field} parameter`;
+    sentences.add(`${label} ${rephrase(field, m[3])}.`);
+  }
+  return [...sentences].join(' ');
+}
