@@ -29,6 +29,10 @@ export class Gateway {
     });
   }
 
+  get link(): LinkAddress {
+    return this.options.link;
+  }
+
   get source(): LinkSource {
     return this.options.source;
   }

@@ -1,7 +1,7 @@
 import { type Bus, publishRawChunk } from '@tracehub/bus';
 import type { LinkAddress } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
-import type { LinkSink } from './link-source.js';
+import type { ConnectionEvent, LinkSink } from './link-source.js';
 
 export interface LinkPublisherOptions {
   bus: Bus;
@@ -51,6 +51,8 @@ export interface PublisherStats {
   chunksPublished: number;
   queuedBytes: number;
   publishFailures: number;
+  /** Connections refused, replaced or closed for silence (tcp-listen). */
+  connections: Record<ConnectionEvent, number>;
 }
 
 /**
@@ -89,6 +91,7 @@ export class LinkPublisher implements LinkSink {
     chunksPublished: 0,
     queuedBytes: 0,
     publishFailures: 0,
+    connections: { refused: 0, replaced: 0, 'idle-closed': 0 },
   };
   /** Sessions in the order they started (the CLI prints them). */
   readonly sessions: string[] = [];
@@ -146,6 +149,16 @@ export class LinkPublisher implements LinkSink {
     if (!this.session) return undefined;
     this.connected(`same connection (${reason})`, reason);
     return this.session;
+  }
+
+  connectionEvent(event: ConnectionEvent, peer: string, why: string): void {
+    this.stats.connections[event]++;
+    const what = {
+      refused: 'connection refused',
+      replaced: 'connection replaced',
+      'idle-closed': 'idle connection closed',
+    };
+    this.options.log?.warn({ peer, event, why, session: this.session }, what[event]);
   }
 
   waitForRoom(): Promise<void> {
