@@ -19,7 +19,7 @@ await runService({
     const textIndexes = () =>
       ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
         .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
-        .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
+        .catch((err) => logger.warn({ err }, 'could not build text indexes; will try again'));
     await migrateToLatest(db);
     await ensureTopology(bus, streamLimitsFrom(config));
     await partitionsAhead();
@@ -83,7 +83,7 @@ await runService({
     const partitionTimer = setInterval(() => {
       partitionsAhead()
         .then(textIndexes)
-        .catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead'));
+        .catch((err) => logger.warn({ err }, 'could not create partitions ahead'));
     }, 600_000);
     partitionTimer.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());

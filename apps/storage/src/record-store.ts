@@ -173,8 +173,7 @@ export class RecordStore {
           break;
         }
         this.stats.failures++;
-        if (attempts === 1)
-          this.options.log?.warn({ err: String(err) }, 'Postgres write failed; retrying with backoff');
+        if (attempts === 1) this.options.log?.warn({ err }, 'Postgres write failed; retrying with backoff');
         await this.waitHolding(backoff, msgs);
         backoff = Math.min(backoff * 2, 5000);
       }
@@ -200,7 +199,7 @@ export class RecordStore {
   }
 
   private drop(msg: JsMsg, err: unknown, why: string): void {
-    this.options.log?.error({ err: String(err), subject: msg.subject, seq: msg.seq }, why);
+    this.options.log?.error({ err, subject: msg.subject, seq: msg.seq }, why);
     msg.term();
   }
 

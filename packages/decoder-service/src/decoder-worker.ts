@@ -209,7 +209,7 @@ class LinkDecoding {
         this.decoder = undefined;
       },
       (err) => {
-        if (err) this.log.warn({ err: String(err), link: this.key }, 'link consumer ended');
+        if (err) this.log.warn({ err, link: this.key }, 'link consumer ended');
         this.ended = true;
       },
     );
@@ -247,7 +247,7 @@ class LinkDecoding {
         this.decoder = this.options.factory.create(this.link, settings);
       } catch (err) {
         // Settings the codec refuses must not stop the link for good: decode with the defaults.
-        this.log.error({ err: String(err), link: this.key, settings }, 'link settings refused; decoding with defaults');
+        this.log.error({ err, link: this.key, settings }, 'link settings refused; decoding with defaults');
         settings = {};
         this.decoder = this.options.factory.create(this.link, settings);
       }
