@@ -199,7 +199,8 @@ export class RecordStore {
   }
 
   private drop(msg: JsMsg, err: unknown, why: string): void {
-    this.options.log?.error({ err, subject: msg.subject, seq: msg.seq }, why);
+    // The message says what was wrong with the data; a stack would only point at this file.
+    this.options.log?.error({ err: (err as Error).message, subject: msg.subject, seq: msg.seq }, why);
     msg.term();
   }
 
