@@ -342,6 +342,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`pipeline bench failed: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`pipeline bench failed: ${err instanceof Error ? err.message : `${err}`}\n`);
   process.exit(1);
 });

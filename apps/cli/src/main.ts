@@ -3,6 +3,6 @@ import { buildProgram } from './program.js';
 buildProgram()
   .parseAsync(process.argv)
   .catch((err: unknown) => {
-    process.stderr.write(`tracehub: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`tracehub: ${err instanceof Error ? err.message : `${err}`}\n`);
     process.exit(1);
   });

@@ -77,7 +77,7 @@ export class LinkBytesStore {
       }
     };
     this.loop = loop().catch((err: unknown) => {
-      this.options.log?.warn({ err: String(err) }, 'raw chunk consumer ended');
+      this.options.log?.warn({ err }, 'raw chunk consumer ended');
     });
   }
 
@@ -107,7 +107,7 @@ export class LinkBytesStore {
       if (meta.pauseNs !== undefined) chunk.pauseNs = meta.pauseNs;
       held = { msg, chunk, place: { ...place, session: meta.session, hostNs: meta.recvNs.toString() } };
     } catch (err) {
-      this.options.log?.error({ err: String(err), subject: msg.subject, seq: msg.seq }, 'unreadable raw chunk dropped');
+      this.options.log?.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable raw chunk dropped');
       msg.term();
       return;
     }
@@ -149,7 +149,7 @@ export class LinkBytesStore {
           // Never seen in practice (the bytes are opaque); if it happens, say which and go on.
           for (const held of batch) {
             this.options.log?.error(
-              { err: String(err), session: held.place.session, chunk: held.chunk.chunk },
+              { err, session: held.place.session, chunk: held.chunk.chunk },
               'raw chunk refused by Postgres dropped',
             );
             held.msg.term();
@@ -158,7 +158,7 @@ export class LinkBytesStore {
         }
         this.stats.failures++;
         if (attempts === 1)
-          this.options.log?.warn({ err: String(err) }, 'Postgres write of link bytes failed; retrying with backoff');
+          this.options.log?.warn({ err }, 'Postgres write of link bytes failed; retrying with backoff');
         await this.waitHolding(backoff, batch);
         backoff = Math.min(backoff * 2, 5000);
       }

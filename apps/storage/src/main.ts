@@ -20,7 +20,7 @@ await runService({
     const textIndexes = () =>
       ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
         .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
-        .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
+        .catch((err) => logger.warn({ err }, 'could not build text indexes; will try again'));
     // Retention drops whole days (records and link bytes), never rows.
     const retention = async () => {
       if (config.STORAGE_RETENTION_DAYS === 0) return;
@@ -111,7 +111,7 @@ await runService({
       partitionsAhead()
         .then(retention)
         .then(textIndexes)
-        .catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead or apply retention'));
+        .catch((err) => logger.warn({ err }, 'could not create partitions ahead or apply retention'));
     }, 600_000);
     partitionTimer.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());

@@ -1,5 +1,11 @@
-import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import { type Bus, RECORDS_HEADER, type RecordBatchMeta, readRecordMessage } from '@tracehub/bus';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import {
+  type Bus,
+  consumeStorageRecords,
+  RECORDS_HEADER,
+  type RecordBatchMeta,
+  readRecordMessage,
+} from '@tracehub/bus';
 import {
   addSessionCounts,
   type Database,
@@ -32,8 +38,6 @@ export interface RecordStoreOptions {
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { messages: number; records: number; inserted: number; ms: number; attempts: number }) => void;
 }
-
-const ns = (ms: number) => ms * 1_000_000;
 
 /**
  * Moves records from TRACE_REC into Postgres. Messages are gathered into batches; a batch is
@@ -69,23 +73,11 @@ export class RecordStore {
 
   async start(): Promise<void> {
     const { bus } = this.options;
-    const config = {
-      durable_name: bus.names.storageConsumer,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: ns(this.options.ackWaitMs ?? 30_000),
-      max_ack_pending: this.options.maxInFlight ?? 256,
-      max_deliver: -1,
-    };
-    // Every storage copy shares the durable consumer; one started with other settings updates it.
-    await bus.jsm.consumers.add(bus.names.recStream, config).catch(async (err: unknown) => {
-      const existing = await bus.jsm.consumers.info(bus.names.recStream, config.durable_name).catch(() => undefined);
-      if (!existing) throw err;
-      const { ack_wait, max_ack_pending } = config;
-      await bus.jsm.consumers.update(bus.names.recStream, config.durable_name, { ack_wait, max_ack_pending });
+    this.messages = await consumeStorageRecords(bus, {
+      ackWaitMs: this.options.ackWaitMs ?? 30_000,
+      maxAckPending: this.options.maxInFlight ?? 256,
+      pullMessages: 64,
     });
-    const consumer = await bus.js.consumers.get(bus.names.recStream, bus.names.storageConsumer);
-    this.messages = await consumer.consume({ max_messages: 64 });
     const loop = async () => {
       for await (const msg of this.messages!) {
         this.take(msg);
@@ -97,7 +89,7 @@ export class RecordStore {
     };
     // Never a rejected promise: a consumer that fails (its connection closed) ends the loop.
     this.loop = loop().catch((err: unknown) => {
-      this.options.log?.warn({ err: String(err) }, 'record consumer ended');
+      this.options.log?.warn({ err }, 'record consumer ended');
     });
   }
 
@@ -179,8 +171,7 @@ export class RecordStore {
           break;
         }
         this.stats.failures++;
-        if (attempts === 1)
-          this.options.log?.warn({ err: String(err) }, 'Postgres write failed; retrying with backoff');
+        if (attempts === 1) this.options.log?.warn({ err }, 'Postgres write failed; retrying with backoff');
         await this.waitHolding(backoff, msgs);
         backoff = Math.min(backoff * 2, 5000);
       }
@@ -206,7 +197,8 @@ export class RecordStore {
   }
 
   private drop(msg: JsMsg, err: unknown, why: string): void {
-    this.options.log?.error({ err: String(err), subject: msg.subject, seq: msg.seq }, why);
+    // The message says what was wrong with the data; a stack would only point at this file.
+    this.options.log?.error({ err: (err as Error).message, subject: msg.subject, seq: msg.seq }, why);
     msg.term();
   }
 

@@ -80,5 +80,5 @@ function describe(err: unknown): string {
     const code = (err as { code?: string }).code;
     return code ? `${err.message} (${code})` : err.message;
   }
-  return String(err);
+  return `${err}`;
 }

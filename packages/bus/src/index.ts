@@ -2,6 +2,18 @@ export type { JsMsg } from '@nats-io/jetstream';
 export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
+  type ControlAsk,
+  type ControlHandlers,
+  type ControlServer,
+  type ControlTarget,
+  ControlTimeoutError,
+  type ControlWrite,
+  MAX_CONTROL_BYTES,
+  NoGatewayError,
+  requestControl,
+  serveControl,
+} from './control.js';
+export {
   consumeInOrder,
   ensureOrderedConsumer,
   type OrderedConsumerHandle,
@@ -29,4 +41,5 @@ export {
   recordsJsonOf,
   SESSION_RECORDS_HEADER,
 } from './record-batches.js';
+export { consumeStorageRecords, type StorageConsumerOptions } from './storage-consumer.js';
 export { defaultTopologyLimits, ensureTopology, removeTopology, type TopologyLimits } from './topology.js';

@@ -188,7 +188,7 @@ export function readRecordMessage(
   try {
     parsed = parseRecordBatch(data);
   } catch (err) {
-    throw new BadRecordMessageError(`not JSON: ${String(err)}`);
+    throw new BadRecordMessageError(`not JSON: ${(err as Error).message}`);
   }
   const { records, ...envelope } = parsed ?? {};
   const place = names.parseSubject(subject);

@@ -72,7 +72,7 @@ async function ensureStream(bus: Bus, config: Partial<StreamConfig> & { name: st
       return;
     } catch (err) {
       // Another service created it between our look and our add.
-      if (!/already in use|exists/i.test(String(err))) throw err;
+      if (!/already in use|exists/i.test((err as Error).message)) throw err;
     }
   }
   const { storage: _storage, retention: _retention, ...updatable } = full;
@@ -95,7 +95,7 @@ export async function removeTopology(bus: Bus): Promise<void> {
     try {
       await bus.jsm.streams.delete(stream);
     } catch (err) {
-      if (!/not found/i.test(String(err))) throw err;
+      if (!/not found/i.test((err as Error).message)) throw err;
     }
   }
 }

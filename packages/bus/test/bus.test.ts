@@ -3,10 +3,13 @@ import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Bus,
+  ControlTimeoutError,
   connectBus,
   consumeInOrder,
   ensureTopology,
   MAX_BATCH_PAYLOAD,
+  MAX_CONTROL_BYTES,
+  NoGatewayError,
   parseRecordBatch,
   publishRawChunk,
   publishRecordBatch,
@@ -14,6 +17,8 @@ import {
   readRecordBatchMeta,
   recordsJsonOf,
   removeTopology,
+  requestControl,
+  serveControl,
 } from '../src/index.js';
 
 let bus: Bus;
@@ -192,6 +197,54 @@ describe('record batches', () => {
     expect(recordsJsonOf(empty!.data)?.length).toBe(0);
     expect(recordsJsonOf(new TextEncoder().encode('{"records":[],"eos":true}'))).toBeUndefined();
     expect(readRecordBatchMeta(bus.names, msg!.subject, undefined)).toBeUndefined();
+  });
+});
+
+describe('control', () => {
+  it('carries a write to the link owner and its reply back; a bad request is refused by the helper', async () => {
+    const target = { rig: 'rig1', link: 'ctl0' };
+    const writes: Array<{ bytes: number[]; replyWindowMs: number }> = [];
+    const server = serveControl(bus, target, {
+      write: async ({ bytes, replyWindowMs }) => {
+        writes.push({ bytes: [...bytes], replyWindowMs });
+        if (bytes[0] === 0xff) throw new Error('the target is not connected');
+        return { written: bytes.length, session: 's9' };
+      },
+      newSession: async (reason) => `s10 (${reason})`,
+    });
+    try {
+      const reply = await requestControl(bus, target, { bytes: new Uint8Array([1, 2, 3]), replyWindowMs: 50 }, 2000);
+      expect(reply).toEqual({ ok: true, written: 3, session: 's9' });
+      expect(writes).toEqual([{ bytes: [1, 2, 3], replyWindowMs: 50 }]);
+      const failed = await requestControl(bus, target, { bytes: new Uint8Array([0xff]) }, 2000);
+      expect(failed).toEqual({ ok: false, written: 0, error: 'the target is not connected' });
+      const tooLong = await requestControl(bus, target, { bytes: new Uint8Array(MAX_CONTROL_BYTES + 1) }, 2000);
+      expect(tooLong.ok).toBe(false);
+      expect(tooLong.error).toMatch(/bytes must be 1\.\.65536 long/);
+      expect(writes).toHaveLength(2);
+      const renewed = await requestControl(bus, target, { newSession: 'settings changed' }, 2000);
+      expect(renewed).toEqual({ ok: true, written: 0, session: 's10 (settings changed)' });
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('throws NoGatewayError when nothing serves the link', async () => {
+    const target = { rig: 'rig1', link: 'nobody' };
+    const error = await requestControl(bus, target, { bytes: new Uint8Array([1]) }, 2000).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NoGatewayError);
+    expect((error as Error).message).toMatch(/no gateway serves link rig1\/nobody/);
+  });
+
+  it('throws ControlTimeoutError when the owner does not answer in time', async () => {
+    const target = { rig: 'rig1', link: 'slow' };
+    const sub = bus.nc.subscribe(bus.names.ctlSubject(target.rig, target.link), { callback: () => {} });
+    try {
+      const error = await requestControl(bus, target, { bytes: new Uint8Array([1]) }, 300).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ControlTimeoutError);
+    } finally {
+      sub.unsubscribe();
+    }
   });
 });
 

@@ -6,3 +6,4 @@ export * from './link-settings.js';
 export * from './names.js';
 export * from './problem.js';
 export * from './record.js';
+export * from './record-names.js';

@@ -46,6 +46,8 @@ export interface BusNames {
   readonly storageConsumer: string;
   /** Durable consumer name of the storage service on the raw stream (it keeps the link's bytes). */
   readonly storageRawConsumer: string;
+  /** Durable consumer name of a link's decoding on the raw stream (shared by every decoder worker). */
+  decoderConsumer(link: LinkAddress): string;
   rawSubject(protocol: Protocol, rig: string, link: string): string;
   recSubject(protocol: Protocol, rig: string, link: string): string;
   ctlSubject(rig: string, link: string): string;
@@ -82,6 +84,8 @@ export function busNames(prefix = ''): BusNames {
     leaseBucket: `${n}th_leases`,
     storageConsumer: `${n}th_storage`,
     storageRawConsumer: `${n}th_storage_raw`,
+    // Without the prefix: consumers live inside the (prefixed) raw stream.
+    decoderConsumer: ({ protocol, rig, link }) => `dec_${protocol}_${rig}_${link}`,
     rawSubject: (protocol, rig, link) => subject('raw', protocol, rig, link),
     recSubject: (protocol, rig, link) => subject('rec', protocol, rig, link),
     ctlSubject: (rig, link) => {

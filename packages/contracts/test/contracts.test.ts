@@ -8,6 +8,8 @@ describe('busNames', () => {
     expect(names.recStream).toBe('TRACE_REC');
     expect(names.decoderStateBucket).toBe('th_decoder_state');
     expect(names.leaseBucket).toBe('th_leases');
+    expect(names.storageConsumer).toBe('th_storage');
+    expect(names.decoderConsumer({ protocol: 'qs', rig: 'rig17', link: 'uart0' })).toBe('dec_qs_rig17_uart0');
     expect(names.rawSubject('qs', 'rig17', 'uart0')).toBe('raw.qs.rig17.uart0');
     expect(names.recSubject('stp', 'rig17', 'stm')).toBe('rec.stp.rig17.stm');
     expect(names.ctlSubject('rig17', 'uart0')).toBe('ctl.rig17.uart0');

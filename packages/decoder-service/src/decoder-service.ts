@@ -104,7 +104,7 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         held.set(links.length);
         for (const l of links) {
           const info = await bus.jsm.consumers
-            .info(bus.names.rawStream, `dec_${l.protocol}_${l.rig}_${l.link}`)
+            .info(bus.names.rawStream, bus.names.decoderConsumer(l))
             .catch(() => undefined);
           if (info)
             lag.set({ protocol: l.protocol, rig: l.rig, link: l.link }, info.num_pending + info.num_ack_pending);

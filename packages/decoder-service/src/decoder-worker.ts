@@ -13,6 +13,7 @@ import {
   type JsonValue,
   type Protocol,
   type RecordBatch,
+  RecordName,
   type TraceDecoder,
   type TraceRecord,
   toTraceRecord,
@@ -197,7 +198,7 @@ class LinkDecoding {
       bus,
       {
         stream: bus.names.rawStream,
-        durable: `dec_${protocol}_${rig}_${link}`,
+        durable: bus.names.decoderConsumer(this.link),
         filterSubject: bus.names.rawSubject(protocol, rig, link),
         ackWaitMs: this.options.ackWaitMs ?? 5000,
       },
@@ -208,7 +209,7 @@ class LinkDecoding {
         this.decoder = undefined;
       },
       (err) => {
-        if (err) this.log.warn({ err: String(err), link: this.key }, 'link consumer ended');
+        if (err) this.log.warn({ err, link: this.key }, 'link consumer ended');
         this.ended = true;
       },
     );
@@ -246,7 +247,7 @@ class LinkDecoding {
         this.decoder = this.options.factory.create(this.link, settings);
       } catch (err) {
         // Settings the codec refuses must not stop the link for good: decode with the defaults.
-        this.log.error({ err: String(err), link: this.key, settings }, 'link settings refused; decoding with defaults');
+        this.log.error({ err, link: this.key, settings }, 'link settings refused; decoding with defaults');
         settings = {};
         this.decoder = this.options.factory.create(this.link, settings);
       }
@@ -264,7 +265,7 @@ class LinkDecoding {
     const emit = (r: Parameters<Parameters<TraceDecoder['push']>[2]>[0]) => {
       if (r.kind === 'error') {
         errors++;
-        if (r.name === 'SEQ_GAP') gaps++;
+        if (r.name === RecordName.SEQ_GAP) gaps++;
       }
       place.seq = nextSeq++;
       records.push(toTraceRecord(r, place));

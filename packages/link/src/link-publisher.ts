@@ -256,7 +256,7 @@ export class LinkPublisher implements LinkSink {
         });
       } catch (err) {
         this.stats.publishFailures++;
-        if (!this.outage) this.options.log?.warn({ err: String(err) }, 'NATS unavailable; buffering the link');
+        if (!this.outage) this.options.log?.warn({ err }, 'NATS unavailable; buffering the link');
         this.outage = true;
         if (!this.running) return;
         await new Promise((r) => setTimeout(r, backoff));

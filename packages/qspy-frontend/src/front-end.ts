@@ -1,4 +1,4 @@
-import type { DecodedRecord } from '@tracehub/contracts';
+import { type DecodedRecord, RecordName } from '@tracehub/contracts';
 import { QS_CMD_ENUM_GROUP } from './name-index.js';
 import {
   Channel,
@@ -354,7 +354,7 @@ export class QspyFrontEnd {
       return;
     }
     // The link's own loss notices have no qspy counterpart; everything else is qspy's line.
-    if (record.text === '' || record.name === 'LINK_LOST') return;
+    if (record.text === '' || record.name === RecordName.LINK_LOST) return;
     for (const line of record.text.split('\n')) this.errorLine(this.staleRec, line);
   }
 

@@ -1,14 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Bus } from '@tracehub/bus';
-import {
-  type ControlReply,
-  type ControlRequest,
-  isProtocol,
-  LinkSettingsError,
-  validateLinkSettings,
-} from '@tracehub/contracts';
+import { type Bus, requestControl } from '@tracehub/bus';
+import { isProtocol, LinkSettingsError, validateLinkSettings } from '@tracehub/contracts';
 import {
   type Database,
   getLinkById,
@@ -151,12 +145,13 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
         applies,
       });
       if (applies === 'next-session') return { linkId: link.id, settings, applies, session: null };
-      const ask: ControlRequest = { newSession: 'link settings changed' };
       try {
-        const msg = await bus.nc.request(bus.names.ctlSubject(link.rig, link.name), JSON.stringify(ask), {
-          timeout: timeoutMs,
-        });
-        const reply = msg.json<ControlReply>();
+        const reply = await requestControl(
+          bus,
+          { rig: link.rig, link: link.name },
+          { newSession: 'link settings changed' },
+          timeoutMs,
+        );
         if (reply.ok && reply.session) return { linkId: link.id, settings, applies, session: reply.session };
         return {
           linkId: link.id,

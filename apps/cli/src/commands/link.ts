@@ -1,5 +1,5 @@
 import { hostname, userInfo } from 'node:os';
-import type { ControlReply, LinkSettingsDocument, Protocol } from '@tracehub/contracts';
+import type { LinkSettingsDocument, Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { addConnectionOptions } from './connections.js';
 
@@ -115,15 +115,10 @@ export function registerLink(program: Command): void {
 
 /** Asks the link's gateway to start a new session; says what happened. */
 async function askForNewSession(opts: LinkOptions, rig: string, link: string): Promise<string> {
-  const { connectBus } = await import('@tracehub/bus');
+  const { connectBus, requestControl } = await import('@tracehub/bus');
   const bus = await connectBus({ url: opts.natsUrl, name: 'tracehub-link', prefix: opts.busPrefix });
   try {
-    const msg = await bus.nc.request(
-      bus.names.ctlSubject(rig, link),
-      JSON.stringify({ newSession: 'link settings changed' }),
-      { timeout: 3000 },
-    );
-    const reply = msg.json<ControlReply>();
+    const reply = await requestControl(bus, { rig, link }, { newSession: 'link settings changed' }, 3000);
     return reply.ok ? `now: session ${reply.session}` : `from the next session (gateway: ${reply.error})`;
   } catch {
     return 'from the next session (no gateway answered for the link)';

@@ -1,3 +1,4 @@
+import { RecordName } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { SessionCounts } from './sessions.js';
@@ -91,14 +92,14 @@ export async function insertRecordsJson(
     target_info as (
       select distinct on (session) session, fields::jsonb as info
       from incoming
-      where name = 'QS_TARGET_INFO'
+      where name = ${RecordName.QS_TARGET_INFO}
       order by session, seq desc
     ),
     counts as (
       select session,
              count(*) as records,
              count(*) filter (where kind = 'error') as errors,
-             count(*) filter (where name = 'SEQ_GAP') as gaps,
+             count(*) filter (where name = ${RecordName.SEQ_GAP}) as gaps,
              coalesce(sum(lost_bytes::numeric) filter (where kind = 'error' and jsonb_typeof(lost_bytes) = 'number'), 0)
                as lost_bytes,
              max(chunk) as last_chunk,
