@@ -23,6 +23,7 @@ import { fleetRoutes } from './routes/fleet.js';
 import { healthRoutes } from './routes/health.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { timelineRoutes } from './routes/timeline.js';
 
 export interface AppDeps {
   db: Kysely<Database>;
@@ -110,6 +111,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(fleetRoutes, { db, hub });
         await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
+        await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, bus, metrics, settings: settings.palmTrace });

@@ -34,6 +34,16 @@ export {
   sessionsPage,
 } from './queries/sessions-list.js';
 export {
+  type TimelineBucket,
+  type TimelineCounts,
+  type TimelineItem,
+  type TimelineStateChange,
+  type TimelineWindow,
+  timelineBuckets,
+  timelineItems,
+  timelineStateChanges,
+} from './queries/timeline.js';
+export {
   type EnsureTextIndexesOptions,
   ensureTextIndexes,
   TEXT_INDEX_MODES,
