@@ -21,6 +21,7 @@ import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { healthRoutes } from './routes/health.js';
+import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
@@ -114,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
+        await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, bus, metrics, settings: settings.palmTrace });
       },
       { prefix: '/api/v1' },

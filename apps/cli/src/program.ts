@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
+import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
 import { registerReplay } from './commands/replay.js';
 import { registerTail } from './commands/tail.js';
@@ -13,5 +14,6 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerRecords(program);
   registerTail(program);
+  registerLink(program);
   return program;
 }

@@ -27,10 +27,51 @@ await runService({
     onClose(() => bus.close());
     await ensureTopology(bus, streamLimitsFrom(config));
     const labels = ['protocol', 'rig', 'link'] as const;
-    const bytesIn = metrics.counter({
+    const gateways: Gateway[] = [];
+    const labelsOf = (g: Gateway) => ({ protocol: g.link.protocol, rig: g.link.rig, link: g.link.link });
+    // Read from the publishers' own counts when scraped, so they move while NATS is away too.
+    const lastSeen = new Map<string, number>();
+    const countUp = (name: string, g: Gateway, now: number) => {
+      const key = `${name}/${g.link.rig}/${g.link.link}`;
+      const step = now - (lastSeen.get(key) ?? 0);
+      lastSeen.set(key, now);
+      return step;
+    };
+    metrics.counter({
       name: 'gateway_bytes_read_total',
       help: 'bytes read from the link',
       labelNames: labels,
+      collect() {
+        for (const g of gateways) this.inc(labelsOf(g), countUp('in', g, g.publisher.stats.bytesIn));
+      },
+    });
+    metrics.counter({
+      name: 'gateway_bytes_dropped_total',
+      help: 'bytes dropped because NATS was away longer than the buffer lasts',
+      labelNames: labels,
+      collect() {
+        for (const g of gateways) this.inc(labelsOf(g), countUp('dropped', g, g.publisher.stats.bytesDropped));
+      },
+    });
+    metrics.gauge({
+      name: 'gateway_queued_bytes',
+      help: 'bytes waiting for NATS',
+      labelNames: labels,
+      collect() {
+        for (const g of gateways) this.set(labelsOf(g), g.publisher.stats.queuedBytes);
+      },
+    });
+    metrics.counter({
+      name: 'gateway_connections_not_taken_total',
+      help: 'tcp-listen connections refused, replaced by a newer one, or closed for sending nothing',
+      labelNames: [...labels, 'event'],
+      collect() {
+        for (const g of gateways) {
+          for (const [event, n] of Object.entries(g.publisher.stats.connections)) {
+            this.inc({ ...labelsOf(g), event }, countUp(event, g, n));
+          }
+        }
+      },
     });
     const bytesOut = metrics.counter({
       name: 'gateway_bytes_published_total',
@@ -42,41 +83,31 @@ await runService({
       help: 'raw chunks acknowledged',
       labelNames: labels,
     });
-    const dropped = metrics.counter({
-      name: 'gateway_bytes_dropped_total',
-      help: 'bytes dropped while NATS was away',
-      labelNames: labels,
-    });
-    const queued = metrics.gauge({ name: 'gateway_queued_bytes', help: 'bytes waiting for NATS', labelNames: labels });
     const publishSeconds = metrics.histogram({
       name: 'gateway_publish_seconds',
       help: 'time from publish to JetStream ack',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     });
-    const gateways = sources.map(({ spec, source }) => {
+    for (const { spec, source } of sources) {
       const l = { protocol: spec.protocol, rig: spec.rig, link: spec.link };
-      let lastIn = 0;
-      const gateway: Gateway = new Gateway({
-        bus,
-        link: spec,
-        source,
-        bufferBytes: config.GATEWAY_BUFFER_BYTES,
-        chunkBytes: config.GATEWAY_CHUNK_BYTES,
-        flushMs: config.GATEWAY_FLUSH_MS,
-        log: logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` }),
-        onPublished: (info) => {
-          const { stats } = gateway.publisher;
-          bytesIn.inc(l, stats.bytesIn - lastIn);
-          lastIn = stats.bytesIn;
-          bytesOut.inc(l, info.bytes);
-          chunks.inc(l);
-          dropped.inc(l, info.lost);
-          queued.set(l, stats.queuedBytes);
-          publishSeconds.observe(info.ms / 1000);
-        },
-      });
-      return gateway;
-    });
+      gateways.push(
+        new Gateway({
+          bus,
+          link: spec,
+          source,
+          settings: spec.settings,
+          bufferBytes: config.GATEWAY_BUFFER_BYTES,
+          chunkBytes: config.GATEWAY_CHUNK_BYTES,
+          flushMs: config.GATEWAY_FLUSH_MS,
+          log: logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` }),
+          onPublished: (info) => {
+            bytesOut.inc(l, info.bytes);
+            chunks.inc(l);
+            publishSeconds.observe(info.ms / 1000);
+          },
+        }),
+      );
+    }
     for (const g of gateways) {
       // Each link publishes what it buffered before the bus closes; if one fails to open (a
       // port in use), the ones already reading stop the same way.

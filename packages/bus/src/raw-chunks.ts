@@ -20,6 +20,7 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   if (chunk.lost > 0) h.set(Headers.Lost, String(chunk.lost));
   if (chunk.eos) h.set(Headers.Eos, '1');
   if (chunk.pauseNs !== undefined) h.set(Headers.PauseNs, chunk.pauseNs.toString());
+  if (chunk.settings && Object.keys(chunk.settings).length > 0) h.set(Headers.Settings, JSON.stringify(chunk.settings));
   return bus.js.publish(bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, {
     msgID: msgId(chunk.session, chunk.chunk),
     headers: h,
@@ -56,6 +57,19 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
       throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.PauseNs} header: '${pauseText}'`);
     }
     meta.pauseNs = BigInt(pauseText);
+  }
+  const settingsText = h.get(Headers.Settings);
+  if (settingsText) {
+    let settings: unknown;
+    try {
+      settings = JSON.parse(settingsText);
+    } catch {
+      settings = undefined;
+    }
+    if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) {
+      throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Settings} header: '${settingsText}'`);
+    }
+    meta.settings = settings as Record<string, unknown>;
   }
   return meta;
 }

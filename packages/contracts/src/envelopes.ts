@@ -13,6 +13,8 @@ export interface RawChunkMeta {
   eos: boolean;
   /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
   pauseNs?: bigint;
+  /** Link settings the gateway was given (`th-settings`): they override the stored ones for the session. */
+  settings?: Record<string, unknown>;
 }
 
 /**
@@ -37,7 +39,12 @@ export interface RecordBatch {
 /** Request on `ctl.<rig>.<link>`: bytes for the gateway to write to the target link. */
 export interface ControlRequest {
   /** Base64 of the bytes to write, exactly as they go on the wire. */
-  bytes: string;
+  bytes?: string;
+  /**
+   * Instead of bytes: end the link's session and start a new one on the same connection (the
+   * reason is logged), so that new link settings apply at once. The target stays connected.
+   */
+  newSession?: string;
   /** How long to collect the target's reply bytes before answering, ms (0: do not wait). */
   replyWindowMs?: number;
 }

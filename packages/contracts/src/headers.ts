@@ -14,6 +14,11 @@ export const Headers = {
   PauseNs: 'th-pause-ns',
   /** Present (value `1`) on the empty chunk that ends a session. */
   Eos: 'th-eos',
+  /**
+   * Link settings the gateway was given for this link (TRACEHUB_LINKS query parameters,
+   * `tracehub replay` flags), JSON; they override the link's stored settings for the session.
+   */
+  Settings: 'th-settings',
 } as const;
 
 export function msgId(session: string, chunk: number): string {

@@ -13,6 +13,7 @@ export interface Database {
   sessions: SessionsTable;
   dictionaries: DictionariesTable;
   records: RecordsTable;
+  link_settings_changes: LinkSettingsChangesTable;
 }
 
 /** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
@@ -35,6 +36,20 @@ export interface LinksTable {
   name: string;
   protocol: string;
   settings: ColumnType<LinkSettings, LinkSettings | undefined, LinkSettings>;
+}
+
+/** One change of a link's settings (the link page's history). */
+export interface LinkSettingsChangesTable {
+  id: Generated<bigint>;
+  link_id: number;
+  changed_at: CreatedAt;
+  /** Who: the name the request gave, and the token's fingerprint (API), or the OS user (CLI). */
+  changed_by: string;
+  /** Through what: `api`, `cli`, `dashboard`. */
+  via: string;
+  applies: 'next-session' | 'now';
+  previous: LinkSettings;
+  settings: LinkSettings;
 }
 
 export interface SessionsTable {

@@ -55,6 +55,13 @@ export {
   insertRecordsJson,
   type SessionBatchSummary,
 } from './writes/insert-records-json.js';
+export {
+  getLinkByName,
+  type LinkSettingsChange,
+  type LinkSettingsChangeRow,
+  linkSettingsChanges,
+  setLinkSettings,
+} from './writes/link-settings.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export {
   addSessionCounts,

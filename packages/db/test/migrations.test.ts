@@ -17,7 +17,14 @@ describe('migrations', () => {
     const db = createDb(fresh.url);
     try {
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual([
+        'dictionaries',
+        'link_settings_changes',
+        'links',
+        'records',
+        'rigs',
+        'sessions',
+      ]);
       // Yesterday, today and 7 days ahead.
       expect((await listPartitions(db)).length).toBe(9);
       expect(await migrateToLatest(db)).toEqual([]);
@@ -31,7 +38,14 @@ describe('migrations', () => {
       expect(await migrateDown(db)).toEqual([]);
 
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
-      expect(await tableNames(db)).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(db)).toEqual([
+        'dictionaries',
+        'link_settings_changes',
+        'links',
+        'records',
+        'rigs',
+        'sessions',
+      ]);
     } finally {
       await db.destroy();
       await fresh.drop();
@@ -44,7 +58,14 @@ describe('migrations', () => {
     try {
       const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
       expect(applied.flat()).toEqual(Object.keys(migrations));
-      expect(await tableNames(dbs[0])).toEqual(['dictionaries', 'links', 'records', 'rigs', 'sessions']);
+      expect(await tableNames(dbs[0])).toEqual([
+        'dictionaries',
+        'link_settings_changes',
+        'links',
+        'records',
+        'rigs',
+        'sessions',
+      ]);
     } finally {
       await Promise.all(dbs.map((db) => db.destroy()));
       await fresh.drop();

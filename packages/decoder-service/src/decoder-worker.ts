@@ -237,7 +237,11 @@ class LinkDecoding {
     let nextSeq: number;
     let settings: LinkSettings;
     if (!cp || cp.session !== meta.session) {
-      settings = this.options.linkSettings ? await this.options.linkSettings(this.link) : {};
+      // The stored settings, with what the gateway was told for this session over them.
+      settings = {
+        ...(this.options.linkSettings ? await this.options.linkSettings(this.link) : {}),
+        ...(meta.settings as LinkSettings | undefined),
+      };
       try {
         this.decoder = this.options.factory.create(this.link, settings);
       } catch (err) {

@@ -32,6 +32,10 @@ export class Gateway {
     });
   }
 
+  get link(): LinkAddress {
+    return this.options.link;
+  }
+
   get source(): LinkSource {
     return this.options.source;
   }
@@ -59,6 +63,12 @@ export class Gateway {
           request = msg.json<ControlRequest>();
         } catch {
           reply({ ok: false, written: 0, error: 'request is not JSON: send {"bytes": "<base64>"}' });
+          return;
+        }
+        if (typeof request?.newSession === 'string') {
+          const session = this.publisher.startNewSession(request.newSession.slice(0, 200));
+          if (session) reply({ ok: true, written: 0, session });
+          else reply({ ok: false, written: 0, error: 'the link has no open session (no target connected)' });
           return;
         }
         if (typeof request?.bytes !== 'string') {

@@ -11,7 +11,7 @@ export const QSPY_PORT = 6601;
 
 export const LINK_ADDRESS_FORMS = [
   'serial:/dev/ttyX?baud=115200',
-  'tcp-listen:HOST:PORT (default port 6601)',
+  'tcp-listen:HOST:PORT?secondTarget=replace|refuse&idleTimeoutMs=30000 (default port 6601)',
   'tcp-connect:HOST:PORT',
   'udp:HOST:PORT',
   'file:PATH?pace=max|original&bps=115200',
@@ -41,8 +41,23 @@ export function createLinkSource(address: string, fileOptions: Partial<FileSourc
       return new SerialSource(path, baud);
     }
     case 'tcp-listen': {
-      const { host, port } = hostPort(address, rest, '0.0.0.0', QSPY_PORT);
-      return new TcpListenSource(host, port);
+      const [hostAndPort, query = ''] = rest.split('?');
+      const { host, port } = hostPort(address, hostAndPort, '0.0.0.0', QSPY_PORT);
+      const params = new URLSearchParams(query);
+      const secondTarget = params.get('secondTarget') ?? 'replace';
+      if (secondTarget !== 'replace' && secondTarget !== 'refuse') {
+        throw new LinkAddressError(address, "secondTarget must be 'replace' or 'refuse'");
+      }
+      const idleTimeoutMs = Number(params.get('idleTimeoutMs') ?? 30_000);
+      if (!Number.isInteger(idleTimeoutMs) || idleTimeoutMs < 0) {
+        throw new LinkAddressError(address, 'idleTimeoutMs must be a whole number of ms (0: no timeout)');
+      }
+      params.delete('secondTarget');
+      params.delete('idleTimeoutMs');
+      if ([...params.keys()].length > 0) {
+        throw new LinkAddressError(address, `unknown parameter '${[...params.keys()][0]}' (not a link setting)`);
+      }
+      return new TcpListenSource(host, port, { secondTarget, idleTimeoutMs });
     }
     case 'tcp-connect': {
       const { host, port } = hostPort(address, rest, undefined, undefined);
@@ -80,6 +95,12 @@ function hostPort(
   defaultPort: number | undefined,
 ): { host: string; port: number } {
   // HOST:PORT, :PORT, PORT, HOST, or [v6]:PORT
+  if (rest.includes('?')) {
+    throw new LinkAddressError(
+      address,
+      `unknown parameter '${rest.slice(rest.indexOf('?') + 1)}' (not a link setting)`,
+    );
+  }
   let host: string | undefined;
   let portText: string | undefined;
   const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest);

@@ -1,7 +1,7 @@
 import { type Bus, publishRawChunk } from '@tracehub/bus';
 import type { LinkAddress } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
-import type { LinkSink } from './link-source.js';
+import type { ConnectionEvent, LinkSink } from './link-source.js';
 
 export interface LinkPublisherOptions {
   bus: Bus;
@@ -18,6 +18,8 @@ export interface LinkPublisherOptions {
    * pauses, so they must fall between chunks. 0 (default) for links whose decoding ignores time.
    */
   sealOnPauseNs?: bigint;
+  /** Link settings given with the link (TRACEHUB_LINKS, replay flags), sent with every chunk. */
+  settings?: Record<string, unknown>;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Called after every acknowledged chunk (metrics). */
   onPublished?: (info: {
@@ -49,6 +51,8 @@ export interface PublisherStats {
   chunksPublished: number;
   queuedBytes: number;
   publishFailures: number;
+  /** Connections refused, replaced or closed for silence (tcp-listen). */
+  connections: Record<ConnectionEvent, number>;
 }
 
 /**
@@ -87,6 +91,7 @@ export class LinkPublisher implements LinkSink {
     chunksPublished: 0,
     queuedBytes: 0,
     publishFailures: 0,
+    connections: { refused: 0, replaced: 0, 'idle-closed': 0 },
   };
   /** Sessions in the order they started (the CLI prints them). */
   readonly sessions: string[] = [];
@@ -102,8 +107,8 @@ export class LinkPublisher implements LinkSink {
     return this.session;
   }
 
-  connected(description: string): void {
-    if (this.session) this.disconnected('new connection');
+  connected(description: string, endReason = 'new connection'): void {
+    if (this.session) this.disconnected(endReason);
     this.session = newSessionId();
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
@@ -134,6 +139,26 @@ export class LinkPublisher implements LinkSink {
     this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
     this.options.log?.info({ session: this.session, reason }, 'link session ended');
     this.session = undefined;
+  }
+
+  /**
+   * Ends the open session and starts the next one on the same connection (new link settings
+   * apply from a session's start). Returns the new session, or `undefined` when none is open.
+   */
+  startNewSession(reason: string): string | undefined {
+    if (!this.session) return undefined;
+    this.connected(`same connection (${reason})`, reason);
+    return this.session;
+  }
+
+  connectionEvent(event: ConnectionEvent, peer: string, why: string): void {
+    this.stats.connections[event]++;
+    const what = {
+      refused: 'connection refused',
+      replaced: 'connection replaced',
+      'idle-closed': 'idle connection closed',
+    };
+    this.options.log?.warn({ peer, event, why, session: this.session }, what[event]);
   }
 
   waitForRoom(): Promise<void> {
@@ -227,6 +252,7 @@ export class LinkPublisher implements LinkSink {
           eos: chunk.eos,
           data: chunk.data,
           pauseNs: chunk.pauseNs,
+          settings: this.options.settings,
         });
       } catch (err) {
         this.stats.publishFailures++;

@@ -11,7 +11,14 @@ export interface LinkSink {
    * Live links never call it: they must never be blocked.
    */
   waitForRoom(): Promise<void>;
+  /**
+   * A connection the link did not take, or closed: a second target refused or replacing the
+   * first, a connection closed for staying silent. Logged and counted by the sink.
+   */
+  connectionEvent?(event: ConnectionEvent, peer: string, why: string): void;
 }
+
+export type ConnectionEvent = 'refused' | 'replaced' | 'idle-closed';
 
 /** One physical link: serial port, TCP, UDP, file or stdin. */
 export interface LinkSource {

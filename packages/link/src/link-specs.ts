@@ -1,8 +1,41 @@
-import { isProtocol, isValidName, type LinkAddress } from '@tracehub/contracts';
+import {
+  isProtocol,
+  isValidName,
+  type LinkAddress,
+  type LinkSettingsDocument,
+  linkSettingsFromText,
+  linkSettingsSchema,
+} from '@tracehub/contracts';
 
 export interface LinkSpec extends LinkAddress {
   /** Where to read: `tcp-listen::6601`, `serial:/dev/ttyUSB0?baud=115200`, ... */
   address: string;
+  /** Link settings among the address's query parameters (`?objPtrSize=8&sigSize=1`). */
+  settings: LinkSettingsDocument;
+}
+
+/**
+ * Splits the link settings (names of the protocol's settings document) off an address's query
+ * parameters; the others (`baud`, `pace`, ...) stay in the address for its source.
+ */
+export function splitLinkSettings(
+  protocol: LinkAddress['protocol'],
+  address: string,
+): { address: string; settings: LinkSettingsDocument } {
+  const q = address.indexOf('?');
+  if (q < 0) return { address, settings: {} };
+  const names = linkSettingsSchema(protocol).properties;
+  const rest = new URLSearchParams();
+  const settings: Array<[string, string]> = [];
+  for (const [name, value] of new URLSearchParams(address.slice(q + 1))) {
+    if (name in names) settings.push([name, value]);
+    else rest.append(name, value);
+  }
+  const left = rest.toString();
+  return {
+    address: address.slice(0, q) + (left ? `?${left}` : ''),
+    settings: linkSettingsFromText(protocol, settings),
+  };
 }
 
 /** Reads `protocol/rig/link=address;...` (TRACEHUB_LINKS); throws saying which entry is wrong. */
@@ -24,7 +57,11 @@ export function parseLinkSpecs(text: string): LinkSpec[] {
     if (!isValidName(rig) || !isValidName(link)) {
       throw new Error(`bad link '${entry}': rig and link names are 1-64 letters, digits, '_' or '-'`);
     }
-    specs.push({ protocol, rig, link, address });
+    try {
+      specs.push({ protocol, rig, link, ...splitLinkSettings(protocol, address) });
+    } catch (error) {
+      throw new Error(`bad link '${entry}': ${(error as Error).message}`);
+    }
   }
   const seen = new Set<string>();
   for (const s of specs) {

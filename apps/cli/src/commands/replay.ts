@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import { isProtocol, isValidName } from '@tracehub/contracts/names';
 import type { ReplayPace } from '@tracehub/link';
 import type { Command } from 'commander';
+import { addLinkSettingOptions, linkSettingsFromOptions } from '../link-setting-options.js';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
 
@@ -30,6 +31,7 @@ export function registerReplay(program: Command): void {
     .requiredOption('-p, --protocol <protocol>', 'qs | stp | swd')
     .option('--pace <pace>', 'original (at the link bit rate) | max', 'max')
     .option('--bps <bits>', 'link bit rate for --pace original (8N1)', '115200');
+  addLinkSettingOptions(cmd);
   addConnectionOptions(cmd, { nats: true });
   cmd.action(async (file: string, opts: ReplayOptions) => {
     if (!isProtocol(opts.protocol)) throw new Error(`unknown protocol '${opts.protocol}': use qs, stp or swd`);
@@ -40,6 +42,7 @@ export function registerReplay(program: Command): void {
       if (!isValidName(value))
         throw new Error(`bad --${what} '${value}': use letters, digits, '_' or '-' (at most 64)`);
     }
+    const settings = linkSettingsFromOptions(opts.protocol, opts as unknown as Record<string, unknown>);
     if (opts.pace !== 'max' && opts.pace !== 'original')
       throw new Error(`bad --pace '${opts.pace}': use original or max`);
     let total: number;
@@ -71,6 +74,7 @@ export function registerReplay(program: Command): void {
         bus,
         link: { protocol: opts.protocol, rig: opts.rig, link: opts.link },
         source,
+        settings,
         control: false,
       });
       await gateway.start();

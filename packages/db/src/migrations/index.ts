@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initialSchema from './0001-initial-schema.js';
 import * as sessionRecordTotal from './0002-session-record-total.js';
 import * as textIndexPerPartition from './0003-text-index-per-partition.js';
+import * as linkSettingsChanges from './0004-link-settings-changes.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -11,6 +12,7 @@ export const migrations: Record<string, Migration> = {
   '0001-initial-schema': initialSchema,
   '0002-session-record-total': sessionRecordTotal,
   '0003-text-index-per-partition': textIndexPerPartition,
+  '0004-link-settings-changes': linkSettingsChanges,
 };
 
 export const migrationProvider: MigrationProvider = {

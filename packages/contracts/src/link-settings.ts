@@ -1,0 +1,138 @@
+import { type Static, type TObject, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Protocol } from './names.js';
+
+/**
+ * How a link is decoded: one document per link, the same names everywhere (API body,
+ * `tracehub link set name=value`, query parameters of a TRACEHUB_LINKS address,
+ * `tracehub replay --name value`). Every setting is optional; what is left out takes the
+ * codec's default.
+ */
+
+const size = (qspy: string, what: string) =>
+  Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4), Type.Literal(8)], {
+    description: `${what} in bytes until the target info says otherwise (qspy ${qspy})`,
+  });
+
+/** QS: the target's sizes and version, for a target joined mid-run (qspy's -v -O -F -T -S ...). */
+export const QsLinkSettingsSchema = Type.Object(
+  {
+    version: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 0x7fff, description: 'QS version, e.g. 740 for 7.4.0 (qspy -v)' }),
+    ),
+    objPtrSize: Type.Optional(size('-O', 'object pointer size')),
+    funPtrSize: Type.Optional(size('-F', 'function pointer size')),
+    timeSize: Type.Optional(size('-T', 'timestamp size')),
+    sigSize: Type.Optional(size('-S', 'signal size')),
+    eventSize: Type.Optional(size('-E', 'event-size field size')),
+    queueCtrSize: Type.Optional(size('-Q', 'event-queue counter size')),
+    poolCtrSize: Type.Optional(size('-P', 'memory-pool counter size')),
+    poolBlkSize: Type.Optional(size('-B', 'memory-pool block-size size')),
+    teCtrSize: Type.Optional(size('-C', 'time-event counter size')),
+  },
+  { additionalProperties: false },
+);
+export type QsLinkSettings = Static<typeof QsLinkSettingsSchema>;
+
+const master = Type.Integer({ minimum: 0, maximum: 0xffff });
+const pauseMs = (what: string) => Type.Number({ minimum: 0, maximum: 60_000, description: what });
+
+/** STP (and SWD reverse-channel) links: what the stream itself cannot say. */
+export const StpLinkSettingsSchema = Type.Object(
+  {
+    version: Type.Optional(Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'STP version (default 2)' })),
+    littleEndianMasters: Type.Optional(
+      Type.Array(master, { maxItems: 256, description: 'masters whose STM sends little-endian words' }),
+    ),
+    output: Type.Optional(
+      Type.Union([Type.Literal('ost'), Type.Literal('phonet')], { description: 'output protocol (default ost)' }),
+    ),
+    resyncPauseMs: Type.Optional(pauseMs('v1: a pause this long resynchronises the stream, ms (default 1)')),
+    maxPauseMs: Type.Optional(pauseMs('v1: longest pause inside a message, ms (default 100)')),
+    start: Type.Optional(
+      Type.Union([Type.Literal('synced'), Type.Literal('hot_plug'), Type.Literal('unsynchronised')], {
+        description: "where a session starts: v1 'synced' or 'hot_plug', v2 'unsynchronised' or 'synced'",
+      }),
+    ),
+    port: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 255, description: 'SWD: trace box port / PhoNet sender (default 0x0B)' }),
+    ),
+    processor: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 255, description: 'SWD: processor index in the wrapper (default 0)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type StpLinkSettings = Static<typeof StpLinkSettingsSchema>;
+
+export type LinkSettingsDocument = QsLinkSettings | StpLinkSettings;
+
+/** The settings schema of a protocol (`swd` links take the STP document). */
+export function linkSettingsSchema(protocol: Protocol): TObject {
+  return protocol === 'qs' ? QsLinkSettingsSchema : StpLinkSettingsSchema;
+}
+
+export class LinkSettingsError extends Error {
+  override name = 'LinkSettingsError';
+}
+
+/** Checks a settings document against its protocol's schema; throws naming the first wrong setting. */
+export function validateLinkSettings(protocol: Protocol, settings: unknown): LinkSettingsDocument {
+  const schema = linkSettingsSchema(protocol);
+  const first = Value.Errors(schema, settings).First();
+  if (!first) return settings as LinkSettingsDocument;
+  const name = first.path.replace(/^\//, '').replaceAll('/', '.') || '(document)';
+  if (first.path && !(first.path.split('/')[1] in schema.properties)) {
+    throw new LinkSettingsError(
+      `unknown ${protocol} link setting '${first.path.split('/')[1]}': use ${Object.keys(schema.properties).join(', ')}`,
+    );
+  }
+  const property = schema.properties[first.path.split('/')[1] ?? ''];
+  const hint = property?.description ? ` (${property.description})` : '';
+  throw new LinkSettingsError(`${protocol} link setting ${name}: ${first.message}${hint}`);
+}
+
+/**
+ * Settings written as text, `name=value` pairs (query parameters of a link address, `tracehub
+ * link set`), turned into a checked document: numbers, `1,2,0x11` lists and names as the
+ * schema wants them.
+ */
+export function linkSettingsFromText(protocol: Protocol, pairs: Iterable<[string, string]>): LinkSettingsDocument {
+  const schema = linkSettingsSchema(protocol);
+  const out: Record<string, unknown> = {};
+  for (const [name, text] of pairs) {
+    const property = schema.properties[name];
+    if (!property) {
+      throw new LinkSettingsError(
+        `unknown ${protocol} link setting '${name}': use ${Object.keys(schema.properties).join(', ')}`,
+      );
+    }
+    out[name] =
+      property.type === 'array'
+        ? listOfNumbers(text)
+        : protocol === 'qs' && name === 'version'
+          ? qsVersion(text)
+          : scalar(text);
+  }
+  return validateLinkSettings(protocol, out);
+}
+
+/** `7.4`, `7.4.0` or `740` -> 740 (qspy's -v takes the dotted form). */
+function qsVersion(text: string): unknown {
+  const m = /^(\d+)\.(\d)(?:\.(\d))?$/.exec(text.trim());
+  return m ? Number(m[1]) * 100 + Number(m[2]) * 10 + Number(m[3] ?? 0) : scalar(text);
+}
+
+function scalar(text: string): unknown {
+  const t = text.trim();
+  if (/^(0x[0-9a-f]+|-?\d+(\.\d+)?)$/i.test(t)) return Number(t);
+  return t;
+}
+
+function listOfNumbers(text: string): unknown[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(scalar);
+}

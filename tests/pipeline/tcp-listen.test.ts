@@ -1,0 +1,127 @@
+// tcp-listen links against a real gateway process: a second target, a silent client, and the
+// gateway's metrics while its NATS server is away.
+import net from 'node:net';
+import { freePort, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningProcess } from '../foundation/processes.js';
+import { requireBuild, startService, stopAll } from './harness.js';
+
+let nats: PrivateNats;
+let gateway: RunningProcess;
+let healthPort: number;
+const ports = { refuse: 0, replace: 0, idle: 0 };
+
+beforeAll(async () => {
+  requireBuild();
+  nats = await PrivateNats.start();
+  ports.refuse = await freePort();
+  ports.replace = await freePort();
+  ports.idle = await freePort();
+  gateway = await startService(
+    'gateway',
+    { natsUrl: nats.url, databaseUrl: '', prefix: uniquePrefix('tl') },
+    {
+      TRACEHUB_LINKS: [
+        `qs/rigL/refuse=tcp-listen:127.0.0.1:${ports.refuse}?secondTarget=refuse`,
+        `qs/rigL/replace=tcp-listen:127.0.0.1:${ports.replace}?secondTarget=replace`,
+        `qs/rigL/idle=tcp-listen:127.0.0.1:${ports.idle}?idleTimeoutMs=500`,
+      ].join(';'),
+    },
+  );
+  const ready = gateway.stdout.find((l) => /"msg":"ready/.test(l)) ?? '';
+  healthPort = Number(/"healthPort":(\d+)/.exec(ready)?.[1]);
+}, 60_000);
+
+afterAll(async () => {
+  if (gateway) await stopAll([gateway]);
+  await nats?.stop();
+});
+
+/** A target connection that records whether and when the gateway closed it. */
+async function connectTarget(port: number) {
+  const socket = await new Promise<net.Socket>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
+  });
+  socket.on('error', () => {});
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, closed };
+}
+
+async function metric(name: string, ...labels: string[]): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`tracehub_${name}{`) && labels.every((x) => l.includes(x)));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+async function logLine(pattern: RegExp, timeoutMs = 5000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const line = gateway.stdout.find((l) => pattern.test(l));
+    if (line) return line;
+    if (Date.now() > deadline) throw new Error(`no log line matching ${pattern}:\n${gateway.stdout.join('\n')}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const within = (p: Promise<void>, ms: number) =>
+  Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+
+describe('a tcp-listen link', () => {
+  it('refuses a second target when told to, logs it and counts it, and keeps the first', async () => {
+    const first = await connectTarget(ports.refuse);
+    first.socket.write(Buffer.from([0x7e]));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await connectTarget(ports.refuse);
+    expect(await within(second.closed, 2000)).toBe(true);
+    expect(first.socket.destroyed).toBe(false);
+    const line = JSON.parse(await logLine(/"msg":"connection refused"/));
+    expect(line.link).toBe('qs/rigL/refuse');
+    expect(line.why).toMatch(/is connected/);
+    expect(await metric('gateway_connections_not_taken_total', 'link="refuse"', 'event="refused"')).toBe(1);
+    first.socket.destroy();
+  });
+
+  it('lets a second target replace the first by default, logged and counted', async () => {
+    const first = await connectTarget(ports.replace);
+    first.socket.write(Buffer.from([0x7e]));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await connectTarget(ports.replace);
+    expect(await within(first.closed, 2000)).toBe(true);
+    expect(second.socket.destroyed).toBe(false);
+    const line = JSON.parse(await logLine(/"msg":"connection replaced"/));
+    expect(line.link).toBe('qs/rigL/replace');
+    expect(await metric('gateway_connections_not_taken_total', 'link="replace"', 'event="replaced"')).toBe(1);
+    second.socket.destroy();
+  });
+
+  it('closes a connection that sends nothing before its idle timeout, so the real target gets in', async () => {
+    const silent = await connectTarget(ports.idle);
+    const t0 = Date.now();
+    expect(await within(silent.closed, 3000)).toBe(true);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+    await logLine(/"msg":"idle connection closed"/);
+    expect(await metric('gateway_connections_not_taken_total', 'link="idle"', 'event="idle-closed"')).toBe(1);
+    const target = await connectTarget(ports.idle);
+    target.socket.write(Buffer.from([0x7e, 0x7e]));
+    expect(await within(target.closed, 1000)).toBe(false);
+    target.socket.destroy();
+  });
+
+  it('keeps its metrics moving while NATS is away', async () => {
+    const target = await connectTarget(ports.replace);
+    target.socket.write(Buffer.alloc(1000, 0x11));
+    await new Promise((r) => setTimeout(r, 500));
+    const readBefore = await metric('gateway_bytes_read_total', 'link="replace"');
+    await nats.kill();
+    try {
+      target.socket.write(Buffer.alloc(200_000, 0x22));
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(await metric('gateway_bytes_read_total', 'link="replace"')).toBe(readBefore + 200_000);
+      expect(await metric('gateway_queued_bytes', 'link="replace"')).toBeGreaterThanOrEqual(200_000);
+    } finally {
+      await nats.resume();
+      target.socket.destroy();
+    }
+  }, 30_000);
+});
