@@ -119,27 +119,28 @@ export async function timelineBuckets(
   const [first, last] = range;
   const total = Number(last - first) + 1;
   const every = total > EXACT_LIMIT ? Math.ceil(total / SAMPLE_SIZE) : 1;
-  const base =
+  type CountRow = { track: string | null; bucket: number; records: string; errors: string };
+  const rows: CountRow[] =
     every === 1
-      ? windowQuery(db, w)
-      : db
-          .selectFrom(
-            sql<{
-              seq: string;
-            }>`generate_series(${first.toString()}::bigint, ${last.toString()}::bigint, ${every}::bigint)`.as('sample'),
-          )
-          .innerJoin('records', (join) =>
-            join.on('records.session', '=', w.session).onRef('records.seq', '=', sql.ref('sample.sample')),
-          );
-  const rows = await base
-    .select([
-      trackExpr.as('track'),
-      bucket.as('bucket'),
-      sql<string>`count(*)`.as('records'),
-      sql<string>`count(*) filter (where kind = 'error')`.as('errors'),
-    ])
-    .groupBy([sql`1`, sql`2`])
-    .execute();
+      ? await windowQuery(db, w)
+          .select([
+            trackExpr.as('track'),
+            bucket.as('bucket'),
+            sql<string>`count(*)`.as('records'),
+            sql<string>`count(*) filter (where kind = 'error')`.as('errors'),
+          ])
+          .groupBy([sql`1`, sql`2`])
+          .execute()
+      : // One primary-key lookup per sampled seq (lateral: never a scan of the whole session).
+        (
+          await sql<CountRow>`select s.track, s.bucket, count(*) as records, count(*) filter (where s.kind = 'error') as errors
+            from generate_series(${first.toString()}::bigint, ${last.toString()}::bigint, ${every}::bigint) as g(seq)
+            cross join lateral (
+              select ${trackExpr} as track, ${bucket} as bucket, kind from records
+              where session = ${w.session} and seq = g.seq limit 1
+            ) as s
+            group by 1, 2`.execute(db)
+        ).rows;
   return {
     buckets: rows
       .filter((r) => r.bucket >= 0 && r.bucket < buckets)
