@@ -8,6 +8,7 @@ const packages = [
   'stp',
   'palmtrace',
   'palmtrace-bridge',
+  'live',
   'bus',
   'link',
   'db',

@@ -4,6 +4,7 @@ import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/
 import type { RecordBatch } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
+import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +19,7 @@ let gateway: Gateway;
 let target: net.Socket;
 let stored: StoredFixture;
 const arrived: Buffer[] = [];
+let scripted: ScriptedTarget;
 
 beforeAll(async () => {
   fresh = await freshDatabase('ctl');
@@ -38,6 +40,9 @@ beforeAll(async () => {
   target = net.connect(source.boundPort, '127.0.0.1');
   await new Promise((resolve) => target.once('connect', resolve));
   target.on('data', (d) => arrived.push(d));
+  // The target answers as a QP/C QUTest target does (it has not sent its target info yet).
+  scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 8, funPtrSize: 8 });
+  target.on('data', (d) => scripted.receive(d));
   app = await buildApp({
     db,
     bus,
@@ -94,12 +99,22 @@ describe('control', () => {
       session: gateway.publisher.currentSession,
       frame: expectedInfo.toString('hex'),
       records: [],
+      // The target's own answer, decoded from what it sent back on the link.
+      outcome: 'data',
+      answer: { name: 'QS_TARGET_INFO', fields: { reset: false, objPtrSize: 8 } },
     });
 
-    // Poke writes 2-byte items; 0x7E and 0x7D in the payload go escaped.
+    // Poke writes 2-byte items; 0x7E and 0x7D in the payload go escaped. The target has no
+    // current AP object, so it refuses: Trg-ERR is not ok.
     const poke = await command({ command: { command: 'poke', offset: 4, size: 2, items: [0xbeef, 0x7e7d] } });
     expect(poke.statusCode, poke.body).toBe(200);
     expect(await arrivedBytes(14)).toEqual(qsFrame(2, 5, [0x04, 0x00, 0x02, 0x02, 0xef, 0xbe, 0x7d, 0x7e]));
+    expect(poke.json()).toMatchObject({
+      ok: false,
+      outcome: 'error',
+      error: 'the target refused it: Trg-ERR  QS_RX_POKE',
+      answer: { name: 'QS_RX_STATUS', text: '           Trg-ERR  QS_RX_POKE' },
+    });
 
     // An event with the target's 2-byte signal size (from the session's target info), no parameters.
     await command({ command: { command: 'event', prio: 1, sig: 6 } });
@@ -130,6 +145,8 @@ describe('control', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(await arrivedBytes(4)).toEqual(qsFrame(5, 2, []));
     expect(res.json().records).toEqual([{ ...answer, session: 'after-reset', seq: 0 }]);
+    // The gateway's own answer: the target info the scripted target sent when it reset.
+    expect(res.json()).toMatchObject({ ok: true, outcome: 'data', answer: { fields: { reset: true } } });
   });
 
   it('says so when the target is not connected or no gateway answers', async () => {

@@ -9,11 +9,13 @@ import websocket from '@fastify/websocket';
 import type { Bus } from '@tracehub/bus';
 import { TraceRecordSchema } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
+import { RecordFeed } from '@tracehub/live';
 import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
 import { ServiceMetrics } from '@tracehub/service-kit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
+import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
 import { bearerAuth } from './plugins/auth.js';
@@ -74,8 +76,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requests.inc({ route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
   });
 
-  const hub = new LiveHub(bus, settings.liveQueueRecords, app.log);
-  hub.start();
+  // One live record feed for the live tail and the PalmTrace bridge alike.
+  const feed = new RecordFeed(bus, app.log);
+  const rates = new LinkRates(bus, app.log);
+  rates.start();
+  const hub = new LiveHub(feed, rates, settings.liveQueueRecords);
   metrics.gauge({
     name: 'api_live_clients',
     help: 'connected live-tail clients',
@@ -83,7 +88,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       this.set(hub.clientCount);
     },
   });
-  app.addHook('preClose', async () => hub.stop());
+  app.addHook('preClose', async () => {
+    hub.stop();
+    await rates.stop();
+  });
+  app.addHook('onClose', async () => feed.stop());
   app.decorate('liveHub', hub);
 
   if (settings.corsOrigins.length > 0) await app.register(cors, { origin: settings.corsOrigins, credentials: false });
@@ -116,7 +125,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
-        await api.register(palmTraceBridge, { db, bus, metrics, settings: settings.palmTrace });
+        await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
       },
       { prefix: '/api/v1' },
     );

@@ -1,6 +1,7 @@
 // Process entry point of the gateway: one runService call; the work lives in gateway.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
 import { createLinkSource, Gateway, LINK_ADDRESS_FORMS, parseLinkSpecs } from '@tracehub/link';
+import { takeFrontEndOption } from '@tracehub/qspy-frontend';
 import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
@@ -22,7 +23,13 @@ await runService({
   configSchema: GatewayConfigSchema,
   async start({ config, health, logger, metrics, onClose }) {
     const specs = parseLinkSpecs(config.TRACEHUB_LINKS);
-    const sources = specs.map((spec) => ({ spec, source: createLinkSource(spec.address) }));
+    const sources = specs.map((spec) => {
+      // `?frontend=:7701` opens a qspy-compatible front-end port for a QS link (QUTest, QView).
+      const { address, frontEnd } = takeFrontEndOption(spec.address);
+      if (frontEnd && spec.protocol !== 'qs')
+        throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
+      return { spec, source: createLinkSource(address), frontEnd };
+    });
     const bus = await connectBus({ url: config.NATS_URL, name: 'gateway', prefix: config.TRACEHUB_BUS_PREFIX });
     onClose(() => bus.close());
     await ensureTopology(bus, streamLimitsFrom(config));
@@ -88,8 +95,9 @@ await runService({
       help: 'time from publish to JetStream ack',
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
     });
-    for (const { spec, source } of sources) {
+    for (const { spec, source, frontEnd } of sources) {
       const l = { protocol: spec.protocol, rig: spec.rig, link: spec.link };
+      const linkLog = logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` });
       gateways.push(
         new Gateway({
           bus,
@@ -99,7 +107,9 @@ await runService({
           bufferBytes: config.GATEWAY_BUFFER_BYTES,
           chunkBytes: config.GATEWAY_CHUNK_BYTES,
           flushMs: config.GATEWAY_FLUSH_MS,
-          log: logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` }),
+          log: linkLog,
+          frontEnd,
+          onFrontEndEvent: (event) => linkLog.info({ frontEnd: event }, `front-end ${event.kind}`),
           onPublished: (info) => {
             bytesOut.inc(l, info.bytes);
             chunks.inc(l);
@@ -113,7 +123,8 @@ await runService({
       // port in use), the ones already reading stop the same way.
       onClose(() => g.stop(3000));
       await g.start();
-      logger.info({ link: `${g.source.description}` }, 'reading link');
+      const port = g.qsPoint?.port;
+      logger.info({ link: `${g.source.description}`, ...(port ? { frontEnd: port.description } : {}) }, 'reading link');
     }
     if (specs.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');
     health.addReadinessCheck('nats', () => bus.isConnected());

@@ -36,7 +36,11 @@ export interface RecordBatch {
   records: TraceRecord[];
 }
 
-/** Request on `ctl.<rig>.<link>`: bytes for the gateway to write to the target link. */
+/**
+ * Request on `ctl.<rig>.<link>`: bytes for the gateway to write to the target link, or (QS
+ * links) a QS-RX command for the gateway to lay out with the link's own QS-RX counter,
+ * dictionaries and target sizes, answered with the target's answer.
+ */
 export interface ControlRequest {
   /** Base64 of the bytes to write, exactly as they go on the wire. */
   bytes?: string;
@@ -47,6 +51,16 @@ export interface ControlRequest {
   newSession?: string;
   /** How long to collect the target's reply bytes before answering, ms (0: do not wait). */
   replyWindowMs?: number;
+  /** A QS-RX command (`{ command: 'tick', rate: 0 }`, see `@tracehub/qspy-frontend` QsCommand). */
+  qs?: { command: string; [field: string]: unknown };
+  /** How long to wait for the target's answer to `qs`, ms. */
+  answerTimeoutMs?: number;
+  /** Sizes for `qs` while the target has not sent its info on this connection (the last session's). */
+  sizes?: { objPtrSize?: number; funPtrSize?: number; sigSize?: number };
+  /** Asks for the link's control state (target, dictionaries, front-end port) instead. */
+  status?: boolean;
+  /** Frees the link's front-end port from the front-end that holds it (it gets DETACH). */
+  releaseFrontEnd?: boolean;
 }
 
 /** Answer of the gateway that owns the link. */
@@ -58,4 +72,10 @@ export interface ControlReply {
   session?: string;
   /** Why the write failed, when it did. */
   error?: string;
+  /** The field of `qs` at fault, when the command was refused for a bad value. */
+  field?: string;
+  /** The target's answer to `qs` (`@tracehub/qspy-frontend` CommandResult). */
+  result?: Record<string, unknown>;
+  /** The link's control state, for `status` requests. */
+  status?: Record<string, unknown>;
 }

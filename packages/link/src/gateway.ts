@@ -1,8 +1,15 @@
 import type { Subscription } from '@nats-io/transport-node';
 import type { Bus } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, LinkAddress } from '@tracehub/contracts';
+import {
+  CommandRejected,
+  type FrontEndEvent,
+  type FrontEndOption,
+  type QsCommand,
+  QsLinkPoint,
+} from '@tracehub/qspy-frontend';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
-import type { LinkSource } from './link-source.js';
+import type { LinkSink, LinkSource } from './link-source.js';
 
 export interface GatewayOptions extends Omit<LinkPublisherOptions, 'bus' | 'link'> {
   bus: Bus;
@@ -10,9 +17,13 @@ export interface GatewayOptions extends Omit<LinkPublisherOptions, 'bus' | 'link
   source: LinkSource;
   /** Answer control requests on `ctl.<rig>.<link>` (off for one-shot replays). */
   control?: boolean;
+  /** A qspy-compatible front-end port for QUTest and QView (QS links with control on). */
+  frontEnd?: FrontEndOption;
+  onFrontEndEvent?(event: FrontEndEvent): void;
 }
 
 const MAX_CONTROL_BYTES = 64 * 1024;
+const MAX_ANSWER_TIMEOUT_MS = 60_000;
 
 /**
  * One link's gateway: the source reads, the publisher turns reads into raw chunks on the bus,
@@ -20,10 +31,27 @@ const MAX_CONTROL_BYTES = 64 * 1024;
  */
 export class Gateway {
   readonly publisher: LinkPublisher;
+  /**
+   * A QS link's control point (QS-RX commands answered from the link's own decoded records,
+   * the front-end port): fed with every byte read, after the publisher.
+   */
+  readonly qsPoint: QsLinkPoint | undefined;
   private control: Subscription | undefined;
 
   constructor(private readonly options: GatewayOptions) {
-    const { bus, link, source: _source, control: _control, ...publisherOptions } = options;
+    const { bus, link, source, control, frontEnd, onFrontEndEvent, ...publisherOptions } = options;
+    if (link.protocol === 'qs' && control !== false) {
+      this.qsPoint = new QsLinkPoint({
+        write: (frame) => {
+          source
+            .write(frame)
+            .catch((e: Error) => publisherOptions.log?.warn({ err: e.message }, 'QS-RX frame not written'));
+        },
+        frontEnd,
+        onFrontEndEvent,
+      });
+    } else if (frontEnd)
+      throw new Error(`link ${link.rig}/${link.link}: a front-end port needs a QS link with control on`);
     this.publisher = new LinkPublisher({
       bus,
       link,
@@ -42,12 +70,15 @@ export class Gateway {
 
   async start(): Promise<void> {
     if (this.options.control !== false) this.listenForControl();
-    await this.options.source.start(this.publisher);
+    const point = this.qsPoint;
+    await point?.start();
+    await this.options.source.start(point ? teeSink(this.publisher, point) : this.publisher);
   }
 
   /** Stops reading, ends the session, and publishes what is buffered (until the deadline). */
   async stop(deadlineMs = 4000): Promise<void> {
     this.control?.unsubscribe();
+    await this.qsPoint?.stop();
     await this.options.source.stop();
     await this.publisher.close(deadlineMs);
   }
@@ -71,6 +102,10 @@ export class Gateway {
           else reply({ ok: false, written: 0, error: 'the link has no open session (no target connected)' });
           return;
         }
+        if (request?.qs !== undefined || request?.status === true || request?.releaseFrontEnd === true) {
+          this.answerQs(request).then(reply);
+          return;
+        }
         if (typeof request?.bytes !== 'string') {
           reply({ ok: false, written: 0, error: 'request has no "bytes" (base64 string)' });
           return;
@@ -87,4 +122,51 @@ export class Gateway {
       },
     });
   }
+
+  /** QS-RX commands with the target's answer, and the link's control state. */
+  private async answerQs(request: ControlRequest): Promise<ControlReply> {
+    const point = this.qsPoint;
+    const session = this.publisher.currentSession;
+    if (!point) return { ok: false, written: 0, error: 'this link has no QS control point (it is not a QS link)' };
+    if (request.releaseFrontEnd === true) {
+      const released = point.releaseFrontEnd();
+      return { ok: true, written: 0, session, status: { ...point.status(), released } };
+    }
+    if (request.status === true) return { ok: true, written: 0, session, status: { ...point.status() } };
+    const timeoutMs = Math.min(Math.max(Number(request.answerTimeoutMs ?? 1000) || 0, 0), MAX_ANSWER_TIMEOUT_MS);
+    try {
+      const result = await point.execute(request.qs as unknown as QsCommand, { timeoutMs, sizes: request.sizes });
+      return {
+        ok: result.ok,
+        written: result.written,
+        session,
+        result: { ...result },
+        ...(result.error ? { error: result.error } : {}),
+      };
+    } catch (e) {
+      if (e instanceof CommandRejected) {
+        return { ok: false, written: 0, session, error: e.message, ...(e.field ? { field: e.field } : {}) };
+      }
+      return { ok: false, written: 0, session, error: (e as Error).message };
+    }
+  }
+}
+
+/** The publisher first (the link's bytes are never held up), then the QS control point. */
+function teeSink(publisher: LinkPublisher, point: QsLinkPoint): LinkSink {
+  return {
+    connected(description) {
+      publisher.connected(description);
+      point.connected();
+    },
+    data(bytes) {
+      publisher.data(bytes);
+      point.data(bytes);
+    },
+    disconnected(reason) {
+      publisher.disconnected(reason);
+      point.disconnected();
+    },
+    waitForRoom: () => publisher.waitForRoom(),
+  };
 }

@@ -13,7 +13,6 @@ export {
   type ReporterFilter,
   type ReporterOptions,
 } from './endpoint-schema.js';
-export { MessageOutlet } from './message-outlet.js';
 export { PalmTraceBridge } from './palmtrace-bridge.js';
 export type { ListenerStatus } from './palmtrace-listener.js';
 export { type PalmTraceBridgeOptions, palmTraceBridge } from './palmtrace-plugin.js';

@@ -1,9 +1,8 @@
-import type { Bus } from '@tracehub/bus';
 import type { Database } from '@tracehub/db';
+import type { RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
 import type { PalmTraceBridgeSettings } from './bridge-settings.js';
 import type { ReporterEndpointInput } from './endpoint-schema.js';
-import { LiveRecordFeed } from './live-record-feed.js';
 import { type ListenerStatus, PalmTraceListener } from './palmtrace-listener.js';
 import { type BridgeLog, ReporterEndpoint, type ReporterStatus } from './reporter-endpoint.js';
 
@@ -14,20 +13,24 @@ export class ReporterExistsError extends Error {
 /**
  * The set of Reporter endpoints and the listening port: endpoints from configuration are
  * started with the bridge, others are added and removed at run time (the api's
- * `/reporters` routes). All of them share one live subscription.
+ * `/reporters` routes). All of them read the api's one live record feed.
  */
 export class PalmTraceBridge {
   private readonly endpoints = new Map<string, ReporterEndpoint>();
-  private readonly feed: LiveRecordFeed;
   private listener: PalmTraceListener | null = null;
   private nextNumber = 1;
 
   constructor(
-    private readonly deps: { db: Kysely<Database>; bus: Bus; settings: PalmTraceBridgeSettings; log: BridgeLog },
-  ) {
-    this.feed = new LiveRecordFeed(deps.bus, (error) =>
-      deps.log.warn({ error: String(error) }, 'PalmTrace bridge: live record handling failed'),
-    );
+    private readonly deps: {
+      db: Kysely<Database>;
+      feed: RecordFeed;
+      settings: PalmTraceBridgeSettings;
+      log: BridgeLog;
+    },
+  ) {}
+
+  private get feed(): RecordFeed {
+    return this.deps.feed;
   }
 
   async start(): Promise<void> {
@@ -50,7 +53,6 @@ export class PalmTraceBridge {
     this.endpoints.clear();
     await this.listener?.close();
     this.listener = null;
-    this.feed.close();
   }
 
   add(input: ReporterEndpointInput, source: 'config' | 'api'): ReporterEndpoint {

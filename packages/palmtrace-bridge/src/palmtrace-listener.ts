@@ -1,8 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import type { RecordBatch } from '@tracehub/contracts';
+import { Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { ReporterOptions } from './endpoint-schema.js';
-import type { LiveRecordFeed } from './live-record-feed.js';
-import { MessageOutlet } from './message-outlet.js';
+import { encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
 import type { BridgeLog } from './reporter-endpoint.js';
 
@@ -24,30 +23,34 @@ export interface ListenerStatus {
 
 interface ListenerClient {
   socket: Socket;
-  outlet: MessageOutlet;
+  reader: OutletReader<PalmChunk>;
+  counters: SendCounters;
   connectedAt: Date;
 }
 
 /**
  * The listening mode: a TCP port that Reporters and scripts connect to, each getting the same
- * one-way PalmTrace stream of live records. Every record is encoded once and queued for each
- * client in its own bounded outlet, so a slow client drops its own oldest records and never
- * holds up the others.
+ * one-way PalmTrace stream of live records. Every batch is encoded once into one shared
+ * bounded {@link Outlet}; each client reads it at its own pace, so a client that stops reading
+ * costs nothing per record, drops only its own view of the oldest records (and is told how
+ * many), and never holds up the others, the NATS connection or HTTP requests.
  */
 export class PalmTraceListener {
   private server: Server | null = null;
   private readonly clients = new Set<ListenerClient>();
   private readonly encoder: RecordMessageEncoder;
+  private readonly outlet: Outlet<PalmChunk>;
   private removeFromFeed: (() => void) | null = null;
   private boundPort = 0;
 
   constructor(
-    private readonly feed: LiveRecordFeed,
+    private readonly feed: RecordFeed,
     options: ReporterOptions,
-    private readonly queue: { records: number; bytes: number },
+    queue: { records: number; bytes: number },
     private readonly log: BridgeLog,
   ) {
     this.encoder = new RecordMessageEncoder(options);
+    this.outlet = new Outlet(queue);
   }
 
   async listen(port: number, host: string): Promise<number> {
@@ -62,7 +65,12 @@ export class PalmTraceListener {
     this.server = server;
     const address = server.address();
     this.boundPort = typeof address === 'object' && address ? address.port : port;
-    this.removeFromFeed = this.feed.add((batch) => this.offerBatch(batch));
+    // Runs in the NATS callback: encode once for every client, push; never waits.
+    this.removeFromFeed = this.feed.add((batch) => {
+      if (this.clients.size === 0) return;
+      const encoded = encodeBatch(this.encoder, batch);
+      if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
+    });
     this.log.info({ host, port: this.boundPort }, 'PalmTrace listener ready');
     return this.boundPort;
   }
@@ -72,8 +80,12 @@ export class PalmTraceListener {
     this.removeFromFeed = null;
     const server = this.server;
     this.server = null;
-    for (const client of this.clients) client.socket.destroy();
+    for (const client of this.clients) {
+      client.reader.close();
+      client.socket.destroy();
+    }
     this.clients.clear();
+    this.outlet.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
@@ -86,19 +98,20 @@ export class PalmTraceListener {
         remoteAddress: c.socket.remoteAddress ?? '',
         remotePort: c.socket.remotePort ?? 0,
         connectedAt: c.connectedAt.toISOString(),
-        messagesSent: c.outlet.messagesSent,
-        bytesSent: c.outlet.bytesSent,
-        dropped: c.outlet.dropped,
-        queued: c.outlet.queued,
+        messagesSent: c.counters.messagesSent,
+        bytesSent: c.counters.bytesSent,
+        dropped: c.reader.missed,
+        queued: c.reader.queued,
       })),
     };
   }
 
   private accept(socket: Socket): void {
-    const outlet = new MessageOutlet(this.queue.records, this.queue.bytes, (n) =>
-      this.encoder.droppedNotice(n, 'this client was slower than the stream'),
+    const counters: SendCounters = { messagesSent: 0, bytesSent: 0 };
+    const reader = this.outlet.reader(
+      socketSink(socket, counters, (n) => this.encoder.droppedNotice(n, 'this client was slower than the stream')),
     );
-    const client: ListenerClient = { socket, outlet, connectedAt: new Date() };
+    const client: ListenerClient = { socket, reader, counters, connectedAt: new Date() };
     this.clients.add(client);
     socket.setNoDelay(true);
     let warned = false;
@@ -112,21 +125,9 @@ export class PalmTraceListener {
     });
     socket.on('error', () => {});
     socket.on('close', () => {
-      outlet.detach();
-      outlet.clear();
+      reader.close();
       this.clients.delete(client);
+      if (this.clients.size === 0) this.outlet.clear();
     });
-    outlet.attach(socket);
-  }
-
-  /** Runs in the NATS callback: encode each matching record once, queue it for every client. */
-  private offerBatch(batch: RecordBatch): void {
-    if (this.clients.size === 0 || !this.encoder.admitsLink(batch)) return;
-    for (const record of batch.records) {
-      if (!this.encoder.matches(record)) continue;
-      const messages = this.encoder.encode(record);
-      if (!messages) continue;
-      for (const client of this.clients) client.outlet.offer(messages);
-    }
   }
 }

@@ -1,9 +1,9 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Bus } from '@tracehub/bus';
 import { NAME_PATTERN, problemResponses } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
+import type { RecordFeed } from '@tracehub/live';
 import type { ServiceMetrics } from '@tracehub/service-kit';
 import fp from 'fastify-plugin';
 import type { Kysely } from 'kysely';
@@ -13,7 +13,8 @@ import { PalmTraceBridge, ReporterExistsError } from './palmtrace-bridge.js';
 
 export interface PalmTraceBridgeOptions {
   db: Kysely<Database>;
-  bus: Bus;
+  /** The host's live record feed, shared with its other live readers. */
+  feed: RecordFeed;
   metrics: ServiceMetrics;
   /** Default: no endpoints, listening mode off. */
   settings?: PalmTraceBridgeSettings;
@@ -75,7 +76,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
   const settings = options.settings ?? DEFAULT_PALMTRACE_SETTINGS;
   const bridge = new PalmTraceBridge({
     db: options.db,
-    bus: options.bus,
+    feed: options.feed,
     settings,
     log: {
       info: (obj, msg) => app.log.info(obj, msg),

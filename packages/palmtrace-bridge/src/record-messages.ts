@@ -1,4 +1,5 @@
 import type { Protocol, TraceRecord } from '@tracehub/contracts';
+import { admitsLink, matchesRecord } from '@tracehub/live';
 import {
   encodeTraceMessage,
   PalmErrorClass,
@@ -6,7 +7,7 @@ import {
   splitTraceLines,
   TraceKind,
 } from '@tracehub/palmtrace';
-import type { ReporterFilter, ReporterOptions } from './endpoint-schema.js';
+import type { ReporterOptions } from './endpoint-schema.js';
 
 /**
  * Target clock ticks per millisecond when an endpoint does not say. QS: the fixtures' POSIX
@@ -81,29 +82,6 @@ export function timestampMsOf(record: TraceRecord, ticksPerMs: number): bigint |
   return BigInt(Math.floor(Number(ticks) / ticksPerMs));
 }
 
-/** The record-level part of the filter (rig, link, protocol, name, kind). */
-export function matchesReporterFilter(filter: ReporterFilter | undefined, record: TraceRecord): boolean {
-  if (!filter) return true;
-  if (filter.rigs?.length && !filter.rigs.includes(record.rig)) return false;
-  if (filter.links?.length && !filter.links.includes(record.link)) return false;
-  if (filter.protocols?.length && !filter.protocols.includes(record.protocol)) return false;
-  if (filter.names?.length && !filter.names.includes(record.name)) return false;
-  if (filter.kinds?.length && !filter.kinds.includes(record.kind)) return false;
-  return true;
-}
-
-/** Whether any record of a batch from this link can pass the filter (skips whole batches cheaply). */
-export function filterAdmitsLink(
-  filter: ReporterFilter | undefined,
-  link: { protocol: string; rig: string; link: string },
-): boolean {
-  if (!filter) return true;
-  if (filter.rigs?.length && !filter.rigs.includes(link.rig)) return false;
-  if (filter.links?.length && !filter.links.includes(link.link)) return false;
-  if (filter.protocols?.length && !(filter.protocols as string[]).includes(link.protocol)) return false;
-  return true;
-}
-
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
 
 /**
@@ -123,11 +101,11 @@ export class RecordMessageEncoder {
   }
 
   matches(record: TraceRecord): boolean {
-    return matchesReporterFilter(this.options.filter, record);
+    return matchesRecord(this.options.filter, record);
   }
 
   admitsLink(link: { protocol: string; rig: string; link: string }): boolean {
-    return filterAdmitsLink(this.options.filter, link);
+    return admitsLink(this.options.filter, link);
   }
 
   moduleOf(record: TraceRecord): number {

@@ -1,10 +1,9 @@
 import { connect, type Socket } from 'node:net';
-import type { RecordBatch } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
+import { type MissedReason, Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
 import type { ReplayRequest, ReporterEndpointInput } from './endpoint-schema.js';
-import type { LiveRecordFeed } from './live-record-feed.js';
-import { MessageOutlet } from './message-outlet.js';
+import { chunkOf, encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
 import { OriginalPace, storedRecords } from './stored-records.js';
 
@@ -15,7 +14,7 @@ export interface BridgeLog {
 
 export interface ReporterEndpointDeps {
   db: Kysely<Database>;
-  feed: LiveRecordFeed;
+  feed: RecordFeed;
   log: BridgeLog;
   /** Wait between connection attempts while the Reporter is away (PalmTrace: 1000 ms). */
   retryMs: number;
@@ -45,16 +44,24 @@ export interface ReporterStatus {
   config: ReporterEndpointInput;
 }
 
+/** What a Reporter is told about records it did not get. */
+const WHY_MISSED: Record<MissedReason, string> = {
+  slow: 'the Reporter was slower than the stream',
+  away: 'the Reporter was not connected',
+};
+
 /**
  * One Reporter endpoint in the PalmTrace role: connects out to the listening Reporter,
  * retries about every second while it is away, and never waits to read (whatever the
  * Reporter sends is counted, logged once per connection and ignored). Records come from the
  * live stream through the endpoint's filter, or from a stored replay, into a bounded
- * {@link MessageOutlet}. While disconnected, live records keep queuing (and the oldest drop),
+ * {@link Outlet}. While disconnected, live records keep queuing (and the oldest drop),
  * so a Reporter that restarts quickly loses nothing but what the queue could not hold.
  */
 export class ReporterEndpoint {
-  readonly outlet: MessageOutlet;
+  private readonly outlet: Outlet<PalmChunk>;
+  private readonly reader: OutletReader<PalmChunk>;
+  private readonly counters: SendCounters = { messagesSent: 0, bytesSent: 0 };
   private readonly encoder: RecordMessageEncoder;
   private socket: Socket | null = null;
   private connected = false;
@@ -75,9 +82,8 @@ export class ReporterEndpoint {
     private readonly deps: ReporterEndpointDeps,
   ) {
     this.encoder = new RecordMessageEncoder(config);
-    this.outlet = new MessageOutlet(config.queueRecords ?? deps.queueRecords, deps.queueBytes, (n) =>
-      this.encoder.droppedNotice(n, 'the Reporter was slower than the stream'),
-    );
+    this.outlet = new Outlet({ records: config.queueRecords ?? deps.queueRecords, bytes: deps.queueBytes });
+    this.reader = this.outlet.reader();
   }
 
   start(): void {
@@ -85,7 +91,11 @@ export class ReporterEndpoint {
       this.replayState = { state: 'waiting', records: 0, error: null };
       void this.replay(this.config.replay);
     } else {
-      this.removeFromFeed = this.deps.feed.add((batch) => this.offerBatch(batch));
+      // Runs in the NATS callback: filter, encode, push; never waits.
+      this.removeFromFeed = this.deps.feed.add((batch) => {
+        const encoded = encodeBatch(this.encoder, batch);
+        if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
+      });
     }
     this.connect();
   }
@@ -96,6 +106,7 @@ export class ReporterEndpoint {
     this.removeFromFeed?.();
     this.removeFromFeed = null;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.reader.close();
     this.outlet.clear();
     const socket = this.socket;
     if (socket && !socket.destroyed) {
@@ -114,11 +125,11 @@ export class ReporterEndpoint {
       port: this.config.port,
       mode: this.config.replay ? 'replay' : 'live',
       connected: this.connected,
-      messagesSent: this.outlet.messagesSent,
-      bytesSent: this.outlet.bytesSent,
-      dropped: this.outlet.dropped,
+      messagesSent: this.counters.messagesSent,
+      bytesSent: this.counters.bytesSent,
+      dropped: this.reader.missed,
       reconnects: this.reconnects,
-      queued: this.outlet.queued,
+      queued: this.reader.queued,
       bytesIgnored: this.bytesIgnored,
       lastError: this.lastError,
       replay: this.replayState ? { ...this.replayState } : null,
@@ -128,16 +139,6 @@ export class ReporterEndpoint {
 
   get isConnected(): boolean {
     return this.connected;
-  }
-
-  /** Runs in the NATS callback: filter, encode, queue; never waits. */
-  private offerBatch(batch: RecordBatch): void {
-    if (!this.encoder.admitsLink(batch)) return;
-    for (const record of batch.records) {
-      if (!this.encoder.matches(record)) continue;
-      const messages = this.encoder.encode(record);
-      if (messages) this.outlet.offer(messages);
-    }
   }
 
   private connect(): void {
@@ -154,7 +155,9 @@ export class ReporterEndpoint {
       this.connected = true;
       this.lastError = null;
       this.deps.log.info({ reporter: this.id, host: this.config.host, port: this.config.port }, 'Reporter connected');
-      this.outlet.attach(socket);
+      this.reader.attach(
+        socketSink(socket, this.counters, (n, reason) => this.encoder.droppedNotice(n, WHY_MISSED[reason])),
+      );
     });
     socket.on('data', (chunk: Buffer) => {
       // The protocol is one way (spec §6 rule 8): count it, say so once, ignore it.
@@ -176,7 +179,7 @@ export class ReporterEndpoint {
         this.deps.log.warn({ reporter: this.id, error: this.lastError }, 'Reporter connection closed; retrying');
       }
       this.connected = false;
-      this.outlet.detach();
+      this.reader.detach();
       if (!this.stopped) this.retryTimer = setTimeout(() => this.connect(), this.deps.retryMs);
     });
   }
@@ -197,7 +200,8 @@ export class ReporterEndpoint {
         if (pace) await pace.wait(record, this.stopSignal);
         await this.outlet.whenRoom();
         if (this.stopped) return;
-        this.outlet.offer(messages);
+        const chunk = chunkOf(messages);
+        this.outlet.push(chunk, 1, chunk.bytes.length);
         state.records++;
       }
       state.state = 'done';

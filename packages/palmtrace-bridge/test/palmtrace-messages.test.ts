@@ -2,7 +2,6 @@ import type { TraceRecord } from '@tracehub/contracts';
 import { type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
 import { describe, expect, it } from 'vitest';
 import { palmTraceSettingsFrom } from '../src/bridge-settings.js';
-import { MessageOutlet } from '../src/message-outlet.js';
 import { qsRecordGroup, RecordMessageEncoder, rigNumber } from '../src/record-messages.js';
 
 const hex = (s: string) => Uint8Array.from(s.split(/\s+/).filter(Boolean), (b) => Number.parseInt(b, 16));
@@ -119,17 +118,6 @@ describe('record → PalmTrace message', () => {
       [1, 9, 14, 19, 24, 32, 28, 48, 71, 75, 100, 59].map((type) => qsRecordGroup({ kind: 'record', type })),
     ).toEqual(['SM', 'SM', 'AO', 'EQ', 'MP', 'TE', 'QF', 'SC', 'SEM', 'MTX', 'USER', 'TEST']);
     expect(qsRecordGroup({ kind: 'dict', type: 61 })).toBe('DICT');
-  });
-});
-
-describe('MessageOutlet', () => {
-  it('drops the oldest past its bounds and never holds more', () => {
-    const outlet = new MessageOutlet(3, 1000, () => new Uint8Array(0));
-    for (let i = 0; i < 10; i++) outlet.offer(new Uint8Array(100));
-    expect([outlet.queued, outlet.dropped, outlet.bytesQueued]).toEqual([3, 7, 300]);
-    const bytesBound = new MessageOutlet(100, 250, () => new Uint8Array(0));
-    for (let i = 0; i < 10; i++) bytesBound.offer(new Uint8Array(100));
-    expect([bytesBound.queued, bytesBound.dropped]).toEqual([2, 8]);
   });
 });
 

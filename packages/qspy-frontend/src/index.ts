@@ -1,12 +1,39 @@
 export {
+  type BuiltCommand,
+  buildCommand,
+  CommandFieldError,
+  type CommandSizes,
+  type NumberText,
+  OBJECT_KINDS,
+  QS_COMMAND_NAMES,
+  QS_ID_GROUP_MASKS,
+  type QsCommand,
+  RECORD_GROUP_MASKS,
+} from './commands.js';
+export {
   type FrontEndEvent,
   type FrontEndPeer,
   type FrontEndStatus,
   QspyFrontEnd,
   type QspyFrontEndOptions,
 } from './front-end.js';
+export {
+  type AnswerOutcome,
+  type AnswerRecord,
+  CommandRejected,
+  type CommandResult,
+  QsLinkControl,
+} from './link-control.js';
+export {
+  type FrontEndOption,
+  QsLinkPoint,
+  type QsLinkPointOptions,
+  type QsLinkPointStatus,
+  takeFrontEndOption,
+} from './link-point.js';
 export { NameIndex, QS_CMD_ENUM_GROUP } from './name-index.js';
 export { Channel, FePacket, Lines, RxId } from './protocol.js';
+export { ScriptedTarget, type ScriptedTargetOptions } from './scripted-target.js';
 export {
   MAX_RX_FRAME_BYTES,
   QsTargetLink,

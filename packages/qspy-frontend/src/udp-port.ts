@@ -85,6 +85,11 @@ export class FrontEndPort {
     });
   }
 
+  /** Frees the port from its holder, who gets DETACH. */
+  release(): void {
+    this.options.frontEnd.release();
+  }
+
   /** Sends DETACH to the attached front-end (as qspy does when it exits), then closes. */
   async stop(): Promise<void> {
     this.options.frontEnd.shutdown();

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { WebSocket } from 'ws';
 import { problemResponses, RecordFilterQuery, splitListParams, toRecordFilter } from '../schemas.js';
-import type { LiveHub, LiveSink } from './live-hub.js';
+import { type LiveHub, type LiveSink, missedMessages, recordMatchOf } from './live-hub.js';
 
 export interface LiveRoutesOptions {
   hub: LiveHub;
@@ -16,8 +16,8 @@ const HEARTBEAT_MS = 15_000;
 
 /**
  * Live tail over Server-Sent Events and WebSocket, with the records-page filters. Messages:
- * `records` (a JSON array of TraceRecords, in bus order) and `missed` (`{missed, missedTotal}`:
- * records dropped because this client fell behind).
+ * `records` (a JSON array of TraceRecords, in bus order) and `missed` (`{missed, missedTotal, reason}`:
+ * records this client did not get because it read slower than they came).
  */
 export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (app, { hub }) => {
   app.addHook('preValidation', async (request) => splitListParams(request.query as Record<string, unknown>));
@@ -28,7 +28,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
       schema: {
         summary: 'Live tail as Server-Sent Events',
         description:
-          'Events `records` (data: JSON array of records) and `missed` (data: {missed, missedTotal}) when this client fell behind and records were dropped for it.',
+          'Events `records` (data: JSON array of records) and `missed` (data: {missed, missedTotal, reason}) when this client read slower than the records came and its oldest queued records were dropped.',
         tags: ['live'],
         querystring: LiveQuery,
         produces: ['text/event-stream'],
@@ -47,12 +47,14 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
         ...corsHeaders(reply.getHeaders()),
       });
       res.write('retry: 2000\n: tracehub live tail\n\n');
+      const missed = missedMessages();
       const sink: LiveSink = {
-        send: (event, data) => res.write(`event: ${event}\ndata: ${data}\n\n`),
+        write: (records) => res.write(`event: records\ndata: ${JSON.stringify(records)}\n\n`),
+        missed: (n, reason) => res.write(`event: missed\ndata: ${missed(n, reason)}\n\n`),
         whenWritable: (resume) => res.once('drain', resume),
         end: () => res.end(),
       };
-      const client = hub.connect(filter, sink);
+      const client = hub.connect(recordMatchOf(filter), sink);
       const heartbeat = setInterval(() => res.write(': keep-alive\n\n'), HEARTBEAT_MS);
       const end = () => {
         clearInterval(heartbeat);
@@ -70,20 +72,21 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
       schema: {
         summary: 'Live tail over WebSocket',
         description:
-          'Each message is JSON: {"type":"records","records":[...]} or {"type":"missed","missed":n,"missedTotal":n}.',
+          'Each message is JSON: {"type":"records","records":[...]} or {"type":"missed","missed":n,"missedTotal":n,"reason":"..."}.',
         tags: ['live'],
         querystring: LiveQuery,
       },
     },
     (socket: WebSocket, request) => {
       const filter = toRecordFilter(request.query as typeof request.query);
+      const missed = missedMessages();
+      const send = (text: string) => {
+        socket.send(text);
+        return socket.bufferedAmount < WS_HIGH_WATER;
+      };
       const sink: LiveSink = {
-        send: (event, data) => {
-          socket.send(
-            event === 'records' ? `{"type":"records","records":${data}}` : `{"type":"missed",${data.slice(1)}`,
-          );
-          return socket.bufferedAmount < WS_HIGH_WATER;
-        },
+        write: (records) => send(`{"type":"records","records":${JSON.stringify(records)}}`),
+        missed: (n, reason) => send(`{"type":"missed",${missed(n, reason).slice(1)}`),
         whenWritable: (resume) => {
           const poll = setInterval(() => {
             if (socket.readyState !== socket.OPEN) return clearInterval(poll);
@@ -95,7 +98,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
         },
         end: () => socket.close(1001, 'server closing'),
       };
-      const client = hub.connect(filter, sink);
+      const client = hub.connect(recordMatchOf(filter), sink);
       socket.on('close', () => hub.disconnect(client));
       socket.on('error', () => hub.disconnect(client));
     },

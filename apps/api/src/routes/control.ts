@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Static, Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import type { Bus } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
-import { QsRxEncoder, type QsRxSizes } from '@tracehub/qs';
+import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { HttpProblem, notFound } from '../plugins/problems.js';
 import { problemResponses, TraceRecordRef } from '../schemas.js';
@@ -16,130 +17,247 @@ export interface ControlRoutesOptions {
 
 const u8 = Type.Integer({ minimum: 0, maximum: 255 });
 const u16 = Type.Integer({ minimum: 0, maximum: 0xffff });
-const u32 = Type.Integer({ minimum: 0, maximum: 0xffffffff });
-const itemSize = Type.Union([Type.Literal(1), Type.Literal(2), Type.Literal(4)], { description: 'item size in bytes' });
-const address = Type.String({
-  pattern: '^(0x[0-9A-Fa-f]{1,16}|[0-9]{1,20})$',
-  description: 'an address, decimal or 0x-hex',
-});
-const filterIds = Type.Array(Type.Integer({ minimum: 0, maximum: 127 }), { maxItems: 128 });
+/** Values up to 64 bits: a JSON number loses precision past 2^53, so they may come as text. */
+const numberText = (max: string) =>
+  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9A-Fa-f]{1,16}|[0-9]{1,20})$' })], {
+    description: `an integer, or its decimal or 0x-hex text; at most ${max}`,
+  });
+const u32 = numberText('0xFFFFFFFF');
+const name = Type.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$' });
+/** An object, function, signal or command: its dictionary name, or its number. */
+const named = (what: string, max: string) =>
+  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$' })], {
+    description: `the ${what}'s name in the link's dictionaries, or its number (decimal or 0x-hex text; the target's size decides the range, at most ${max})`,
+  });
+const itemSize = Type.Integer({ description: 'item size in bytes: 1, 2 or 4' });
+const kind = Type.Union(
+  [
+    Type.Integer({ minimum: 0, maximum: 6 }),
+    Type.Union(['SM', 'AO', 'MP', 'EQ', 'TE', 'AP', 'SM_AO'].map((k) => Type.Literal(k))),
+  ],
+  {
+    description: 'object kind: SM, AO, MP, EQ, TE, AP, SM_AO (or 0..6)',
+  },
+);
+const filterItems = (what: string) =>
+  Type.Array(Type.Union([Type.Integer({ minimum: 0, maximum: 127 }), name]), {
+    maxItems: 256,
+    description: `${what} (0..127) and group names (ALL, SM, AO, ...); a leading '-' removes a group`,
+  });
 
-const command = <T extends string, P extends Record<string, import('@sinclair/typebox').TSchema>>(
-  name: T,
-  props: P,
-  description: string,
-) => Type.Object({ command: Type.Literal(name), ...props }, { additionalProperties: false, description });
+/** Every QS-RX command, by its `command` name: the fields each takes (the gateway checks them against the target's sizes). */
+const COMMANDS: Record<string, { description: string; props: Record<string, TSchema> }> = {
+  info: { description: 'QS_RX_INFO: the target answers with its target info', props: {} },
+  reset: { description: 'QS_RX_RESET: the target resets (a QUTest host target exits)', props: {} },
+  tick: { description: 'QS_RX_TICK: one clock tick at a tick rate', props: { rate: Type.Optional(u8) } },
+  command: {
+    description: "QS_RX_COMMAND: the application's QS_onCommand; cmdId by QS_CMD name or number",
+    props: { cmdId: named('command', '255'), p1: Type.Optional(u32), p2: Type.Optional(u32), p3: Type.Optional(u32) },
+  },
+  event: {
+    description: 'QS_RX_EVENT: publish (prio 0), post (1..), to the current AO (253), init (254) or dispatch (255)',
+    props: { prio: u8, sig: named('signal', '0xFFFFFFFF'), params: Type.Optional(Type.Array(u8, { maxItems: 1024 })) },
+  },
+  peek: {
+    description: 'QS_RX_PEEK: read items of the current AP object',
+    props: { offset: u16, size: itemSize, num: u8 },
+  },
+  poke: {
+    description: 'QS_RX_POKE: write items into the current AP object',
+    props: { offset: u16, size: itemSize, items: Type.Array(u32, { minItems: 1, maxItems: 255 }) },
+  },
+  fill: {
+    description: 'QS_RX_FILL: fill items of the current AP object',
+    props: { offset: u16, size: itemSize, num: u8, value: u32 },
+  },
+  globalFilter: {
+    description: 'QS_RX_GLB_FILTER: enable exactly these records',
+    props: { records: filterItems('record ids') },
+  },
+  localFilter: {
+    description: 'QS_RX_LOC_FILTER: enable exactly these QS-IDs',
+    props: { qsIds: filterItems('QS-IDs') },
+  },
+  aoFilter: {
+    description: "QS_RX_AO_FILTER: enable (or with remove, disable) an active object's QS-ID",
+    props: { object: named('object', '0xFFFFFFFFFFFFFFFF'), remove: Type.Optional(Type.Boolean()) },
+  },
+  currentObject: {
+    description: 'QS_RX_CURR_OBJ: set the current object of a kind; by name, an SM/AO/SM_AO also scopes signal names',
+    props: {
+      kind,
+      object: Type.Optional(named('object', '0xFFFFFFFFFFFFFFFF')),
+      address: Type.Optional(numberText('0xFFFFFFFFFFFFFFFF')),
+    },
+  },
+  queryCurrent: {
+    description: 'QS_RX_QUERY_CURR: the current object of a kind (SM, AO, MP, EQ, TE, AP)',
+    props: { kind },
+  },
+  testSetup: { description: 'QS_RX_TEST_SETUP', props: {} },
+  testTeardown: { description: 'QS_RX_TEST_TEARDOWN', props: {} },
+  testContinue: { description: 'QS_RX_TEST_CONTINUE: the target leaves its paused state', props: {} },
+  testProbe: {
+    description: 'QS_RX_TEST_PROBE: a probe value for a function',
+    props: { function: named('function', '0xFFFFFFFFFFFFFFFF'), data: Type.Optional(u32) },
+  },
+};
 
-/** A QS-RX command (spec 10), one of these shapes; `command` says which. */
-export const ControlCommand = Type.Union([
-  command('reset', {}, 'QS_RX_RESET: the target resets itself'),
-  command('info', {}, 'QS_RX_INFO: the target answers with its target info'),
-  command('tick', { rate: Type.Optional(u8) }, 'QS_RX_TICK: one clock tick at a tick rate'),
-  command(
-    'command',
-    { cmdId: u8, p1: Type.Optional(u32), p2: Type.Optional(u32), p3: Type.Optional(u32) },
-    "QS_RX_COMMAND: the application's QS_onCommand",
-  ),
-  command('globalFilter', { records: filterIds }, 'QS_RX_GLB_FILTER: enable exactly these record ids'),
-  command('localFilter', { qsIds: filterIds }, 'QS_RX_LOC_FILTER: enable exactly these QS-IDs'),
-  command(
-    'event',
-    { prio: u8, sig: u16, params: Type.Optional(Type.Array(u8, { maxItems: 1024 })) },
-    'QS_RX_EVENT: post (prio 1..), publish (prio 0) or dispatch (255) an event',
-  ),
-  command(
-    'currentObject',
-    { kind: Type.Integer({ minimum: 0, maximum: 6 }), address },
-    'QS_RX_CURR_OBJ: set the current object of a kind (0 SM, 1 AO, 2 MP, 3 EQ, 4 TE, 5 AP, 6 SM_AO)',
-  ),
-  command(
-    'peek',
-    { offset: u16, size: itemSize, num: Type.Integer({ minimum: 1, maximum: 255 }) },
-    'QS_RX_PEEK: read items of the current AP object',
-  ),
-  command(
-    'poke',
-    { offset: u16, size: itemSize, items: Type.Array(u32, { minItems: 1, maxItems: 255 }) },
-    'QS_RX_POKE: write items into the current AP object',
-  ),
-  command(
-    'fill',
-    { offset: u16, size: itemSize, num: Type.Integer({ minimum: 1, maximum: 255 }), value: u32 },
-    'QS_RX_FILL: fill items of the current AP object',
-  ),
-]);
-export type ControlCommand = Static<typeof ControlCommand>;
+const commandSchemas = new Map(
+  Object.entries(COMMANDS).map(([c, { description, props }]) => [
+    c,
+    Type.Object({ command: Type.Literal(c), ...props }, { additionalProperties: false, description }),
+  ]),
+);
+
+/** A QS-RX command: `command` names it; see the descriptions of each in COMMANDS. */
+export const ControlCommand = Type.Object(
+  // One enum rather than a union of literals: a wrong name gets one error, not one per command.
+  { command: Type.Unsafe<string>({ type: 'string', enum: Object.keys(COMMANDS) }) },
+  {
+    additionalProperties: true,
+    description: `one of: ${Object.entries(COMMANDS)
+      .map(([c, d]) => `${c} (${d.description})`)
+      .join('; ')}`,
+  },
+);
+export type ControlCommand = Static<typeof ControlCommand> & Record<string, unknown>;
 
 const Body = Type.Object(
   {
     command: ControlCommand,
+    answerTimeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 60_000,
+        description: "how long to wait for the target's answer, ms (default 1000)",
+      }),
+    ),
     replyWindowMs: Type.Optional(
       Type.Integer({
         minimum: 0,
         maximum: 10_000,
-        description: 'collect the records the link produces for this long after the write (the target answer), ms',
+        description: 'also collect the records the link publishes for this long after the answer, ms',
       }),
     ),
   },
   { additionalProperties: false },
 );
 
+const AnswerRecord = Type.Object({
+  type: Type.Integer(),
+  name: Type.String(),
+  text: Type.String(),
+  fields: Type.Record(Type.String(), Type.Unknown()),
+});
+
 const Reply = Type.Object({
-  ok: Type.Boolean(),
+  ok: Type.Boolean({ description: 'the target took the command (a Trg-ERR or no answer is not ok)' }),
+  outcome: Type.Union(
+    ['ack', 'done', 'data', 'error', 'timeout', 'none'].map((o) => Type.Literal(o)),
+    {
+      description:
+        'ack: Trg-Ack; done: Trg-Ack then Trg-Done; data: target info, peek or query data; error: Trg-ERR; timeout: nothing came; none: nothing is expected',
+    },
+  ),
+  answer: Type.Union([AnswerRecord, Type.Null()], { description: 'the target record that answered' }),
+  error: Type.Optional(Type.String()),
   written: Type.Integer({ description: 'bytes the gateway wrote to the link' }),
   session: Type.Union([Type.String(), Type.Null()]),
   frame: Type.String({ description: 'hex of the QS-RX frame sent' }),
-  records: Type.Array(TraceRecordRef, { description: 'records of the link seen during the reply window' }),
+  rxSeq: Type.Integer({
+    description: "the frame's QS-RX sequence number (the link's counter, shared with its front-end port)",
+  }),
+  resolved: Type.Record(Type.String(), Type.String(), { description: "names looked up in the link's dictionaries" }),
+  output: Type.Array(AnswerRecord, { description: 'what the link produced from the write to the answer' }),
+  text: Type.Array(Type.String(), { description: "qspy's lines of that output" }),
+  records: Type.Array(TraceRecordRef, { description: 'records the link published during the reply window' }),
 });
 
+const FrontEndStatus = Type.Object(
+  {
+    targetConnected: Type.Boolean(),
+    target: Type.Record(Type.String(), Type.Unknown()),
+    dictionaries: Type.Record(Type.String(), Type.Integer()),
+    frontEnd: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    released: Type.Optional(Type.Boolean()),
+  },
+  { description: "the link's QS control point: its target, dictionaries and front-end port (who is attached)" },
+);
+
 /**
- * `POST /links/{id}/commands`: builds the QS-RX frame, asks the link's gateway on
- * `ctl.<rig>.<link>` to write it, and answers with the gateway's reply plus whatever the link
- * produced during the reply window. Needs the `control` scope: poke and fill write target memory.
+ * `POST /links/{id}/commands`: the link's gateway lays the command out (its QS-RX counter,
+ * dictionaries and the target's sizes), writes it and waits for the target's own answer,
+ * which comes back matched to the command. `GET /links/{id}/control` shows the control point;
+ * `POST /links/{id}/frontend/release` frees its front-end port. All need the `control` scope.
  */
 export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (app, { db, bus, timeoutMs }) => {
-  // One encoder per link session: QS-RX sequence numbers count per connection of the target.
-  const encoders = new Map<string, { session: string | null; encoder: QsRxEncoder }>();
+  const params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
+  const gatewayErrors = {
+    409: problemResponses[400],
+    502: problemResponses[400],
+    503: problemResponses[400],
+    504: problemResponses[400],
+  };
+
+  async function qsLink(id: number) {
+    const link = await getLinkById(db, id);
+    if (!link) throw notFound(`no link with id ${id}`);
+    if (link.protocol !== 'qs')
+      throw new HttpProblem(409, `link ${link.rig}/${link.name} is ${link.protocol}; commands are QS-RX`);
+    return link;
+  }
+
+  async function ask(rig: string, linkName: string, request: ControlRequest, waitMs: number): Promise<ControlReply> {
+    try {
+      const msg = await bus.nc.request(bus.names.ctlSubject(rig, linkName), JSON.stringify(request), {
+        timeout: waitMs,
+      });
+      return msg.json<ControlReply>();
+    } catch (error) {
+      const text = String((error as Error).message ?? error);
+      if (/no responders|503/i.test(text)) {
+        throw new HttpProblem(
+          503,
+          `no gateway serves link ${rig}/${linkName} (nothing answers on its control subject)`,
+        );
+      }
+      throw new HttpProblem(504, `the gateway of link ${rig}/${linkName} did not answer within ${waitMs} ms`);
+    }
+  }
 
   app.post(
     '/links/:id/commands',
     {
       config: { scope: 'control' },
       schema: {
-        summary: 'Send a QS-RX command to the target of a link',
+        summary: 'Send a QS-RX command to the target of a link and wait for its answer',
         tags: ['control'],
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) }),
+        params,
         body: Body,
-        response: {
-          200: Reply,
-          409: problemResponses[400],
-          502: problemResponses[400],
-          503: problemResponses[400],
-          504: problemResponses[400],
-          ...problemResponses,
-        },
+        response: { 200: Reply, ...gatewayErrors, ...problemResponses },
       },
     },
     async (request) => {
-      const link = await getLinkById(db, request.params.id);
-      if (!link) throw notFound(`no link with id ${request.params.id}`);
-      if (link.protocol !== 'qs')
-        throw new HttpProblem(409, `link ${link.rig}/${link.name} is ${link.protocol}; commands are QS-RX`);
+      const body = request.body;
+      const command = checkCommand(body.command as Record<string, unknown>);
+      const link = await qsLink(request.params.id);
       const session = (await latestSession(db, link.rig, link.name)) ?? null;
-      const key = `${link.rig}/${link.name}`;
-      let entry = encoders.get(key);
-      if (!entry || entry.session !== (session?.id ?? null)) {
-        entry = { session: session?.id ?? null, encoder: new QsRxEncoder(sizesOf(session?.target_info ?? null)) };
-        encoders.set(key, entry);
-      }
-      let frame: Uint8Array;
+      const sizes = sizesOf(session?.target_info ?? null);
+      // Values against the field widths and the last known target sizes, before the gateway
+      // checks them again against the live target and resolves the names.
       try {
-        frame = encodeCommand(entry.encoder, request.body.command);
-      } catch (error) {
-        throw new HttpProblem(400, `body command: ${(error as Error).message}`);
+        buildCommand(command.qs as unknown as QsCommand, new QsTargetLink({ write: () => {} }), sizes, {
+          resolveNames: false,
+        });
+      } catch (e) {
+        if (e instanceof CommandFieldError) {
+          throw new HttpProblem(400, `body ${command.fieldName(e.field)}: ${e.message.slice(e.field.length + 2)}`);
+        }
+        throw e;
       }
-
-      const windowMs = request.body.replyWindowMs ?? 0;
+      const answerTimeoutMs = body.answerTimeoutMs ?? 1000;
+      const windowMs = body.replyWindowMs ?? 0;
       const collected: TraceRecord[] = [];
       const sub =
         windowMs > 0
@@ -154,34 +272,34 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
             })
           : undefined;
       try {
-        const payload: ControlRequest = { bytes: Buffer.from(frame).toString('base64'), replyWindowMs: windowMs };
-        let reply: ControlReply;
-        try {
-          const msg = await bus.nc.request(bus.names.ctlSubject(link.rig, link.name), JSON.stringify(payload), {
-            timeout: timeoutMs,
-          });
-          reply = msg.json<ControlReply>();
-        } catch (error) {
-          const text = String((error as Error).message ?? error);
-          if (/no responders|503/i.test(text)) {
+        const reply = await ask(
+          link.rig,
+          link.name,
+          { qs: command.qs, answerTimeoutMs, sizes },
+          timeoutMs + answerTimeoutMs,
+        );
+        if (!reply.result) {
+          if (reply.field)
             throw new HttpProblem(
-              503,
-              `no gateway serves link ${link.rig}/${link.name} (nothing answers on its control subject)`,
+              400,
+              `body ${command.fieldName(reply.field)}: ${reply.error?.slice(reply.field.length + 2)}`,
             );
-          }
-          throw new HttpProblem(
-            504,
-            `the gateway of link ${link.rig}/${link.name} did not answer within ${timeoutMs} ms`,
-          );
-        }
-        if (!reply.ok)
           throw new HttpProblem(502, `the gateway could not write to the target: ${reply.error ?? 'unknown error'}`);
+        }
         if (windowMs > 0) await new Promise((r) => setTimeout(r, windowMs));
+        const r = reply.result as Record<string, unknown>;
         return {
           ok: reply.ok,
+          outcome: r.outcome as Static<typeof Reply>['outcome'],
+          answer: (r.answer ?? null) as Static<typeof AnswerRecord> | null,
+          ...(reply.error ? { error: reply.error } : {}),
           written: reply.written,
           session: reply.session ?? null,
-          frame: Buffer.from(frame).toString('hex'),
+          frame: String(r.frame),
+          rxSeq: Number(r.rxSeq),
+          resolved: (r.resolved ?? {}) as Record<string, string>,
+          output: (r.records ?? []) as Static<typeof AnswerRecord>[],
+          text: (r.text ?? []) as string[],
           records: collected,
         };
       } finally {
@@ -189,41 +307,77 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       }
     },
   );
+
+  /** The control state (`status`), or frees the front-end port first (`releaseFrontEnd`). */
+  const controlState =
+    (request: Pick<ControlRequest, 'status' | 'releaseFrontEnd'>) => async (req: { params: { id: number } }) => {
+      const link = await qsLink(req.params.id);
+      const reply = await ask(link.rig, link.name, request, timeoutMs);
+      if (!reply.status)
+        throw new HttpProblem(502, `the gateway has no control state: ${reply.error ?? 'unknown error'}`);
+      return reply.status as Static<typeof FrontEndStatus>;
+    };
+  const stateRoute = (summary: string) => ({
+    config: { scope: 'control' as const },
+    schema: {
+      summary,
+      tags: ['control'],
+      params,
+      response: { 200: FrontEndStatus, ...gatewayErrors, ...problemResponses },
+    },
+  });
+  app.get(
+    '/links/:id/control',
+    stateRoute("A link's QS control point: target, dictionaries, and its front-end port (who is attached)"),
+    controlState({ status: true }),
+  );
+  app.post(
+    '/links/:id/frontend/release',
+    stateRoute('Free the front-end port of a link from the front-end holding it (it gets DETACH)'),
+    controlState({ releaseFrontEnd: true }),
+  );
 };
 
+/**
+ * Checks a command against its own schema and reports the first problem only (a union of
+ * every command's schema made one bad field into hundreds of characters of errors).
+ */
+function checkCommand(command: Record<string, unknown>): {
+  qs: NonNullable<ControlRequest['qs']>;
+  fieldName(field: string): string;
+} {
+  const schema = commandSchemas.get(String(command.command));
+  if (!schema) throw new HttpProblem(400, `body command.command: one of ${Object.keys(COMMANDS).join(', ')}`);
+  const first = Value.Errors(schema, command).First();
+  if (first) {
+    const path = first.path.slice(1).replaceAll('/', '.');
+    const where = path ? `command.${path.replace(/\.(\d+)(?=\.|$)/g, '[$1]')}` : 'command';
+    throw new HttpProblem(400, `body ${where}: ${first.message}`);
+  }
+  const qs: Record<string, unknown> = { ...command };
+  // `address` (a number) is the older spelling of `object` for currentObject.
+  const usesAddress = command.command === 'currentObject' && command.address !== undefined;
+  if (command.command === 'currentObject') {
+    if ((command.object === undefined) === (command.address === undefined)) {
+      throw new HttpProblem(400, 'body command.object: give the object (its name or address), or address');
+    }
+    if (usesAddress) {
+      qs.object = command.address;
+      delete qs.address;
+    }
+  }
+  return {
+    qs: qs as NonNullable<ControlRequest['qs']>,
+    fieldName: (field) => (usesAddress ? field.replace('command.object', 'command.address') : field),
+  };
+}
+
 /** Pointer and signal sizes from the target info of the link's session (QS defaults otherwise). */
-function sizesOf(info: Record<string, unknown> | null): Partial<QsRxSizes> {
-  const sizes: Partial<QsRxSizes> = {};
+function sizesOf(info: Record<string, unknown> | null): ControlRequest['sizes'] {
+  const sizes: NonNullable<ControlRequest['sizes']> = {};
   if (!info) return sizes;
   if (typeof info.objPtrSize === 'number') sizes.objPtrSize = info.objPtrSize;
   if (typeof info.funPtrSize === 'number') sizes.funPtrSize = info.funPtrSize;
   if (typeof info.sigSize === 'number') sizes.sigSize = info.sigSize;
   return sizes;
-}
-
-export function encodeCommand(enc: QsRxEncoder, c: ControlCommand): Uint8Array {
-  switch (c.command) {
-    case 'reset':
-      return enc.reset();
-    case 'info':
-      return enc.info();
-    case 'tick':
-      return enc.tick(c.rate ?? 0);
-    case 'command':
-      return enc.command(c.cmdId, c.p1 ?? 0, c.p2 ?? 0, c.p3 ?? 0);
-    case 'globalFilter':
-      return enc.globalFilter(c.records);
-    case 'localFilter':
-      return enc.localFilter(c.qsIds);
-    case 'event':
-      return enc.event(c.prio, c.sig, c.params ?? []);
-    case 'currentObject':
-      return enc.currentObject(c.kind, BigInt(c.address));
-    case 'peek':
-      return enc.peek(c.offset, c.size, c.num);
-    case 'poke':
-      return enc.poke(c.offset, c.size, c.items);
-    case 'fill':
-      return enc.fill(c.offset, c.size, c.num, c.value);
-  }
 }

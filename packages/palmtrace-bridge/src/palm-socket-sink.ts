@@ -1,0 +1,67 @@
+import type { Socket } from 'node:net';
+import type { RecordBatch } from '@tracehub/contracts';
+import type { MissedReason, OutletSink } from '@tracehub/live';
+import type { RecordMessageEncoder, RecordMessages } from './record-messages.js';
+
+/** PalmTrace messages as they go into an outlet: the bytes of one or more messages, and how many. */
+export interface PalmChunk {
+  bytes: Uint8Array;
+  messages: number;
+}
+
+/** What a connection sent, for its status and metrics. */
+export interface SendCounters {
+  /** Messages handed to the socket (records' lines and dropped notices). */
+  messagesSent: number;
+  bytesSent: number;
+}
+
+export function chunkOf(messages: RecordMessages): PalmChunk {
+  if (messages instanceof Uint8Array) return { bytes: messages, messages: 1 };
+  return { bytes: Buffer.concat(messages), messages: messages.length };
+}
+
+/**
+ * The messages of a live batch's records that pass the encoder's filter, as one chunk (one
+ * write per connection), with the number of records in it; undefined when none pass.
+ */
+export function encodeBatch(
+  encoder: RecordMessageEncoder,
+  batch: RecordBatch,
+): { chunk: PalmChunk; records: number } | undefined {
+  if (!encoder.admitsLink(batch)) return undefined;
+  const parts: Uint8Array[] = [];
+  let records = 0;
+  for (const record of batch.records) {
+    if (!encoder.matches(record)) continue;
+    const messages = encoder.encode(record);
+    if (!messages) continue;
+    records++;
+    if (messages instanceof Uint8Array) parts.push(messages);
+    else parts.push(...messages);
+  }
+  if (records === 0) return undefined;
+  return { chunk: { bytes: parts.length === 1 ? parts[0] : Buffer.concat(parts), messages: parts.length }, records };
+}
+
+/**
+ * A TCP connection as an outlet's sink: writes while the socket wants more, then waits for
+ * 'drain'; a missed count becomes one text message that says how many records and why.
+ */
+export function socketSink(
+  socket: Socket,
+  counters: SendCounters,
+  notice: (records: number, reason: MissedReason) => Uint8Array,
+): OutletSink<PalmChunk> {
+  const write = (bytes: Uint8Array, messages: number) => {
+    if (socket.destroyed) return false;
+    counters.messagesSent += messages;
+    counters.bytesSent += bytes.length;
+    return socket.write(bytes);
+  };
+  return {
+    write: (chunk) => write(chunk.bytes, chunk.messages),
+    missed: (records, reason) => write(notice(records, reason), 1),
+    whenWritable: (resume) => socket.once('drain', resume),
+  };
+}

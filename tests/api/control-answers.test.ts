@@ -1,0 +1,231 @@
+// Control with the target's answers, names and target sizes, through the real gateway and a
+// scripted QS target on its TCP link, with a qspy-compatible front-end attached over UDP at
+// the same time: one QS-RX counter, one set of dictionaries, the front-end port's state.
+import { createSocket, type Socket } from 'node:dgram';
+import net from 'node:net';
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { Gateway, TcpListenSource } from '@tracehub/link';
+import { ScriptedTarget } from '@tracehub/qspy-frontend';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+let gateway: Gateway;
+let target: net.Socket;
+let scripted: ScriptedTarget;
+let stored: StoredFixture;
+let fe: Socket;
+const fromPort: Buffer[] = [];
+
+beforeAll(async () => {
+  fresh = await freshDatabase('ctla');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'control-answers-test', prefix: uniquePrefix('ctla') });
+  await ensureTopology(bus);
+  stored = await storeQsFixture(db, 'dpp_qv', {
+    rig: 'rig4',
+    link: 'uart1',
+    session: 's-ctla',
+    startNs: 1_764_000_000_000_000_000n,
+  });
+  const source = new TcpListenSource('127.0.0.1', 0);
+  gateway = new Gateway({
+    bus,
+    link: { protocol: 'qs', rig: 'rig4', link: 'uart1' },
+    source,
+    flushMs: 5,
+    frontEnd: { host: '127.0.0.1', port: 0, idleSeconds: 0 },
+  });
+  await gateway.start();
+  target = net.connect(source.boundPort, '127.0.0.1');
+  await new Promise((resolve) => target.once('connect', resolve));
+  // A target with 4-byte pointers that registers its objects, signals and commands on start.
+  scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 4, funPtrSize: 4 });
+  target.on('data', (d) => scripted.receive(d));
+  scripted.start({
+    objects: [
+      [0x20001000n, 'l_philo'],
+      [0x20002000n, 'l_table'],
+    ],
+    signals: [[7, 0n, 'EAT_SIG']],
+    commands: [[3, 'MY_CMD']],
+  });
+  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000 }) });
+  fe = createSocket('udp4');
+  fe.on('message', (m) => fromPort.push(m));
+  await new Promise<void>((r) => fe.bind(0, '127.0.0.1', () => r()));
+  // Wait until the gateway has read the dictionaries.
+  for (let i = 0; i < 200 && !gateway.qsPoint?.target.names.object('l_table'); i++)
+    await new Promise((r) => setTimeout(r, 10));
+});
+
+afterAll(async () => {
+  fe?.close();
+  target?.destroy();
+  await app?.close();
+  await gateway?.stop(1000);
+  await removeTopology(bus);
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+async function command(body: object, token = CONTROL_TOKEN) {
+  return app.inject({
+    method: 'POST',
+    url: `/api/v1/links/${stored.linkId}/commands`,
+    headers: { authorization: `Bearer ${token}` },
+    payload: body,
+  });
+}
+
+async function feSend(bytes: number[]): Promise<void> {
+  const port = gateway.qsPoint?.port?.port as number;
+  await new Promise<void>((r) => fe.send(Uint8Array.from(bytes), port, '127.0.0.1', () => r()));
+}
+
+async function datagrams(n: number): Promise<string[]> {
+  for (let i = 0; i < 200 && fromPort.length < n; i++) await new Promise((r) => setTimeout(r, 10));
+  return fromPort.splice(0).map((d) => (d[1] === 0 ? `text ${d.subarray(3).toString('latin1')}` : d.toString('hex')));
+}
+
+describe('control answers from the target', () => {
+  it('resolves names from the link dictionaries and returns the matched answer', async () => {
+    const filter = await command({ command: { command: 'aoFilter', object: 'l_philo' } });
+    expect(filter.statusCode, filter.body).toBe(200);
+    expect(filter.json()).toMatchObject({
+      ok: true,
+      outcome: 'ack',
+      resolved: { l_philo: '0x20001000' },
+      answer: { name: 'QS_RX_STATUS', text: '           Trg-Ack  QS_RX_AO_FILTER' },
+    });
+    const ev = await command({ command: { command: 'event', prio: 0, sig: 'EAT_SIG', params: [2] } });
+    expect(ev.json()).toMatchObject({ ok: true, outcome: 'done', resolved: { EAT_SIG: '7' } });
+    expect(ev.json().text).toEqual([
+      '           Trg-Ack  QS_RX_EVENT',
+      '0000000000 USER+000 16',
+      '0000000001 Trg-Done QS_RX_EVENT',
+    ]);
+    const cmd = await command({ command: { command: 'command', cmdId: 'MY_CMD', p1: 1 } });
+    expect(cmd.json()).toMatchObject({ ok: true, outcome: 'done', resolved: { MY_CMD: '3' } });
+    const unknown = await command({ command: { command: 'currentObject', kind: 'SM', object: 'nope' } });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().detail).toBe(
+      "body command.object: no object named 'nope' in the link's dictionaries (give its address)",
+    );
+  });
+
+  it('every QS-RX command is reachable, with group filter names', async () => {
+    const cases: [object, string][] = [
+      [{ command: 'globalFilter', records: ['SM', 'AO', 'U0'] }, 'ack'],
+      [{ command: 'localFilter', qsIds: ['ALL'] }, 'ack'],
+      [{ command: 'currentObject', kind: 'AP', object: 'l_table' }, 'ack'],
+      [{ command: 'peek', offset: 0, size: 4, num: 2 }, 'data'],
+      [{ command: 'poke', offset: 0, size: 1, items: [1, 2] }, 'ack'],
+      [{ command: 'fill', offset: 0, size: 2, num: 3, value: '0xBEEF' }, 'ack'],
+      [{ command: 'queryCurrent', kind: 'SM' }, 'data'],
+      [{ command: 'testSetup' }, 'ack'],
+      [{ command: 'testProbe', function: '0x08001234', data: 7 }, 'ack'],
+      [{ command: 'testContinue' }, 'ack'],
+      [{ command: 'testTeardown' }, 'ack'],
+      [{ command: 'tick', rate: 0 }, 'done'],
+      [{ command: 'info' }, 'data'],
+    ];
+    for (const [c, outcome] of cases) {
+      const res = await command({ command: c });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json(), JSON.stringify(c)).toMatchObject({ ok: true, outcome });
+    }
+  });
+
+  it('validates values against the target sizes and field widths: 400 naming the field and the range', async () => {
+    const before = scripted.received.length;
+    const cases: [object, string][] = [
+      [
+        { command: 'currentObject', kind: 'SM', address: '0x1122334455667788' },
+        "body command.address: 0x1122334455667788 is out of range: 0..0xFFFFFFFF (the target's object pointers are 4 bytes)",
+      ],
+      [
+        { command: 'command', cmdId: 1, p1: '99999999999999999999' },
+        'body command.p1: 99999999999999999999 is out of range: 0..0xFFFFFFFF (32 bits)',
+      ],
+      [
+        { command: 'poke', offset: 0, size: 1, items: [511, 70000] },
+        "body command.items[0]: 511 is out of range: 0..255 (the target's items are 1 byte)",
+      ],
+      [
+        { command: 'fill', offset: 0, size: 2, num: 1, value: 4294967295 },
+        "body command.value: 4294967295 is out of range: 0..65535 (the target's items are 2 bytes)",
+      ],
+      [{ command: 'peek', offset: 0, size: 3, num: 1 }, 'body command.size: must be 1, 2 or 4 (bytes per item), not 3'],
+      [
+        { command: 'peek', offset: 70000, size: 1, num: 1 },
+        'body command.offset: Expected integer to be less or equal to 65535',
+      ],
+      [{ command: 'tick', rate: 0, extra: 1 }, 'body command.extra: Unexpected property'],
+      [{ command: 'jump' }, expect.stringMatching(/^body command.command: /) as unknown as string],
+    ];
+    for (const [c, detail] of cases) {
+      const res = await command({ command: c });
+      expect(res.statusCode, JSON.stringify(c)).toBe(400);
+      expect(res.json().detail).toEqual(detail);
+      expect(res.json().detail.length).toBeLessThan(200);
+    }
+    expect(scripted.received.length).toBe(before);
+  });
+
+  it('needs the control scope', async () => {
+    const res = await command({ command: { command: 'info' } }, READ_TOKEN);
+    expect(res.statusCode).toBe(403);
+  });
+
+  it('shares the link with an attached front-end: one QS-RX counter, and the port shows who is attached', async () => {
+    fromPort.length = 0;
+    await feSend([0, 0x80, 2]); // qutest-style attach: text only
+    expect(await datagrams(1)).toEqual(['0180']);
+    const status = await app.inject({
+      method: 'GET',
+      url: `/api/v1/links/${stored.linkId}/control`,
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
+    expect(status.statusCode, status.body).toBe(200);
+    expect(status.json()).toMatchObject({
+      targetConnected: true,
+      target: { objPtrSize: 4, fromTarget: true },
+      dictionaries: { objects: 2, signals: 1, commands: 1 },
+      frontEnd: { peer: { address: '127.0.0.1', port: fe.address().port }, channels: 2 },
+    });
+
+    const seqBefore = (await command({ command: { command: 'testSetup' } })).json().rxSeq as number;
+    // The front-end's command takes the next number on the same counter...
+    await feSend([1, 0x03, 0]);
+    expect(await datagrams(4)).toEqual([
+      'text            Trg-Ack  QS_RX_TEST_SETUP',
+      'text            Trg-Ack  QS_RX_TICK',
+      expect.stringMatching(/^text \d{10} USER\+000 3$/),
+      expect.stringMatching(/^text \d{10} Trg-Done QS_RX_TICK$/),
+    ]);
+    // ... and tracehub's next command the one after.
+    const after = await command({ command: { command: 'testTeardown' } });
+    expect(after.json()).toMatchObject({ ok: true, rxSeq: seqBefore + 2 });
+    expect(scripted.received.slice(-3).map((f) => f.seq)).toEqual([seqBefore, seqBefore + 1, seqBefore + 2]);
+
+    // An operator frees the port: the holder gets DETACH.
+    const release = await app.inject({
+      method: 'POST',
+      url: `/api/v1/links/${stored.linkId}/frontend/release`,
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
+    expect(release.json()).toMatchObject({ released: true, frontEnd: { peer: null } });
+    expect((await datagrams(2)).slice(-1)[0]).toMatch(/^[0-9a-f]{2}81$/);
+  });
+});
