@@ -78,8 +78,8 @@ function windowQuery(db: Kysely<Database>, w: TimelineWindow) {
 
 /** Windows holding more records than this are counted from a sample of them. */
 const EXACT_LIMIT = 100_000;
-/** About how many records a sampled count reads. */
-const SAMPLE_SIZE = 40_000;
+/** About how many records a sampled count reads (each a primary-key lookup, ~0.2 ms on 1.2 M stored records). */
+const SAMPLE_SIZE = 2_000;
 
 /** The first and last seq of the window (records of a session are in host-time order by seq). */
 async function seqRange(db: Kysely<Database>, w: TimelineWindow): Promise<[bigint, bigint] | undefined> {
@@ -104,7 +104,7 @@ export interface TimelineCounts {
 
 /**
  * Per track, records and errors in each of `buckets` equal slices of the window. A window of
- * more than 100 000 records is counted from every n-th record by seq (about 40 000 index
+ * more than 100 000 records is counted from every n-th record by seq (about 2 000 index
  * lookups, scaled back by n), so a whole long session costs what a short one does.
  */
 export async function timelineBuckets(
