@@ -6,8 +6,14 @@ import { badRequest } from './plugins/problems.js';
  * the server checks every part of one it gets back, so a forged or damaged cursor is a 400.
  */
 
-const DECIMAL = /^(0|[1-9][0-9]{0,19})$/;
-const SESSION = /^.{1,64}$/s;
+const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
+/** Postgres's bigint: a larger position is no position this server gave out. */
+const INT8_MAX = 9_223_372_036_854_775_807n;
+const fitsInt8 = (text: string) => DECIMAL.test(text) && BigInt(text) <= INT8_MAX;
+/** The last microsecond of year 9999: later host times are no times this server stored. */
+const MAX_MICROS = 253_402_300_799_999_999n;
+const isMicros = (text: string) => DECIMAL.test(text) && BigInt(text) <= MAX_MICROS;
+const SESSION = /^[^\u0000]{1,64}$/su;
 
 export type Direction = 'after' | 'before';
 
@@ -38,11 +44,11 @@ export function decodeRecordCursor(text: string, order: SortOrder): RecordCursor
     (cursorOrder !== 'asc' && cursorOrder !== 'desc') ||
     (direction !== 'after' && direction !== 'before') ||
     typeof micros !== 'string' ||
-    !DECIMAL.test(micros) ||
+    !isMicros(micros) ||
     typeof session !== 'string' ||
     !SESSION.test(session) ||
     typeof seq !== 'string' ||
-    !DECIMAL.test(seq)
+    !fitsInt8(seq)
   ) {
     throw malformed();
   }
@@ -61,7 +67,7 @@ export function encodeSessionCursor(p: SessionPosition): string {
 export function decodeSessionCursor(text: string): SessionPosition {
   const parts = decodeParts(text);
   const [tag, micros, id] = parts;
-  if (parts.length !== 3 || tag !== 's1' || typeof micros !== 'string' || !DECIMAL.test(micros)) throw malformed();
+  if (parts.length !== 3 || tag !== 's1' || typeof micros !== 'string' || !isMicros(micros)) throw malformed();
   if (typeof id !== 'string' || !SESSION.test(id)) throw malformed();
   return { startedMicros: BigInt(micros), id };
 }

@@ -8,7 +8,12 @@ export const TraceRecordRef = Type.Unsafe<TraceRecord>(Type.Ref(TraceRecordSchem
 
 export const RigName = Type.String({ pattern: NAME_PATTERN, description: 'rig name' });
 export const LinkName = Type.String({ pattern: NAME_PATTERN, description: 'link name' });
-export const SessionId = Type.String({ minLength: 1, maxLength: 64, description: 'session id' });
+/** Text parameters reach Postgres, which takes no NUL byte in text. */
+export const NO_NUL = '^[^\\u0000]*$';
+const text = (options: { minLength: number; maxLength: number; description: string }) =>
+  Type.String({ ...options, pattern: NO_NUL });
+
+export const SessionId = text({ minLength: 1, maxLength: 64, description: 'session id' });
 export const Instant = Type.String({
   format: 'date-time',
   description: 'an instant, RFC 3339 (2025-11-24T16:00:00.123Z)',
@@ -26,18 +31,19 @@ export const RecordFilterQuery = Type.Object({
   session: Type.Optional(SessionId),
   protocol: Type.Optional(Type.Union(PROTOCOLS.map((p) => Type.Literal(p)))),
   name: Type.Optional(
-    list(Type.String({ minLength: 1, maxLength: 100 }), 'record names (QS_QEP_TRAN, PHILO_STAT, STP_MESSAGE, ...)'),
+    list(
+      text({ minLength: 1, maxLength: 100, description: 'record name' }),
+      'record names (QS_QEP_TRAN, PHILO_STAT, STP_MESSAGE, ...)',
+    ),
   ),
   type: Type.Optional(list(Type.Integer({ minimum: 0, maximum: 0xffff }), 'numeric record types')),
   kind: Type.Optional(list(Type.Union(RECORD_KINDS.map((k) => Type.Literal(k))), 'record kinds')),
-  obj: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'QS object' })),
-  sig: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'QS signal' })),
+  obj: Type.Optional(text({ minLength: 1, maxLength: 200, description: 'QS object' })),
+  sig: Type.Optional(text({ minLength: 1, maxLength: 200, description: 'QS signal' })),
   prio: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'QS active-object priority' })),
   master: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffff, description: 'STP master' })),
   channel: Type.Optional(Type.Integer({ minimum: 0, maximum: 0xffff, description: 'STP channel' })),
-  text: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive substring of the text' }),
-  ),
+  text: Type.Optional(text({ minLength: 1, maxLength: 200, description: 'case-insensitive substring of the text' })),
 });
 export type RecordFilterQuery = Static<typeof RecordFilterQuery>;
 
@@ -48,10 +54,24 @@ export const TimeRangeQuery = Type.Object({
 
 export type FilterQuery = RecordFilterQuery & Partial<Static<typeof TimeRangeQuery>>;
 
+/**
+ * An RFC 3339 instant as a Date. The schema's format admits what JavaScript cannot represent
+ * (a leap second, 23:59:60): that is a 400 naming the parameter, not a date Postgres refuses.
+ */
+export function instantOf(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime()) || date.getUTCFullYear() > 9999)
+    throw badRequest(
+      `querystring ${name}: ${JSON.stringify(value)} is not an instant this server can use (no leap seconds; years up to 9999); send e.g. 2026-01-01T23:59:59Z`,
+    );
+  return date;
+}
+
 /** Query parameters into a db filter; checks what a schema cannot (from before to). */
 export function toRecordFilter(q: FilterQuery): RecordFilter {
-  const from = q.from === undefined ? undefined : new Date(q.from);
-  const to = q.to === undefined ? undefined : new Date(q.to);
+  const from = instantOf('from', q.from);
+  const to = instantOf('to', q.to);
   if (from && to && from.getTime() > to.getTime()) throw badRequest('querystring: from is after to');
   return {
     rig: q.rig,

@@ -1,5 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { validateTraceRecord } from '@tracehub/contracts';
 import { fixturePath, qspyLines } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -113,4 +115,104 @@ describe('tracehub decode --protocol qs', () => {
     expect(text).not.toContain('bytes unused');
     expect(text.split('\n')[0]).toBe('1024933328 QF-gcA   Evt<Sig=00000004,Obj=0x0000000000000000,Pool=1,Ref=3>');
   });
+
+  /** Runs the real command in-process and returns what it wrote to stdout. */
+  async function commandOutput(args: string[]): Promise<Buffer> {
+    const out: Buffer[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      out.push(Buffer.from(chunk as Uint8Array));
+      return true;
+    });
+    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      await buildProgram().parseAsync(['node', 'tracehub', 'decode', '-p', 'qs', ...args]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    return Buffer.concat(out);
+  }
+
+  /** qspy's size options in a fixture's `.qspy-args` as the command's own. */
+  const QSPY_FLAGS: Record<string, string> = { O: '--obj-ptr-size', F: '--fun-ptr-size', Q: '--queue-ctr-size' };
+
+  for (const name of ['defer_midstream_sized', 'fmt_v64_midstream_sized']) {
+    it(`prints qspy's lines for ${name}.qs with the options qspy was given`, async () => {
+      const args = readFileSync(fixturePath('qs', `${name}.qspy-args`), 'utf8')
+        .trim()
+        .split(/\s+/);
+      const options = args.flatMap((a) => [QSPY_FLAGS[a[1]], a.slice(2)]);
+      const out = await commandOutput([...options, fixturePath('qs', `${name}.qs`)]);
+      expect(out.equals(expectedText(name))).toBe(true);
+    });
+  }
+
+  async function decodeFile(path: string, opts: Record<string, unknown> = {}) {
+    const stdout = new SlowSink();
+    const stderr = new PassThrough();
+    let err = '';
+    stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const done = runQsDecode(path, { format: 'text', ...opts }, { stdin: new PassThrough(), stdout, stderr });
+    return { done, stdout, stderr: () => err };
+  }
+
+  it('fails, naming the likely fix, when an STP capture is decoded as QS', async () => {
+    const run = await decodeFile(fixturePath('stp', 'coresight_juno.stp'));
+    await expect(run.done).rejects.toThrow(
+      /nothing decoded: no QS frame in \d+ bytes had a good checksum.*--protocol stp/,
+    );
+    expect(Buffer.concat(run.stdout.chunks).length).toBe(0);
+    expect(run.stderr()).toMatch(/^qs: \d+ bytes, 0 frames/);
+  });
+
+  it('fails when every frame misfits its layout, and warns when most do and no target info came', async () => {
+    // dpp_qv_midstream: a 64-bit target read with the 32-bit defaults.
+    const run = await decodeFile(fixturePath('qs', 'dpp_qv_midstream.qs'));
+    await run.done;
+    expect(run.stderr()).toMatch(
+      /qs: warning: \d+ of \d+ records did not fit their layout and no target info came.*--obj-ptr-size 8/,
+    );
+    // With the right sizes there is nothing to warn about.
+    const sized = await decodeFile(fixturePath('qs', 'dpp_qv_midstream.qs'), {
+      objPtrSize: 8,
+      funPtrSize: 8,
+      queueCtrSize: 2,
+    });
+    await sized.done;
+    expect(sized.stderr()).not.toContain('warning');
+  });
+
+  it('fails on an empty input', async () => {
+    const run = await decodeFile('/dev/null');
+    await expect(run.done).rejects.toThrow('nothing decoded: the input is empty');
+  });
+
+  /** Streams generated and replayed through qspy 7.4 (packages/qs/test/fixtures), with its options. */
+  const runsDir = fileURLToPath(new URL('../../../packages/qs/test/fixtures/', import.meta.url));
+  const runs = readdirSync(runsDir)
+    .filter((f) => f.endsWith('.qs'))
+    .map((f) => f.slice(0, -3));
+
+  for (const name of runs) {
+    it(`writes byte for byte what qspy wrote for the generated ${name}.qs (bytes >= 0x80 included)`, async () => {
+      const lines = readFileSync(join(runsDir, `${name}.qspy.txt`), 'latin1').split('\n');
+      const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+      const expected = Buffer.from(`${lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).join('\n')}\n`, 'latin1');
+      const argsPath = join(runsDir, `${name}.qspy-args`);
+      const args = existsSync(argsPath) ? readFileSync(argsPath, 'utf8').trim().split(/\s+/) : [];
+      const flags: Record<string, string> = {
+        O: '--obj-ptr-size',
+        F: '--fun-ptr-size',
+        T: '--time-size',
+        S: '--sig-size',
+        Q: '--queue-ctr-size',
+        C: '--te-ctr-size',
+        v: '--qs-version',
+      };
+      const options = args.flatMap((a) => [flags[a[1]], a.slice(2)]);
+      const out = await commandOutput([...options, join(runsDir, `${name}.qs`)]);
+      expect(out.equals(expected)).toBe(true);
+    });
+  }
 });

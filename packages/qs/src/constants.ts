@@ -189,6 +189,11 @@ export const QS_RECORD_NAMES: readonly string[] = Object.freeze([
   ...Array.from({ length: 19 }, () => 'QS_RESERVED'),
 ]);
 
+/** The names with a QS 8.x target: id 81 is QS_QF_ACTIVE_DEFER_ATTEMPT (spec 12). */
+export const QS_8X_RECORD_NAMES: readonly string[] = Object.freeze(
+  QS_RECORD_NAMES.map((name, id) => (id === 81 ? 'QS_QF_ACTIVE_DEFER_ATTEMPT' : name)),
+);
+
 /** Host -> target (QS-RX) record ids, spec section 10.2. */
 export const QsRxId = {
   QS_RX_INFO: 0,

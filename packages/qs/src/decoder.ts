@@ -1,6 +1,7 @@
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
-import { QS_RECORD_NAMES, QsDecoderRecordId, QsRecordId } from './constants.js';
+import { QsDecoderRecordId, QsRecordId } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { QsRecordDecoder } from './record-decoder.js';
 
@@ -44,6 +45,8 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   private counters: QsDecoderStats = emptyStats();
   /** The default configuration has been announced (once, before the first record decoded with it). */
   private defaultsAnnounced = false;
+  /** Bad frames held back to become one record (leading garbage, stray flags). */
+  private readonly badRun = new BadFrameRun();
 
   constructor(options: QsDecoderOptions = {}) {
     this.options = resolveOptions(options);
@@ -72,6 +75,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   end(_ctx: ChunkContext, emit: EmitRecord): void {
     this.emitFn = emit;
+    if (this.badRun.open) this.endBadRun();
     const pending = this.deframer.pending;
     if (pending > 0) {
       const partial = this.deframer.discardPartial();
@@ -101,6 +105,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
       records: this.records.snapshot(),
       stats: { ...this.counters },
       defaultsAnnounced: this.defaultsAnnounced,
+      badRun: this.badRun.toJSON(),
     };
   }
 
@@ -113,6 +118,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
       records: JsonValue;
       stats: QsDecoderStats;
       defaultsAnnounced: boolean;
+      badRun?: JsonValue;
     };
     if (s === null || typeof s !== 'object' || s.version !== SNAPSHOT_VERSION) {
       throw new Error('not a QsDecoder snapshot (or from an incompatible version)');
@@ -122,6 +128,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     decoder.records.restore(s.records);
     decoder.counters = { ...emptyStats(), ...s.stats };
     decoder.defaultsAnnounced = s.defaultsAnnounced;
+    decoder.badRun.load(s.badRun);
     return decoder;
   }
 
@@ -131,6 +138,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   frame(buf: Uint8Array, start: number, len: number, gapFrom: number): void {
     const c = this.counters;
     c.frames++;
+    if (this.badRun.open) this.endBadRun();
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
@@ -161,26 +169,28 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const id = len >= 2 ? buf[start + 1] : this.deframer.staleRecordId;
     const base = this.records.userBase;
     const predefined = id < base;
-    const name = predefined ? QS_RECORD_NAMES[id] : `USER+${id - base}`;
-    switch (error) {
-      case QsFrameError.BAD_CHECKSUM: {
-        if (this.deframer.justStarted) {
-          // Before the first good frame QSPY drops bad frames silently (a capture started mid-frame).
-          this.error(QsDecoderRecordId.QS_LEADING_GARBAGE, 'QS_LEADING_GARBAGE', '', raw, {
-            bytes: len,
-            message: `${len} bytes before the first good frame skipped`,
-          });
-          return;
-        }
-        this.error(
-          QsDecoderRecordId.QS_BAD_CHECKSUM,
-          'QS_BAD_CHECKSUM',
-          `   <COMMS> ERROR    Bad checksum in Rec=${name}(?),Seq=${seq}`,
-          raw,
-          { bytes: len, lastSeq: seq, message: `bad checksum: frame of ${len} bytes dropped` },
-        );
+    const name = predefined ? this.records.names[id] : `USER+${id - base}`;
+    if (error === QsFrameError.BAD_CHECKSUM) {
+      // Before the first good frame QSPY drops bad frames silently (a capture started mid-frame).
+      const line = this.deframer.justStarted ? '' : `   <COMMS> ERROR    Bad checksum in Rec=${name}(?),Seq=${seq}`;
+      if (this.badRun.open && this.badRun.continues(line, len)) {
+        this.badRun.add(line, raw);
         return;
       }
+      if (this.badRun.open) this.endBadRun();
+      if (BadFrameRun.starts(line, len)) {
+        this.badRun.add(line, raw);
+        return;
+      }
+      this.error(QsDecoderRecordId.QS_BAD_CHECKSUM, 'QS_BAD_CHECKSUM', line, raw, {
+        bytes: len,
+        lastSeq: seq,
+        message: `bad checksum: frame of ${len} bytes dropped`,
+      });
+      return;
+    }
+    if (this.badRun.open) this.endBadRun();
+    switch (error) {
       case QsFrameError.TOO_SHORT:
         this.error(
           QsDecoderRecordId.QS_RECORD_TOO_SHORT,
@@ -248,7 +258,14 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     });
   }
 
+  /** Emits the held run of bad frames as one record. */
+  private endBadRun(): void {
+    this.counters.errors++;
+    this.emitFn(this.badRun.take());
+  }
+
   private linkLost(lostBytes: number): void {
+    if (this.badRun.open) this.endBadRun();
     const partial = this.deframer.discardPartial();
     this.counters.linkLostBytes += lostBytes;
     this.counters.bytesSkipped += partial.length;

@@ -169,11 +169,6 @@ export function hexPad(v: number | bigint, width: number): string {
   return zeroPad(v.toString(16).toUpperCase(), width);
 }
 
-/** `%<width>.<precision>e` as C prints it (exponent at least two digits). */
-export function formatExp(value: number, width: number, precision: number): string {
-  return formatExpUncached(value, width, precision);
-}
-
 /**
  * Renderings of recent floats, direct-mapped by their bits, type, width and precision: trace
  * values repeat, and formatting one is not cheap. A slot holds the last float that hashed to it.
@@ -204,7 +199,7 @@ export function spacedExpOfBits(
   if (floatSpec[slot] === spec && floatLo[slot] === l && floatHi[slot] === h && width < 256 && precision < 256) {
     return floatText[slot];
   }
-  const s = ` ${formatExpUncached(value, width, precision)}`;
+  const s = ` ${formatExp(value, width, precision)}`;
   floatSpec[slot] = spec;
   floatLo[slot] = l;
   floatHi[slot] = h;
@@ -212,7 +207,8 @@ export function spacedExpOfBits(
   return s;
 }
 
-function formatExpUncached(value: number, width: number, precision: number): string {
+/** `%<width>.<precision>e` as C prints it (exponent at least two digits). */
+function formatExp(value: number, width: number, precision: number): string {
   let s: string;
   if (Number.isNaN(value)) s = 'nan';
   else if (!Number.isFinite(value)) s = value < 0 ? '-inf' : 'inf';

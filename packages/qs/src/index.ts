@@ -21,5 +21,6 @@ export {
   QsPayloadWriter,
   QsRxEncoder,
   type QsRxSizes,
+  qsTextBytes,
   writeEscapedFrame,
 } from './serializer.js';

@@ -1,10 +1,18 @@
 import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
 import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
-import { QS_OBJ_KIND_NAMES, QS_RECORD_NAMES, QS_RX_NAMES, QsDecoderRecordId } from './constants.js';
+import { QsRecordId as Id, QS_8X_RECORD_NAMES, QS_RECORD_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
-import { dec, HEX2, hex8, hex16, hexPad, NumText, PairText, PieceMemo, TimestampText, zeroPad } from './format.js';
+import { dec, hex8, hex16, NumText, PairText, PieceMemo, spacePad, TimestampText, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
+import {
+  parsePeekData,
+  parseRxStatus,
+  parseTargetDone,
+  parseTestPaused,
+  parseTestProbe,
+  queryData,
+} from './test-records.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
 const RTC = '===RTC===> ';
@@ -15,6 +23,7 @@ const QUE_MAR = new PairText(',Que<Free=', ',Mar=', '>');
 const QUE_FREE = new NumText(',Que<Free=', '>');
 const TE_ARM = new NumText(' TE', '-Arm  Obj=');
 const TE_DISARM = new NumText(' TE', '-Dis  Obj=');
+const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
@@ -36,14 +45,41 @@ export class QsRecordDecoder {
   targetInfoSeen = false;
   /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
   hostSeqReset = false;
-  private readonly r = new PayloadReader();
-  /** QSPY's `%010u` of the timestamps, and of the tick counter (kept apart: they interleave). */
-  private readonly ts = new TimestampText();
+  /** @internal The reader of the record being decoded. */
+  readonly r = new PayloadReader();
+  /** @internal QSPY's `%010u` of the timestamps, and of the tick counter (kept apart: they interleave). */
+  readonly ts = new TimestampText();
   private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
+  /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
+  names: readonly string[] = QS_RECORD_NAMES;
+  /** The last user record name, and the same with its leading space. */
+  private userName = '';
+  private userNameSpaced = ' ';
+
+  // Objects and functions are looked up once per key and record (both renderings at once);
+  // the text's rendering of a signal reuses the fields' lookup through a one-entry memo.
+  // Memos hold within one record only: the next may follow a dictionary change.
+  private memoObjKey: QsKey = -1;
+  private memoObj: QsKeyNames = NO_NAMES;
+  private memoFunKey: QsKey = -1;
+  private memoFun: QsKeyNames = NO_NAMES;
+  private memoSig = -1;
+  private memoSigObj: QsKey = -1;
+  private memoSigName: string | undefined;
+
+  // The last line tails of the most frequent records (see PieceMemo).
+  private readonly dispatchText = new PieceMemo();
+  private readonly activePostText = new PieceMemo();
+  private readonly timeEvtText = new PieceMemo();
+
+  /** The last timestamp, and its bigint (see bigTs). */
+  private lastTs = -1;
+  private lastTsBig = -1n;
 
   constructor(options: Required<QsDecoderOptions>) {
     this.config = configFromOptions(options);
+    if (this.config.version >= 800) this.names = QS_8X_RECORD_NAMES;
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
     this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
   }
@@ -53,9 +89,9 @@ export class QsRecordDecoder {
     return this.config.version < 660 ? 70 : 100;
   }
 
-  /** Name of a record id as QSPY's error messages give it. */
+  /** Name of a record id as QSPY's length errors give it (`USER+%3d` for user records). */
   recordName(id: number): string {
-    return id < this.userBase ? QS_RECORD_NAMES[id] : `USER+${zeroPad(id - this.userBase, 3)}`;
+    return id < this.userBase ? this.names[id] : `USER+${spacePad(String(id - this.userBase), 3)}`;
   }
 
   /** Decodes `buf[0..len)`: seq, id, payload, checksum. `raw` is stored as given. */
@@ -70,10 +106,6 @@ export class QsRecordDecoder {
     if (id >= this.userBase) return this.user(id, raw);
     return this.predefined(id, raw);
   }
-
-  /** The last user record name, and the same with its leading space. */
-  private userName = '';
-  private userNameSpaced = ' ';
 
   private user(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
@@ -99,22 +131,6 @@ export class QsRecordDecoder {
     };
   }
 
-  // Objects and functions are looked up once per key and record (both renderings at once);
-  // the text's rendering of a signal reuses the fields' lookup through a one-entry memo.
-  // Memos hold within one record only: the next may follow a dictionary change.
-  private memoObjKey: QsKey = -1;
-  private memoObj: QsKeyNames = NO_NAMES;
-  private memoFunKey: QsKey = -1;
-  private memoFun: QsKeyNames = NO_NAMES;
-  private memoSig = -1;
-  private memoSigObj: QsKey = -1;
-  private memoSigName: string | undefined;
-
-  // The last line tails of the most frequent records (see PieceMemo).
-  private readonly dispatchText = new PieceMemo();
-  private readonly activePostText = new PieceMemo();
-  private readonly timeEvtText = new PieceMemo();
-
   private objNames(key: QsKey): QsKeyNames {
     if (key === this.memoObjKey) return this.memoObj;
     const names = this.dicts.obj.renderings(key, this.config.objPtrSize);
@@ -132,25 +148,45 @@ export class QsRecordDecoder {
   }
 
   /** An object as QSPY's text shows it. */
-  private obj(key: QsKey): string {
+  /** @internal */
+  obj(key: QsKey): string {
     return this.objNames(key).text;
   }
 
-  private fun(key: QsKey): string {
+  /** @internal */
+  fun(key: QsKey): string {
     return this.funNames(key).text;
   }
 
+  /**
+   * The second of two objects QSPY prints in one call (AO-Defer/RCall/RCllA `Que=`): unknown
+   * keys are rendered into one buffer per dictionary and the arguments are evaluated last to
+   * first, so when both miss, both show the first object's rendering.
+   */
+  private secondObj(first: QsKey, second: QsKey): string {
+    return this.misses(second) && this.misses(first) ? this.obj(first) : this.obj(second);
+  }
+
+  /** Whether QSPY renders this object from its not-found buffer: unknown, and not `NULL`. */
+  private misses(key: QsKey): boolean {
+    const d = this.dicts.obj;
+    return !(key === 0 && d.keySize >= 4) && d.find(key) === undefined;
+  }
+
   /** An object as the fields give it: its name, or its address at the target's real size. */
-  private objF(key: QsKey): string {
+  /** @internal */
+  objF(key: QsKey): string {
     return this.objNames(key).field;
   }
 
-  private funF(key: QsKey): string {
+  /** @internal */
+  funF(key: QsKey): string {
     return this.funNames(key).field;
   }
 
   /** A signal as the fields give it: its name, or its number. */
-  private sigF(sig: number, obj: QsKey): string {
+  /** @internal */
+  sigF(sig: number, obj: QsKey): string {
     const name = this.dicts.sig.findName(sig, obj);
     this.memoSig = sig;
     this.memoSigObj = obj;
@@ -159,7 +195,8 @@ export class QsRecordDecoder {
   }
 
   /** A signal as QSPY's text shows it. */
-  private sig(sig: number, obj: QsKey): string {
+  /** @internal */
+  sig(sig: number, obj: QsKey): string {
     if (sig === this.memoSig && obj === this.memoSigObj) {
       return this.memoSigName ?? this.dicts.sig.unknown(sig, obj);
     }
@@ -167,7 +204,8 @@ export class QsRecordDecoder {
   }
 
   /** The record when the payload fitted its layout, else QSPY's length error (spec 3.1). */
-  private done(
+  /** @internal */
+  done(
     id: number,
     kind: DecodedRecord['kind'],
     t: number | null,
@@ -181,12 +219,10 @@ export class QsRecordDecoder {
     // Two literals with fixed shapes (qs last, as before) instead of adding `qs` afterwards:
     // no hidden-class transition per record, and consumers see two shapes only.
     const targetTs = t === null ? null : this.bigTs(t);
-    if (qs === undefined) return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw };
-    return { kind, type: id, name: QS_RECORD_NAMES[id], targetTs, fields, text, raw, qs };
+    const name = this.names[id];
+    if (qs === undefined) return { kind, type: id, name, targetTs, fields, text, raw };
+    return { kind, type: id, name, targetTs, fields, text, raw, qs };
   }
-
-  private lastTs = -1;
-  private lastTsBig = -1n;
 
   /**
    * The timestamp as a bigint; consecutive records often share one (bigints are immutable).
@@ -224,129 +260,132 @@ export class QsRecordDecoder {
 
   private predefined(id: number, raw: Uint8Array): DecodedRecord {
     switch (id) {
-      case 0:
+      case Id.QS_EMPTY:
         return this.parseEmpty(id, raw);
-      case 1:
-      case 2:
+      case Id.QS_QEP_STATE_ENTRY:
+      case Id.QS_QEP_STATE_EXIT:
         return this.parseStateEntryExit(id, raw);
-      case 3:
-      case 55:
-      case 56:
-      case 57:
+      case Id.QS_QEP_STATE_INIT:
+      case Id.QS_QEP_TRAN_HIST:
+      case Id.QS_QEP_TRAN_EP:
+      case Id.QS_QEP_TRAN_XP:
         return this.parseStateTransition(id, raw);
-      case 4:
+      case Id.QS_QEP_INIT_TRAN:
         return this.parseInitTran(id, raw);
-      case 5:
-      case 7:
-      case 8:
+      case Id.QS_QEP_INTERN_TRAN:
+      case Id.QS_QEP_IGNORED:
+      case Id.QS_QEP_DISPATCH:
         return this.parseDispatchLike(id, raw);
-      case 6:
+      case Id.QS_QEP_TRAN:
         return this.parseTran(id, raw);
-      case 9:
+      case Id.QS_QEP_UNHANDLED:
         return this.parseUnhandled(id, raw);
-      case 10:
-      case 11:
+      case Id.QS_QF_ACTIVE_DEFER:
+      case Id.QS_QF_ACTIVE_RECALL:
         return this.parseDeferRecall(id, raw);
-      case 12:
-      case 13:
+      case Id.QS_QF_ACTIVE_SUBSCRIBE:
+      case Id.QS_QF_ACTIVE_UNSUBSCRIBE:
         return this.parseSubscribe(id, raw);
-      case 14:
-      case 45:
+      case Id.QS_QF_ACTIVE_POST:
+      case Id.QS_QF_ACTIVE_POST_ATTEMPT:
         return this.parseActivePost(id, raw);
-      case 15:
-      case 19:
-      case 20:
-      case 46:
+      case Id.QS_QF_ACTIVE_POST_LIFO:
+      case Id.QS_QF_EQUEUE_POST:
+      case Id.QS_QF_EQUEUE_POST_LIFO:
+      case Id.QS_QF_EQUEUE_POST_ATTEMPT:
         return this.parseQueuePost(id, raw);
-      case 16:
-      case 21:
+      case Id.QS_QF_ACTIVE_GET:
+      case Id.QS_QF_EQUEUE_GET:
         return this.parseQueueGet(id, raw);
-      case 17:
-      case 22:
+      case Id.QS_QF_ACTIVE_GET_LAST:
+      case Id.QS_QF_EQUEUE_GET_LAST:
         return this.parseQueueGetLast(id, raw);
-      case 18:
+      case Id.QS_QF_ACTIVE_RECALL_ATTEMPT:
         return this.parseRecallAttempt(id, raw);
-      case 23:
-      case 28:
+      case Id.QS_QF_NEW_ATTEMPT:
+      case Id.QS_QF_NEW:
         return this.parseNew(id, raw);
-      case 24:
-      case 47:
+      case Id.QS_QF_MPOOL_GET:
+      case Id.QS_QF_MPOOL_GET_ATTEMPT:
         return this.parsePoolGet(id, raw);
-      case 25:
+      case Id.QS_QF_MPOOL_PUT:
         return this.parsePoolPut(id, raw);
-      case 26:
+      case Id.QS_QF_PUBLISH:
         return this.parsePublish(id, raw);
-      case 27:
-      case 29:
-      case 30:
-      case 38:
+      case Id.QS_QF_NEW_REF:
+      case Id.QS_QF_GC_ATTEMPT:
+      case Id.QS_QF_GC:
+      case Id.QS_QF_DELETE_REF:
         return this.parseEventRef(id, raw);
-      case 31:
+      case Id.QS_QF_TICK:
         return this.parseTick(id, raw);
-      case 32:
-      case 35:
+      case Id.QS_QF_TIMEEVT_ARM:
+      case Id.QS_QF_TIMEEVT_DISARM:
         return this.parseTimeEvtArmDisarm(id, raw);
-      case 33:
+      case Id.QS_QF_TIMEEVT_AUTO_DISARM:
         return this.parseTimeEvtAutoDisarm(id, raw);
-      case 34:
+      case Id.QS_QF_TIMEEVT_DISARM_ATTEMPT:
         return this.parseTimeEvtDisarmAttempt(id, raw);
-      case 36:
+      case Id.QS_QF_TIMEEVT_REARM:
         return this.parseTimeEvtRearm(id, raw);
-      case 37:
+      case Id.QS_QF_TIMEEVT_POST:
         return this.parseTimeEvtPost(id, raw);
-      case 39:
-      case 40:
+      case Id.QS_QF_CRIT_ENTRY:
+      case Id.QS_QF_CRIT_EXIT:
         return this.parseCrit(id, raw);
-      case 41:
-      case 42:
+      case Id.QS_QF_ISR_ENTRY:
+      case Id.QS_QF_ISR_EXIT:
         return this.parseIsr(id, raw);
-      case 48:
-      case 49:
-      case 52:
+      case Id.QS_SCHED_PREEMPT:
+      case Id.QS_SCHED_RESTORE:
+      case Id.QS_SCHED_NEXT:
         return this.parseSchedPrio(id, raw);
-      case 50:
-      case 51:
+      case Id.QS_SCHED_LOCK:
+      case Id.QS_SCHED_UNLOCK:
         return this.parseSchedLock(id, raw);
-      case 53:
+      case Id.QS_SCHED_IDLE:
         return this.parseSchedIdle(id, raw);
-      case 54:
+      case Id.QS_ENUM_DICT:
         return this.parseEnumDict(id, raw);
-      case 58:
-        return this.parseTestPaused(id, raw);
-      case 59:
-        return this.parseTestProbe(id, raw);
-      case 60:
+      case Id.QS_TEST_PAUSED:
+        return parseTestPaused(this, id, raw);
+      case Id.QS_TEST_PROBE_GET:
+        return parseTestProbe(this, id, raw);
+      case Id.QS_SIG_DICT:
         return this.parseSigDict(id, raw);
-      case 61:
-      case 62:
+      case Id.QS_OBJ_DICT:
+      case Id.QS_FUN_DICT:
         return this.parseObjFunDict(id, raw);
-      case 63:
+      case Id.QS_USR_DICT:
         return this.parseUsrDict(id, raw);
-      case 64:
+      case Id.QS_TARGET_INFO:
         return this.targetInfo(raw);
-      case 65:
-        return this.parseTargetDone(id, raw);
-      case 66:
-        return this.parseRxStatus(id, raw);
-      case 67:
-        return this.queryData(raw);
-      case 68:
-        return this.parsePeekData(id, raw);
-      case 69:
+      case Id.QS_TARGET_DONE:
+        return parseTargetDone(this, id, raw);
+      case Id.QS_RX_STATUS:
+        return parseRxStatus(this, id, raw);
+      case Id.QS_QUERY_DATA:
+        return queryData(this, raw);
+      case Id.QS_PEEK_DATA:
+        return parsePeekData(this, id, raw);
+      case Id.QS_ASSERT_FAIL:
         return this.parseAssertFail(id, raw);
-      case 70:
+      case Id.QS_QF_RUN:
         return this.parseQfRun(id, raw);
-      case 71:
-      case 72:
-      case 73:
-      case 74:
-      case 75:
-      case 76:
-      case 77:
-      case 78:
-      case 79:
-      case 80:
+      case Id.QS_SEM_TAKE:
+      case Id.QS_SEM_BLOCK:
+      case Id.QS_SEM_SIGNAL:
+      case Id.QS_SEM_BLOCK_ATTEMPT:
+      case Id.QS_MTX_LOCK:
+      case Id.QS_MTX_BLOCK:
+      case Id.QS_MTX_UNLOCK:
+      case Id.QS_MTX_LOCK_ATTEMPT:
+      case Id.QS_MTX_BLOCK_ATTEMPT:
+      case Id.QS_MTX_UNLOCK_ATTEMPT:
         return this.parseSemMtx(id, raw);
+      case Id.QS_QF_ACTIVE_DEFER_ATTEMPT:
+        // QS_QF_ACTIVE_DEFER_ATTEMPT from QS 8.0; reserved before.
+        return this.config.version >= 800 ? this.parseDeferRecall(id, raw) : this.parseUnknown(id, raw);
       default:
         return this.parseUnknown(id, raw);
     }
@@ -369,7 +408,7 @@ export class QsRecordDecoder {
     const c = this.config;
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
-    const tag = id === 1 ? 'St-Entry' : 'St-Exit ';
+    const tag = id === Id.QS_QEP_STATE_ENTRY ? 'St-Entry' : 'St-Exit ';
     const objName = this.obj(o);
     return this.done(
       id,
@@ -388,7 +427,7 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f1 = r.ptr(c.funPtrSize);
     const f2 = r.ptr(c.funPtrSize);
-    const tag = id === 3 ? 'St-Init ' : id === 55 ? 'St-Hist ' : id === 56 ? 'St-EP   ' : 'St-XP   ';
+    const tag = TAG[id];
     return this.done(
       id,
       'record',
@@ -424,7 +463,7 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
-    const tag = id === 5 ? '=>Intern' : id === 7 ? '=>Ignore' : 'Disp===>';
+    const tag = id === Id.QS_QEP_INTERN_TRAN ? '=>Intern' : id === Id.QS_QEP_IGNORED ? '=>Ignore' : 'Disp===>';
     const on = this.objNames(o);
     const sigF = this.sigF(s, o);
     const sigT = this.sig(s, o);
@@ -482,24 +521,52 @@ export class QsRecordDecoder {
   private parseDeferRecall(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? this.parseActiveRemove(id, raw) : this.silent(id, raw);
     const t = r.u(c.timeSize);
     const ao = r.ptr(c.objPtrSize);
     const q = r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
     const pool = r.u(1);
     const ref = r.u(1);
-    const tag = id === 10 ? 'AO-Defer' : 'AO-RCall';
+    const tag = id === Id.QS_QF_ACTIVE_DEFER ? 'AO-Defer' : id === Id.QS_QF_ACTIVE_RECALL ? 'AO-RCall' : 'AO-DefrA';
     const objF = this.objF(ao);
     const sigF = this.sigF(s, ao);
     return this.done(
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.obj(q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
     );
+  }
+
+  /** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
+  private parseActiveRemove(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const o = r.ptr(c.objPtrSize);
+    const prio = r.u(1);
+    const objF = this.objF(o);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} AO-Remov Obj=${this.obj(o)},Pri=${dec(prio)}`,
+      { obj: objF, prio },
+      raw,
+      { obj: objF, prio },
+    );
+  }
+
+  /**
+   * A record QSPY reads nothing of and prints nothing for (id 10 before QS 6.2: its
+   * QS_QF_ACTIVE_ADD branch only runs for id 11), so no length check either.
+   */
+  private silent(id: number, raw: Uint8Array): DecodedRecord {
+    return { kind: 'record', type: id, name: QS_RECORD_NAMES[id], targetTs: null, fields: {}, text: '', raw };
   }
 
   private parseSubscribe(id: number, raw: Uint8Array): DecodedRecord {
@@ -508,7 +575,7 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const tag = id === 12 ? 'AO-Subsc' : 'AO-Unsub';
+    const tag = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? 'AO-Subsc' : 'AO-Unsub';
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -525,6 +592,7 @@ export class QsRecordDecoder {
   private parseActivePost(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 420) return this.parseActivePostBefore42(id, raw);
     const t = r.u(c.timeSize);
     const sdr = r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
@@ -537,9 +605,9 @@ export class QsRecordDecoder {
     const aoN = this.objNames(ao);
     const sigF = this.sigF(s, ao);
     const sigT = this.sig(s, ao);
-    const tag = id === 14 ? ' AO-Post  Sdr=' : ' AO-PostA Sdr=';
+    const tag = id === Id.QS_QF_ACTIVE_POST ? ' AO-Post  Sdr=' : ' AO-PostA Sdr=';
     const poolRef = POOL_REF.of(pool, ref);
-    const que = (id === 14 ? QUE_MIN : QUE_MAR).of(free, min);
+    const que = (id === Id.QS_QF_ACTIVE_POST ? QUE_MIN : QUE_MAR).of(free, min);
     const m = this.activePostText;
     const rest = m.same(tag, sdrN.text, aoN.text, sigT, poolRef, que)
       ? m.text
@@ -557,11 +625,38 @@ export class QsRecordDecoder {
       'record',
       t,
       this.ts.line(t, rest),
-      id === 14
+      id === Id.QS_QF_ACTIVE_POST
         ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
         : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
       raw,
       { obj: aoN.field, sig: sigF },
+    );
+  }
+  /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
+  private parseActivePostBefore42(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const t = r.u(c.timeSize);
+    const s = r.u(c.sigSize);
+    const ao = r.ptr(c.objPtrSize);
+    const pr = r.u(1);
+    const free = r.u(c.queueCtrSize);
+    const min = r.u(c.queueCtrSize);
+    const pool = pr >> 6;
+    const ref = pr & 0x3f;
+    const objF = this.objF(ao);
+    const sigF = this.sigF(s, ao);
+    const que = (id === Id.QS_QF_ACTIVE_POST ? QUE_MIN : QUE_MAR).of(free, min);
+    return this.done(
+      id,
+      'record',
+      t,
+      `${this.ts.of(t)} ${id === Id.QS_QF_ACTIVE_POST ? 'AO-Post ' : 'AO-PostA'} Sdr=${this.obj(0)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${que}`,
+      id === Id.QS_QF_ACTIVE_POST
+        ? { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
+        : { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min },
+      raw,
+      { obj: objF, sig: sigF },
     );
   }
 
@@ -571,19 +666,21 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
-    const tag = id === 15 ? 'AO-LIFO ' : id === 19 ? 'EQ-Post ' : id === 20 ? 'EQ-LIFO' : 'EQ-PostA';
+    const tag = TAG[id];
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === 46 ? QUE_MAR : QUE_MIN).of(free, min)}`,
-      id === 46
+      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min)}`,
+      id === Id.QS_QF_EQUEUE_POST_ATTEMPT
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
       raw,
@@ -597,10 +694,12 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
-    const tag = id === 16 ? 'AO-Get  ' : 'EQ-Get  ';
+    const tag = id === Id.QS_QF_ACTIVE_GET ? 'AO-Get  ' : 'EQ-Get  ';
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -620,9 +719,11 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
-    const tag = id === 17 ? 'AO-GetL ' : 'EQ-GetL ';
+    // Before QS 4.2 pool and ref shared one byte.
+    const pr = r.u(1);
+    const pool = c.version < 420 ? pr >> 6 : pr;
+    const ref = c.version < 420 ? pr & 0x3f : r.u(1);
+    const tag = id === Id.QS_QF_ACTIVE_GET_LAST ? 'AO-GetL ' : 'EQ-GetL ';
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -639,6 +740,7 @@ export class QsRecordDecoder {
   private parseRecallAttempt(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    if (c.version < 620) return this.parseQueueInit(id, raw);
     const t = r.u(c.timeSize);
     const ao = r.ptr(c.objPtrSize);
     const q = r.ptr(c.objPtrSize);
@@ -647,8 +749,26 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.obj(q)}`,
+      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)}`,
       { obj: objF, queue: this.objF(q) },
+      raw,
+      { obj: objF },
+    );
+  }
+
+  /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
+  private parseQueueInit(id: number, raw: Uint8Array): DecodedRecord {
+    const r = this.r;
+    const c = this.config;
+    const o = r.ptr(c.objPtrSize);
+    const len = r.u(c.queueCtrSize);
+    const objF = this.objF(o);
+    return this.done(
+      id,
+      'record',
+      null,
+      `${NO_TS}EQ-Init  Obj=${this.obj(o)},Len=${dec(len)}`,
+      { obj: objF, length: len },
       raw,
       { obj: objF },
     );
@@ -660,7 +780,7 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const size = r.u(c.eventSize);
     const s = r.u(c.sigSize);
-    const tag = id === 23 ? 'QF-NewA ' : 'QF-New  ';
+    const tag = id === Id.QS_QF_NEW_ATTEMPT ? 'QF-NewA ' : 'QF-New  ';
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -685,10 +805,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      id === 24
+      id === Id.QS_QF_MPOOL_GET
         ? `${this.ts.of(t)} MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`
         : `${this.ts.of(t)} MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`,
-      id === 24 ? { obj: objF, free, min } : { obj: objF, free, margin: min },
+      id === Id.QS_QF_MPOOL_GET ? { obj: objF, free, min } : { obj: objF, free, margin: min },
       raw,
       { obj: objF },
     );
@@ -718,10 +838,13 @@ export class QsRecordDecoder {
     const r = this.r;
     const c = this.config;
     const t = r.u(c.timeSize);
-    const sdr = r.ptr(c.objPtrSize);
+    // Before QS 4.2: no sender, and pool and ref in one byte.
+    const old = c.version < 420;
+    const sdr = old ? 0 : r.ptr(c.objPtrSize);
     const s = r.u(c.sigSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
+    const pr = r.u(1);
+    const pool = old ? pr >> 6 : pr;
+    const ref = old ? pr & 0x3f : r.u(1);
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -737,11 +860,23 @@ export class QsRecordDecoder {
   private parseEventRef(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
+    // Before QS 6.2 id 38 was QS_QF_TIMEEVT_CTR, laid out and printed as a time-event arm.
+    if (id === Id.QS_QF_DELETE_REF && c.version < 620) return this.parseTimeEvtArmDisarm(id, raw);
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
-    const pool = r.u(1);
-    const ref = r.u(1);
-    const tag = id === 27 ? 'QF-NewRf' : id === 29 ? 'QF-gcA  ' : id === 30 ? 'QF-gc   ' : 'QF-DelRf';
+    // Before QS 4.2 the garbage-collector records had pool and ref in one byte.
+    const packed = c.version < 420 && (id === Id.QS_QF_GC_ATTEMPT || id === Id.QS_QF_GC);
+    const pr = r.u(1);
+    const pool = packed ? pr >> 6 : pr;
+    const ref = packed ? pr & 0x3f : r.u(1);
+    const tag =
+      id === Id.QS_QF_NEW_REF
+        ? 'QF-NewRf'
+        : id === Id.QS_QF_GC_ATTEMPT
+          ? 'QF-gcA  '
+          : id === Id.QS_QF_GC
+            ? 'QF-gc   '
+            : 'QF-DelRf';
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -780,7 +915,7 @@ export class QsRecordDecoder {
     const rate = c.version < 500 ? 0 : r.u(1);
     const teN = this.objNames(te);
     const aoN = this.objNames(ao);
-    const tag = (id === 32 ? TE_ARM : TE_DISARM).of(rate);
+    const tag = (id === Id.QS_QF_TIMEEVT_ARM ? TE_ARM : id === Id.QS_QF_TIMEEVT_DISARM ? TE_DISARM : TE_CTR).of(rate);
     const m = this.timeEvtText;
     const head = m.same(tag, teN.text, aoN.text, '', '', '')
       ? m.text
@@ -886,7 +1021,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === 39 ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
+      `${this.ts.of(t)} ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
       { nest },
       raw,
     );
@@ -902,7 +1037,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === 41 ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
+      `${this.ts.of(t)} ${id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
       { nest, prio },
       raw,
       { prio },
@@ -915,7 +1050,13 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const a = r.u(1);
     const b = r.u(1);
-    const tag = id === 48 ? 'Sch-Pre ' : id === 49 ? 'Sch-Rest' : 'Sch-Next';
+    if (c.version < 710 && id !== Id.QS_SCHED_NEXT) {
+      // Before QS 7.1 ids 48 and 49 were the mutex lock and unlock.
+      const tag = id === Id.QS_SCHED_PREEMPT ? 'Mtx-Lock' : 'Mtx-Unlk';
+      const text = `${this.ts.of(t)} ${tag} Pro=${dec(a)},Ceil=${dec(b)}`;
+      return this.done(id, 'record', t, text, { prio: a, ceiling: b }, raw, { prio: a });
+    }
+    const tag = id === Id.QS_SCHED_PREEMPT ? 'Sch-Pre ' : id === Id.QS_SCHED_RESTORE ? 'Sch-Rest' : 'Sch-Next';
     // QSPY prints the second byte first (Q11); the fields keep the wire order.
     return this.done(
       id,
@@ -940,7 +1081,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === 50 ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
+      `${this.ts.of(t)} ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
       { prevCeiling: a, ceiling: b },
       raw,
     );
@@ -970,27 +1111,6 @@ export class QsRecordDecoder {
     );
   }
 
-  private parseTestPaused(id: number, raw: Uint8Array): DecodedRecord {
-    return this.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
-  }
-
-  private parseTestProbe(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    const t = r.u(c.timeSize);
-    const f = r.ptr(c.funPtrSize);
-    const data = r.u(4);
-    // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
-    return this.done(
-      id,
-      'record',
-      t,
-      `${this.ts.of(t)} TstProbe Fun=${this.fun(f)},Data=${data | 0}`,
-      { fun: this.funF(f), data },
-      raw,
-    );
-  }
-
   private parseSigDict(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
@@ -1014,17 +1134,19 @@ export class QsRecordDecoder {
   private parseObjFunDict(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const c = this.config;
-    const size = id === 61 ? c.objPtrSize : c.funPtrSize;
+    const size = id === Id.QS_OBJ_DICT ? c.objPtrSize : c.funPtrSize;
     const k = r.ptr(size);
     const hex = size <= 4 ? hex8(r.lo) : hex16(r.hi, r.lo);
-    const name = r.str();
-    if (r.remaining === 0) (id === 61 ? this.dicts.obj : this.dicts.fun).put(k, name);
+    let name = r.str();
+    // Before QS 6.9 QSPY showed array objects' brackets as angle brackets.
+    if (id === Id.QS_OBJ_DICT && c.version < 690) name = name.replaceAll('[', '<').replaceAll(']', '>');
+    if (r.remaining === 0) (id === Id.QS_OBJ_DICT ? this.dicts.obj : this.dicts.fun).put(k, name);
     return this.done(
       id,
       'dict',
       null,
-      `${NO_TS}${id === 61 ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
-      id === 61 ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr },
+      `${NO_TS}${id === Id.QS_OBJ_DICT ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
+      id === Id.QS_OBJ_DICT ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr },
       raw,
     );
   }
@@ -1040,66 +1162,6 @@ export class QsRecordDecoder {
       null,
       `${NO_TS}Usr-Dict ${zeroPad(rec, 8)}->${name}`,
       { recId: rec, name: r.lastStr },
-      raw,
-    );
-  }
-
-  private parseTargetDone(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    const t = r.u(c.timeSize);
-    const rx = r.u(1);
-    const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
-    return this.done(id, 'record', t, `${this.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
-  }
-
-  private parseRxStatus(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    let t: number | null = null;
-    if (c.version < 580) t = r.u(c.timeSize);
-    const status = r.u(1);
-    let text: string;
-    let fields: Fields;
-    if (status < 128) {
-      const name = status < QS_RX_NAMES.length ? QS_RX_NAMES[status] : String(status);
-      text = `${NO_TS}Trg-Ack  ${name}`;
-      fields = { ack: true, command: name };
-    } else {
-      const code = status & 0x7f;
-      const name = code < QS_RX_NAMES.length ? QS_RX_NAMES[code] : `0x${HEX2[code]}`;
-      text = `${NO_TS}Trg-ERR  ${name}`;
-      fields = { ack: false, error: code, command: name };
-    }
-    return this.done(id, 'record', t, text, fields, raw);
-  }
-
-  private parsePeekData(id: number, raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    const t = r.u(c.timeSize);
-    const offs = r.u(2);
-    const size = r.u(1);
-    const start = r.mem(size);
-    const num = r.count;
-    const items: number[] = [];
-    let data = '';
-    const b = r.buf;
-    // QSPY prints num-1 items with ',' and always one last item with '>' (even when num is 0).
-    const shown = Math.max(num, 1);
-    for (let i = 0; i < shown; i++) {
-      const p = (start < 0 ? r.pos : start) + i * size;
-      let v = 0;
-      for (let k = size - 1; k >= 0; k--) v = v * 256 + (b[p + k] ?? 0);
-      if (i < num) items.push(v);
-      data += (size === 1 || size === 2 || size === 4 ? hexPad(v, size * 2) : '') + (i === shown - 1 ? '>' : ',');
-    }
-    return this.done(
-      id,
-      'record',
-      t,
-      `${this.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
-      { offset: offs, size, num, data: items },
       raw,
     );
   }
@@ -1131,14 +1193,14 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const a = r.u(1);
     const b = r.u(1);
-    const tag = SEM_MTX_TAGS[id - 71];
+    const tag = SEM_MTX_TAGS[id - Id.QS_SEM_TAKE];
     const objF = this.objF(o);
     let text: string;
     let fields: Fields;
-    if (id <= 74) {
+    if (id <= Id.QS_SEM_BLOCK_ATTEMPT) {
       text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`;
       fields = { obj: objF, thread: a, count: b };
-    } else if (id === 76 || id === 79) {
+    } else if (id === Id.QS_MTX_BLOCK || id === Id.QS_MTX_BLOCK_ATTEMPT) {
       text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`;
       fields = { obj: objF, holder: a, thread: b };
     } else {
@@ -1155,77 +1217,12 @@ export class QsRecordDecoder {
     return {
       kind: 'record',
       type: id,
-      name: QS_RECORD_NAMES[id],
+      name: this.names[id],
       targetTs: null,
       fields: { length: len, payload: raw.slice(2, 2 + len) },
       text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
       raw,
     };
-  }
-  private queryData(raw: Uint8Array): DecodedRecord {
-    const r = this.r;
-    const c = this.config;
-    const t = r.u(c.timeSize);
-    const kind = r.u(1);
-    const o = r.ptr(c.objPtrSize);
-    let q: QsKey = 0;
-    let b = 0;
-    let cc = 0;
-    let d = 0;
-    let e = 0;
-    switch (kind) {
-      case 0:
-        q = r.ptr(c.funPtrSize);
-        break;
-      case 2:
-        b = r.u(c.poolCtrSize);
-        cc = r.u(c.poolCtrSize);
-        break;
-      case 3:
-        b = r.u(c.queueCtrSize);
-        cc = r.u(c.queueCtrSize);
-        break;
-      case 4:
-        q = r.ptr(c.objPtrSize);
-        b = r.u(c.teCtrSize);
-        cc = r.u(c.teCtrSize);
-        d = r.u(c.sigSize);
-        e = r.u(1);
-        break;
-    }
-    if (kind === 1) {
-      if (c.version < 690) {
-        b = r.u(c.queueCtrSize);
-        cc = r.u(c.queueCtrSize);
-      } else q = r.ptr(c.funPtrSize);
-    }
-    const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
-    const objF = this.objF(o);
-    let text = `${this.ts.of(t)} Query-${kindName} Obj=${this.obj(o)}`;
-    const fields: Fields = { kind: kindName, obj: objF };
-    if (kind === 0 || (kind === 1 && c.version >= 690)) {
-      text += `,State=${this.fun(q)}`;
-      fields.state = this.funF(q);
-    } else if (kind === 2) {
-      text += `,Free=${dec(b)},Min=${dec(cc)}`;
-      fields.free = b;
-      fields.min = cc;
-    } else if (kind === 3 || kind === 1) {
-      text += `,Que<Free=${dec(b)},Min=${dec(cc)}>`;
-      fields.free = b;
-      fields.min = cc;
-    } else if (kind === 4) {
-      text += `,Rate=${e & 0x0f},Sig=${this.sig(d, q)},Tim=${dec(b)},Int=${dec(cc)},Flags=0x${HEX2[e & 0xf0]}`;
-      Object.assign(fields, {
-        ao: this.objF(q),
-        rate: e & 0x0f,
-        sig: this.sigF(d, q),
-        tim: b,
-        interval: cc,
-        flags: e & 0xf0,
-      });
-    }
-    return this.done(67, 'record', t, text, fields, raw, { obj: objF });
   }
 
   private targetInfo(raw: Uint8Array): DecodedRecord {
@@ -1236,13 +1233,19 @@ export class QsRecordDecoder {
     let bigEndian: boolean;
     let reset: boolean;
     let versionWord: number;
+    let framework: number | null = null;
+    let releaseDate: number | null = null;
     if ((isReset & 3) === 2 && r.remaining >= 17) {
-      // QP 8.x layout: flags byte, bit-inverted u32 (release date * 10000 + version), then 13 bytes.
+      // QP 8.x layout (spec 12): flags byte (bit 6 reset, bit 7 big-endian, bits 2-3 framework),
+      // a bit-inverted u32 (release date * 10000 + version), then the same 13 bytes.
       const v = ~r.u(4) >>> 0;
       version = v % 10000;
+      releaseDate = Math.floor(v / 10000);
+      framework = (isReset >> 2) & 3;
       bigEndian = (isReset & 0x80) !== 0;
       reset = (isReset & 0x40) !== 0;
-      versionWord = version | (bigEndian ? 0x8000 : 0);
+      // 8.x QSPY prints the version alone; there is no version word with an endianness bit.
+      versionWord = version;
     } else {
       versionWord = r.u(2);
       version = versionWord & 0x7fff;
@@ -1255,7 +1258,7 @@ export class QsRecordDecoder {
     const maxActive = r.u(1);
     const poolsRates = r.u(1);
     const build = [r.u(1), r.u(1), r.u(1), r.u(1), r.u(1), r.u(1)];
-    if (r.remaining !== 0) return this.lengthError(64, raw);
+    if (r.remaining !== 0) return this.lengthError(Id.QS_TARGET_INFO, raw);
     const next: QsTargetConfig = {
       version,
       bigEndian,
@@ -1287,6 +1290,7 @@ export class QsRecordDecoder {
     // QSPY knows a target info came before by the stored build year, zeroed at start-up.
     const seenBefore = prev.build[5] !== 0;
     this.config = next;
+    this.names = version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
     this.targetInfoSeen = true;
     const stamp = `${zeroPad(build[5], 2)}${zeroPad(build[4], 2)}${zeroPad(build[3], 2)}_${zeroPad(build[2], 2)}${zeroPad(build[1], 2)}${zeroPad(build[0], 2)}`;
     let text = `${NO_TS}${reset ? 'Trg-RST ' : 'Trg-Info'} QP-Ver=${versionWord},Build=${stamp}`;
@@ -1301,7 +1305,7 @@ export class QsRecordDecoder {
     }
     return {
       kind: 'info',
-      type: 64,
+      type: Id.QS_TARGET_INFO,
       name: 'QS_TARGET_INFO',
       targetTs: null,
       fields: {
@@ -1322,6 +1326,7 @@ export class QsRecordDecoder {
         maxTickRates: (poolsRates >> 4) & 0x0f,
         build: `20${stamp}`,
         mismatch,
+        ...(framework === null ? {} : { framework, releaseDate }),
       },
       text,
       raw,
@@ -1339,10 +1344,25 @@ export class QsRecordDecoder {
   restore(json: JsonValue): void {
     const j = json as unknown as { config: QsTargetConfig; targetInfoSeen: boolean; dicts: JsonValue };
     this.config = { ...j.config, build: [...j.config.build] };
+    this.names = this.config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
     this.targetInfoSeen = j.targetInfoSeen;
     this.dicts.load(j.dicts);
   }
 }
+
+/** The record tag QSPY prints after the timestamp, by id, where one parser serves several ids. */
+const TAG: readonly string[] = (() => {
+  const tags = new Array<string>(Id.QS_USER).fill('');
+  tags[Id.QS_QEP_STATE_INIT] = 'St-Init ';
+  tags[Id.QS_QEP_TRAN_HIST] = 'St-Hist ';
+  tags[Id.QS_QEP_TRAN_EP] = 'St-EP   ';
+  tags[Id.QS_QEP_TRAN_XP] = 'St-XP   ';
+  tags[Id.QS_QF_ACTIVE_POST_LIFO] = 'AO-LIFO ';
+  tags[Id.QS_QF_EQUEUE_POST] = 'EQ-Post ';
+  tags[Id.QS_QF_EQUEUE_POST_LIFO] = 'EQ-LIFO'; // one space after LIFO (spec 5)
+  tags[Id.QS_QF_EQUEUE_POST_ATTEMPT] = 'EQ-PostA';
+  return Object.freeze(tags);
+})();
 
 const SEM_MTX_TAGS = [
   'Sem-Take',

@@ -54,6 +54,17 @@ export function writeEscapedFrame(frame: Uint8Array, out: Uint8Array, at: number
   return o;
 }
 
+/**
+ * The bytes QSPY writes for a record's `text`: the text is Latin-1, one character per byte
+ * (strings from the target keep their bytes 0x80..0xFF as U+0080..U+00FF), so stores and
+ * exports that write these bytes, not the text's UTF-8, give `cmp`-equal output.
+ */
+export function qsTextBytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
+  return out;
+}
+
 /** A sequence of frames with its own sequence counter: the first frame gets seq 1. */
 export class QsFrameBuilder {
   /** Sequence number of the last frame built (0: none yet). */

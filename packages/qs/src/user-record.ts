@@ -225,10 +225,13 @@ export class QsUserElementsDecoder {
       values[n] = value;
       n++;
       if (r.errors.length !== errBefore) {
-        // QSPY printed the error into its line buffer, then appended this element at the old position.
-        const err = r.errors.slice(errBefore, -1);
-        errorLines += `${err}\n`;
-        line = overlay(err, line.length + 1, sp !== '' ? sp.slice(1) : s);
+        // QSPY printed the error line over its line buffer, then appended this element's (zero)
+        // value to the error text, and prints that as the record's line (spec 8.2, "Details").
+        // (A SIG element can fail twice: the buffer holds the last error.)
+        const errors = r.errors.slice(errBefore);
+        errorLines += errors;
+        const err = errors.slice(errors.lastIndexOf('\n', errors.length - 2) + 1, -1);
+        line = appendAt(err, sp !== '' ? sp.slice(1) : s);
         break;
       }
       line = appendAt(line, sp !== '' ? sp : ` ${s}`);
@@ -268,7 +271,7 @@ function objectName(dicts: QsDictionaries, key: number | string, size: number): 
 }
 
 /** An address rendered with the target's real pointer size (for fields, not for QSPY's text). */
-export function renderKnownSize(key: number | string, size: number): string {
+function renderKnownSize(key: number | string, size: number): string {
   return key === 0 ? 'NULL' : renderUnknownKey(key, size <= 4 ? 4 : 8);
 }
 
@@ -277,14 +280,4 @@ function appendAt(line: string, s: string): string {
   const avail = LINE_MAX - 1 - line.length;
   if (s.length < avail) return line + s;
   return line + s.slice(0, Math.max(avail - 1, 0));
-}
-
-/**
- * The line QSPY prints after a truncated element: its buffer holds the error text, and the
- * element was written at the position the user line had reached, separator included
- * (spec 8.2, "Details"); the line ends at the error text's terminator when that comes first.
- */
-function overlay(err: string, linePos: number, s: string): string {
-  if (err.length < linePos) return err;
-  return appendAt(err.slice(0, linePos), s);
 }

@@ -7,10 +7,11 @@ import {
   QsRecordId,
   QsRecordName,
   qsRecordGroup,
+  qsTextBytes,
   writeEscapedFrame,
 } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
-import { captureBytes, decodeChunked } from './helpers.js';
+import { captureBytes, decodeChunked, qspyRun } from './helpers.js';
 
 describe('what the codec exports to other packages', () => {
   it('escapes records back into the exact bytes of a clean capture', () => {
@@ -68,5 +69,18 @@ describe('what the codec exports to other packages', () => {
     expect(group(QsRecordId.QS_SIG_DICT, 'dict')).toBe('DICT');
     expect(group(QsDecoderRecordId.SEQ_GAP, 'error')).toBe('ERROR');
     expect(new Set(QS_RECORD_GROUPS).size).toBe(QS_RECORD_GROUPS.length);
+  });
+
+  it('gives the bytes qspy wrote for texts with target bytes >= 0x80', () => {
+    const run = qspyRun('random_latin1');
+    const texts = decodeChunked(run.bytes, [4096], run.options)
+      .map((r) => r.text)
+      .filter((t) => t !== '');
+    const bytes = Buffer.concat(texts.map((t) => Buffer.concat([qsTextBytes(t), Buffer.from('\n')])));
+    const expected = Buffer.from(`${run.lines.join('\n')}\n`, 'latin1');
+    expect(expected.some((b) => b >= 0x80)).toBe(true);
+    expect(bytes.equals(expected)).toBe(true);
+    // UTF-8 would not be: every byte >= 0x80 would become two.
+    expect(Buffer.from(texts.join('\n'), 'utf8').equals(expected.subarray(0, -1))).toBe(false);
   });
 });

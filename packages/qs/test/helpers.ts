@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
 import { fixturePath } from '@tracehub/tests/support';
@@ -10,6 +12,62 @@ export const FIXTURE_NAMES: string[] = readdirSync(fixturePath('qs'))
 
 export function captureBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
+}
+
+/** qspy's size and version options (`-O8 -F8 -Q2`, `-v6.0`) as decoder options. */
+export function optionsFromQspyArgs(args: string): QsDecoderOptions {
+  const keys: Record<string, keyof QsDecoderOptions> = {
+    O: 'objPtrSize',
+    F: 'funPtrSize',
+    T: 'timeSize',
+    S: 'sigSize',
+    E: 'eventSize',
+    Q: 'queueCtrSize',
+    P: 'poolCtrSize',
+    B: 'poolBlkSize',
+    C: 'teCtrSize',
+  };
+  const options: QsDecoderOptions = {};
+  for (const arg of args.trim().split(/\s+/).filter(Boolean)) {
+    const flag = arg[1];
+    const value = arg.slice(2);
+    if (flag === 'v') {
+      const [major, minor = '0', patch = '0'] = value.split('.');
+      options.version = Number(major) * 100 + Number(minor) * 10 + Number(patch);
+    } else if (keys[flag]) (options as Record<string, number>)[keys[flag]] = Number(value);
+    else throw new Error(`unknown qspy option ${arg}`);
+  }
+  return options;
+}
+
+/** The qspy options a shared fixture was replayed with (its `.qspy-args`), as decoder options. */
+export function fixtureOptions(name: string): QsDecoderOptions {
+  const path = join(fixturePath('qs'), `${name}.qspy-args`);
+  return existsSync(path) ? optionsFromQspyArgs(readFileSync(path, 'utf8')) : {};
+}
+
+/**
+ * Captures made here by running qspy 7.4 on generated streams (random records of every id,
+ * with bit flips or garbage between frames, several option sets): `<name>.qs`, qspy's output
+ * `<name>.qspy.txt`, and its options in `<name>.qspy-args`.
+ */
+export const qspyRunsDir = fileURLToPath(new URL('./fixtures/', import.meta.url));
+export const QSPY_RUN_NAMES: string[] = readdirSync(qspyRunsDir)
+  .filter((f) => f.endsWith('.qs'))
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+export function qspyRun(name: string): { bytes: Uint8Array; options: QsDecoderOptions; lines: string[] } {
+  const argsPath = join(qspyRunsDir, `${name}.qspy-args`);
+  const lines = readFileSync(join(qspyRunsDir, `${name}.qspy.txt`), 'latin1').split('\n');
+  // The header ends with the "Opened File" line; the output ends with an empty line and "QSPY Done".
+  const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+  const end = lines.lastIndexOf('QSPY Done') - 1;
+  return {
+    bytes: new Uint8Array(readFileSync(join(qspyRunsDir, `${name}.qs`))),
+    options: existsSync(argsPath) ? optionsFromQspyArgs(readFileSync(argsPath, 'utf8')) : {},
+    lines: lines.slice(start, end),
+  };
 }
 
 const ctx = { hostNs: 0n };

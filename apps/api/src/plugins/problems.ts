@@ -51,14 +51,15 @@ export function sendProblem(reply: FastifyReply, status: number, detail: string)
 export function installProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
-      const where = error.validationContext ?? 'request';
-      const details = error.validation.map((v) => {
-        const path = v.instancePath ? v.instancePath.slice(1).replaceAll('/', '.') : '';
-        const field = path || (v.params as { missingProperty?: string })?.missingProperty || '';
-        const message = v.message ?? 'is invalid';
-        return field ? `${where} ${field}: ${message}` : `${where}: ${message}`;
-      });
-      return sendProblem(reply, 400, details.join('; '));
+      return sendProblem(reply, 400, describeValidation(error.validationContext ?? 'request', error.validation));
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      return sendProblem(
+        reply.header('retry-after', '5'),
+        503,
+        'the database is unavailable right now; the request was not served: try again in a few seconds',
+      );
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500)
@@ -69,6 +70,58 @@ export function installProblemHandlers(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+}
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/**
+ * Schema errors as one sentence per field, naming the field and what it allows: a union of
+ * literals says its values (not "must be equal to constant" once per value), a pattern says
+ * what it means where we know it.
+ */
+function describeValidation(where: string, issues: readonly ValidationIssue[]): string {
+  const byField = new Map<string, ValidationIssue[]>();
+  for (const v of issues) {
+    const path = v.instancePath ? v.instancePath.slice(1).replaceAll('/', '.') : '';
+    const field = path || (v.params.missingProperty as string | undefined) || '';
+    byField.set(field, [...(byField.get(field) ?? []), v]);
+  }
+  return [...byField]
+    .map(([field, list]) => {
+      const allowed = list.filter((v) => v.keyword === 'const').map((v) => String(v.params.allowedValue));
+      const message =
+        allowed.length > 0
+          ? `must be one of ${allowed.join(', ')}`
+          : (list.map(describeIssue).find((m) => m !== undefined) ?? 'is invalid');
+      return field ? `${where} ${field}: ${message}` : `${where}: ${message}`;
+    })
+    .join('; ');
+}
+
+function describeIssue(v: ValidationIssue): string | undefined {
+  if (v.keyword === 'anyOf' || v.keyword === 'oneOf') return undefined;
+  if (v.keyword === 'pattern' && String(v.params.pattern).includes('u0000')) return 'must not contain a NUL byte';
+  if (v.keyword === 'format' && v.params.format === 'date-time')
+    return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
+  return v.message;
+}
+
+/** Postgres could not be reached or went away mid-request (not a problem with the request). */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03'].includes(code))
+    return true;
+  if (code.startsWith('08')) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
+    message,
   );
 }
 

@@ -12,7 +12,7 @@ import {
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
 import { badRequest, notFound } from '../plugins/problems.js';
-import { Instant, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
+import { Instant, instantOf, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
 import { sequenceDiagram } from '../sequence-diagram.js';
 
 export interface SessionRoutesOptions {
@@ -129,8 +129,8 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     },
     async (request) => {
       const q = request.query;
-      const from = q.from ? new Date(q.from) : undefined;
-      const to = q.to ? new Date(q.to) : undefined;
+      const from = instantOf('from', q.from);
+      const to = instantOf('to', q.to);
       if (from && to && from > to) throw badRequest('querystring: from is after to');
       const page = await sessionsPage(
         db,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
-import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
+import { QsDecoder, type QsDecoderOptions, QsDecoderRecordId, QsRecordId } from '@tracehub/qs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CommandOutput, openInput } from '../command-io.js';
 
@@ -81,12 +81,19 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   let hostNs = 0n;
   // Lines go straight into output blocks, so that no record outlives the call that decoded it.
   const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8');
+  const seen = { lengthErrors: 0, targetInfos: 0 };
+  const notice = (r: DecodedRecord) => {
+    if (r.type === QsDecoderRecordId.QS_RECORD_LENGTH) seen.lengthErrors++;
+    else if (r.type === QsRecordId.QS_TARGET_INFO) seen.targetInfos++;
+  };
   const collect =
     format === 'text'
       ? (r: DecodedRecord) => {
+          if (r.kind !== 'record') notice(r);
           if (r.text !== '') output.line(r.text);
         }
       : (r: DecodedRecord) => {
+          if (r.kind !== 'record') notice(r);
           const record = toTraceRecord(r, {
             rig: 'offline',
             link: 'file',
@@ -127,6 +134,57 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
       ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
   );
+  const verdict = qsDecodeVerdict({
+    bytes: s.bytes,
+    frames: s.frames,
+    bytesSkipped: s.bytesSkipped,
+    ...seen,
+  });
+  if (verdict.warning) stderr.write(`qs: warning: ${verdict.warning}\n`);
+  if (verdict.failure) throw new Error(verdict.failure);
+}
+
+/**
+ * What `tracehub decode --protocol qs` says when a stream gave little or nothing: a failure
+ * (the command exits non-zero) when no frame at all decoded, a warning naming the likely fix
+ * when most of it was bad or did not fit the sizes in use.
+ */
+export function qsDecodeVerdict(s: {
+  bytes: number;
+  frames: number;
+  bytesSkipped: number;
+  lengthErrors: number;
+  targetInfos: number;
+}): { warning?: string; failure?: string } {
+  if (s.bytes === 0) return { failure: 'nothing decoded: the input is empty' };
+  const good = s.frames - s.lengthErrors;
+  if (s.frames === 0 || good <= 0) {
+    return {
+      failure:
+        s.frames === 0
+          ? `nothing decoded: no QS frame in ${s.bytes} bytes had a good checksum. ` +
+            'Is it a QS capture? STP or SWD captures decode with --protocol stp or --protocol swd.'
+          : `nothing decoded: every one of the ${s.frames} frames failed its layout. ` +
+            "The target's sizes differ from the ones in use: give them (--obj-ptr-size, --fun-ptr-size, " +
+            '--time-size, --sig-size, ...), or capture from the target reset so that its target info comes first.',
+    };
+  }
+  if (s.bytesSkipped * 2 > s.bytes) {
+    return {
+      warning:
+        `${s.bytesSkipped} of ${s.bytes} bytes were not good frames. ` +
+        'Is it a QS capture (STP or SWD: --protocol stp or swd), and was the link read at the right speed?',
+    };
+  }
+  if (s.targetInfos === 0 && s.lengthErrors * 10 > s.frames) {
+    return {
+      warning:
+        `${s.lengthErrors} of ${s.frames} records did not fit their layout and no target info came. ` +
+        "Give the target's sizes (--obj-ptr-size 8 --fun-ptr-size 8 for a 64-bit target, --time-size, " +
+        '--sig-size, ...), or capture from the target reset.',
+    };
+  }
+  return {};
 }
 
 /**
