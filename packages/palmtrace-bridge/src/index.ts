@@ -18,7 +18,6 @@ export type { ListenerStatus } from './palmtrace-listener.js';
 export { type PalmTraceBridgeOptions, palmTraceBridge } from './palmtrace-plugin.js';
 export {
   DEFAULT_TICKS_PER_MS,
-  qsRecordGroup,
   RecordMessageEncoder,
   rigNumber,
   threadIdOf,

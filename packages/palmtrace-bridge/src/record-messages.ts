@@ -7,6 +7,7 @@ import {
   splitTraceLines,
   TraceKind,
 } from '@tracehub/palmtrace';
+import { qsRecordGroup } from '@tracehub/qs';
 import type { ReporterOptions } from './endpoint-schema.js';
 
 /**
@@ -25,27 +26,6 @@ const MAX_DATA_BYTES = 65_536;
 
 /** A record's messages as they go on the wire: usually one, one per line for multi-line text. */
 export type RecordMessages = Uint8Array | Uint8Array[];
-
-/** QS record group of a record id (qs-protocol.md §5 table), the key of `modules.qsGroups`. */
-export function qsRecordGroup(record: Pick<TraceRecord, 'kind' | 'type'>): string {
-  if (record.kind === 'error') return 'ERROR';
-  if (record.kind === 'dict') return 'DICT';
-  if (record.kind === 'info') return 'INFO';
-  const t = record.type;
-  if ((t >= 1 && t <= 9) || (t >= 55 && t <= 57)) return 'SM';
-  if ((t >= 10 && t <= 18) || t === 45) return 'AO';
-  if ((t >= 19 && t <= 22) || t === 46) return 'EQ';
-  if (t === 24 || t === 25 || t === 47) return 'MP';
-  if (t >= 32 && t <= 37) return 'TE';
-  if (t === 23 || (t >= 26 && t <= 31) || (t >= 38 && t <= 44)) return 'QF';
-  if (t >= 48 && t <= 53) return 'SC';
-  if (t === 58 || t === 59 || (t >= 65 && t <= 68)) return 'TEST';
-  if (t === 69) return 'ERROR';
-  if (t >= 71 && t <= 74) return 'SEM';
-  if (t >= 75 && t <= 80) return 'MTX';
-  if (t >= 100 && t <= 124) return 'USER';
-  return 'INFO';
-}
 
 /**
  * Process ID of a rig: the number `rigNumbers` gives it, else the digits its name ends with

@@ -1,8 +1,9 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import { type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
+import { qsRecordGroup } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
 import { palmTraceSettingsFrom } from '../src/bridge-settings.js';
-import { qsRecordGroup, RecordMessageEncoder, rigNumber } from '../src/record-messages.js';
+import { RecordMessageEncoder, rigNumber } from '../src/record-messages.js';
 
 const hex = (s: string) => Uint8Array.from(s.split(/\s+/).filter(Boolean), (b) => Number.parseInt(b, 16));
 

@@ -36,16 +36,14 @@ export enum ExceptionCode {
   OVRF = 0x08,
 }
 
-export const EXCEPTION_NAMES: Readonly<Record<number, string>> = Object.freeze({
-  1: 'TB_EXCEPTION_LONG_MESSAGE_FIRST',
-  2: 'TB_EXCEPTION_LONG_MESSAGE_MIDDLE',
-  3: 'TB_EXCEPTION_LONG_MESSAGE_LAST',
-  4: 'TB_EXCEPTION_UNFINISHED_MESSAGE',
-  5: 'TB_EXCEPTION_OVRF_PACKET',
-  6: 'TB_EXCEPTION_LONG_UNFINISHED_MESSAGE',
-  7: 'TB_EXCEPTION_LONG_OVRF_PACKET',
-  8: 'TB_EXCEPTION_OVRF',
-});
+/** `TB_EXCEPTION_<name>` by exception code. */
+export const EXCEPTION_NAMES: Readonly<Record<number, string>> = Object.freeze(
+  Object.fromEntries(
+    Object.entries(ExceptionCode)
+      .filter(([, code]) => typeof code === 'number')
+      .map(([name, code]) => [code, `TB_EXCEPTION_${name}`]),
+  ),
+);
 
 /** Marker types (spec §10). */
 export enum MarkerCode {

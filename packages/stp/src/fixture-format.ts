@@ -28,6 +28,15 @@ function nibbles(parser: StpPacketParser, start: number, count: number): string 
 
 /** The packet the parser has just reported, as a fixture packet-list entry. */
 export function packetEntry(parser: StpPacketParser): PacketEntry {
+  return JSON.parse(packetJson(parser)) as PacketEntry;
+}
+
+/**
+ * `packetEntry` as its JSON text, built directly (the `--format packets` hot path: one line per
+ * packet, no object in between). Keys in the fixtures' order: v2 `nib, pkt, val, ts_field, ts,
+ * len`; v1 and pseudo-packets `nib, len, pkt, …`.
+ */
+export function packetJson(parser: StpPacketParser): string {
   const kind = parser.pktKind;
   const nib = parser.pktStart;
   const len = parser.pktLen;
@@ -37,32 +46,26 @@ export function packetEntry(parser: StpPacketParser): PacketEntry {
     case Pkt.NULL_SYNC:
     case Pkt.DISCARDED:
     case Pkt.TRUNCATED:
-      return { nib, len, pkt };
+      return `{"nib":${nib},"len":${len},"pkt":"${pkt}"}`;
     case Pkt.ILLEGAL:
-      return { nib, len, pkt, nibbles: nibbles(parser, 0, len) };
+      return `{"nib":${nib},"len":${len},"pkt":"${pkt}","nibbles":"${nibbles(parser, 0, len)}"}`;
   }
+  const payload = PKT_PAYLOAD[kind];
   const val =
-    PKT_PAYLOAD[kind] === 0
-      ? undefined
-      : kind === Pkt.USER || kind === Pkt.USER_TS || kind === Pkt.TIME || kind === Pkt.TIME_TS
-        ? nibbles(parser, parser.payloadStart, parser.payloadLen)
-        : `0x${nibbles(parser, parser.payloadStart, parser.payloadLen)}`;
-  const hasTs = parser.tsLen > 0;
-  const ts = !hasTs ? undefined : parser.tsFixed ? hex64(0, parser.tsLo, 2) : hex64(parser.tsHi, parser.tsLo, 16);
+    payload === 0
+      ? ''
+      : payload < 0
+        ? `,"val":"${nibbles(parser, parser.payloadStart, parser.payloadLen)}"`
+        : `,"val":"0x${nibbles(parser, parser.payloadStart, parser.payloadLen)}"`;
+  let ts = '';
+  if (parser.tsLen > 0) {
+    ts = parser.tsFixed ? hex64(0, parser.tsLo, 2) : hex64(parser.tsHi, parser.tsLo, 16);
+  }
   if (parser.version === 1) {
-    const entry: PacketEntry = { nib, len, pkt };
-    if (val !== undefined) entry.val = val;
-    if (ts !== undefined) entry.ts = ts;
-    return entry;
+    return `{"nib":${nib},"len":${len},"pkt":"${pkt}"${val}${ts === '' ? '' : `,"ts":"${ts}"`}}`;
   }
-  const entry: PacketEntry = { nib, pkt };
-  if (val !== undefined) entry.val = val;
-  if (ts !== undefined) {
-    entry.ts_field = nibbles(parser, parser.tsStart, parser.tsLen);
-    entry.ts = ts;
-  }
-  entry.len = len;
-  return entry;
+  const tsFields = ts === '' ? '' : `,"ts_field":"${nibbles(parser, parser.tsStart, parser.tsLen)}","ts":"${ts}"`;
+  return `{"nib":${nib},"pkt":"${pkt}"${val}${tsFields},"len":${len}}`;
 }
 
 function putData(event: StpEvent, data: Uint8Array): void {
@@ -75,29 +78,31 @@ function putData(event: StpEvent, data: Uint8Array): void {
   event.data_tail = bytesToHex(data, data.length - HEAD_TAIL);
 }
 
-export function messageEvent(
+/**
+ * A message event (spec §13) as its JSON text, built directly: the `--format events` hot path
+ * (one line per message, no object in between). `data[0, length)` is the message.
+ */
+export function messageEventJson(
   master: number,
   channel: number,
   data: Uint8Array,
+  length: number,
   closedBy: ClosedBy,
   closingTs: string | null,
   truncatedFrom: number,
   control: ControlMessage | null,
   at: number,
-): StpEvent {
-  const event: StpEvent = {
-    kind: 'message',
-    master,
-    channel,
-    closed_by: CLOSED_BY_NAMES[closedBy],
-    at_nibble: at,
-    len: data.length,
-  };
-  putData(event, data);
-  if (closingTs !== null) event.closing_ts = closingTs;
-  if (truncatedFrom >= 0) event.truncated_from = truncatedFrom;
-  if (control !== null) event.control = { ...control };
-  return event;
+): string {
+  let line = `{"kind":"message","master":${master},"channel":${channel},"closed_by":"${CLOSED_BY_NAMES[closedBy]}","at_nibble":${at},"len":${length},`;
+  if (length <= INLINE_DATA_MAX) line += `"data":"${bytesToHex(data, 0, length)}"`;
+  else {
+    const whole = data.subarray(0, length);
+    line += `"data_sha256":"${sha256Hex(whole)}","data_head":"${bytesToHex(whole, 0, HEAD_TAIL)}","data_tail":"${bytesToHex(whole, length - HEAD_TAIL)}"`;
+  }
+  if (closingTs !== null) line += `,"closing_ts":"${closingTs}"`;
+  if (truncatedFrom >= 0) line += `,"truncated_from":${truncatedFrom}`;
+  if (control !== null) line += `,"control":${JSON.stringify(control)}`;
+  return `${line}}`;
 }
 
 export function exceptionEvent(code: number, master: number, channel: number, data: Uint8Array, at: number): StpEvent {

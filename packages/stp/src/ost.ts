@@ -9,6 +9,7 @@ import {
   WRAPPER_TYPE_SWD,
 } from './constants.js';
 import type { DecodeResult } from './decode-result.js';
+import { type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
 
 /** An OST XTI v3 trace message (protocol 0x84, spec §9.1). */
 export interface OstTraceMessage {
@@ -45,7 +46,11 @@ export type OstMessage = OstTraceMessage | OstMarkerMessage | OstSwdMessage;
 /** Largest OST body (bytes after byte 3, or after byte 7 in the extended form) that fits 0xFFFF in all. */
 const MAX_TOTAL = 0xffff;
 
-function header(protocol: number, entity: number, body: number): { out: Uint8Array; offset: number } {
+/** Where the body starts: after the 4-byte header, or after the 8-byte one with the extended length. */
+const bodyOffset = (body: number) => (body > 255 ? 8 : 4);
+
+/** A message of `body` bytes after its header, with the header written. */
+function header(protocol: number, entity: number, body: number): Uint8Array {
   const extended = body > 255;
   const total = body + (extended ? 8 : 4);
   if (total > MAX_TOTAL) throw new RangeError(`OST message of ${total} bytes exceeds 0xFFFF`);
@@ -59,10 +64,10 @@ function header(protocol: number, entity: number, body: number): { out: Uint8Arr
     out[5] = (body >>> 8) & 0xff;
     out[6] = (body >>> 16) & 0xff;
     out[7] = body >>> 24;
-    return { out, offset: 8 };
+    return out;
   }
   out[3] = body;
-  return { out, offset: 4 };
+  return out;
 }
 
 function writeU64(out: Uint8Array, offset: number, value: bigint): void {
@@ -84,62 +89,23 @@ function readU64(bytes: Uint8Array, offset: number): bigint {
 
 /** Encodes an XTI v3 trace message; master and channel are one byte each in this layout. */
 export function encodeOstTrace(m: Omit<OstTraceMessage, 'kind'>): Uint8Array {
-  const ts = BigInt.asUintN(64, m.timestamp);
-  return encodeOstTraceParts(m.port, m.master, m.channel, Number(ts >> 32n), Number(ts & 0xffffffffn), m.data);
+  return encodeOstTraceParts(m.port, traceParts(m.master, m.channel, m.timestamp, m.data));
 }
 
-/**
- * `encodeOstTrace` with the timestamp as two 32-bit halves and the data as `data[0, length)`
- * (the decoder's hot path: no views, no BigInt).
- */
-export function encodeOstTraceParts(
-  port: number,
-  master: number,
-  channel: number,
-  tsHi: number,
-  tsLo: number,
-  data: Uint8Array,
-  length = data.length,
-): Uint8Array {
-  const body = 11 + length;
-  if (body <= 255) {
-    const out = new Uint8Array(4 + body);
-    out[0] = OST_VERSION;
-    out[1] = OST_ENTITY_DEFAULT;
-    out[2] = OST_PROTOCOL_XTIV3;
-    out[3] = body;
-    writeTrace(out, 4, port, master, channel, tsHi, tsLo, data, length);
-    return out;
-  }
-  const { out, offset } = header(OST_PROTOCOL_XTIV3, OST_ENTITY_DEFAULT, body);
-  writeTrace(out, offset, port, master, channel, tsHi, tsLo, data, length);
-  return out;
-}
-
-function writeTrace(
-  out: Uint8Array,
-  offset: number,
-  port: number,
-  master: number,
-  channel: number,
-  tsHi: number,
-  tsLo: number,
-  data: Uint8Array,
-  length: number,
-): void {
+/** `encodeOstTrace` from reusable parts (the decoder's hot path: no views, no BigInt). */
+export function encodeOstTraceParts(port: number, parts: TraceParts): Uint8Array {
+  const body = 11 + parts.length;
+  const out = header(OST_PROTOCOL_XTIV3, OST_ENTITY_DEFAULT, body);
+  const offset = bodyOffset(body);
   out[offset] = port;
-  out[offset + 1] = master;
-  out[offset + 2] = channel;
-  writeU32(out, offset + 3, tsHi);
-  writeU32(out, offset + 7, tsLo);
-  const start = offset + 11;
-  if (length <= 64) for (let i = 0; i < length; i++) out[start + i] = data[i];
-  else out.set(length === data.length ? data : data.subarray(0, length), start);
+  writeTraceParts(out, offset + 1, parts);
+  return out;
 }
 
 export function encodeOstMarker(m: Omit<OstMarkerMessage, 'kind'>): Uint8Array {
   const body = 3 + 8 + 4 + 1 + m.params.length + m.comment.length;
-  const { out, offset } = header(OST_PROTOCOL_TRACEBOX, OST_ENTITY_TRACEBOX, body);
+  const out = header(OST_PROTOCOL_TRACEBOX, OST_ENTITY_TRACEBOX, body);
+  const offset = bodyOffset(body);
   out[offset] = TB_MARKER;
   out[offset + 1] = m.type;
   out[offset + 2] = m.sender;
@@ -152,7 +118,8 @@ export function encodeOstMarker(m: Omit<OstMarkerMessage, 'kind'>): Uint8Array {
 }
 
 export function encodeOstSwd(m: Omit<OstSwdMessage, 'kind'>): Uint8Array {
-  const { out, offset } = header(OST_PROTOCOL_WRAPPER, OST_ENTITY_DEFAULT, 3 + m.data.length);
+  const out = header(OST_PROTOCOL_WRAPPER, OST_ENTITY_DEFAULT, 3 + m.data.length);
+  const offset = bodyOffset(3 + m.data.length);
   out[offset] = WRAPPER_TYPE_SWD;
   out[offset + 1] = m.port;
   out[offset + 2] = m.processor;

@@ -106,44 +106,33 @@ const p = (name: string, payload: number, ts: boolean, action: Action, bytes = 0
   action,
 });
 
+/** The four sizes of one data packet form, in opcode order: D8, D16, D32, D64 (1, 2, 4, 8 bytes). */
+const dataSizes = (suffix: string, ts: boolean, closes: ClosedBy) =>
+  [1, 2, 4, 8].map((bytes) => p(`D${bytes * 8}${suffix}`, bytes * 2, ts, Action.DATA, bytes, closes));
+
+/** Indexed by `Pkt`: the order of the enum above. */
 const SPECS: PacketSpec[] = [
   p('NULL', 0, false, Action.NONE),
+  // STP v1
   p('MASTER', 2, false, Action.V1_MASTER),
   p('OVRF', 2, false, Action.OVRF),
   p('C8', 2, false, Action.V1_CHANNEL),
-  p('D8', 2, false, Action.DATA, 1),
-  p('D16', 4, false, Action.DATA, 2),
-  p('D32', 8, false, Action.DATA, 4),
-  p('D64', 16, false, Action.DATA, 8),
-  p('D8TS', 2, true, Action.DATA, 1, ClosedBy.TS),
-  p('D16TS', 4, true, Action.DATA, 2, ClosedBy.TS),
-  p('D32TS', 8, true, Action.DATA, 4, ClosedBy.TS),
-  p('D64TS', 16, true, Action.DATA, 8, ClosedBy.TS),
+  ...dataSizes('', false, ClosedBy.NONE),
+  ...dataSizes('TS', true, ClosedBy.TS),
+  // STP v2
   p('M8', 2, false, Action.M8),
   p('MERR', 2, false, Action.MERR),
   p('C8', 2, false, Action.C8),
-  p('D8', 2, false, Action.DATA, 1),
-  p('D16', 4, false, Action.DATA, 2),
-  p('D32', 8, false, Action.DATA, 4),
-  p('D64', 16, false, Action.DATA, 8),
-  p('D8MTS', 2, true, Action.DATA, 1, ClosedBy.MTS),
-  p('D16MTS', 4, true, Action.DATA, 2, ClosedBy.MTS),
-  p('D32MTS', 8, true, Action.DATA, 4, ClosedBy.MTS),
-  p('D64MTS', 16, true, Action.DATA, 8, ClosedBy.MTS),
+  ...dataSizes('', false, ClosedBy.NONE),
+  ...dataSizes('MTS', true, ClosedBy.MTS),
   p('D4', 1, false, Action.DATA, 1),
   p('D4MTS', 1, true, Action.DATA, 1, ClosedBy.MTS),
   p('FLAG_TS', 0, true, Action.FLAG, 0, ClosedBy.FLAG_TS),
   p('M16', 4, false, Action.M16),
   p('GERR', 2, false, Action.GERR),
   p('C16', 4, false, Action.C16),
-  p('D8TS', 2, true, Action.DATA, 1),
-  p('D16TS', 4, true, Action.DATA, 2),
-  p('D32TS', 8, true, Action.DATA, 4),
-  p('D64TS', 16, true, Action.DATA, 8),
-  p('D8M', 2, false, Action.DATA, 1, ClosedBy.M),
-  p('D16M', 4, false, Action.DATA, 2, ClosedBy.M),
-  p('D32M', 8, false, Action.DATA, 4, ClosedBy.M),
-  p('D64M', 16, false, Action.DATA, 8, ClosedBy.M),
+  ...dataSizes('TS', true, ClosedBy.NONE),
+  ...dataSizes('M', false, ClosedBy.M),
   p('D4TS', 1, true, Action.DATA, 1),
   p('D4M', 1, false, Action.DATA, 1, ClosedBy.M),
   p('FLAG', 0, false, Action.FLAG, 0, ClosedBy.FLAG),
@@ -157,6 +146,7 @@ const SPECS: PacketSpec[] = [
   p('FREQ_TS', 8, true, Action.FREQ),
   p('XSYNC', 2, false, Action.NONE),
   p('XSYNC_TS', 2, true, Action.NONE),
+  // pseudo-packets of the packet list
   p('ASYNC', 0, false, Action.NONE),
   p('NULL_SYNC', 0, false, Action.NONE),
   p('ILLEGAL', 0, false, Action.NONE),

@@ -10,9 +10,10 @@ import {
   WRAPPER_TYPE_SWD,
 } from './constants.js';
 import type { DecodeResult } from './decode-result.js';
+import { type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
 
 /** Bytes 6–8 of every PhoNet message from the trace box (spec §9.2). */
-interface PhonetAddress {
+export interface PhonetAddress {
   receiverObject?: number;
   /** Sender object: the tracebox port. */
   sender: number;
@@ -77,33 +78,13 @@ function view(b: Uint8Array): DataView {
 }
 
 export function encodePhonetTrace(m: Omit<PhonetTraceMessage, 'kind'>): Uint8Array {
-  const ts = BigInt.asUintN(64, m.timestamp);
-  return encodePhonetTraceParts(m, m.master, m.channel, Number(ts >> 32n), Number(ts & 0xffffffffn), m.data);
+  return encodePhonetTraceParts(m, traceParts(m.master, m.channel, m.timestamp, m.data));
 }
 
-/** `encodePhonetTrace` with the timestamp as two 32-bit halves (the decoder's hot path). */
-export function encodePhonetTraceParts(
-  address: { receiverObject?: number; sender: number; transaction: number },
-  master: number,
-  channel: number,
-  tsHi: number,
-  tsLo: number,
-  data: Uint8Array,
-  length = data.length,
-): Uint8Array {
-  const out = frame(20 + length, address, TB_TRACE_MSG);
-  out[10] = master;
-  out[11] = channel;
-  out[12] = tsHi >>> 24;
-  out[13] = tsHi >>> 16;
-  out[14] = tsHi >>> 8;
-  out[15] = tsHi;
-  out[16] = tsLo >>> 24;
-  out[17] = tsLo >>> 16;
-  out[18] = tsLo >>> 8;
-  out[19] = tsLo;
-  if (length <= 64) for (let i = 0; i < length; i++) out[20 + i] = data[i];
-  else out.set(length === data.length ? data : data.subarray(0, length), 20);
+/** `encodePhonetTrace` from reusable parts (the decoder's hot path: no views, no BigInt). */
+export function encodePhonetTraceParts(address: PhonetAddress, parts: TraceParts): Uint8Array {
+  const out = frame(20 + parts.length, address, TB_TRACE_MSG);
+  writeTraceParts(out, 10, parts);
   return out;
 }
 

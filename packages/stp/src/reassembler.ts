@@ -16,23 +16,11 @@ export type OutputProtocol = 'ost' | 'phonet';
  * `at` is the stream position (nibble index) at which the event happens.
  */
 export interface ReassemblySink {
-  /** A regular output message (OST 0x84 / PhoNet 0x94). */
-  message(
-    master: number,
-    channel: number,
-    /** The message is `data[0, length)`; `data` may be longer. */
-    data: Uint8Array,
-    length: number,
-    closedBy: ClosedBy,
-    /** 0: the closing packet carried no timestamp; 1: a 64-bit device timestamp; 2: the fixed 8-bit form. */
-    tsKind: number,
-    tsHi: number,
-    tsLo: number,
-    /** Length before OST truncation, or -1. */
-    truncatedFrom: number,
-    control: ControlMessage | null,
-    at: number,
-  ): void;
+  /**
+   * A regular output message (OST 0x84 / PhoNet 0x94): the closed buffer, with how it closed
+   * (`closedBy`, `tsKind`, `sent`, `control`) set on it.
+   */
+  message(b: MessageBuffer, at: number): void;
   /** A PhoNet exception message (0x95). */
   exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void;
   marker(code: MarkerCode, params: Uint8Array, at: number): void;
@@ -81,6 +69,16 @@ export class MessageBuffer {
   isOpen = false;
   /** When it was opened: the order in which GERR, illegal packets and pauses close buffers. */
   openSeq = 0;
+  // How the message closed, for the sink's `message` call.
+  closedBy = ClosedBy.NONE;
+  /**
+   * 0: the closing packet carried no timestamp; 1: a 64-bit device timestamp; 2: the fixed 8-bit
+   * form. The value is the reassembler's `closeTsHi` / `closeTsLo`.
+   */
+  tsKind = 0;
+  /** Bytes sent: the message is `data[0, sent)`; `length` is more when OST truncated it. */
+  sent = 0;
+  control: ControlMessage | null = null;
 
   constructor(capacity: number) {
     this.data = new Uint8Array(capacity);
@@ -205,56 +203,22 @@ export class StpReassembler {
     if (length + bytes <= this.storeLimit) {
       if (length + bytes > b.data.length) this.grow(b, length + bytes);
       const d = b.data;
-      if (little) {
-        switch (bytes) {
-          case 8:
-            d[length + 7] = hi >>> 24;
-            d[length + 6] = hi >>> 16;
-            d[length + 5] = hi >>> 8;
-            d[length + 4] = hi;
-            d[length + 3] = lo >>> 24;
-            d[length + 2] = lo >>> 16;
-            d[length + 1] = lo >>> 8;
-            d[length] = lo;
-            break;
-          case 4:
-            d[length + 3] = lo >>> 24;
-            d[length + 2] = lo >>> 16;
-            d[length + 1] = lo >>> 8;
-            d[length] = lo;
-            break;
-          case 2:
-            d[length + 1] = lo >>> 8;
-            d[length] = lo;
-            break;
-          default:
-            d[length] = lo;
+      if (bytes === 8) {
+        if (little) {
+          put32le(d, length, lo);
+          put32le(d, length + 4, hi);
+        } else {
+          put32be(d, length, hi);
+          put32be(d, length + 4, lo);
         }
+      } else if (bytes === 4) {
+        if (little) put32le(d, length, lo);
+        else put32be(d, length, lo);
+      } else if (bytes === 2) {
+        d[length + (little ? 1 : 0)] = lo >>> 8;
+        d[length + (little ? 0 : 1)] = lo;
       } else {
-        switch (bytes) {
-          case 8:
-            d[length] = hi >>> 24;
-            d[length + 1] = hi >>> 16;
-            d[length + 2] = hi >>> 8;
-            d[length + 3] = hi;
-            d[length + 4] = lo >>> 24;
-            d[length + 5] = lo >>> 16;
-            d[length + 6] = lo >>> 8;
-            d[length + 7] = lo;
-            break;
-          case 4:
-            d[length] = lo >>> 24;
-            d[length + 1] = lo >>> 16;
-            d[length + 2] = lo >>> 8;
-            d[length + 3] = lo;
-            break;
-          case 2:
-            d[length] = lo >>> 8;
-            d[length + 1] = lo;
-            break;
-          default:
-            d[length] = lo;
-        }
+        d[length] = lo;
       }
     } else if (length < this.storeLimit) {
       // The store limit falls inside this packet: keep the bytes that fit, in output order.
@@ -415,19 +379,11 @@ export class StpReassembler {
         : null;
     this.counters.messages++;
     // No subarray here: views are costly on the hot path, so the sink gets the array and a length.
-    this.sink.message(
-      b.master,
-      b.channel,
-      b.data,
-      sent,
-      closedBy,
-      tsKind,
-      this.closeTsHi,
-      this.closeTsLo,
-      length > sent ? length : -1,
-      control,
-      this.at,
-    );
+    b.closedBy = closedBy;
+    b.tsKind = tsKind;
+    b.sent = sent;
+    b.control = control;
+    this.sink.message(b, this.at);
   }
 
   /** PhoNet: one exception, or a LONG_MESSAGE chain when the data does not fit in one. */
@@ -538,6 +494,22 @@ export class StpReassembler {
     }
     this.select();
   }
+}
+
+/** A 32-bit word into a message buffer, most significant byte first (a big-endian master). */
+function put32be(d: Uint8Array, at: number, v: number): void {
+  d[at] = v >>> 24;
+  d[at + 1] = v >>> 16;
+  d[at + 2] = v >>> 8;
+  d[at + 3] = v;
+}
+
+/** A 32-bit word, least significant byte first (a little-endian master: the word reversed). */
+function put32le(d: Uint8Array, at: number, v: number): void {
+  d[at] = v;
+  d[at + 1] = v >>> 8;
+  d[at + 2] = v >>> 16;
+  d[at + 3] = v >>> 24;
 }
 
 const NO_BYTES = new Uint8Array(0);

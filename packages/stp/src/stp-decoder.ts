@@ -12,14 +12,15 @@ import {
   TB_TRACE_MSG,
   TimestampFlag,
 } from './constants.js';
-import { CONTROL_RECORD_NAMES, type ControlMessage } from './control.js';
-import { exceptionEvent, markerEvent, messageEvent, type StpEvent } from './fixture-format.js';
+import { CONTROL_RECORD_NAMES } from './control.js';
+import { exceptionEvent, markerEvent, messageEventJson, type StpEvent } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
 import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
 import { type PacketObserver, StpPacketParser } from './packet-parser.js';
 import { encodePhonetException, encodePhonetMarker, encodePhonetTraceParts } from './phonet.js';
 import {
   DEFAULT_LIMITS,
+  type MessageBuffer,
   type OutputProtocol,
   type ReassemblerLimits,
   type ReassemblySink,
@@ -27,6 +28,7 @@ import {
 } from './reassembler.js';
 import { dataText, messageText } from './text.js';
 import { outputTimestamp, toBigInt64 } from './timestamp.js';
+import type { TraceParts } from './trace-parts.js';
 
 export interface StpDecoderOptions {
   /** STP version of the stream (default 2). */
@@ -53,6 +55,13 @@ export interface StpDecoderOptions {
   onPacket?: PacketObserver;
   /** Called with every output event in the fixtures' `ost`/`phonet` form. */
   onEvent?: (event: StpEvent) => void;
+  /** The same events as JSON text, one line each (cheaper than `onEvent`: no object per message). */
+  onEventJson?: (line: string) => void;
+  /**
+   * Build records (default true). Off, the decoder only parses, reassembles and calls `onPacket`
+   * and `onEvent`: what a packet or event listing needs.
+   */
+  records?: boolean;
 }
 
 const NS_PER_S = 1_000_000_000n;
@@ -107,7 +116,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private readonly options: StpDecoderOptions;
   private readonly output: OutputProtocol;
   private readonly port: number;
-  private readonly onEvent: ((event: StpEvent) => void) | null;
+  private readonly eventLine: ((line: string) => void) | null;
+  private readonly buildRecords: boolean;
   private emitRecord: EmitRecord | null = null;
   private hostNs = 0n;
   /** hostNs as two halves of its 60-bit time field, and as text (computed once per chunk). */
@@ -125,6 +135,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private lastTsLo = 0;
   private transaction = 0;
   private markerIndex = 0;
+  /** The output message being encoded (one object, refilled for every message). */
+  private readonly parts: TraceParts = { master: 0, channel: 0, tsHi: 0, tsLo: 0, data: NO_BYTES, length: 0 };
   private readonly counts = { chunks: 0, bytes: 0, records: 0, discardedNibbles: 0, lostBytes: 0, openAtEnd: 0 };
 
   constructor(options: StpDecoderOptions = {}) {
@@ -132,7 +144,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     const version = options.version ?? 2;
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
-    this.onEvent = options.onEvent ?? null;
+    const onEvent = options.onEvent;
+    this.eventLine = options.onEventJson ?? (onEvent ? (line) => onEvent(JSON.parse(line) as StpEvent) : null);
+    this.buildRecords = options.records ?? true;
     const masters = (options.littleEndianMasters ?? []).filter((m) => Number.isInteger(m) && m >= 0 && m <= 0xffff);
     const littleEndian = new Uint8Array(masters.length === 0 ? 0 : Math.max(...masters) + 1);
     for (const m of masters) littleEndian[m] = 1;
@@ -150,7 +164,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
-    this.emitRecord = emit;
+    this.emitRecord = this.buildRecords ? emit : null;
     this.arrive(ctx.hostNs, ctx.pauseNs);
     if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) {
       this.counts.lostBytes += ctx.lostBytes;
@@ -169,7 +183,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   end(ctx: ChunkContext, emit: EmitRecord): void {
-    this.emitRecord = emit;
+    this.emitRecord = this.buildRecords ? emit : null;
     if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
     this.parser.finishStream();
     const setting = this.options.endOfStreamPauseMs;
@@ -292,19 +306,11 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   // --- ReassemblySink -----------------------------------------------------------------------
 
-  message(
-    master: number,
-    channel: number,
-    buffer: Uint8Array,
-    length: number,
-    closedBy: ClosedBy,
-    tsKind: number,
-    tsHi: number,
-    tsLo: number,
-    truncatedFrom: number,
-    control: ControlMessage | null,
-    at: number,
-  ): void {
+  message(b: MessageBuffer, at: number): void {
+    const { master, channel, data: buffer, sent: length, closedBy, tsKind, control } = b;
+    const truncatedFrom = b.length > length ? b.length : -1;
+    const tsHi = this.reassembler.closeTsHi;
+    const tsLo = this.reassembler.closeTsLo;
     let targetTs: bigint | null = null;
     let tsFieldHi: number;
     let tsFieldLo: number;
@@ -320,24 +326,23 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       tsFieldLo = this.hostLo;
     }
     const closingTs = tsKind === 1 ? hex64(tsHi, tsLo, 16) : tsKind === 2 ? hex64(0, tsLo, 2) : null;
-    if (this.onEvent !== null) {
-      this.onEvent(
-        messageEvent(master, channel, buffer.subarray(0, length), closedBy, closingTs, truncatedFrom, control, at),
+    if (this.eventLine !== null) {
+      this.eventLine(
+        messageEventJson(master, channel, buffer, length, closedBy, closingTs, truncatedFrom, control, at),
       );
     }
     if (this.emitRecord === null) return;
+    const parts = this.parts;
+    parts.master = master & 0xff;
+    parts.channel = channel & 0xff;
+    parts.tsHi = tsFieldHi;
+    parts.tsLo = tsFieldLo;
+    parts.data = buffer;
+    parts.length = length;
     const raw =
       this.output === 'ost'
-        ? encodeOstTraceParts(this.port, master & 0xff, channel & 0xff, tsFieldHi, tsFieldLo, buffer, length)
-        : encodePhonetTraceParts(
-            { sender: this.port, transaction: this.nextTransaction() },
-            master & 0xff,
-            channel & 0xff,
-            tsFieldHi,
-            tsFieldLo,
-            buffer,
-            length,
-          );
+        ? encodeOstTraceParts(this.port, parts)
+        : encodePhonetTraceParts({ sender: this.port, transaction: this.nextTransaction() }, parts);
     const closed = CLOSED_BY_NAMES[closedBy];
     const fields: Record<string, unknown> = { data: bytesToHex(buffer, 0, length), length, closedBy: closed };
     if (closingTs !== null) fields.closingTs = closingTs;
@@ -363,7 +368,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void {
-    if (this.onEvent !== null) this.onEvent(exceptionEvent(code, master, channel, data, at));
+    if (this.eventLine !== null) this.eventLine(JSON.stringify(exceptionEvent(code, master, channel, data, at)));
     if (this.emitRecord === null) return;
     const name = EXCEPTION_NAMES[code];
     const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
@@ -401,7 +406,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     at: number,
     commentText: string | null,
   ): void {
-    if (this.onEvent !== null) this.onEvent(markerEvent(code, params, at));
+    if (this.eventLine !== null) this.eventLine(JSON.stringify(markerEvent(code, params, at)));
     const index = ++this.markerIndex;
     if (this.emitRecord === null) return;
     const timestamp = outputTimestamp(TimestampFlag.FIDO, timeNs);
@@ -535,6 +540,8 @@ function callbacksOf(o: StpDecoderOptions): StpDecoderOptions {
   const out: StpDecoderOptions = {};
   if (o.onPacket) out.onPacket = o.onPacket;
   if (o.onEvent) out.onEvent = o.onEvent;
+  if (o.onEventJson) out.onEventJson = o.onEventJson;
+  if (o.records !== undefined) out.records = o.records;
   return out;
 }
 

@@ -148,33 +148,23 @@ describe('PhoNet codec', () => {
   for (const code of EXCEPTION_CODES) {
     it(`exception 0x0${code} round-trips, up to 0xFFFF bytes`, () => {
       for (const len of [0, 1, 234, 235, 65514]) {
-        const data = bytes(len, code);
-        const raw = encodePhonetException({
+        const exception = {
           sender: 0x0b,
           transaction: 7,
           master: 1,
           channel: 2,
           timestamp: ts,
           code,
-          data,
-        });
+          data: bytes(len, code),
+        };
+        const raw = encodePhonetException(exception);
         expect(raw.length).toBe(21 + len);
         expect(raw[9]).toBe(0x95);
         expect(raw[20]).toBe(code);
         expect(decodePhonet(raw)).toEqual({
           status: 'ok',
           size: raw.length,
-          message: {
-            kind: 'exception',
-            receiverObject: 0,
-            sender: 0x0b,
-            transaction: 7,
-            master: 1,
-            channel: 2,
-            timestamp: ts,
-            code,
-            data,
-          },
+          message: { kind: 'exception', receiverObject: 0, ...exception },
         });
       }
     });
@@ -184,31 +174,14 @@ describe('PhoNet codec', () => {
     it(`marker 0x${type.toString(16)} round-trips`, () => {
       const params = type === 0x27 ? Uint8Array.of(0x0f, 0x05, 1, 2, 3, 4, 0x0f) : new Uint8Array(0);
       const comment = type === 0x02 ? new TextEncoder().encode('hello\0') : new Uint8Array(0);
-      const raw = encodePhonetMarker({
-        sender: 0x0b,
-        transaction: 255,
-        type,
-        timestamp: ts,
-        index: 42,
-        params,
-        comment,
-      });
+      const marker = { sender: 0x0b, transaction: 255, type, timestamp: ts, index: 42, params, comment };
+      const raw = encodePhonetMarker(marker);
       expect(raw[9]).toBe(0xff);
       expect(raw[11]).toBe(0);
       expect(decodePhonet(raw)).toEqual({
         status: 'ok',
         size: raw.length,
-        message: {
-          kind: 'marker',
-          receiverObject: 0,
-          sender: 0x0b,
-          transaction: 255,
-          type,
-          timestamp: ts,
-          index: 42,
-          params,
-          comment,
-        },
+        message: { kind: 'marker', receiverObject: 0, ...marker },
       });
     });
   }

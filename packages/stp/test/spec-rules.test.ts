@@ -40,6 +40,17 @@ const msg = (master: number, channel: number, closed_by: string, data: string, e
   ...extra,
 });
 
+/** A PhoNet 0x04 exception event: an unfinished message. */
+const unfinished = (master: number, channel: number, data: string) => ({
+  kind: 'exception',
+  code: 4,
+  name: 'TB_EXCEPTION_UNFINISHED_MESSAGE',
+  master,
+  channel,
+  len: data.length / 2,
+  data,
+});
+
 describe('STP v2 synchronisation', () => {
   it('synchronises on 22 NULLs followed by VERSION', () => {
     const w = new StpStreamWriter().data(1, 0x99, 'M').seq('0'.repeat(22)).version(3).m8(5).data(1, 0x11, 'M');
@@ -71,15 +82,7 @@ describe('STP v2 synchronisation', () => {
     expect(decode(ok.bytes()).events).toEqual([msg(1, 0, 'M', '0102')]);
     const bad = new StpStreamWriter().async().version(3).m8(1).data(1, 1).async(22).version(3).m8(1).data(1, 2, 'M');
     const { events } = decode(bad.bytes(), { output: 'phonet' });
-    expect(events[0]).toEqual({
-      kind: 'exception',
-      code: 4,
-      name: 'TB_EXCEPTION_UNFINISHED_MESSAGE',
-      master: 1,
-      channel: 0,
-      len: 1,
-      data: '01',
-    });
+    expect(events[0]).toEqual(unfinished(1, 0, '01'));
     expect(events[1]).toEqual({
       kind: 'marker',
       code: 0x27,
@@ -361,15 +364,7 @@ describe('lost input', () => {
     decoder.push(new StpStreamWriter().data(1, 0x43, 'M').bytes(), { hostNs: 2n, lostBytes: 10 }, emit);
     decoder.push(new StpStreamWriter().async().version(3).m8(1).data(1, 0x44, 'M').bytes(), { hostNs: 3n }, emit);
     expect(events.map(({ at_nibble: _, ...e }) => e)).toEqual([
-      {
-        kind: 'exception',
-        code: 4,
-        name: 'TB_EXCEPTION_UNFINISHED_MESSAGE',
-        master: 1,
-        channel: 0,
-        len: 1,
-        data: '42',
-      },
+      unfinished(1, 0, '42'),
       { kind: 'marker', code: 6, name: 'TB_ERROR_DATA_CORRUPTED', params: '' },
       msg(1, 0, 'M', '44'),
     ]);

@@ -1,5 +1,6 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import { type RecordRow, rowToTraceRecord } from '@tracehub/db';
+import { escapeFrame } from '@tracehub/qs';
 import { perfettoChunks } from './perfetto.js';
 
 export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
@@ -124,31 +125,18 @@ export function csvField(value: string | number | bigint | null): string {
   return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
 }
 
-const QS_FLAG = 0x7e;
-const QS_ESC = 0x7d;
-
 /**
  * The bytes a record came from, as they were on the link. QS records keep a frame's
- * un-escaped contents (seq, id, payload, checksum), so they are escaped again and closed with
- * a flag: the export replays into qspy or `tracehub decode` as the original capture did.
- * Other protocols keep their bytes as they were; records made by a decoder (gaps) have none.
+ * un-escaped contents (seq, id, payload, checksum), so the QS codec escapes them again and
+ * closes them with a flag: the export replays into qspy or `tracehub decode` as the original
+ * capture did. Other protocols keep their bytes as they were; records made by a decoder (gaps)
+ * have none.
  */
 export function rawBytes(row: RecordRow): Buffer {
   const raw = row.raw;
-  if (raw.length === 0) return raw;
-  if (row.protocol !== 'qs') return raw;
-  let escapes = 0;
-  for (const b of raw) if (b === QS_FLAG || b === QS_ESC) escapes++;
-  const out = Buffer.allocUnsafe(raw.length + escapes + 1);
-  let o = 0;
-  for (const b of raw) {
-    if (b === QS_FLAG || b === QS_ESC) {
-      out[o++] = QS_ESC;
-      out[o++] = b ^ 0x20;
-    } else out[o++] = b;
-  }
-  out[o] = QS_FLAG;
-  return out;
+  if (raw.length === 0 || row.protocol !== 'qs') return raw;
+  const escaped = escapeFrame(raw);
+  return Buffer.from(escaped.buffer, escaped.byteOffset, escaped.length);
 }
 
 /** A record as JSON for responses: the stored row as the TraceRecord it was. */

@@ -7,7 +7,7 @@ import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-r
 import {
   type CapturePause,
   optionsFromCaptureConfig,
-  packetEntry,
+  packetJson,
   type StpCaptureConfig,
   StpDecoder,
   type StpDecoderOptions,
@@ -109,23 +109,26 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   const config: StpCaptureConfig = opts.stpConfig !== undefined ? readCaptureConfig(String(opts.stpConfig)) : {};
   const pauses: CapturePause[] = [...(config.pauses ?? [])].sort((a, b) => a.at_byte - b.at_byte);
 
-  let text: string[] = [];
+  // Output waiting to be written: a string for the text formats, messages for the binary ones.
+  let pendingText = '';
   let binary: Uint8Array[] = [];
+  let binaryBytes = 0;
   const session = `offline-${randomUUID()}`;
+  const offline = { rig: 'offline', link: 'file', session, protocol };
   let seq = 0;
   let chunkIndex = 0;
   let hostNs = 0n;
 
   const collect = (r: DecodedRecord): void => {
-    if (format === 'text') text.push(r.text);
+    if (format === 'text') pendingText += `${r.text}\n`;
     else if (format === 'json') {
-      text.push(
-        JSON.stringify(
-          toTraceRecord(r, { rig: 'offline', link: 'file', session, seq: seq++, chunk: chunkIndex, protocol, hostNs }),
-        ),
-      );
+      const record = toTraceRecord(r, { ...offline, seq: seq++, chunk: chunkIndex, hostNs });
+      pendingText += `${JSON.stringify(record)}\n`;
     } else if (format === 'ost-bin' || format === 'phonet-bin') {
-      if (r.raw.length > 0) binary.push(r.raw);
+      if (r.raw.length > 0) {
+        binary.push(r.raw);
+        binaryBytes += r.raw.length;
+      }
     }
   };
 
@@ -137,19 +140,32 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
     if (opts.stpVersion !== undefined) options.version = opts.stpVersion as 1 | 2;
     else if (config.protocol === undefined) options.version = 2;
     if (opts.littleEndianMasters !== undefined) options.littleEndianMasters = opts.littleEndianMasters as number[];
-    if (format === 'packets') options.onPacket = (p) => text.push(JSON.stringify(packetEntry(p)));
-    if (format === 'events') options.onEvent = (e) => text.push(JSON.stringify(e));
+    // The listings need no records: the decoder only parses and reassembles for them.
+    if (format === 'packets' || format === 'events') options.records = false;
+    if (format === 'packets') {
+      options.onPacket = (p) => {
+        pendingText += `${packetJson(p)}\n`;
+      };
+    }
+    if (format === 'events') {
+      options.onEventJson = (line) => {
+        pendingText += `${line}\n`;
+      };
+    }
     decoder = new StpDecoder(options);
   }
 
   const out = new CommandOutput(stdout);
   const flush = async () => {
-    if (text.length > 0) {
-      await out.write(`${text.join('\n')}\n`);
-      text = [];
+    if (pendingText !== '') {
+      const data = pendingText;
+      pendingText = '';
+      await out.write(data);
     } else if (binary.length > 0) {
-      await out.write(Buffer.concat(binary));
+      const data = Buffer.concat(binary);
       binary = [];
+      binaryBytes = 0;
+      await out.write(data);
     }
   };
 
@@ -183,14 +199,19 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
 
   // A pause before the first byte needs a receive time before it: an empty first chunk.
   if (pauses.length > 0 && pauses[0].at_byte === 0) decoder.push(new Uint8Array(0), { hostNs }, collect);
-  for await (const chunk of input) {
-    feed(chunk);
+  // Input is decoded a slice at a time and output written once 64 KiB is waiting, so
+  // memory stays flat whatever the input size (a megabyte of STP can list 30 MB of packets).
+  reading: for await (const chunk of input) {
+    for (let at = 0; at < chunk.length; at += DECODE_SLICE) {
+      feed(chunk.subarray(at, Math.min(chunk.length, at + DECODE_SLICE)));
+      if (pendingText.length >= OUTPUT_BATCH || binaryBytes >= OUTPUT_BATCH) await flush();
+      if (out.readerGone) {
+        input.destroy();
+        break reading;
+      }
+    }
     progress?.update(offset);
     await flush();
-    if (out.readerGone) {
-      input.destroy();
-      break;
-    }
   }
   // A pause at the very end of the file is the closing pause.
   for (; nextPause < pauses.length; nextPause++) {
@@ -220,6 +241,10 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   return nothingDecoded(decoder) && offset > 0 ? NOTHING_DECODED_EXIT : 0;
 }
 
+/** Bytes decoded between checks of the waiting output. */
+const DECODE_SLICE = 64 << 10;
+/** Output written once this much (characters or bytes) is waiting: below V8's large-object size, so batches die young. */
+const OUTPUT_BATCH = 64 << 10;
 /** How much of a stream's start is kept to guess what it is. */
 const HEAD_BYTES = 4096;
 /** Exit status of `decode` when a non-empty input gave no message, exception or marker at all. */

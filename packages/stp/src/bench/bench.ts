@@ -1,12 +1,16 @@
 /**
- * Throughput of the STP decoder on >= 50 MB streams built in memory: the real CoreSight STM
- * capture `coresight_juno.stp` tiled (the input OpenCSD's packet lister was timed on, see the
- * fixtures README), and synthetic STP v2 and v1 streams from `StpStreamWriter`.
+ * Throughput of the STP codec and of `tracehub decode` on the 33.5 MB STM stream of the fixtures
+ * README (the real CoreSight capture `coresight_juno.stp` repeated 77 136 times), and of the codec
+ * on synthetic STP v2 and v1 streams. When OpenCSD's `trc_pkt_lister` is on PATH, it lists the
+ * same stream in the same run, in alternation with ours, and ratios are printed from those
+ * figures; without it only our figures are printed. Every rate is per CPU second (user + system).
  *
- *   npm run bench -w packages/stp
+ *   npm run bench -w packages/stp            (STP_BENCH_REPEATS=3 by default)
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
 import { StpPacketParser } from '../packet-parser.js';
@@ -14,17 +18,17 @@ import { type ReassemblySink, StpReassembler } from '../reassembler.js';
 import { StpDecoder } from '../stp-decoder.js';
 import { StpStreamWriter } from '../stream-writer.js';
 
-const TARGET_BYTES = 52 * 1024 * 1024;
+/** The fixtures README's stream: coresight_juno.stp (435 bytes) x 77 136 = 33 554 160 bytes. */
+const JUNO_COPIES = 77_136;
 const CHUNK = 64 * 1024;
-/** OpenCSD trc_pkt_lister on the tiled Juno capture, 2-core VM (fixtures README). */
-const OPENCSD_MB_S = 3.5;
-const OPENCSD_PACKETS_S = 0.92e6;
+const REPEATS = Math.max(1, Number(process.env.STP_BENCH_REPEATS ?? 3));
 
 const here = dirname(fileURLToPath(import.meta.url));
-const shared = process.env.TRACEHUB_SHARED ?? resolve(here, '../../../../../shared');
+const repo = resolve(here, '../../../..');
+const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
+const tracehub = join(repo, 'node_modules', '.bin', 'tracehub');
 
-function tile(unit: Uint8Array, target: number): Uint8Array {
-  const copies = Math.ceil(target / unit.length);
+function tile(unit: Uint8Array, copies: number): Uint8Array {
   const out = new Uint8Array(copies * unit.length);
   for (let i = 0; i < copies; i++) out.set(unit, i * unit.length);
   return out;
@@ -49,8 +53,9 @@ function syntheticV2(): Uint8Array {
 function syntheticV1(): Uint8Array {
   const w = new StpStreamWriter();
   for (let i = 0; i < 2000; i++) {
-    w.v1Master(0x10 + (i % 4)).v1Channel(i % 16);
-    w.v1Data(4, 0x01020304 + i)
+    w.v1Master(0x10 + (i % 4))
+      .v1Channel(i % 16)
+      .v1Data(4, 0x01020304 + i)
       .v1Data(8, 0x1122334455667788n)
       .v1Data(2, i & 0xffff, i & 0xff);
   }
@@ -79,82 +84,192 @@ class CountingSink implements ReassemblySink {
   frequency(): void {}
 }
 
-interface Result {
-  /** CPU seconds of this process (user + system): fairer than wall time on a shared machine. */
-  seconds: number;
-  wall: number;
+/** One timed run: CPU seconds, packets and messages counted, peak RSS in MB (children only). */
+interface Run {
+  cpu: number;
   packets: number;
   messages: number;
-  records: number;
+  rssMb: number;
 }
 
-function startClock(): () => { seconds: number; wall: number } {
-  const cpu = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
+function cpuClock(): () => number {
+  const start = process.cpuUsage();
   return () => {
-    const used = process.cpuUsage(cpu);
-    return { seconds: (used.user + used.system) / 1e6, wall: Number(process.hrtime.bigint() - t0) / 1e9 };
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / 1e6;
   };
 }
 
-/** Parser and reassembler only: the packet-level work, as a packet lister does it. */
-function runParser(stream: Uint8Array, version: 1 | 2): Result {
+/** Parser and reassembler only: the packet-level work of a packet lister with printing off. */
+function parseOnly(stream: Uint8Array, version: 1 | 2): Run {
   const sink = new CountingSink();
-  const asm = new StpReassembler(version, 'ost', new Uint8Array(0), sink);
-  const parser = new StpPacketParser(asm, { version });
-  const clock = startClock();
+  const parser = new StpPacketParser(new StpReassembler(version, 'ost', new Uint8Array(0), sink), { version });
+  const elapsed = cpuClock();
   for (let i = 0; i < stream.length; i += CHUNK) parser.push(stream, i, Math.min(stream.length, i + CHUNK));
-  return { ...clock(), packets: parser.packets, messages: sink.messages, records: 0 };
+  return { cpu: elapsed(), packets: parser.packets, messages: sink.messages, rssMb: 0 };
 }
 
 /** The whole decoder: every message becomes a record with its OST bytes, fields and text. */
-function runDecoder(stream: Uint8Array, version: 1 | 2, output: 'ost' | 'phonet'): Result {
-  const decoder = new StpDecoder({ version, output });
-  let records = 0;
-  const emit = (_r: DecodedRecord) => {
-    records++;
-  };
-  const clock = startClock();
+function records(stream: Uint8Array, version: 1 | 2): Run {
+  const decoder = new StpDecoder({ version });
+  const emit = (_r: DecodedRecord) => {};
+  const elapsed = cpuClock();
   for (let i = 0; i < stream.length; i += CHUNK) {
     decoder.push(stream.subarray(i, i + CHUNK), { hostNs: BigInt(i) * 1000n }, emit);
   }
   decoder.end({ hostNs: BigInt(stream.length) * 1000n }, emit);
   const s = decoder.stats();
-  return { ...clock(), packets: s.packets, messages: s.messages, records };
+  return { cpu: elapsed(), packets: s.packets, messages: s.messages, rssMb: 0 };
 }
 
-function report(name: string, bytes: number, r: Result): void {
-  const mbs = bytes / 1e6 / r.seconds;
-  const line =
-    `${name.padEnd(58)} ${(bytes / 1e6).toFixed(1).padStart(5)} MB ${r.seconds.toFixed(2).padStart(6)} s cpu ` +
-    `(${(bytes / 1e6 / r.wall).toFixed(1).padStart(5)} MB/s wall) ` +
-    `${mbs.toFixed(1).padStart(7)} MB/s  ${(r.packets / r.seconds / 1e6).toFixed(2).padStart(6)} M packets/s  ` +
-    `${(r.messages / r.seconds / 1e6).toFixed(2).padStart(6)} M messages/s` +
-    (name.includes('juno') ? `  (${(mbs / OPENCSD_MB_S).toFixed(1)}x OpenCSD)` : '');
-  console.log(line);
+/**
+ * A command timed by /usr/bin/time (the child's CPU time and peak RSS), stdout to /dev/null, or
+ * kept when `expectOut` says what it must contain (a short output that proves the work was done).
+ */
+function command(argv: string[], expectOut?: string, cwd?: string): Run {
+  const r = spawnSync('/usr/bin/time', ['-f', '%U %S %M', ...argv], {
+    cwd,
+    stdio: ['ignore', expectOut === undefined ? 'ignore' : 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  const [user, system, rssKb] = last.split(' ').map(Number);
+  // trc_pkt_lister -profile ends with a segmentation fault after its work; its output says it was done.
+  const done = expectOut === undefined ? r.status === 0 : (r.stdout ?? '').includes(expectOut);
+  if (!done || !Number.isFinite(user)) {
+    throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr.slice(-500)}${(r.stdout ?? '').slice(-500)}`);
+  }
+  return { cpu: user + system, packets: 0, messages: 0, rssMb: rssKb / 1024 };
+}
+
+function onPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    const candidate = join(dir, name);
+    if (dir !== '' && existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** A minimal OpenCSD snapshot around a raw STM stream: one STM source, unformatted data. */
+function openCsdSnapshot(dir: string, streamFile: string): void {
+  // The buffer file is named relative to the snapshot folder.
+  writeFileSync(
+    join(dir, 'snapshot.ini'),
+    '[snapshot]\nversion=1.0\n\n[device_list]\ndevice0=device_0.ini\n\n[trace]\nmetadata=trace.ini\n',
+  );
+  writeFileSync(
+    join(dir, 'trace.ini'),
+    `[trace_buffers]\nbuffers=buffer1\n\n[buffer1]\nname=STM_RAW\nfile=${basename(streamFile)}\nformat=source_data\n\n` +
+      '[source_buffers]\nSTM_0=STM_RAW\n\n[core_trace_sources]\n',
+  );
+  writeFileSync(
+    join(dir, 'device_0.ini'),
+    '[device]\nname=STM_0\nclass=trace_source\ntype=STM\n\n[regs]\nSTMTCSR(0x3A0)=0x00200007\n',
+  );
+}
+
+interface Series {
+  name: string;
+  bytes: number;
+  /** Packets / messages per run (known from the in-process parse of the same stream). */
+  packets: number;
+  messages: number;
+  runs: Run[];
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+function rate(s: Series): number {
+  return s.bytes / 1e6 / median(s.runs.map((r) => r.cpu));
+}
+
+function line(s: Series): string {
+  const cpus = s.runs.map((r) => r.cpu);
+  const mbs = rate(s);
+  const spread = cpus.length > 1 ? ` (CPU ${Math.min(...cpus).toFixed(2)}-${Math.max(...cpus).toFixed(2)} s)` : '';
+  const rss = Math.max(...s.runs.map((r) => r.rssMb));
+  const perSecond = (n: number) => (n / median(cpus) / 1e6).toFixed(2).padStart(6);
+  return (
+    `${s.name.padEnd(52)} ${mbs.toFixed(1).padStart(6)} MB/s ${perSecond(s.packets)} M packets/s ` +
+    `${perSecond(s.messages)} M messages/s  median ${median(cpus).toFixed(2)} s${spread}` +
+    (rss > 0 ? `  peak RSS ${rss.toFixed(0)} MB` : '')
+  );
+}
+
+function ratio(ours: Series, theirs: Series | undefined): string {
+  return theirs === undefined ? '' : `  = ${(rate(ours) / rate(theirs)).toFixed(2)}x ${theirs.name}`;
 }
 
 function main(): void {
-  const juno = new Uint8Array(readFileSync(join(shared, 'fixtures', 'stp', 'coresight_juno.stp')));
-  const streams: [string, Uint8Array, 1 | 2][] = [
-    ['coresight_juno.stp tiled (real STM, v2)', tile(juno, TARGET_BYTES), 2],
-    ['synthetic STP v2 (4 masters, 16 channels)', tile(syntheticV2(), TARGET_BYTES), 2],
-    ['synthetic STP v1 (4 masters, 16 channels)', tile(syntheticV1(), TARGET_BYTES), 1],
-  ];
-  console.log(
-    `OpenCSD trc_pkt_lister on the tiled Juno capture: ${OPENCSD_MB_S} MB/s, ${OPENCSD_PACKETS_S / 1e6} M packets/s`,
-  );
-  console.log('MB/s, packets/s and messages/s below are per CPU second of this process (user + system)');
-  for (const [name, stream, version] of streams) {
-    runParser(stream.subarray(0, 4 << 20), version); // warm-up
-    report(`${name}, parse+reassemble`, stream.length, runParser(stream, version));
-    runDecoder(stream.subarray(0, 4 << 20), version, 'ost'); // warm-up
-    report(`${name}, records (OST)`, stream.length, runDecoder(stream, version, 'ost'));
+  const juno = tile(new Uint8Array(readFileSync(join(shared, 'fixtures', 'stp', 'coresight_juno.stp'))), JUNO_COPIES);
+  const work = mkdtempSync(join(tmpdir(), 'stp-bench-'));
+  try {
+    const streamFile = join(work, 'stm.bin');
+    writeFileSync(streamFile, juno);
+    const lister = onPath('trc_pkt_lister');
+    if (lister !== null) openCsdSnapshot(work, streamFile);
+    const counted = parseOnly(juno, 2);
+    const series = (name: string): Series => ({
+      name,
+      bytes: juno.length,
+      packets: counted.packets,
+      messages: counted.messages,
+      runs: [],
+    });
+    const parse = series('ours: parse + reassemble, in process');
+    const recs = series('ours: records (OST), in process');
+    const packets = series('ours: tracehub decode --format packets');
+    const events = series('ours: tracehub decode --format events');
+    const listing = series('OpenCSD trc_pkt_lister listing');
+    const profile = series('OpenCSD trc_pkt_lister -profile (print off)');
+    const ocsd = (extra: string[], expectOut?: string) =>
+      command([lister!, '-ss_dir', work, '-no_time_print', ...extra], expectOut, work);
+    const processed = `processed ${juno.length} bytes`;
+    console.log(
+      `STM stream: coresight_juno.stp x ${JUNO_COPIES} = ${juno.length} bytes, ${counted.packets} packets, ` +
+        `${counted.messages} messages; ${REPEATS} runs each, in alternation; CPU time (user + system)`,
+    );
+    if (lister === null) console.log('trc_pkt_lister is not on PATH: our figures only, no ratio');
+    for (let i = 0; i < REPEATS; i++) {
+      parse.runs.push(parseOnly(juno, 2));
+      if (lister !== null) profile.runs.push(ocsd(['-profile'], processed));
+      packets.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'packets', streamFile]));
+      // Its log to /dev/null and nowhere else (-logstdout also keeps writing trc_pkt_lister.ppl).
+      if (lister !== null) listing.runs.push(ocsd(['-logfilename', '/dev/null']));
+      events.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'events', streamFile]));
+      recs.runs.push(records(juno, 2));
+    }
+    const theirs = (s: Series) => (s.runs.length > 0 ? s : undefined);
+    console.log(line(parse) + ratio(parse, theirs(profile)));
+    console.log(line(recs));
+    console.log(line(packets) + ratio(packets, theirs(listing)));
+    console.log(line(events));
+    if (lister !== null) {
+      console.log(line(profile));
+      console.log(line(listing));
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const v2 = tile(syntheticV2(), Math.ceil(juno.length / syntheticV2().length));
+  const v1 = tile(syntheticV1(), Math.ceil(juno.length / syntheticV1().length));
+  for (const [name, stream, version] of [
+    ['synthetic STP v2 (4 masters, 16 channels)', v2, 2],
+    ['synthetic STP v1 (4 masters, 16 channels)', v1, 1],
+  ] as const) {
+    const runs = { parse: [] as Run[], recs: [] as Run[] };
+    for (let i = 0; i < REPEATS; i++) {
+      runs.parse.push(parseOnly(stream, version));
+      runs.recs.push(records(stream, version));
+    }
+    const base = { bytes: stream.length, packets: runs.parse[0].packets, messages: runs.parse[0].messages };
+    console.log(line({ name: `${name}: parse + reassemble`, ...base, runs: runs.parse }));
+    console.log(line({ name: `${name}: records (OST)`, ...base, runs: runs.recs }));
   }
   console.log(
-    `peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (the three streams in memory: ${(
-      streams.reduce((n, s) => n + s[1].length, 0) / 1e6
-    ).toFixed(0)} MB)`,
+    `peak RSS of this process ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (streams held in memory)`,
   );
 }
 
