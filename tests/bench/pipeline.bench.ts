@@ -5,11 +5,13 @@
  *   npm run bench -w tests            (needs `npm run build`, NATS_URL and DATABASE_URL)
  *
  * Prints: sustained records/s from the first byte sent to the last row committed, ingest-to-
- * queryable latency p50/p99 at a fixed offered rate, and each service's peak RSS.
+ * queryable latency p50/p99 at a fixed offered rate, Postgres bytes per stored record (records
+ * and the link's bytes), CPU per record of each process, and each service's peak RSS; writes
+ * the same figures to test-output/bench/pipeline.json.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -211,6 +213,39 @@ async function main(): Promise<void> {
         `${(capture.length / 1e6 / seconds).toFixed(1)} MB/s (bytes sent in ${((sent - t0) / 1000).toFixed(1)} s)\n`,
     );
     const busy = machine1.busy - machine0.busy;
+    const decodeStage = Math.round(expected / ((decodedAt - t0) / 1000));
+    const cpuPerRecordUs: Record<string, number> = {};
+    for (const svc of services)
+      cpuPerRecordUs[svc.name] = ((cpuAtEnd.get(svc.name)! - cpuAtStart.get(svc.name)!) / stored) * 1e6;
+    for (const name of Object.keys(servers1)) cpuPerRecordUs[name] = ((servers1[name] - servers0[name]) / stored) * 1e6;
+    process.stdout.write(
+      `CPU per record: ${Object.entries(cpuPerRecordUs)
+        .map(([name, us]) => `${name} ${us.toFixed(2)} µs`)
+        .join(', ')}\n`,
+    );
+    // Postgres bytes per record: every relation of the records and the link's bytes (heap,
+    // indexes, TOAST), once the session's link bytes are all stored too.
+    for (let i = 0; i < 600; i++) {
+      const { rows } = await db.query(
+        `select coalesce((select s.link_chunks = b.last_chunk + 1 from sessions s join link_chunks b on b.session = s.id and b.eos where s.id = $1 limit 1), false) as done`,
+        [session],
+      );
+      if (rows[0]?.done) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { rows: sizes } = await db.query(`
+      select p.relname as parent, sum(pg_total_relation_size(c.oid))::bigint::text as bytes
+      from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
+      where p.relname in ('records', 'link_chunks') group by p.relname
+      union all
+      select relname, pg_total_relation_size(oid)::bigint::text from pg_class where relname in ('sessions', 'dictionaries') and relkind = 'r'`);
+    const disk = Object.fromEntries(sizes.map((r) => [r.parent as string, Number(r.bytes)]));
+    const diskTotal = Object.values(disk).reduce((a, b) => a + b, 0);
+    process.stdout.write(
+      `Postgres bytes per record: ${(diskTotal / stored).toFixed(1)} (${Object.entries(disk)
+        .map(([name, bytes]) => `${name} ${(bytes / stored).toFixed(1)}`)
+        .join(', ')})\n`,
+    );
     process.stdout.write(
       `CPU while sustaining: machine ${busy.toFixed(1)} of ${(machine1.total - machine0.total).toFixed(1)} core-seconds busy` +
         ` (${((busy / stored) * 1e6).toFixed(1)} µs a record); ` +
@@ -273,6 +308,25 @@ async function main(): Promise<void> {
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms\n`,
     );
     for (const s of services) process.stdout.write(`peak RSS ${s.name}: ${peakRssMb(s.child.pid!).toFixed(0)} MB\n`);
+    const figures = {
+      sustained_records_per_s: Math.round(stored / seconds),
+      decode_stage_records_per_s: decodeStage,
+      latency_p50_ms: Math.round(percentile(latencies, 50)),
+      latency_p99_ms: Math.round(percentile(latencies, 99)),
+      offered_records_per_s: offeredRate,
+      bytes_on_disk_per_record: Number((diskTotal / stored).toFixed(1)),
+      bytes_on_disk_by_table_per_record: Object.fromEntries(
+        Object.entries(disk).map(([name, bytes]) => [name, Number((bytes / stored).toFixed(1))]),
+      ),
+      cpu_us_per_record: Object.fromEntries(Object.entries(cpuPerRecordUs).map(([k, v]) => [k, Number(v.toFixed(2))])),
+      peak_rss_mb: Object.fromEntries(services.map((s) => [s.name, Math.round(peakRssMb(s.child.pid!))])),
+      records: stored,
+      machine_load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number),
+    };
+    const outDir = join(repo, 'test-output', 'bench');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'pipeline.json'), `${JSON.stringify(figures, null, 2)}\n`);
+    process.stdout.write(`figures written to ${join(outDir, 'pipeline.json')}\n`);
   } finally {
     for (const s of services) s.child.kill('SIGTERM');
     await Promise.all(

@@ -3,7 +3,16 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connectBus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, getSession, isSessionComplete, rowToTraceRecord, sessionRecords } from '@tracehub/db';
+import {
+  createDb,
+  type Database,
+  getSession,
+  isSessionComplete,
+  isSessionLinkComplete,
+  rowToTraceRecord,
+  sessionLinkChunks,
+  sessionRecords,
+} from '@tracehub/db';
 import { repoRoot } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { assertBuilt, type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
@@ -114,6 +123,34 @@ export async function storedSession(db: Kysely<Database>, session: string, timeo
   const out: TraceRecord[] = [];
   for await (const row of sessionRecords(db, session)) out.push(rowToTraceRecord(row));
   return out;
+}
+
+/** Waits until every raw chunk of the session is stored, then returns the stored link bytes and what was lost. */
+export async function storedLinkBytes(
+  db: Kysely<Database>,
+  session: string,
+  timeoutMs = 60_000,
+): Promise<{ bytes: Buffer; lost: number; chunks: number }> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await isSessionLinkComplete(db, session))) {
+    if (Date.now() > deadline)
+      throw new Error(`link bytes of session ${session} not completely stored after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const parts: Uint8Array[] = [];
+  let lost = 0;
+  let chunks = 0;
+  let expectedChunk = 0;
+  for await (const chunk of sessionLinkChunks(db, session)) {
+    // Every chunk once, in order: a doubled or missing one shows here.
+    if (chunk.chunk !== expectedChunk)
+      throw new Error(`session ${session}: chunk ${chunk.chunk} stored where ${expectedChunk} was due`);
+    expectedChunk++;
+    parts.push(chunk.data);
+    lost += chunk.lost;
+    chunks++;
+  }
+  return { bytes: Buffer.concat(parts), lost, chunks };
 }
 
 export async function sessionsOf(db: Kysely<Database>, rig: string, link: string): Promise<string[]> {

@@ -23,6 +23,7 @@ import {
   sessionsOf,
   startService,
   stopAll,
+  storedLinkBytes,
   storedSession,
 } from './harness.js';
 
@@ -102,6 +103,7 @@ describe('the pipeline across a NATS server restart', () => {
     const expected: TraceRecord[] = [];
     let lostTotal = 0;
     let published = 0;
+    const publishedBytes: Uint8Array[] = [];
     try {
       const decoder = new QsDecoder();
       const info = await bus.jsm.streams.info(bus.names.rawStream);
@@ -112,6 +114,7 @@ describe('the pipeline across a NATS server restart', () => {
         const meta = readRawChunkMeta(msg.header);
         lostTotal += meta.lost;
         published += msg.data.length;
+        publishedBytes.push(msg.data);
         const ctx = { hostNs: meta.recvNs, lostBytes: meta.lost };
         const place = {
           rig: 'rigN',
@@ -139,5 +142,9 @@ describe('the pipeline across a NATS server restart', () => {
     // The decoder reported the gateway's loss: as many bytes as th-lost said.
     const reported = stored.filter((r) => r.name === 'LINK_LOST').reduce((n, r) => n + Number(r.fields.lostBytes), 0);
     expect(reported).toBe(lostTotal);
+    // The stored link bytes are what the gateway published, each chunk once, with its th-lost.
+    const link = await storedLinkBytes(db, sessions[0], 90_000);
+    expect(link.bytes.equals(Buffer.concat(publishedBytes))).toBe(true);
+    expect(link.lost).toBe(lostTotal);
   }, 180_000);
 });

@@ -33,6 +33,7 @@ import {
   sessionsOf,
   startService,
   stopAll,
+  storedLinkBytes,
   storedSession,
 } from './harness.js';
 
@@ -176,6 +177,8 @@ describe('the pipeline', () => {
     const expected = await offlineDecode(file, 'qs');
     expect(stored.length).toBe(expected.length);
     expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    const link = await storedLinkBytes(db, session.trim());
+    expect(link.bytes.equals(readFileSync(file))).toBe(true);
     services = services.filter((s) => s.child.pid !== killed);
   }, 180_000);
 });
@@ -269,11 +272,15 @@ describe('the pipeline when storage dies', () => {
       expect(Number(counts.record_count)).toBe(expected.length);
       expect(Number(counts.error_count)).toBe(expected.filter((r) => r.kind === 'error').length);
       expect(Number(counts.record_total)).toBe(expected.length);
+      // The link's bytes too: every chunk once, byte for byte.
+      const link = await storedLinkBytes(db, session);
+      expect(link.bytes.equals(readFileSync(file))).toBe(true);
+      expect(Number(counts.link_chunks)).toBe(link.chunks);
     } finally {
       await stopAll(procs);
       await removeBusPrefix(env.natsUrl, prefix);
     }
-  }, 180_000);
+  }, 240_000);
 });
 
 describe('the pipeline while Postgres is away', () => {
@@ -306,6 +313,8 @@ describe('the pipeline while Postgres is away', () => {
       const expected = await offlineDecode(file, 'qs');
       expect(stored.length).toBe(expected.length);
       expect(stored.map(decoded)).toEqual(expected.map(decoded));
+      const link = await storedLinkBytes(db, session);
+      expect(link.bytes.equals(readFileSync(file))).toBe(true);
     } finally {
       await stopAll(procs);
       await proxy.cut();

@@ -23,6 +23,7 @@ import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { healthRoutes } from './routes/health.js';
+import { historyRoutes } from './routes/history.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -119,6 +120,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await secured.register(
       async (api) => {
         await api.register(fleetRoutes, { db, hub });
+        await api.register(historyRoutes, { db });
         await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(timelineRoutes, { db });

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
+import { registerExport } from './commands/export.js';
 import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
 import { registerReplay } from './commands/replay.js';
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
   registerDecode(program);
   registerReplay(program);
   registerRecords(program);
+  registerExport(program);
   registerTail(program);
   registerLink(program);
   return program;

@@ -13,11 +13,19 @@ export class ProgressBar {
     private readonly out: ProgressOutput,
     private readonly total: number,
     private readonly label: string,
+    private readonly unit: { name: string; size: number } = { name: 'MB', size: 1e6 },
   ) {}
 
   /** A bar for `total` bytes, or undefined when `out` is not a terminal or the work is small. */
   static forBytes(total: number, label = '', out: ProgressOutput = process.stderr, minBytes = 4 << 20) {
     return out.isTTY === true && total >= minBytes ? new ProgressBar(out, total, label) : undefined;
+  }
+
+  /** A bar for `total` records (shown in thousands), or undefined when `out` is not a terminal or the work is small. */
+  static forRecords(total: number, label = '', out: ProgressOutput = process.stderr, minRecords = 100_000) {
+    return out.isTTY === true && total >= minRecords
+      ? new ProgressBar(out, total, label, { name: 'k records', size: 1e3 })
+      : undefined;
   }
 
   update(done: number): void {
@@ -28,10 +36,11 @@ export class ProgressBar {
     const fraction = this.total > 0 ? Math.min(1, done / this.total) : 1;
     const filled = Math.round(fraction * width);
     const seconds = Math.max(0.001, (now - this.started) / 1000);
-    const mb = (n: number) => (n / 1e6).toFixed(1);
+    const scaled = (n: number) => (n / this.unit.size).toFixed(1);
+    const unit = this.unit.name;
     this.out.write(
       `\r${this.label}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}%  ` +
-        `${mb(done)}/${mb(this.total)} MB  ${mb(done / seconds)} MB/s `,
+        `${scaled(done)}/${scaled(this.total)} ${unit}  ${scaled(done / seconds)} ${unit}/s `,
     );
   }
 

@@ -37,6 +37,19 @@ export const StorageConfigSchema = Type.Object({
     description:
       'how long a delivered record message may stay unacknowledged before JetStream delivers it again (to any storage), ms',
   }),
+  STORAGE_LINK_BATCH_MS: Type.Integer({
+    minimum: 1,
+    maximum: 60_000,
+    default: 250,
+    description: "longest a batch of the link's raw bytes waits to fill, ms (they are not queried live)",
+  }),
+  STORAGE_RETENTION_DAYS: Type.Integer({
+    minimum: 0,
+    maximum: 36_500,
+    default: 0,
+    description:
+      'days of history kept (records and link bytes), applied by dropping whole daily partitions; 0 keeps everything',
+  }),
   TRACEHUB_TEXT_INDEX: Type.Union(
     TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
     {

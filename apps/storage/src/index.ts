@@ -1,1 +1,2 @@
+export { LinkBytesStore, type LinkBytesStoreOptions } from './link-bytes-store.js';
 export { RecordStore, type RecordStoreOptions } from './record-store.js';

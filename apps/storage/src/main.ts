@@ -1,8 +1,9 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
-import { connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
+import { applyRetention, connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
 import { runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
+import { LinkBytesStore } from './link-bytes-store.js';
 import { RecordStore } from './record-store.js';
 
 await runService({
@@ -20,7 +21,18 @@ await runService({
       ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
         .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
         .catch((err) => logger.warn({ err: String(err) }, 'could not build text indexes; will try again'));
+    // Retention drops whole days (records and link bytes), never rows.
+    const retention = async () => {
+      if (config.STORAGE_RETENTION_DAYS === 0) return;
+      const result = await applyRetention(db, config.STORAGE_RETENTION_DAYS);
+      if (result.dropped.length > 0 || result.sessions > 0)
+        logger.info(
+          { partitions: result.dropped, sessions: result.sessions, cutoff: result.cutoff },
+          'retention applied',
+        );
+    };
     await migrateToLatest(db);
+    await retention();
     await ensureTopology(bus, streamLimitsFrom(config));
     await partitionsAhead();
     const records = metrics.counter({ name: 'storage_records_total', help: 'records taken from the bus' });
@@ -77,20 +89,36 @@ await runService({
         this.set(store.stats.redelivered);
       },
     });
+    const linkChunks = metrics.counter({ name: 'storage_link_chunks_total', help: 'raw chunks of links stored (new)' });
+    const linkBytes = metrics.counter({ name: 'storage_link_bytes_total', help: 'bytes of links stored (new)' });
+    const linkStore = new LinkBytesStore({
+      bus,
+      db,
+      batchMs: config.STORAGE_LINK_BATCH_MS,
+      ackWaitMs: config.STORAGE_ACK_WAIT_MS,
+      log: logger,
+      onBatch: (b) => {
+        linkChunks.inc(b.stored);
+        linkBytes.inc(b.bytes);
+        retries.inc(b.attempts - 1);
+      },
+    });
     await store.start();
+    await linkStore.start();
     void textIndexes();
     // Partitions are made ahead and closed days indexed every ten minutes.
     const partitionTimer = setInterval(() => {
       partitionsAhead()
+        .then(retention)
         .then(textIndexes)
-        .catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead'));
+        .catch((err) => logger.warn({ err: String(err) }, 'could not create partitions ahead or apply retention'));
     }, 600_000);
     partitionTimer.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());
     return {
       stop: async () => {
         clearInterval(partitionTimer);
-        await store.stop();
+        await Promise.all([store.stop(), linkStore.stop()]);
       },
     };
   },

@@ -6,11 +6,9 @@ import {
   insertRecordsJson,
   markSessionEnded,
   setSessionRecordTotal,
-  upsertLink,
-  upsertRig,
-  upsertSession,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { compareText, hostDate, isDataError, LinkRegistry } from './link-registry.js';
 
 export interface RecordStoreOptions {
   bus: Bus;
@@ -54,8 +52,8 @@ export class RecordStore {
   private readonly writes = new Set<Promise<void>>();
   private roomWaiters: Array<() => void> = [];
   private loop: Promise<void> | undefined;
-  /** Rigs, links and sessions already registered by this process: a cache, bounded (see remember). */
-  private readonly known = { rigs: new Set<string>(), links: new Set<string>(), sessions: new Set<string>() };
+  /** Rigs, links and sessions already registered by this process. */
+  private readonly registry = new LinkRegistry();
   /** Counters; `redelivered`: messages JetStream delivered again (a dead storage's, or held too long). */
   readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0, redelivered: 0 };
 
@@ -267,23 +265,7 @@ export class RecordStore {
     const inserted = await this.options.db.transaction().execute(async (trx) => {
       // Sessions in one order in every transaction, so concurrent writers lock rows alike.
       const sessions = [...bySession.keys()].sort(compareText);
-      for (const session of sessions) {
-        const { first } = bySession.get(session)!;
-        const startedAt = hostDate(first.hostNs);
-        if (!this.known.rigs.has(first.rig)) {
-          await upsertRig(trx, first.rig, startedAt);
-          newlyKnown.push(() => remember(this.known.rigs, first.rig));
-        }
-        const linkKey = `${first.rig}/${first.link}`;
-        if (!this.known.links.has(linkKey)) {
-          await upsertLink(trx, { rig: first.rig, name: first.link, protocol: first.protocol });
-          newlyKnown.push(() => remember(this.known.links, linkKey));
-        }
-        if (!this.known.sessions.has(session)) {
-          await upsertSession(trx, sessionInput(first, null));
-          newlyKnown.push(() => remember(this.known.sessions, session));
-        }
-      }
+      for (const session of sessions) newlyKnown.push(await this.registry.ensure(trx, bySession.get(session)!.first));
       let total = 0;
       if (parts.length > 0) {
         parts.push(CLOSE);
@@ -292,7 +274,7 @@ export class RecordStore {
         for (const summary of result.sessions.sort((a, b) => compareText(a.session, b.session))) {
           if (summary.counts.records > 0) await addSessionCounts(trx, summary.session, summary.counts);
           const group = bySession.get(summary.session);
-          if (summary.targetInfo && group) await upsertSession(trx, sessionInput(group.first, summary.targetInfo));
+          if (summary.targetInfo && group) await this.registry.ensure(trx, group.first, summary.targetInfo);
         }
       }
       for (const session of sessions) {
@@ -321,41 +303,3 @@ const encoder = new TextEncoder();
 const OPEN = encoder.encode('[');
 const COMMA = encoder.encode(',');
 const CLOSE = encoder.encode(']');
-
-function sessionInput(meta: RecordBatchMeta, targetInfo: Record<string, unknown> | null) {
-  return {
-    id: meta.session,
-    rig: meta.rig,
-    link: meta.link,
-    protocol: meta.protocol,
-    startedAt: hostDate(meta.hostNs),
-    targetInfo,
-  };
-}
-
-/**
- * Postgres refused the data itself (bad JSON, a missing or ill-typed field): SQLSTATE class
- * 22 (data exception) or 23 (integrity constraint). Writing it again cannot succeed.
- */
-function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function hostDate(hostNs: string): Date {
-  return new Date(Number(BigInt(hostNs) / 1_000_000n));
-}
-
-/**
- * Adds to a cache of what is registered; past 10 000 entries it starts afresh (a forgotten
- * entry only costs one idempotent upsert), so a long-running storage does not grow with the
- * number of sessions it has seen.
- */
-function remember(cache: Set<string>, key: string): void {
-  if (cache.size >= 10_000) cache.clear();
-  cache.add(key);
-}

@@ -44,6 +44,8 @@ export interface BusNames {
   readonly leaseBucket: string;
   /** Durable consumer name of the storage service on the record stream. */
   readonly storageConsumer: string;
+  /** Durable consumer name of the storage service on the raw stream (it keeps the link's bytes). */
+  readonly storageRawConsumer: string;
   rawSubject(protocol: Protocol, rig: string, link: string): string;
   recSubject(protocol: Protocol, rig: string, link: string): string;
   ctlSubject(rig: string, link: string): string;
@@ -79,6 +81,7 @@ export function busNames(prefix = ''): BusNames {
     decoderStateBucket: `${n}th_decoder_state`,
     leaseBucket: `${n}th_leases`,
     storageConsumer: `${n}th_storage`,
+    storageRawConsumer: `${n}th_storage_raw`,
     rawSubject: (protocol, rig, link) => subject('raw', protocol, rig, link),
     recSubject: (protocol, rig, link) => subject('rec', protocol, rig, link),
     ctlSubject: (rig, link) => {

@@ -14,6 +14,8 @@ export interface Database {
   dictionaries: DictionariesTable;
   records: RecordsTable;
   link_settings_changes: LinkSettingsChangesTable;
+  link_chunks: LinkChunksTable;
+  retention: RetentionTable;
 }
 
 /** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
@@ -69,6 +71,10 @@ export interface SessionsTable {
   last_host_time: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** How many records the session has in all; set when its end has been decoded. */
   record_total: ColumnType<bigint | null, bigint | number | null | undefined, bigint | number | null>;
+  /** Raw chunks of the link stored for the session (`link_chunks`), their bytes, and the bytes the gateway said it dropped. */
+  link_chunks: ColumnType<number, number | undefined, number>;
+  link_bytes: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  link_lost_bytes: ColumnType<bigint, bigint | number | undefined, bigint | number>;
 }
 
 export interface DictionariesTable {
@@ -103,6 +109,34 @@ export interface RecordsTable {
   fields: ColumnType<Record<string, unknown>, Record<string, unknown> | string, Record<string, unknown> | string>;
   text: string;
   raw: Buffer;
+}
+
+/** A block of consecutive raw chunks of one session, compressed (see `blocks/link-chunk-block.ts`). */
+export interface LinkChunksTable {
+  session: string;
+  first_chunk: number;
+  last_chunk: number;
+  /** Receive time of the first chunk (µs precision); the partition key. */
+  host_time: ColumnType<Date, Date | string, Date | string>;
+  chunk_count: number;
+  /** Bytes of link data in the block, uncompressed. */
+  byte_count: number;
+  /** Sum of the chunks' `th-lost`. */
+  lost_bytes: Int8;
+  /** The block holds the session's end-of-session chunk. */
+  eos: boolean;
+  /** `BlockCodec` of `data`. */
+  codec: number;
+  data: Buffer;
+}
+
+/** The retention last applied (one row). */
+export interface RetentionTable {
+  singleton: ColumnType<boolean, boolean | undefined, never>;
+  days: number;
+  /** Partitions of days before this instant were dropped. */
+  cutoff: Date;
+  applied_at: Date;
 }
 
 export type RigRow = Selectable<RigsTable>;

@@ -1,10 +1,20 @@
+export { BlockCodec, BlockCodecError, compressBlock, decompressBlock, WRITE_CODEC } from './blocks/compression.js';
+export { BadLinkBlockError, decodeLinkChunks, encodeLinkChunks, type LinkChunk } from './blocks/link-chunk-block.js';
 export { connectDb, DatabaseConnectError, redactUrl } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
 export type * from './database.js';
 export { migrations } from './migrations/index.js';
 export { type MigrateOptions, MigrationError, migrateDown, migrateToLatest, migrateToNothing } from './migrator.js';
-export { type EnsurePartitionsOptions, ensurePartitions, listPartitions, partitionName } from './partitions.js';
+export {
+  type EnsurePartitionsOptions,
+  ensurePartitions,
+  listPartitions,
+  PARTITIONED_TABLES,
+  type PartitionedTable,
+  partitionName,
+} from './partitions.js';
 export { getLinkById, getRig, type LinkSummary, linkSummaries, listRigs } from './queries/fleet.js';
+export { isSessionLinkComplete, type LinkLoss, sessionLinkChunks, sessionLinkLosses } from './queries/link-bytes.js';
 export {
   escapeLike,
   filteredRecords,
@@ -33,6 +43,7 @@ export {
   sessionDictionaries,
   sessionsPage,
 } from './queries/sessions-list.js';
+export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
 export {
   type TimelineBucket,
   type TimelineCounts,
@@ -55,6 +66,7 @@ export {
   insertRecordsJson,
   type SessionBatchSummary,
 } from './writes/insert-records-json.js';
+export { type InsertLinkChunksResult, insertLinkChunks, type SessionLinkChunks } from './writes/link-chunks.js';
 export {
   getLinkByName,
   type LinkSettingsChange,

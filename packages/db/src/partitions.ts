@@ -12,15 +12,22 @@ export interface EnsurePartitionsOptions {
   daysAhead: number;
 }
 
-/** Name of the daily partition of `records` that holds `day` (UTC): `records_p20250131`. */
-export function partitionName(day: Date): string {
-  return `records_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
+/**
+ * The tables range-partitioned by host time into days (UTC): records, and the link's bytes
+ * (from migration 0005). Each has a default partition for rows outside its days.
+ */
+export const PARTITIONED_TABLES = ['records', 'link_chunks'] as const;
+export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
+
+/** Name of the daily partition of `table` that holds `day` (UTC): `records_p20250131`. */
+export function partitionName(day: Date, table: PartitionedTable = 'records'): string {
+  return `${table}_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
 }
 
 /**
- * Makes the daily partitions of `records` for `from`'s day and `daysAhead` days after it
- * (UTC days). Rows that already landed in the default partition for one of those days are
- * moved into the new partition. Safe to run from several processes at once.
+ * Makes the daily partitions of every partitioned table for `from`'s day and `daysAhead`
+ * days after it (UTC days). Rows that already landed in a default partition for one of those
+ * days are moved into the new partition. Safe to run from several processes at once.
  * Returns the names of the partitions it created.
  */
 export async function ensurePartitions(db: Kysely<Database>, opts: EnsurePartitionsOptions): Promise<string[]> {
@@ -28,17 +35,34 @@ export async function ensurePartitions(db: Kysely<Database>, opts: EnsurePartiti
   const created: string[] = [];
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${PARTITION_LOCK_KEY})`.execute(trx);
-    for (let i = 0; i <= opts.daysAhead; i++) {
-      const start = new Date(first + i * DAY_MS);
-      const end = new Date(first + (i + 1) * DAY_MS);
-      if (await createDailyPartition(trx, start, end)) created.push(partitionName(start));
+    for (const table of await existingTables(trx)) {
+      for (let i = 0; i <= opts.daysAhead; i++) {
+        const start = new Date(first + i * DAY_MS);
+        const end = new Date(first + (i + 1) * DAY_MS);
+        if (await createDailyPartition(trx, table, start, end)) created.push(partitionName(start, table));
+      }
     }
   });
   return created;
 }
 
-async function createDailyPartition(trx: Kysely<Database>, start: Date, end: Date): Promise<boolean> {
-  const name = partitionName(start);
+/** The partitioned tables the schema has (an older schema lacks the newer ones). */
+async function existingTables(db: Kysely<Database>): Promise<PartitionedTable[]> {
+  const found: PartitionedTable[] = [];
+  for (const table of PARTITIONED_TABLES) {
+    const { rows } = await sql<{ found: string | null }>`select to_regclass(${table})::text as found`.execute(db);
+    if (rows[0]?.found) found.push(table);
+  }
+  return found;
+}
+
+async function createDailyPartition(
+  trx: Kysely<Database>,
+  table: PartitionedTable,
+  start: Date,
+  end: Date,
+): Promise<boolean> {
+  const name = partitionName(start, table);
   const { rows: existing } = await sql<{ found: string | null }>`select to_regclass(${name})::text as found`.execute(
     trx,
   );
@@ -48,33 +72,39 @@ async function createDailyPartition(trx: Kysely<Database>, start: Date, end: Dat
   const from = sql.lit(start.toISOString());
   const to = sql.lit(end.toISOString());
   const { rows: stray } = await sql<{ found: boolean }>`
-    select exists (select 1 from records_default where host_time >= ${start} and host_time < ${end}) as found`.execute(
+    select exists (select 1 from ${sql.table(`${table}_default`)} where host_time >= ${start} and host_time < ${end}) as found`.execute(
     trx,
   );
   if (!stray[0]?.found) {
-    await sql`create table ${sql.table(name)} partition of records for values from (${from}) to (${to})`.execute(trx);
+    await sql`create table ${sql.table(name)} partition of ${sql.table(table)} for values from (${from}) to (${to})`.execute(
+      trx,
+    );
     return true;
   }
   // Postgres refuses a new partition while the default one holds rows of its range: build the
   // table apart, move those rows into it, then attach it.
-  await sql`create table ${sql.table(name)} (like records including defaults including constraints)`.execute(trx);
+  await sql`create table ${sql.table(name)} (like ${sql.table(table)} including defaults including constraints including storage)`.execute(
+    trx,
+  );
   await sql`
     with moved as (
-      delete from records_default where host_time >= ${start} and host_time < ${end} returning *
+      delete from ${sql.table(`${table}_default`)} where host_time >= ${start} and host_time < ${end} returning *
     )
     insert into ${sql.table(name)} select * from moved`.execute(trx);
-  await sql`alter table records attach partition ${sql.table(name)} for values from (${from}) to (${to})`.execute(trx);
+  await sql`alter table ${sql.table(table)} attach partition ${sql.table(name)} for values from (${from}) to (${to})`.execute(
+    trx,
+  );
   return true;
 }
 
-/** The daily partitions of `records` that exist, oldest first (the default partition excluded). */
-export async function listPartitions(db: Kysely<Database>): Promise<string[]> {
+/** The daily partitions of `table` that exist, oldest first (the default partition excluded). */
+export async function listPartitions(db: Kysely<Database>, table: PartitionedTable = 'records'): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select c.relname as name
     from pg_inherits i
     join pg_class c on c.oid = i.inhrelid
     join pg_class p on p.oid = i.inhparent
-    where p.relname = 'records' and c.relname <> 'records_default'
+    where p.relname = ${table} and c.relname <> ${`${table}_default`}
     order by c.relname`.execute(db);
   return rows.map((r) => r.name);
 }

@@ -7,6 +7,7 @@ async function tableNames(db: ReturnType<typeof createDb>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select table_name as name from information_schema.tables
     where table_schema = 'public' and table_name not like 'kysely_%' and table_name not like 'records_%'
+      and table_name not like 'link_chunks_%'
     order by table_name`.execute(db);
   return rows.map((r) => r.name);
 }
@@ -19,9 +20,11 @@ describe('migrations', () => {
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
       expect(await tableNames(db)).toEqual([
         'dictionaries',
+        'link_chunks',
         'link_settings_changes',
         'links',
         'records',
+        'retention',
         'rigs',
         'sessions',
       ]);
@@ -33,16 +36,20 @@ describe('migrations', () => {
       for (const name of Object.keys(migrations).reverse()) expect(await migrateDown(db)).toEqual([name]);
       expect(await tableNames(db)).toEqual([]);
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_class where relname like 'records%'`.execute(db);
+        select count(*)::int as n from pg_class where relname like 'records%' or relname like 'link_chunks%'`.execute(
+        db,
+      );
       expect(rows[0].n).toBe(0);
       expect(await migrateDown(db)).toEqual([]);
 
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
       expect(await tableNames(db)).toEqual([
         'dictionaries',
+        'link_chunks',
         'link_settings_changes',
         'links',
         'records',
+        'retention',
         'rigs',
         'sessions',
       ]);
@@ -60,9 +67,11 @@ describe('migrations', () => {
       expect(applied.flat()).toEqual(Object.keys(migrations));
       expect(await tableNames(dbs[0])).toEqual([
         'dictionaries',
+        'link_chunks',
         'link_settings_changes',
         'links',
         'records',
+        'retention',
         'rigs',
         'sessions',
       ]);

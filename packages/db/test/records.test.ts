@@ -222,7 +222,14 @@ describe('partitions', () => {
     await insertRecords(db, [stray]);
     expect(await partitionOf('stray', 0)).toBe('records_default');
     const created = await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 });
-    expect(created).toEqual(['records_p20010908', 'records_p20010909', 'records_p20010910']);
+    expect(created).toEqual([
+      'records_p20010908',
+      'records_p20010909',
+      'records_p20010910',
+      'link_chunks_p20010908',
+      'link_chunks_p20010909',
+      'link_chunks_p20010910',
+    ]);
     expect(await partitionOf('stray', 0)).toBe('records_p20010909');
     expect(await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 })).toEqual([]);
     // Still one copy, and still idempotent across the move.

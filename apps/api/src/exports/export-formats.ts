@@ -1,6 +1,7 @@
 import type { TraceRecord } from '@tracehub/contracts';
-import { type RecordRow, rowToTraceRecord } from '@tracehub/db';
+import { type Database, type RecordRow, rowToTraceRecord, sessionLinkChunks } from '@tracehub/db';
 import { escapeFrame } from '@tracehub/qs';
+import type { Kysely } from 'kysely';
 import { perfettoChunks } from './perfetto.js';
 
 export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
@@ -79,6 +80,27 @@ export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: Expo
     if (format === 'raw') return Buffer.concat(rawParts.splice(0));
     return Buffer.from(batch.splice(0).join(''), 'utf8');
   }
+}
+
+/**
+ * A session's stored link bytes, exactly as the gateway published them, in pieces of about
+ * 64 KiB. Bytes the gateway dropped are not in them; the session says how many
+ * (`link_lost_bytes`), and `sessionLinkLosses` where.
+ */
+export async function* linkByteChunks(db: Kysely<Database>, session: string): AsyncGenerator<Buffer> {
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of sessionLinkChunks(db, session)) {
+    if (chunk.data.length === 0) continue;
+    parts.push(chunk.data);
+    size += chunk.data.length;
+    if (size >= 65_536) {
+      yield Buffer.concat(parts);
+      parts = [];
+      size = 0;
+    }
+  }
+  if (parts.length > 0) yield Buffer.concat(parts);
 }
 
 function textPiece(row: RecordRow, format: Exclude<ExportFormat, 'raw' | 'perfetto'>): string {

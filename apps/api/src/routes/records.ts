@@ -9,6 +9,7 @@ import {
   EXPORT_EXTENSIONS,
   EXPORT_FORMATS,
   exportChunks,
+  linkByteChunks,
   toRecord,
 } from '../exports/export-formats.js';
 import { badRequest } from '../plugins/problems.js';
@@ -32,7 +33,7 @@ const ExportFormat = Type.Union(
   EXPORT_FORMATS.map((f) => Type.Literal(f)),
   {
     description:
-      'qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the original link bytes (QS frames re-escaped), to replay into qspy or `tracehub decode`; perfetto: a Chrome JSON trace (ui.perfetto.dev) with a track per active object or STP master/channel, states as slices, events as instants, queue and pool counters',
+      "qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the bytes the link sent, exactly (a session stored before link bytes were kept, or a filtered range: its records' frames, QS re-escaped), to replay into qspy or `tracehub decode`; perfetto: a Chrome JSON trace (ui.perfetto.dev) with a track per active object or STP master/channel, states as slices, events as instants, queue and pool counters",
   },
 );
 
@@ -151,8 +152,14 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
     async (request, reply) => {
       const session = await mustGetSession(db, request.params.id);
       const { format } = request.query;
-      const chunks = exportChunks(sessionRecords(db, session.id), format);
+      // The link's own bytes when they were kept; a session stored before that, from its records.
+      const fromLink = format === 'raw' && session.link_chunks > 0;
+      const chunks = fromLink ? linkByteChunks(db, session.id) : exportChunks(sessionRecords(db, session.id), format);
       const safe = session.id.replace(/[^A-Za-z0-9_.-]/g, '_');
+      if (format === 'raw') {
+        reply.header('x-tracehub-raw-source', fromLink ? 'link' : 'records');
+        if (fromLink) reply.header('x-tracehub-lost-bytes', String(session.link_lost_bytes));
+      }
       return reply
         .type(EXPORT_CONTENT_TYPES[format])
         .header('content-disposition', `attachment; filename="${safe}.${EXPORT_EXTENSIONS[format]}"`)

@@ -3,6 +3,8 @@ import * as initialSchema from './0001-initial-schema.js';
 import * as sessionRecordTotal from './0002-session-record-total.js';
 import * as textIndexPerPartition from './0003-text-index-per-partition.js';
 import * as linkSettingsChanges from './0004-link-settings-changes.js';
+import * as linkChunks from './0005-link-chunks.js';
+import * as retention from './0006-retention.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -13,6 +15,8 @@ export const migrations: Record<string, Migration> = {
   '0002-session-record-total': sessionRecordTotal,
   '0003-text-index-per-partition': textIndexPerPartition,
   '0004-link-settings-changes': linkSettingsChanges,
+  '0005-link-chunks': linkChunks,
+  '0006-retention': retention,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,92 @@
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { CommandOutput } from '../command-io.js';
+import { ProgressBar } from '../progress-bar.js';
+import { addConnectionOptions } from './connections.js';
+
+interface ExportOptions {
+  session: string;
+  format: string;
+  output: string;
+  databaseUrl: string;
+}
+
+const FORMATS = ['raw', 'qspy', 'ndjson'] as const;
+
+/**
+ * `tracehub export --session ID --format raw -o FILE`: a stored session out of Postgres. `raw`
+ * is exactly the bytes the link sent (what the gateway published; bytes it had to drop are
+ * reported, not invented); `qspy` the text of its records, `ndjson` its records.
+ */
+export function registerExport(program: Command): void {
+  const cmd = program
+    .command('export')
+    .description(
+      "write a stored session to a file: the link's exact bytes (raw), its records' text (qspy) or records (ndjson)",
+    )
+    .requiredOption('--session <id>', 'session id (as printed by replay, or listed by the API)')
+    .option('-f, --format <format>', FORMATS.join(' | '), 'raw')
+    .option('-o, --output <file>', "file to write ('-': standard output)", '-');
+  addConnectionOptions(cmd, { db: true });
+  cmd.action(async (opts: ExportOptions) => {
+    if (!(FORMATS as readonly string[]).includes(opts.format))
+      throw new Error(`bad --format '${opts.format}': use ${FORMATS.join(', ')}`);
+    const { createDb, getSession, redactUrl, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } =
+      await import('@tracehub/db');
+    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-export', maxConnections: 2 });
+    try {
+      const session = await getSession(db, opts.session).catch((err: Error) => {
+        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+      });
+      if (!session) throw new Error(`no session '${opts.session}' is stored`);
+      if (opts.format === 'raw' && session.link_chunks === 0) {
+        throw new Error(
+          `session '${session.id}' has no stored link bytes (stored before they were kept): export its records with --format qspy or ndjson, or the API's raw export rebuilt from records`,
+        );
+      }
+      const file = opts.output === '-' ? process.stdout : createWriteStream(opts.output);
+      const out = new CommandOutput(file);
+      if (opts.format === 'raw') {
+        const progress = ProgressBar.forBytes(Number(session.link_bytes), 'export ');
+        let done = 0;
+        for await (const chunk of sessionLinkChunks(db, session.id)) {
+          await out.write(chunk.data);
+          done += chunk.data.length;
+          progress?.update(done);
+          if (out.readerGone) break;
+        }
+        progress?.done();
+        if (session.link_lost_bytes > 0n) {
+          const losses = await sessionLinkLosses(db, session.id);
+          process.stderr.write(
+            `warning: the gateway dropped ${session.link_lost_bytes} bytes of this session before publishing them (${losses
+              .slice(0, 5)
+              .map((l) => `${l.lost} at offset ${l.offset}`)
+              .join(', ')}${losses.length > 5 ? ', ...' : ''}); the file holds what it published\n`,
+          );
+        }
+      } else {
+        const progress = ProgressBar.forRecords(Number(session.record_count), 'export ');
+        let done = 0;
+        let buffered = '';
+        for await (const row of sessionRecords(db, session.id)) {
+          if (opts.format === 'ndjson') buffered += `${JSON.stringify(rowToTraceRecord(row))}\n`;
+          else if (row.text !== '') buffered += `${row.text}\n`;
+          done++;
+          if (buffered.length > 1 << 16) {
+            await out.write(buffered);
+            buffered = '';
+            progress?.update(done);
+            if (out.readerGone) break;
+          }
+        }
+        await out.write(buffered);
+        progress?.done();
+      }
+      out.close();
+      if (file !== process.stdout) await new Promise<void>((resolve) => file.end(() => resolve()));
+    } finally {
+      await db.destroy();
+    }
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * The layout of one stored block of link bytes, before compression: a count, one fixed-size
+ * entry per raw chunk, then the chunks' bytes back to back.
+ *
+ * ```
+ * u32 count
+ * count x { u32 chunk, u32 length, u32 lost, u8 flags (1 eos, 2 pause known), 3 x u8 0, u64 recvNs, u64 pauseNs }
+ * bytes of every chunk, in entry order
+ * ```
+ * Little-endian throughout.
+ */
+
+/** One raw chunk as the gateway published it. */
+export interface LinkChunk {
+  chunk: number;
+  /** Gateway receive time, ns since the Unix epoch. */
+  recvNs: bigint;
+  /** Bytes the gateway dropped just before this chunk (`th-lost`). */
+  lost: number;
+  /** The empty chunk that ends the session. */
+  eos: boolean;
+  /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
+  pauseNs?: bigint;
+  data: Uint8Array;
+}
+
+const ENTRY = 32;
+const EOS = 1;
+const PAUSE = 2;
+
+export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
+  let bytes = 0;
+  for (const c of chunks) bytes += c.data.length;
+  const out = Buffer.alloc(4 + chunks.length * ENTRY + bytes);
+  out.writeUInt32LE(chunks.length, 0);
+  let at = 4;
+  let data = 4 + chunks.length * ENTRY;
+  for (const c of chunks) {
+    out.writeUInt32LE(c.chunk, at);
+    out.writeUInt32LE(c.data.length, at + 4);
+    out.writeUInt32LE(c.lost, at + 8);
+    out[at + 12] = (c.eos ? EOS : 0) | (c.pauseNs !== undefined ? PAUSE : 0);
+    out.writeBigUInt64LE(c.recvNs, at + 16);
+    out.writeBigUInt64LE(c.pauseNs ?? 0n, at + 24);
+    out.set(c.data, data);
+    data += c.data.length;
+    at += ENTRY;
+  }
+  return out;
+}
+
+export class BadLinkBlockError extends Error {
+  override name = 'BadLinkBlockError';
+}
+
+/** The chunks of a block; their `data` are views into `block`. */
+export function decodeLinkChunks(block: Buffer): LinkChunk[] {
+  if (block.length < 4) throw new BadLinkBlockError('link block shorter than its count');
+  const count = block.readUInt32LE(0);
+  let at = 4;
+  let data = 4 + count * ENTRY;
+  if (data > block.length)
+    throw new BadLinkBlockError(`link block of ${block.length} bytes cannot hold ${count} entries`);
+  const chunks: LinkChunk[] = [];
+  for (let i = 0; i < count; i++, at += ENTRY) {
+    const length = block.readUInt32LE(at + 4);
+    if (data + length > block.length) throw new BadLinkBlockError('link block entry runs past its end');
+    const flags = block[at + 12];
+    const chunk: LinkChunk = {
+      chunk: block.readUInt32LE(at),
+      recvNs: block.readBigUInt64LE(at + 16),
+      lost: block.readUInt32LE(at + 8),
+      eos: (flags & EOS) !== 0,
+      data: block.subarray(data, data + length),
+    };
+    if (flags & PAUSE) chunk.pauseNs = block.readBigUInt64LE(at + 24);
+    chunks.push(chunk);
+    data += length;
+  }
+  return chunks;
+}

@@ -1,0 +1,195 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import { type Database, getSession, isSessionLinkComplete, migrateToLatest, upsertLink } from '@tracehub/db';
+import { FileSource, Gateway } from '@tracehub/link';
+import { type FreshDatabase, fixturesDir, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  cli,
+  createDb,
+  decoded,
+  offlineDecode,
+  type PipelineEnv,
+  removeBusPrefix,
+  requireBuild,
+  startService,
+  stopAll,
+  storedSession,
+} from './harness.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let env: PipelineEnv;
+let services: RunningProcess[] = [];
+let work: string;
+let bus: Bus;
+let app: App;
+
+beforeAll(async () => {
+  requireBuild();
+  fresh = await freshDatabase('linkbytes');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('lb') };
+  work = mkdtempSync(join(tmpdir(), 'th-link-bytes-'));
+  services = [
+    await startService('decoder-qs', env),
+    await startService('decoder-stp', env),
+    await startService('storage', env, { STORAGE_LINK_BATCH_MS: '100' }),
+  ];
+  bus = await connectBus({ url: env.natsUrl, name: 'link-bytes-test', prefix: env.prefix });
+  await ensureTopology(bus);
+  app = await buildApp({ db, bus, settings: testApiSettings() });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await stopAll(services);
+  await db?.destroy();
+  await fresh?.drop();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  rmSync(work, { recursive: true, force: true });
+});
+
+const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
+
+/** Waits until every raw chunk of the session is stored. */
+async function linkStored(session: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await isSessionLinkComplete(db, session)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`link bytes of session ${session} not completely stored after 30 s`);
+}
+
+/** The raw export of a session through `tracehub export` (to a file). */
+async function cliRawExport(session: string): Promise<Buffer> {
+  const out = join(work, `${session}.bin`);
+  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv());
+  return readFileSync(out);
+}
+
+/** The raw export of a session through the API. */
+async function apiRawExport(session: string): Promise<{ api: Buffer; source: unknown }> {
+  const res = await app.inject({
+    method: 'GET',
+    url: `/api/v1/sessions/${session}/export?format=raw`,
+    headers: { authorization: `Bearer ${READ_TOKEN}` },
+  });
+  expect(res.statusCode, res.body).toBe(200);
+  return { api: res.rawPayload, source: res.headers['x-tracehub-raw-source'] };
+}
+
+/** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
+async function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string): Promise<string> {
+  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes: 16 * 1024 });
+  const gateway = new Gateway({ bus, link: { protocol, rig, link }, source, control: false });
+  await gateway.start();
+  await source.finished;
+  await gateway.publisher.idle();
+  await gateway.stop();
+  return gateway.publisher.sessions[0];
+}
+
+/** Runs `work` over `items`, `width` at a time. */
+async function inParallel<T>(items: T[], width: number, work: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await work(items[i], i);
+      }
+    }),
+  );
+}
+
+/** Link settings of an STP vector's capture config, as the decoder reads them (`links.settings`). */
+function stpSettings(config: Record<string, unknown>): Record<string, unknown> {
+  const start = String(config.start ?? '');
+  return {
+    version: config.protocol === 'STPv1' ? 1 : 2,
+    littleEndianMasters: config.little_endian_masters ?? [],
+    start: start.startsWith('synced') ? 'synced' : start.startsWith('hot_plug') ? 'hot_plug' : 'unsynchronised',
+    ...(typeof config.max_pause_ms === 'number' ? { maxPauseMs: config.max_pause_ms } : {}),
+    ...(typeof config.resync_pause_ms === 'number' ? { resyncPauseMs: config.resync_pause_ms } : {}),
+  };
+}
+
+describe('the link bytes, kept', () => {
+  it('every QS fixture replayed through a gateway link: raw export byte-identical, records as tracehub decode prints them', async () => {
+    const files = readdirSync(join(fixturesDir, 'qs')).filter((f) => f.endsWith('.qs'));
+    expect(files.length).toBeGreaterThanOrEqual(11);
+    await inParallel(files, 3, async (name, i) => {
+      const file = join(fixturesDir, 'qs', name);
+      const session = await replay('rigL', `qs${i}`, 'qs', file);
+      const stored = await storedSession(db, session);
+      const expected = await offlineDecode(file, 'qs');
+      expect(stored.map(decoded), name).toEqual(expected.map(decoded));
+      await linkStored(session);
+      const { api, source } = await apiRawExport(session);
+      const bytes = readFileSync(file);
+      expect(source, name).toBe('link');
+      expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
+      if (i === 0)
+        expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
+      const row = await getSession(db, session);
+      expect(Number(row?.link_bytes), name).toBe(bytes.length);
+      expect(Number(row?.link_lost_bytes), name).toBe(0);
+    });
+  }, 240_000);
+
+  it('every STP vector replayed through a gateway link with its config: raw export byte-identical', async () => {
+    const vectors = readdirSync(join(fixturesDir, 'stp'))
+      .filter((f) => f.endsWith('.stp'))
+      .map((f) => f.slice(0, -'.stp'.length));
+    expect(vectors.length).toBeGreaterThanOrEqual(27);
+    await inParallel(vectors, 3, async (name, i) => {
+      const file = join(fixturesDir, 'stp', `${name}.stp`);
+      const vectorFile = join(fixturesDir, 'stp', `${name}.expected.json`);
+      const config = JSON.parse(readFileSync(vectorFile, 'utf8')).config as Record<string, unknown>;
+      const link = `stp${i}`;
+      await upsertLink(db, { rig: 'rigL', name: link, protocol: 'stp', settings: stpSettings(config) });
+      const session = await replay('rigL', link, 'stp', file);
+      await linkStored(session);
+      const { api, source } = await apiRawExport(session);
+      const bytes = readFileSync(file);
+      expect(source, name).toBe('link');
+      expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
+      if (name === 'v1_long_message')
+        expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
+    });
+  }, 300_000);
+
+  it('a session replayed twice into the same link keeps each session apart, and a re-run of storage stores nothing twice', async () => {
+    const file = join(fixturesDir, 'qs', 'dpp_qv.qs');
+    const big = join(work, 'dpp_qv.x20');
+    writeFileSync(big, Buffer.concat(Array.from({ length: 20 }, () => readFileSync(file))));
+    const first = await replay('rigL', 'twice', 'qs', big);
+    const second = await replay('rigL', 'twice', 'qs', big);
+    expect(first).not.toBe(second);
+    for (const session of [first, second]) {
+      await linkStored(session);
+      expect((await apiRawExport(session)).api.equals(readFileSync(big))).toBe(true);
+    }
+    // A second storage on the same consumer, restarted: nothing is written again.
+    const before = await db
+      .selectFrom('link_chunks')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    const again = await startService('storage', env);
+    await stopAll([again]);
+    const after = await db
+      .selectFrom('link_chunks')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
+    expect(after.n).toBe(before.n);
+  }, 120_000);
+});
