@@ -237,6 +237,40 @@ describe('dashboard in Chromium', () => {
     await page.screenshot({ path: join(shots, 'session-sequence-zoomed.png') });
   });
 
+  it('draws the timeline of a session: a track per active object, states, marks, a record on click', async () => {
+    await page.goto(`${base}/#/timeline?session=s-dpp`);
+    const canvas = page.locator('#timeline[data-state=ready]');
+    await canvas.waitFor();
+    expect(await canvas.getAttribute('data-mode')).toBe('detail');
+    const rows = JSON.parse((await canvas.getAttribute('data-rows'))!) as Array<[string, string | null, number]>;
+    const objects = new Set(
+      dpp.records.filter((r) => r.name.startsWith('QS_QEP_') && r.qs?.obj).map((r) => r.qs!.obj as string),
+    );
+    for (const o of objects) expect(rows.some(([, track]) => track === o)).toBe(true);
+    await page.screenshot({ path: join(shots, 'timeline.png') });
+    // Click the first dispatch to Table_inst: its record shows.
+    const from = BigInt((await canvas.getAttribute('data-from'))!);
+    const to = BigInt((await canvas.getAttribute('data-to'))!);
+    const target = dpp.records.find((r) => r.name === 'QS_QEP_DISPATCH' && r.qs?.obj === 'Table_inst')!;
+    const row = rows.find(([, track]) => track === 'Table_inst')!;
+    const box = (await canvas.boundingBox())!;
+    const x = 210 + (Number(BigInt(target.hostNs) - from) / Number(to - from)) * (box.width - 210);
+    await page.mouse.click(box.x + x, box.y + row[2] + 12);
+    const record = page.locator('#timeline-record');
+    await record.waitFor();
+    // Records of one chunk share a host time: the one shown is Table_inst's, at that time.
+    const shown = dpp.records[Number(await record.getAttribute('data-seq'))];
+    expect(shown.qs?.obj).toBe('Table_inst');
+    expect(shown.hostNs).toBe(target.hostNs);
+    expect(await record.textContent()).toContain(shown.name);
+    // Two links on one host-time axis, from the URL.
+    await page.goto(`${base}/#/timeline?session=s-dpp&session=s-defer`);
+    await page.locator('#timeline[data-state=ready]').waitFor();
+    const both = JSON.parse((await page.locator('#timeline').getAttribute('data-rows'))!) as Array<[string]>;
+    expect(new Set(both.map(([s]) => s))).toEqual(new Set(['s-dpp', 's-defer']));
+    await page.screenshot({ path: join(shots, 'timeline-two-links.png') });
+  });
+
   it('lists sessions with a time range, kept in the URL', async () => {
     await page.goto(`${base}/#/sessions`);
     await page.locator('tr[data-session="s-dpp"]').waitFor();

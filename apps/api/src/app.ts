@@ -27,6 +27,7 @@ import { historyRoutes } from './routes/history.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { timelineRoutes } from './routes/timeline.js';
 
 export interface AppDeps {
   db: Kysely<Database>;
@@ -122,6 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(historyRoutes, { db });
         await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
+        await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

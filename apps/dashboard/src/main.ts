@@ -7,6 +7,7 @@ import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
+import { timelinePage } from './pages/timeline.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
@@ -53,6 +54,9 @@ function route(): void {
       break;
     case 'search':
       cleanup = searchPage(main, params);
+      break;
+    case 'timeline':
+      cleanup = timelinePage(main, params);
       break;
     case 'stp':
       cleanup = stpPage(main, params);

@@ -48,6 +48,12 @@ export function readableProblem(status: number, detail: string | undefined): str
       continue;
     }
     const field = m[2].split('.')[0];
+    // The validator's summary of an alternative already named above says nothing more.
+    if (
+      /must match a schema in anyOf/.test(m[3]) &&
+      [...sentences].some((t) => t.includes(`The ${field} `) || t.startsWith(LABELS[field] ?? '\0'))
+    )
+      continue;
     const label = LABELS[field] ?? `The ${field} parameter`;
     sentences.add(`${label} ${rephrase(field, m[3])}.`);
   }

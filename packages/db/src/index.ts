@@ -45,6 +45,16 @@ export {
 } from './queries/sessions-list.js';
 export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
 export {
+  type TimelineBucket,
+  type TimelineCounts,
+  type TimelineItem,
+  type TimelineStateChange,
+  type TimelineWindow,
+  timelineBuckets,
+  timelineItems,
+  timelineStateChanges,
+} from './queries/timeline.js';
+export {
   type EnsureTextIndexesOptions,
   ensureTextIndexes,
   TEXT_INDEX_MODES,

@@ -2,8 +2,9 @@ import type { TraceRecord } from '@tracehub/contracts';
 import { type Database, type RecordRow, rowToTraceRecord, sessionLinkChunks } from '@tracehub/db';
 import { escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
+import { perfettoChunks } from './perfetto.js';
 
-export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'] as const;
+export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
@@ -11,6 +12,7 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson',
   csv: 'text/csv; charset=utf-8',
   raw: 'application/octet-stream',
+  perfetto: 'application/json',
 };
 
 export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = {
@@ -18,6 +20,7 @@ export const EXPORT_EXTENSIONS: Record<ExportFormat, string> = {
   ndjson: 'ndjson',
   csv: 'csv',
   raw: 'bin',
+  perfetto: 'trace.json',
 };
 
 const CSV_COLUMNS = [
@@ -47,6 +50,10 @@ const CSV_COLUMNS = [
  * streams with one database page in memory.
  */
 export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: ExportFormat): AsyncGenerator<Buffer> {
+  if (format === 'perfetto') {
+    yield* perfettoChunks(rows);
+    return;
+  }
   const batch: string[] = [];
   const rawParts: Buffer[] = [];
   let size = 0;
@@ -96,7 +103,7 @@ export async function* linkByteChunks(db: Kysely<Database>, session: string): As
   if (parts.length > 0) yield Buffer.concat(parts);
 }
 
-function textPiece(row: RecordRow, format: Exclude<ExportFormat, 'raw'>): string {
+function textPiece(row: RecordRow, format: Exclude<ExportFormat, 'raw' | 'perfetto'>): string {
   switch (format) {
     case 'qspy':
       // What qspy prints: each record's text as its own line(s); records it prints nothing for stay silent.

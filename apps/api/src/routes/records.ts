@@ -33,7 +33,7 @@ const ExportFormat = Type.Union(
   EXPORT_FORMATS.map((f) => Type.Literal(f)),
   {
     description:
-      "qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the bytes the link sent, exactly (a session stored before link bytes were kept, or a filtered range: its records' frames, QS re-escaped), to replay into qspy or `tracehub decode`",
+      "qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the bytes the link sent, exactly (a session stored before link bytes were kept, or a filtered range: its records' frames, QS re-escaped), to replay into qspy or `tracehub decode`; perfetto: a Chrome JSON trace (ui.perfetto.dev) with a track per active object or STP master/channel, states as slices, events as instants, queue and pool counters",
   },
 );
 

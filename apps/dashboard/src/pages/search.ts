@@ -11,7 +11,7 @@ interface Page {
   next: string | null;
 }
 
-const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'];
+const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'];
 
 /**
  * Search over history with the api's filters and a time range; shows the newest records at

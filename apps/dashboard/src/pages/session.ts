@@ -6,7 +6,7 @@ import { targetInfoTable } from '../target-info.js';
 import { writeViewState } from '../view-state.js';
 import { duration } from './sessions.js';
 
-const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw'];
+const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'];
 const STEPS_PER_PAGE = 2000;
 const ZOOMS = [0.4, 0.55, 0.7, 0.85, 1, 1.25, 1.6, 2];
 

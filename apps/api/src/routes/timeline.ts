@@ -1,0 +1,153 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import {
+  type Database,
+  getSession,
+  type TimelineWindow,
+  timelineBuckets,
+  timelineItems,
+  timelineStateChanges,
+} from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import { badRequest, notFound } from '../plugins/problems.js';
+import { problemResponses, SessionId } from '../schemas.js';
+
+export interface TimelineRoutesOptions {
+  db: Kysely<Database>;
+}
+
+const Ns = Type.String({ pattern: '^[0-9]{1,20}$', description: 'ns since the Unix epoch (host time)' });
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+const Lane = Type.Object({
+  session: Type.String(),
+  rig: Type.String(),
+  link: Type.String(),
+  protocol: Type.String(),
+  /** The session's own span, host time. */
+  fromNs: Type.String(),
+  toNs: Type.String(),
+  detail: Type.Boolean({ description: 'items holds every record of the window; otherwise buckets count them' }),
+  sampleEvery: Type.Integer({ description: 'buckets counted every n-th record (scaled by n); 1: exact' }),
+  buckets: Type.Array(
+    Type.Object({ track: NullableString, bucket: Type.Integer(), records: Type.Integer(), errors: Type.Integer() }),
+  ),
+  items: Type.Array(
+    Type.Object({
+      track: NullableString,
+      seq: Type.Integer(),
+      hostNs: Type.String(),
+      targetTs: NullableString,
+      kind: Type.String(),
+      name: Type.String(),
+      sig: NullableString,
+      state: NullableString,
+      text: Type.String(),
+    }),
+  ),
+  states: Type.Array(
+    Type.Object({
+      track: Type.String(),
+      seq: Type.Integer(),
+      hostNs: Type.String(),
+      targetTs: NullableString,
+      state: Type.String(),
+    }),
+    { description: 'state changes of the window, after the last one of each object before it' },
+  ),
+});
+
+/** Timelines: what a window of host time holds, per link session and track, at the detail it can show. */
+export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = async (app, { db }) => {
+  app.addHook('preValidation', async (request) => {
+    const q = request.query as Record<string, unknown>;
+    if (typeof q.session === 'string' && q.session.includes(',')) q.session = q.session.split(',');
+  });
+
+  app.get(
+    '/timeline',
+    {
+      schema: {
+        summary: 'Timeline of link sessions on one host-time axis',
+        description:
+          "Per session and track (QS active object, STP master/channel, or the link), the records of a host-time window when there are at most `detail` of them, otherwise their counts in `buckets` equal slices of the window; and the state changes that draw each active object's state intervals. Without from/to, the window is the sessions' whole span.",
+        tags: ['sessions'],
+        querystring: Type.Object({
+          session: Type.Array(SessionId, { minItems: 1, maxItems: 8, description: 'sessions to show, on one axis' }),
+          from: Type.Optional(Ns),
+          to: Type.Optional(Ns),
+          buckets: Type.Integer({
+            minimum: 10,
+            maximum: 4000,
+            default: 1000,
+            description: 'slices of the window when counting',
+          }),
+          detail: Type.Integer({
+            minimum: 0,
+            maximum: 20_000,
+            default: 5000,
+            description: 'most records returned one by one per session',
+          }),
+        }),
+        response: {
+          200: Type.Object({
+            fromNs: Type.String(),
+            toNs: Type.String(),
+            bucketNs: Type.String(),
+            lanes: Type.Array(Lane),
+          }),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const sessions = [];
+      for (const id of q.session) {
+        const s = await getSession(db, id);
+        if (!s) throw notFound(`no session ${id}`);
+        const first = BigInt((s.first_host_time ?? s.started_at).getTime()) * 1_000_000n;
+        const last = BigInt((s.last_host_time ?? s.ended_at ?? s.started_at).getTime() + 1) * 1_000_000n;
+        sessions.push({ s, first, last });
+      }
+      const fromNs =
+        q.from !== undefined
+          ? BigInt(q.from)
+          : sessions.reduce((m, x) => (x.first < m ? x.first : m), sessions[0].first);
+      const toNs =
+        q.to !== undefined ? BigInt(q.to) : sessions.reduce((m, x) => (x.last > m ? x.last : m), sessions[0].last);
+      if (toNs <= fromNs) throw badRequest('querystring to: must be after from');
+      const bucketNs = (toNs - fromNs + BigInt(q.buckets) - 1n) / BigInt(q.buckets);
+      const lanes = await Promise.all(
+        sessions.map(async ({ s, first, last }) => {
+          const w: TimelineWindow = { session: s.id, rig: s.rig, link: s.link, fromNs, toNs };
+          const overlaps = first < toNs && last > fromNs;
+          const items = overlaps ? await timelineItems(db, w, q.detail + 1) : [];
+          const detail = items.length <= q.detail;
+          const [counts, states] = await Promise.all([
+            overlaps && !detail ? timelineBuckets(db, w, q.buckets) : { buckets: [], sampleEvery: 1 },
+            overlaps ? timelineStateChanges(db, w, 5000) : [],
+          ]);
+          return {
+            session: s.id,
+            rig: s.rig,
+            link: s.link,
+            protocol: s.protocol,
+            fromNs: first.toString(),
+            toNs: last.toString(),
+            detail,
+            buckets: counts.buckets,
+            sampleEvery: counts.sampleEvery,
+            items: detail ? items.map((i) => ({ ...i, seq: Number(i.seq), hostNs: i.hostNs.toString() })) : [],
+            states: states.map((c) => ({
+              ...c,
+              seq: Number(c.seq),
+              hostNs: c.hostNs.toString(),
+            })),
+          };
+        }),
+      );
+      return { fromNs: fromNs.toString(), toNs: toNs.toString(), bucketNs: bucketNs.toString(), lanes };
+    },
+  );
+};

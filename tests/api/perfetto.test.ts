@@ -1,0 +1,106 @@
+// The Perfetto (Chrome JSON trace) export of a real capture, checked against qspy's text of it.
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+
+interface TraceEvent {
+  ph: string;
+  name: string;
+  pid: number;
+  tid?: number;
+  ts?: number;
+  dur?: number;
+  cat?: string;
+  args?: Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  fresh = await freshDatabase('perfetto');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'perfetto-test', prefix: uniquePrefix('pf') });
+  await storeQsFixture(db, 'dpp_qv', {
+    rig: 'rig17',
+    link: 'uart0',
+    session: 's-dpp',
+    startNs: 1_764_000_000_000_000_000n,
+  });
+  app = await buildApp({ db, bus, settings: testApiSettings() });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+/** qspy's lines of a capture as [timestamp, what, rest]. */
+function qspyRecords(name: string): Array<{ ts: number | null; what: string; line: string }> {
+  return qspyLines(name).map((line) => {
+    const tokens = line.trim().split(/\s+/);
+    const stamped = /^\d+$/.test(tokens[0]);
+    const what = stamped || tokens[0] === '===RTC===>' ? tokens[1] : tokens[0];
+    return { ts: stamped ? Number(tokens[0]) : null, what, line };
+  });
+}
+
+describe('perfetto export', () => {
+  it('exports dpp_qv as a valid trace: one track per active object, its states as slices', async () => {
+    const res = await app.inject({
+      url: '/api/v1/sessions/s-dpp/export?format=perfetto',
+      headers: { authorization: `Bearer ${READ_TOKEN}` },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['content-disposition']).toContain('s-dpp.trace.json');
+    const trace = JSON.parse(res.body) as { traceEvents: TraceEvent[] };
+    const events = trace.traceEvents;
+    for (const e of events) {
+      expect(['M', 'X', 'i', 'C']).toContain(e.ph);
+      expect(typeof e.pid).toBe('number');
+      if (e.ph !== 'M') expect(Number.isFinite(e.ts)).toBe(true);
+    }
+    // The active objects, as qspy names them in the state machines' records.
+    const lines = qspyRecords('dpp_qv');
+    const objOf = (line: string) => /Obj=([^,]+)/.exec(line)?.[1];
+    const aos = new Set(
+      lines.filter((l) => ['Init===>', '===>Tran', 'Disp===>', 'St-Entry'].includes(l.what)).map((l) => objOf(l.line)!),
+    );
+    expect(aos).toEqual(
+      new Set(['Philo_inst[0]', 'Philo_inst[1]', 'Philo_inst[2]', 'Philo_inst[3]', 'Philo_inst[4]', 'Table_inst']),
+    );
+    const threads = events.filter((e) => e.ph === 'M' && e.name === 'thread_name');
+    const trackNames = threads.map((t) => t.args?.name as string);
+    // One track per active object (and one for the link's own records), each once.
+    expect(new Set(trackNames).size).toBe(trackNames.length);
+    expect(trackNames.filter((n) => !n.endsWith('(link)')).sort()).toEqual([...aos].sort());
+    const tidOf = new Map(threads.map((t) => [t.args?.name as string, t.tid]));
+    // Each object's slices are the states qspy shows it entering, from that record's timestamp
+    // to the next one's.
+    for (const ao of aos) {
+      const entered = lines
+        .filter((l) => (l.what === 'Init===>' || l.what === '===>Tran') && objOf(l.line) === ao)
+        .map((l) => ({ ts: l.ts!, state: /State=(?:[^,]*->)?([^,>]+)$/.exec(l.line)![1] }));
+      const slices = events.filter((e) => e.ph === 'X' && e.tid === tidOf.get(ao)).sort((a, b) => a.ts! - b.ts!);
+      expect(slices.map((s) => s.name)).toEqual(entered.map((e) => e.state));
+      expect(slices.map((s) => s.ts)).toEqual(entered.map((e) => e.ts));
+      for (let i = 0; i + 1 < slices.length; i++) expect(slices[i].ts! + slices[i].dur!).toBe(slices[i + 1].ts);
+    }
+    // Events as instants, on their object's track: every dispatch qspy shows.
+    const dispatches = events.filter((e) => e.ph === 'i' && e.name.startsWith('DISPATCH '));
+    expect(dispatches).toHaveLength(lines.filter((l) => l.what === 'Disp===>').length);
+    // Counters: the event pool's free blocks.
+    expect(events.some((e) => e.ph === 'C' && e.name === 'EvtPool1 free')).toBe(true);
+  });
+});
