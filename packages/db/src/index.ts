@@ -43,7 +43,6 @@ export {
   sessionDictionaries,
   sessionsPage,
 } from './queries/sessions-list.js';
-export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
 export {
   type TimelineBucket,
   type TimelineCounts,
@@ -54,6 +53,7 @@ export {
   timelineItems,
   timelineStateChanges,
 } from './queries/timeline.js';
+export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
 export {
   type EnsureTextIndexesOptions,
   ensureTextIndexes,
