@@ -110,12 +110,8 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
         const last = BigInt((s.last_host_time ?? s.ended_at ?? s.started_at).getTime() + 1) * 1_000_000n;
         sessions.push({ s, first, last });
       }
-      const fromNs =
-        q.from !== undefined
-          ? BigInt(q.from)
-          : sessions.reduce((m, x) => (x.first < m ? x.first : m), sessions[0].first);
-      const toNs =
-        q.to !== undefined ? BigInt(q.to) : sessions.reduce((m, x) => (x.last > m ? x.last : m), sessions[0].last);
+      const fromNs = q.from !== undefined ? BigInt(q.from) : earliest(sessions.map((x) => x.first));
+      const toNs = q.to !== undefined ? BigInt(q.to) : latest(sessions.map((x) => x.last));
       if (toNs <= fromNs) throw badRequest('querystring to: must be after from');
       const bucketNs = (toNs - fromNs + BigInt(q.buckets) - 1n) / BigInt(q.buckets);
       const lanes = await Promise.all(
@@ -151,3 +147,17 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
     },
   );
 };
+
+/** The smallest of some ns times (Math.min takes no bigint). */
+function earliest(times: bigint[]): bigint {
+  let m = times[0];
+  for (const t of times) if (t < m) m = t;
+  return m;
+}
+
+/** The largest of some ns times. */
+function latest(times: bigint[]): bigint {
+  let m = times[0];
+  for (const t of times) if (t > m) m = t;
+  return m;
+}
