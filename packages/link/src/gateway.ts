@@ -167,6 +167,7 @@ function teeSink(publisher: LinkPublisher, point: QsLinkPoint): LinkSink {
       publisher.disconnected(reason);
       point.disconnected();
     },
+    connectionEvent: (event, peer, why) => publisher.connectionEvent(event, peer, why),
     waitForRoom: () => publisher.waitForRoom(),
   };
 }
