@@ -151,7 +151,9 @@ describe('auth', () => {
   it('serves health without a token, and the token in the query for browsers', async () => {
     expect((await get('/healthz', {})).json()).toEqual({ status: 'alive' });
     expect((await get('/readyz', {})).json()).toEqual({ status: 'ready' });
-    expect((await get(`/api/v1/rigs?access_token=${READ_TOKEN}`, {})).statusCode).toBe(200);
+    // Browsers cannot send a header on a download link or an EventSource: only there.
+    expect((await get(`/api/v1/records/export?format=csv&rig=x&access_token=${READ_TOKEN}`, {})).statusCode).toBe(200);
+    expect((await get(`/api/v1/rigs?access_token=${READ_TOKEN}`, {})).statusCode).toBe(401);
     const metrics = await get('/metrics');
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('tracehub_api_requests_total');

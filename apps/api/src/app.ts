@@ -7,12 +7,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import websocket from '@fastify/websocket';
 import type { Bus } from '@tracehub/bus';
-import { TraceRecordSchema } from '@tracehub/contracts';
+import { redactQuery, TraceRecordSchema } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import { RecordFeed } from '@tracehub/live';
 import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
-import { ServiceMetrics } from '@tracehub/service-kit';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { type Logger, ServiceMetrics } from '@tracehub/service-kit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
@@ -35,8 +35,8 @@ export interface AppDeps {
   settings: ApiSettings;
   /** The process's metrics registry (a fresh one when omitted). */
   metrics?: ServiceMetrics;
-  /** Fastify's logger option (off when omitted). */
-  logger?: FastifyServerOptions['logger'];
+  /** The service's logger, for Fastify's request lines too (off when omitted); credentials in URLs are never written. */
+  logger?: Logger;
   /** The service's readiness (always ready when omitted). */
   isReady?: () => boolean;
 }
@@ -50,14 +50,27 @@ declare module 'fastify' {
 
 export type App = FastifyInstance;
 
+/** Fastify's request line with the values of `access_token` and the like replaced. */
+function loggedRequest(request: FastifyRequest) {
+  return {
+    method: request.method,
+    url: redactQuery(request.url),
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  };
+}
+
 /**
  * The api: one plugin per concern, registered here in the order a request meets them.
  * Call `listen()` to serve, or `inject()` in tests; `close()` also ends the live tail.
  */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { db, bus, settings } = deps;
+  // The service's own logger (one format for every line the process writes), no logging without it.
+  const loggerInstance: FastifyBaseLogger | undefined = deps.logger?.child({}, { serializers: { req: loggedRequest } });
   const app = Fastify({
-    logger: deps.logger ?? false,
+    loggerInstance,
     bodyLimit: settings.bodyLimit,
     // Query strings are bounded too: long filters are a mistake or an attack.
     routerOptions: { maxParamLength: 200 },

@@ -4,7 +4,14 @@ import {
   palmTraceConfigProperties,
   palmTraceSettingsFrom,
 } from '@tracehub/palmtrace-bridge';
-import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, type Static, Type } from '@tracehub/service-kit';
+import {
+  busPrefixSetting,
+  databaseUrlSetting,
+  natsUrlSetting,
+  type Static,
+  secretSetting,
+  Type,
+} from '@tracehub/service-kit';
 
 export const ApiConfigSchema = Type.Object({
   NATS_URL: natsUrlSetting,
@@ -12,13 +19,15 @@ export const ApiConfigSchema = Type.Object({
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
   API_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'a TCP port from 0 to 65535' }),
   API_HOST: Type.String({ minLength: 1, default: '0.0.0.0', description: 'an address to listen on' }),
-  API_TOKENS: Type.String({
-    default: '',
-    pattern:
-      '^(|[^:,\\s]{16,}:(read|control|read\\+control|control\\+read)(,[^:,\\s]{16,}:(read|control|read\\+control|control\\+read))*)$',
-    description:
-      "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters (empty: every request but health is refused)",
-  }),
+  API_TOKENS: secretSetting(
+    Type.String({
+      default: '',
+      pattern:
+        '^(|[^:,\\s]{16,}:(read|control|read\\+control|control\\+read)(,[^:,\\s]{16,}:(read|control|read\\+control|control\\+read))*)$',
+      description:
+        "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters (empty: every request but health is refused)",
+    }),
+  ),
   API_CORS_ORIGINS: Type.String({
     default: '',
     description: 'comma-separated origins allowed by CORS (empty: CORS off)',

@@ -22,15 +22,15 @@ await runService({
       bus,
       settings,
       metrics,
-      logger: { level: config.LOG_LEVEL },
+      logger,
       isReady: () => health.ready,
     });
     onClose(() => app.close());
     await app.listen({ port: config.API_PORT, host: config.API_HOST });
-    logger.info(
-      { port: config.API_PORT },
-      `api on ${config.API_HOST}:${config.API_PORT} (/api/v1, /docs, dashboard at /)`,
-    );
+    // The port bound, which differs from API_PORT when that is 0 (any free port).
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.API_PORT;
+    logger.info({ port }, `api on ${config.API_HOST}:${port} (/api/v1, /docs, dashboard at /)`);
     // Closing the app (registered above) is the whole stop: it ends the live tail and the bridge.
     return { stop: async () => {} };
   },

@@ -1,6 +1,6 @@
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { type BusNames, busNames } from '@tracehub/contracts';
+import { type BusNames, busNames, redactUrl } from '@tracehub/contracts';
 
 export interface BusOptions {
   /** Server URL(s), comma-separated: `nats://127.0.0.1:4222`. */
@@ -47,7 +47,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     });
   } catch (err) {
     throw new BusConnectError(
-      `cannot connect to NATS at ${options.url}: ${describe(err)}; check NATS_URL and that nats-server is running with JetStream (-js)`,
+      `cannot connect to NATS at ${servers.map(redactUrl).join(',')}: ${describe(err)}; check NATS_URL and that nats-server is running with JetStream (-js)`,
     );
   }
   let jsm: JetStreamManager;

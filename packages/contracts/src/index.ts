@@ -7,3 +7,4 @@ export * from './names.js';
 export * from './problem.js';
 export * from './record.js';
 export * from './record-names.js';
+export * from './redact.js';

@@ -1,3 +1,4 @@
+import { redactUrl } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import { type CreateDbOptions, createDb } from './create-db.js';
 import type { Database } from './database.js';
@@ -20,17 +21,6 @@ export async function connectDb(url: string, opts: CreateDbOptions = {}): Promis
     throw new DatabaseConnectError(
       `cannot connect to Postgres at ${redactUrl(url)}: ${describe(error)}; check DATABASE_URL and that Postgres is running`,
     );
-  }
-}
-
-/** The URL without its password, fit for a log line. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(an unparsable URL)';
   }
 }
 

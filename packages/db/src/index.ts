@@ -1,6 +1,6 @@
 export { BlockCodec, BlockCodecError, compressBlock, decompressBlock, WRITE_CODEC } from './blocks/compression.js';
 export { BadLinkBlockError, decodeLinkChunks, encodeLinkChunks, type LinkChunk } from './blocks/link-chunk-block.js';
-export { connectDb, DatabaseConnectError, redactUrl } from './connect-db.js';
+export { connectDb, DatabaseConnectError } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
 export type * from './database.js';
 export { migrations } from './migrations/index.js';

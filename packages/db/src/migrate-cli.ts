@@ -3,7 +3,7 @@
  * `node packages/db/dist/migrate-cli.js up|down [--all]` — migrates the database at
  * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/tracehub).
  */
-import { redactUrl } from './connect-db.js';
+import { redactUrl } from '@tracehub/contracts';
 import { createDb } from './create-db.js';
 import { migrateDown, migrateToLatest, migrateToNothing } from './migrator.js';
 

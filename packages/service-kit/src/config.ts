@@ -1,13 +1,24 @@
 import { Kind, type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { redactUrl } from '@tracehub/contracts';
 
 export interface ConfigProblem {
   /** The environment variable. */
   variable: string;
   /** What it should hold, in words. */
   expected: string;
-  /** What it held (undefined when unset or empty). */
+  /** What it held, as fit for a log line (undefined when unset or empty). */
   got: string | undefined;
+  /** The setting is a secret: its value is never shown. */
+  secret?: boolean;
+}
+
+/**
+ * Marks a setting as a secret (tokens, passwords): a configuration error names the variable
+ * and what it should hold, never its value.
+ */
+export function secretSetting<T extends TSchema>(schema: T): T {
+  return { ...schema, secret: true };
 }
 
 /** A configuration that cannot be used; its message is one line naming every wrong variable. */
@@ -19,9 +30,9 @@ export class ConfigError extends Error {
 }
 
 function describeProblem(p: ConfigProblem): string {
-  return p.got === undefined
-    ? `${p.variable} is not set (expected ${p.expected})`
-    : `${p.variable}=${JSON.stringify(p.got)} is not ${p.expected}`;
+  if (p.got === undefined) return `${p.variable} is not set (expected ${p.expected})`;
+  if (p.secret) return `${p.variable} (a secret; its value is not shown) is not ${p.expected}`;
+  return `${p.variable}=${JSON.stringify(p.got)} is not ${p.expected}`;
 }
 
 /**
@@ -42,7 +53,10 @@ export function loadConfig<S extends TObject>(schema: S, env: NodeJS.ProcessEnv 
     if (!variable || problems.has(variable)) continue;
     const property = schema.properties[variable];
     if (!property) continue; // unknown keys are never read from env
-    problems.set(variable, { variable, expected: describeExpected(property), got: raw[variable] });
+    const secret = property.secret === true;
+    // A URL's password is a secret even where the URL is not.
+    const got = raw[variable] === undefined || secret ? raw[variable] : redactUrlsIn(raw[variable]);
+    problems.set(variable, { variable, expected: describeExpected(property), got, secret });
   }
   if (problems.size > 0) {
     // In the schema's order, so the message reads like the list of settings.
@@ -50,6 +64,16 @@ export function loadConfig<S extends TObject>(schema: S, env: NodeJS.ProcessEnv 
     throw new ConfigError([...problems.values()].sort((a, b) => order.indexOf(a.variable) - order.indexOf(b.variable)));
   }
   return value as Static<S>;
+}
+
+/** Every `scheme://user:password@host` in a setting (a list of URLs too) without its password. */
+function redactUrlsIn(text: string): string {
+  return /:\/\/[^/@\s]*:[^/@\s]*@/.test(text)
+    ? text
+        .split(',')
+        .map((part) => redactUrl(part.trim()))
+        .join(',')
+    : text;
 }
 
 /** What a schema accepts, in words: its `description` when it has one. */

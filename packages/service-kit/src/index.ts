@@ -8,6 +8,7 @@ export {
   describeExpected,
   loadConfig,
   natsUrlSetting,
+  secretSetting,
   streamLimitsFrom,
   streamSettings,
 } from './config.js';

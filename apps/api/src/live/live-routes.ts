@@ -25,6 +25,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
   app.get(
     '/live/sse',
     {
+      config: { queryToken: true },
       schema: {
         summary: 'Live tail as Server-Sent Events',
         description:
@@ -68,6 +69,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
   app.get(
     '/live/ws',
     {
+      config: { queryToken: true },
       websocket: true,
       schema: {
         summary: 'Live tail over WebSocket',

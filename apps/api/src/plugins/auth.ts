@@ -7,6 +7,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Scope a token needs for the route (default `read`). */
     scope?: Scope;
+    /**
+     * A browser opens this route itself (EventSource, WebSocket, a download link) and cannot
+     * send a header there, so `access_token` in the query string is accepted, for read only.
+     */
+    queryToken?: boolean;
   }
 }
 
@@ -14,16 +19,26 @@ const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /**
  * Bearer-token check for every route it is added to: 401 without a known token, 403 when the
- * token lacks the route's scope. Browsers cannot put headers on EventSource or WebSocket
- * requests, so `access_token` in the query string is accepted as well.
+ * token lacks the route's scope. A token in the query string ends up in browser histories,
+ * proxy logs and Referer headers, so it is taken only on the routes a browser opens itself
+ * (`queryToken`), and there it grants read scope only, whatever the token could do.
  */
 export function bearerAuth(tokens: ReadonlyMap<string, ReadonlySet<Scope>>): onRequestHookHandler {
   // Compare digests in constant time, so response timing tells nothing about a token's prefix.
   const known = [...tokens].map(([token, scopes]) => ({ hash: digest(token), scopes }));
   return function authenticate(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) {
-    const needed: Scope = request.routeOptions.config?.scope ?? 'read';
-    const token = presentedToken(request);
-    if (token === undefined) {
+    const config = request.routeOptions.config;
+    const needed: Scope = config?.scope ?? 'read';
+    const presented = presentedToken(request);
+    if (presented?.via === 'query' && config?.queryToken !== true) {
+      sendProblem(
+        reply.header('www-authenticate', 'Bearer realm="tracehub"'),
+        401,
+        "a token in the query string is accepted only on live streams and export downloads: send 'Authorization: Bearer <token>'",
+      );
+      return;
+    }
+    if (presented === undefined) {
       sendProblem(
         reply.header('www-authenticate', 'Bearer realm="tracehub"'),
         401,
@@ -33,10 +48,18 @@ export function bearerAuth(tokens: ReadonlyMap<string, ReadonlySet<Scope>>): onR
       );
       return;
     }
-    const hash = digest(token);
+    const hash = digest(presented.token);
     const match = known.find((k) => timingSafeEqual(k.hash, hash));
     if (!match) {
       sendProblem(reply.header('www-authenticate', 'Bearer error="invalid_token"'), 401, 'unknown bearer token');
+      return;
+    }
+    if (presented.via === 'query' && needed !== 'read') {
+      sendProblem(
+        reply,
+        403,
+        `a token in the query string grants read scope only; send it in the Authorization header`,
+      );
       return;
     }
     if (!match.scopes.has(needed)) {
@@ -51,13 +74,13 @@ export function bearerAuth(tokens: ReadonlyMap<string, ReadonlySet<Scope>>): onR
   };
 }
 
-function presentedToken(request: FastifyRequest): string | undefined {
+function presentedToken(request: FastifyRequest): { token: string; via: 'header' | 'query' } | undefined {
   const header = request.headers.authorization;
   if (typeof header === 'string') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    return m ? m[1] : undefined;
+    return m?.[1] ? { token: m[1], via: 'header' } : undefined;
   }
   const q = request.query as Record<string, unknown> | undefined;
   const fromQuery = q?.access_token;
-  return typeof fromQuery === 'string' && fromQuery !== '' ? fromQuery : undefined;
+  return typeof fromQuery === 'string' && fromQuery !== '' ? { token: fromQuery, via: 'query' } : undefined;
 }

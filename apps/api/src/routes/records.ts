@@ -113,6 +113,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
   app.get(
     '/records/export',
     {
+      config: { queryToken: true },
       schema: {
         summary: 'Export of the records matching filters (oldest first), streamed',
         tags: ['records'],
@@ -140,6 +141,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
   app.get(
     '/sessions/:id/export',
     {
+      config: { queryToken: true },
       schema: {
         summary: 'Export of a whole session in seq order, streamed',
         tags: ['sessions'],

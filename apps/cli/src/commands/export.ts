@@ -1,4 +1,5 @@
 import { createWriteStream } from 'node:fs';
+import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -31,7 +32,7 @@ export function registerExport(program: Command): void {
   cmd.action(async (opts: ExportOptions) => {
     if (!(FORMATS as readonly string[]).includes(opts.format))
       throw new Error(`bad --format '${opts.format}': use ${FORMATS.join(', ')}`);
-    const { createDb, getSession, redactUrl, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } =
+    const { createDb, getSession, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } =
       await import('@tracehub/db');
     const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-export', maxConnections: 2 });
     try {

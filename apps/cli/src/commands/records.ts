@@ -1,3 +1,4 @@
+import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
@@ -40,7 +41,7 @@ export function registerRecords(program: Command): void {
       const deadline = Date.now() + waitMs;
       const find = () => (opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig, opts.link));
       let session = await find().catch((err: Error) => {
-        throw new Error(`cannot query Postgres at ${redact(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
       });
       while ((!session || !isSessionComplete(session)) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
@@ -82,14 +83,4 @@ export function registerRecords(program: Command): void {
       await db.destroy();
     }
   });
-}
-
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return url;
-  }
 }
