@@ -14,6 +14,8 @@ export function testApiSettings(overrides: Partial<ApiSettings> = {}): ApiSettin
     bodyLimit: 4096,
     liveQueueRecords: 1000,
     controlTimeoutMs: 300,
+    statementTimeoutMs: 20_000,
+    heavyQueries: 4,
     ...overrides,
   };
 }

@@ -19,6 +19,7 @@ import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
 import { bearerAuth } from './plugins/auth.js';
+import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
@@ -76,7 +77,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     routerOptions: { maxParamLength: 200 },
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
-  installProblemHandlers(app);
+  installProblemHandlers(app, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
   app.addSchema(TraceRecordSchema);
 
@@ -127,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(healthRoutes, { db, bus, isReady: deps.isReady ?? (() => true) });
   await app.register(async (secured) => {
     secured.addHook('onRequest', bearerAuth(settings.tokens));
+    secured.addHook('onRequest', limitHeavyRequests(settings.heavyQueries));
     secured.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
       reply.type(metrics.contentType).send(await metrics.render()),
     );

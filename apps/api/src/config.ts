@@ -36,6 +36,18 @@ export const ApiConfigSchema = Type.Object({
   API_BODY_LIMIT: Type.Integer({ minimum: 1024, maximum: 10_485_760, default: 65_536 }),
   API_LIVE_QUEUE: Type.Integer({ minimum: 10, maximum: 1_000_000, default: 20_000 }),
   API_CONTROL_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 3000 }),
+  API_STATEMENT_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 20_000,
+    description: 'milliseconds any one database statement of the api may run, 100 to 600000',
+  }),
+  API_HEAVY_QUERIES: Type.Integer({
+    minimum: 1,
+    maximum: 256,
+    default: 4,
+    description: 'record queries, exports, timelines and sequence diagrams served at once, 1 to 256',
+  }),
   DASHBOARD_DIR: Type.String({
     default: '',
     description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
@@ -60,6 +72,10 @@ export interface ApiSettings {
   liveQueueRecords: number;
   /** How long a control request waits for the gateway. */
   controlTimeoutMs: number;
+  /** How long any one database statement may run before Postgres stops it (the answer is a 503). */
+  statementTimeoutMs: number;
+  /** Heavy requests (record queries, exports, timelines, sequence diagrams) served at once; more get a 503. */
+  heavyQueries: number;
   /** Built dashboard to serve at `/`; undefined: none. */
   dashboardDir?: string;
   /** PalmTrace bridge: Reporter endpoints, listening port, queue bound; omitted: none, off. */
@@ -96,6 +112,8 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
     bodyLimit: config.API_BODY_LIMIT,
     liveQueueRecords: config.API_LIVE_QUEUE,
     controlTimeoutMs: config.API_CONTROL_TIMEOUT_MS,
+    statementTimeoutMs: config.API_STATEMENT_TIMEOUT_MS,
+    heavyQueries: config.API_HEAVY_QUERIES,
     dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
     palmTrace: palmTraceSettingsFrom(config),
   };

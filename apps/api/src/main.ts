@@ -10,7 +10,10 @@ await runService({
   configSchema: ApiConfigSchema,
   async start({ config, health, logger, metrics, onClose }) {
     const settings = apiSettingsFrom(config);
-    const db = await connectDb(config.DATABASE_URL, { applicationName: 'api' });
+    const db = await connectDb(config.DATABASE_URL, {
+      applicationName: 'api',
+      statementTimeoutMs: settings.statementTimeoutMs,
+    });
     onClose(() => db.destroy());
     const bus = await connectBus({ url: config.NATS_URL, name: 'api', prefix: config.TRACEHUB_BUS_PREFIX });
     onClose(() => bus.close());

@@ -9,6 +9,8 @@ export interface CreateDbOptions {
   applicationName?: string;
   /** How long to wait for a connection to the server before failing (default 5000 ms). */
   connectTimeoutMs?: number;
+  /** Postgres stops any statement of this pool that runs longer (error 57014); default: no limit. */
+  statementTimeoutMs?: number;
 }
 
 const INT8_OID = 20;
@@ -34,6 +36,7 @@ export function createDb(url: string, opts: CreateDbOptions = {}): Kysely<Databa
     max: opts.maxConnections ?? 10,
     application_name: opts.applicationName,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     types,
   });
   // An idle client that loses its server emits 'error' on the pool; without a listener that

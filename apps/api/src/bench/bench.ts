@@ -75,6 +75,8 @@ async function main() {
         bodyLimit: 65536,
         liveQueueRecords: 50_000,
         controlTimeoutMs: 1000,
+        statementTimeoutMs: 20_000,
+        heavyQueries: 4,
       },
     });
 

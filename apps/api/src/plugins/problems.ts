@@ -48,10 +48,18 @@ export function sendProblem(reply: FastifyReply, status: number, detail: string)
  * 4xx (bad JSON, too large, wrong media type) keep their status and say what was wrong;
  * anything else is a 500 whose detail reveals nothing (it is logged instead).
  */
-export function installProblemHandlers(app: FastifyInstance): void {
+export function installProblemHandlers(app: FastifyInstance, limits: { statementTimeoutMs: number }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
       return sendProblem(reply, 400, describeValidation(error.validationContext ?? 'request', error.validation));
+    }
+    if ((error as { code?: unknown }).code === STATEMENT_TIMEOUT) {
+      request.log.warn({ err: error }, 'a statement ran past the statement timeout');
+      return sendProblem(
+        reply,
+        503,
+        `the query ran longer than the ${limits.statementTimeoutMs} ms this server allows and was stopped: narrow the time range or add a rig, link or session filter`,
+      );
     }
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');
@@ -111,6 +119,9 @@ function describeIssue(v: ValidationIssue): string | undefined {
     return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
   return v.message;
 }
+
+/** Postgres's query_canceled: here, a statement stopped by the pool's statement_timeout. */
+const STATEMENT_TIMEOUT = '57014';
 
 /** Postgres could not be reached or went away mid-request (not a problem with the request). */
 function isDatabaseUnavailable(error: unknown): boolean {

@@ -49,6 +49,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
   app.get(
     '/records',
     {
+      config: { heavy: true },
       schema: {
         summary: 'Records matching filters, a page at a time',
         description:
@@ -113,7 +114,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
   app.get(
     '/records/export',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, heavy: true },
       schema: {
         summary: 'Export of the records matching filters (oldest first), streamed',
         tags: ['records'],
@@ -141,7 +142,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
   app.get(
     '/sessions/:id/export',
     {
-      config: { queryToken: true },
+      config: { queryToken: true, heavy: true },
       schema: {
         summary: 'Export of a whole session in seq order, streamed',
         tags: ['sessions'],

@@ -181,6 +181,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
   app.get(
     '/sessions/:id/sequence',
     {
+      config: { heavy: true },
       schema: {
         summary: 'Sequence diagram of a QS session',
         description:

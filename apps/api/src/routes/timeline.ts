@@ -67,6 +67,7 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
   app.get(
     '/timeline',
     {
+      config: { heavy: true },
       schema: {
         summary: 'Timeline of link sessions on one host-time axis',
         description:

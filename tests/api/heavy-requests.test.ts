@@ -1,0 +1,93 @@
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type Kysely, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+// A query that cannot finish is made real, not simulated: another connection holds an
+// ACCESS EXCLUSIVE lock on every table, so the api's statements wait on Postgres until the
+// statement timeout stops them.
+const STATEMENT_TIMEOUT_MS = 400;
+const auth = { authorization: `Bearer ${READ_TOKEN}` };
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+
+beforeAll(async () => {
+  fresh = await freshDatabase('heavy');
+  db = createDb(fresh.url, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
+  await migrateToLatest(db);
+  await storeQsFixture(db, 'dpp_qv', {
+    rig: 'rig1',
+    link: 'uart0',
+    session: 's1',
+    startNs: 1_764_000_000_000_000_000n,
+  });
+  bus = await connectBus({ url: natsUrl(), name: 'heavy-test', prefix: uniquePrefix('heavy') });
+  app = await buildApp({
+    db,
+    bus,
+    settings: testApiSettings({ statementTimeoutMs: STATEMENT_TIMEOUT_MS, heavyQueries: 1 }),
+  });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+/** Locks every table of the database until `release` is called. */
+async function lockEveryTable(): Promise<{ release: () => Promise<void> }> {
+  const client = new pg.Client({ connectionString: fresh.url });
+  await client.connect();
+  const { rows } = await sql<{ name: string }>`
+    select format('%I', tablename) as name from pg_tables where schemaname = 'public'
+  `.execute(db);
+  await client.query('begin');
+  await client.query(`lock table ${rows.map((r) => r.name).join(', ')} in access exclusive mode`);
+  return {
+    release: async () => {
+      await client.query('rollback');
+      await client.end();
+    },
+  };
+}
+
+describe('heavy requests', () => {
+  it('stops a statement at the timeout with a 503 that says what to do, and admits only so many at once', async () => {
+    const lock = await lockEveryTable();
+    try {
+      const started = Date.now();
+      const stuck = app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
+      // While it waits on Postgres, a second heavy request is turned away at once.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const turnedAway = await app.inject({ method: 'GET', url: '/api/v1/timeline?session=s1', headers: auth });
+      expect(turnedAway.statusCode).toBe(503);
+      expect(turnedAway.headers['retry-after']).toBe('2');
+      expect(turnedAway.json().detail).toMatch(/already running 1 heavy requests.*try again in a few seconds/);
+      // A light request is not held back by the limit.
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+
+      const timedOut = await stuck;
+      expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS);
+      expect(timedOut.statusCode).toBe(503);
+      expect(timedOut.json().detail).toMatch(
+        /ran longer than the 400 ms this server allows and was stopped: narrow the time range or add a rig, link or session filter/,
+      );
+    } finally {
+      await lock.release();
+    }
+    // Its place is free again, and with the lock gone the same request is answered.
+    const answered = await app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
+    expect(answered.statusCode).toBe(200);
+    expect(answered.json().records).toHaveLength(50);
+  });
+});
