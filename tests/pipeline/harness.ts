@@ -62,10 +62,16 @@ export async function stopAll(procs: RunningProcess[]): Promise<void> {
 
 /** `tracehub <args>`; resolves with stdout. */
 export async function cli(args: string[], env: Record<string, string> = {}): Promise<string> {
+  return (await cliBytes(args, env)).toString('utf8');
+}
+
+/** `tracehub <args>`; resolves with stdout's bytes (QS text is Latin-1: a string would change them). */
+export async function cliBytes(args: string[], env: Record<string, string> = {}): Promise<Buffer> {
   const { stdout } = await run(process.execPath, [CLI, ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     maxBuffer: 512 * 1024 * 1024,
+    encoding: 'buffer',
   });
   return stdout;
 }

@@ -5,13 +5,21 @@ import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
 import { type Database, getSession, isSessionLinkComplete, migrateToLatest, upsertLink } from '@tracehub/db';
 import { FileSource, Gateway } from '@tracehub/link';
-import { type FreshDatabase, fixturesDir, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import {
+  type FreshDatabase,
+  fixturesDir,
+  freshDatabase,
+  natsUrl,
+  repoRoot,
+  uniquePrefix,
+} from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
 import type { RunningProcess } from '../foundation/processes.js';
 import {
   cli,
+  cliBytes,
   createDb,
   decoded,
   offlineDecode,
@@ -145,6 +153,27 @@ describe('the link bytes, kept', () => {
       expect(Number(row?.link_lost_bytes), name).toBe(0);
     });
   }, 240_000);
+
+  it('QS strings with target bytes >= 0x80: the qspy export, tracehub export and tracehub records write the bytes decode writes', async () => {
+    // A capture of random strings, checked against the real qspy's output in packages/qs.
+    const file = join(repoRoot, 'packages/qs/test/fixtures/random_latin1.qs');
+    const session = await replay('rigL', 'latin1', 'qs', file);
+    await storedSession(db, session);
+    const decodedBytes = await cliBytes(['decode', '--protocol', 'qs', file]);
+    expect(decodedBytes.some((b) => b >= 0x80)).toBe(true);
+    const res = await app.inject({
+      method: 'GET',
+      url: `/api/v1/sessions/${session}/export?format=qspy`,
+      headers: { authorization: `Bearer ${READ_TOKEN}` },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.rawPayload.equals(decodedBytes), 'GET /sessions/{id}/export?format=qspy').toBe(true);
+    const out = join(work, `${session}.txt`);
+    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv());
+    expect(readFileSync(out).equals(decodedBytes), 'tracehub export --format qspy').toBe(true);
+    const printed = await cliBytes(['records', '--rig', 'rigL', '--link', 'latin1', '--session', session], cliEnv());
+    expect(printed.equals(decodedBytes), 'tracehub records').toBe(true);
+  }, 120_000);
 
   it('every STP vector replayed through a gateway link with its config: raw export byte-identical', async () => {
     const vectors = readdirSync(join(fixturesDir, 'stp'))

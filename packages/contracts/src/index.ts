@@ -8,3 +8,4 @@ export * from './problem.js';
 export * from './record.js';
 export * from './record-names.js';
 export * from './redact.js';
+export * from './text-bytes.js';

@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import { TextLineBatch, type TraceRecord, textEncodingOf } from '@tracehub/contracts';
 import { type Database, type RecordRow, rowToTraceRecord, sessionLinkChunks } from '@tracehub/db';
 import { escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
@@ -8,7 +8,8 @@ export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as co
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
-  qspy: 'text/plain; charset=utf-8',
+  // QS lines are qspy's Latin-1 bytes, STP lines UTF-8: no one charset names both.
+  qspy: 'text/plain',
   ndjson: 'application/x-ndjson',
   csv: 'text/csv; charset=utf-8',
   raw: 'application/octet-stream',
@@ -56,6 +57,7 @@ export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: Expo
   }
   const batch: string[] = [];
   const rawParts: Buffer[] = [];
+  const qspyLines = new TextLineBatch();
   let size = 0;
   if (format === 'csv') batch.push(`${CSV_COLUMNS.join(',')}\r\n`);
   for await (const row of rows) {
@@ -63,6 +65,10 @@ export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: Expo
       const part = rawBytes(row);
       if (part.length > 0) rawParts.push(part);
       size += part.length;
+    } else if (format === 'qspy') {
+      // What qspy prints: each record's text as its own line(s); records it prints nothing for stay silent.
+      if (row.text !== '') qspyLines.add(`${row.text}\n`, textEncodingOf(row.protocol));
+      size = qspyLines.length;
     } else {
       const piece = textPiece(row, format);
       if (piece !== '') batch.push(piece);
@@ -74,10 +80,11 @@ export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: Expo
       size = 0;
     }
   }
-  if (batch.length > 0 || rawParts.length > 0) yield flush();
+  if (batch.length > 0 || rawParts.length > 0 || qspyLines.length > 0) yield flush();
 
   function flush(): Buffer {
     if (format === 'raw') return Buffer.concat(rawParts.splice(0));
+    if (format === 'qspy') return qspyLines.take();
     return Buffer.from(batch.splice(0).join(''), 'utf8');
   }
 }
@@ -103,11 +110,8 @@ export async function* linkByteChunks(db: Kysely<Database>, session: string): As
   if (parts.length > 0) yield Buffer.concat(parts);
 }
 
-function textPiece(row: RecordRow, format: Exclude<ExportFormat, 'raw' | 'perfetto'>): string {
+function textPiece(row: RecordRow, format: 'ndjson' | 'csv'): string {
   switch (format) {
-    case 'qspy':
-      // What qspy prints: each record's text as its own line(s); records it prints nothing for stay silent.
-      return row.text === '' ? '' : `${row.text}\n`;
     case 'ndjson':
       return `${JSON.stringify(rowToTraceRecord(row))}\n`;
     case 'csv':

@@ -1,5 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { redactUrl } from '@tracehub/contracts';
+import { redactUrl, TextLineBatch, textEncodingOf } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { ProgressBar } from '../progress-bar.js';
@@ -69,19 +69,18 @@ export function registerExport(program: Command): void {
       } else {
         const progress = ProgressBar.forRecords(Number(session.record_count), 'export ');
         let done = 0;
-        let buffered = '';
+        const lines = new TextLineBatch();
         for await (const row of sessionRecords(db, session.id)) {
-          if (opts.format === 'ndjson') buffered += `${JSON.stringify(rowToTraceRecord(row))}\n`;
-          else if (row.text !== '') buffered += `${row.text}\n`;
+          if (opts.format === 'ndjson') lines.add(`${JSON.stringify(rowToTraceRecord(row))}\n`, 'utf8');
+          else if (row.text !== '') lines.add(`${row.text}\n`, textEncodingOf(row.protocol));
           done++;
-          if (buffered.length > 1 << 16) {
-            await out.write(buffered);
-            buffered = '';
+          if (lines.length > 1 << 16) {
+            await out.write(lines.take());
             progress?.update(done);
             if (out.readerGone) break;
           }
         }
-        await out.write(buffered);
+        await out.write(lines.take());
         progress?.done();
       }
       out.close();

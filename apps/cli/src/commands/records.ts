@@ -1,4 +1,4 @@
-import { redactUrl } from '@tracehub/contracts';
+import { redactUrl, TextLineBatch, textEncodingOf } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
@@ -67,17 +67,16 @@ export function registerRecords(program: Command): void {
         );
       }
       const out = new CommandOutput(process.stdout);
-      let buffered = '';
+      const lines = new TextLineBatch();
       for await (const row of sessionRecords(db, session.id)) {
-        if (opts.format === 'json') buffered += `${JSON.stringify(rowToTraceRecord(row))}\n`;
-        else if (row.text !== '') buffered += `${row.text}\n`;
-        if (buffered.length > 1 << 16) {
-          await out.write(buffered);
-          buffered = '';
+        if (opts.format === 'json') lines.add(`${JSON.stringify(rowToTraceRecord(row))}\n`, 'utf8');
+        else if (row.text !== '') lines.add(`${row.text}\n`, textEncodingOf(row.protocol));
+        if (lines.length > 1 << 16) {
+          await out.write(lines.take());
           if (out.readerGone) break;
         }
       }
-      await out.write(buffered);
+      await out.write(lines.take());
       out.close();
     } finally {
       await db.destroy();
