@@ -30,13 +30,30 @@ export class ControlTimeoutError extends Error {
   }
 }
 
-/** What a control request asks: bytes to write to the target, or a new link session (with why). */
-export type ControlAsk = { bytes: Uint8Array; replyWindowMs?: number } | { newSession: string };
+/** The longest a QS-RX command may wait for the target's answer, ms. */
+export const MAX_ANSWER_TIMEOUT_MS = 60_000;
+
+/** A QS-RX command as the contract carries it (`@tracehub/qspy-frontend` QsCommand). */
+export type ControlQsCommand = NonNullable<ControlRequest['qs']>;
+/** Pointer and signal sizes for a QS-RX command while the target has not said its own. */
+export type ControlQsSizes = NonNullable<ControlRequest['sizes']>;
 
 /**
- * Asks the gateway that owns a link to write bytes to its target, and returns the gateway's
- * reply (which says `ok: false` and why when the write failed). Throws `NoGatewayError` when
- * no gateway serves the link and `ControlTimeoutError` when its gateway does not answer in time.
+ * What a control request asks: bytes to write to the target, a new link session (with why),
+ * a QS-RX command with the target's answer, the link's control state, or that its front-end
+ * port be freed.
+ */
+export type ControlAsk =
+  | { bytes: Uint8Array; replyWindowMs?: number }
+  | { newSession: string }
+  | { qs: ControlQsCommand; answerTimeoutMs?: number; sizes?: ControlQsSizes }
+  | { status: true }
+  | { releaseFrontEnd: true };
+
+/**
+ * Asks the gateway that owns a link to act on it (see `ControlAsk`), and returns the gateway's
+ * reply (which says `ok: false` and why when it could not). Throws `NoGatewayError` when no
+ * gateway serves the link and `ControlTimeoutError` when its gateway does not answer in time.
  */
 export async function requestControl(
   bus: Bus,
@@ -45,10 +62,7 @@ export async function requestControl(
   timeoutMs: number,
 ): Promise<ControlReply> {
   const payload: ControlRequest =
-    'newSession' in request
-      ? { newSession: request.newSession }
-      : { bytes: Buffer.from(request.bytes).toString('base64') };
-  if ('bytes' in request && request.replyWindowMs !== undefined) payload.replyWindowMs = request.replyWindowMs;
+    'bytes' in request ? { ...request, bytes: Buffer.from(request.bytes).toString('base64') } : request;
   try {
     const msg = await bus.nc.request(bus.names.ctlSubject(target.rig, target.link), JSON.stringify(payload), {
       timeout: timeoutMs,
@@ -68,30 +82,61 @@ export interface ControlWrite {
   replyWindowMs: number;
 }
 
-/** What the owner of a link does with its control requests. */
+/** A QS-RX command as the gateway gets it: checked, its answer timeout within bounds. */
+export interface ControlQs {
+  qs: ControlQsCommand;
+  answerTimeoutMs: number;
+  sizes: ControlQsSizes | undefined;
+}
+
+/** The link's control state, and the session it is in. */
+export interface ControlState {
+  session?: string;
+  status: Record<string, unknown>;
+}
+
+/**
+ * Refuses a control request for a bad value of one field: the reply names the field (`field`)
+ * so that the asker can say which of its own inputs was at fault.
+ */
+export interface ControlFieldError extends Error {
+  field: string;
+}
+
+/** What the owner of a link does with its control requests; a missing handler refuses its kind. */
 export interface ControlHandlers {
   /** Writes the bytes to the target; resolves to how many were written and into which session. */
   write(request: ControlWrite): Promise<Omit<ControlReply, 'ok'>>;
   /** Ends the link's session and starts a new one on the same connection; resolves to its id. */
   newSession?(reason: string): Promise<string>;
+  /** Sends a QS-RX command and resolves to the target's answer (`ok: false` when it refused). */
+  qs?(request: ControlQs): Promise<ControlReply>;
+  /** The link's control state. */
+  status?(): Promise<ControlState>;
+  /** Frees the link's front-end port; resolves to the control state after. */
+  releaseFrontEnd?(): Promise<ControlState>;
 }
 
 export interface ControlServer {
   stop(): void;
 }
 
+const NO_QS_POINT = 'this link has no QS control point (it is not a QS link)';
+
 /**
- * Answers the control requests of one link: checks each request (JSON; base64 `bytes` of
- * 1..MAX_CONTROL_BYTES, or `newSession`) and answers a bad one itself, hands a good one to its
- * handler, and replies with what the handler resolves to; a rejection becomes
- * `{ ok: false, written: 0, error: <its message> }`.
+ * Answers the control requests of one link: checks each request (JSON; `newSession`,
+ * `releaseFrontEnd`, `status`, `qs`, or base64 `bytes` of 1..MAX_CONTROL_BYTES) and answers a
+ * bad one itself, hands a good one to its handler, and replies with what the handler resolves
+ * to; a rejection becomes `{ ok: false, written: 0, error: <its message> }`, with the `field`
+ * at fault when the error names one.
  */
 export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlHandlers): ControlServer {
   const sub: Subscription = bus.nc.subscribe(bus.names.ctlSubject(target.rig, target.link), {
     callback: (err, msg) => {
       if (err) return;
       const reply = (r: ControlReply) => msg.respond(JSON.stringify(r));
-      const refuse = (error: string) => reply({ ok: false, written: 0, error });
+      const refuse = (error: string, field?: string) =>
+        reply({ ok: false, written: 0, error, ...(field ? { field } : {}) });
       let request: ControlRequest;
       try {
         request = msg.json<ControlRequest>();
@@ -99,11 +144,38 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
         refuse('request is not JSON: send {"bytes": "<base64>"}');
         return;
       }
-      const failed = (e: unknown) => refuse(e instanceof Error ? e.message : `${e}`);
+      const failed = (e: unknown) => {
+        const field = (e as Partial<ControlFieldError> | undefined)?.field;
+        refuse(e instanceof Error ? e.message : `${e}`, typeof field === 'string' ? field : undefined);
+      };
+      const state = (s: ControlState) => reply({ ok: true, written: 0, ...s });
       if (typeof request?.newSession === 'string') {
         if (!handlers.newSession) refuse('this link cannot start a new session');
         else
           handlers.newSession(request.newSession).then((session) => reply({ ok: true, written: 0, session }), failed);
+        return;
+      }
+      if (request?.releaseFrontEnd === true) {
+        if (!handlers.releaseFrontEnd) refuse(NO_QS_POINT);
+        else handlers.releaseFrontEnd().then(state, failed);
+        return;
+      }
+      if (request?.status === true) {
+        if (!handlers.status) refuse(NO_QS_POINT);
+        else handlers.status().then(state, failed);
+        return;
+      }
+      if (request?.qs !== undefined) {
+        if (!handlers.qs) refuse(NO_QS_POINT);
+        else if (typeof request.qs?.command !== 'string') refuse('"qs" has no "command" (string)');
+        else {
+          const answerTimeoutMs = Math.min(
+            Math.max(Number(request.answerTimeoutMs ?? 1000) || 0, 0),
+            MAX_ANSWER_TIMEOUT_MS,
+          );
+          const sizes = typeof request.sizes === 'object' && request.sizes !== null ? request.sizes : undefined;
+          handlers.qs({ qs: request.qs, answerTimeoutMs, sizes }).then(reply, failed);
+        }
         return;
       }
       if (typeof request?.bytes !== 'string') {

@@ -3,11 +3,17 @@ export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
   type ControlAsk,
+  type ControlFieldError,
   type ControlHandlers,
+  type ControlQs,
+  type ControlQsCommand,
+  type ControlQsSizes,
   type ControlServer,
+  type ControlState,
   type ControlTarget,
   ControlTimeoutError,
   type ControlWrite,
+  MAX_ANSWER_TIMEOUT_MS,
   MAX_CONTROL_BYTES,
   NoGatewayError,
   requestControl,

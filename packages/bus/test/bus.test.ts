@@ -7,6 +7,7 @@ import {
   connectBus,
   consumeInOrder,
   ensureTopology,
+  MAX_ANSWER_TIMEOUT_MS,
   MAX_BATCH_PAYLOAD,
   MAX_CONTROL_BYTES,
   NoGatewayError,
@@ -224,6 +225,42 @@ describe('control', () => {
       expect(writes).toHaveLength(2);
       const renewed = await requestControl(bus, target, { newSession: 'settings changed' }, 2000);
       expect(renewed).toEqual({ ok: true, written: 0, session: 's10 (settings changed)' });
+    } finally {
+      server.stop();
+    }
+  });
+
+  it('carries QS commands with their answer, the control state and front-end release; a missing handler refuses', async () => {
+    const target = { rig: 'rig1', link: 'ctl1' };
+    const asked: unknown[] = [];
+    const server = serveControl(bus, target, {
+      write: async () => ({ written: 0 }),
+      qs: async (request) => {
+        asked.push(request);
+        if (request.qs.command === 'poke') throw Object.assign(new Error('qs.size: 1, 2 or 4'), { field: 'qs.size' });
+        return { ok: false, written: 4, session: 's1', result: { outcome: 'error' }, error: 'Trg-ERR' };
+      },
+      status: async () => ({ session: 's1', status: { targetConnected: true } }),
+    });
+    try {
+      const answered = await requestControl(bus, target, { qs: { command: 'tick' }, answerTimeoutMs: 999_999 }, 2000);
+      expect(answered).toEqual({
+        ok: false,
+        written: 4,
+        session: 's1',
+        result: { outcome: 'error' },
+        error: 'Trg-ERR',
+      });
+      const refused = await requestControl(bus, target, { qs: { command: 'poke' }, sizes: { objPtrSize: 4 } }, 2000);
+      expect(refused).toEqual({ ok: false, written: 0, error: 'qs.size: 1, 2 or 4', field: 'qs.size' });
+      expect(asked).toEqual([
+        { qs: { command: 'tick' }, answerTimeoutMs: MAX_ANSWER_TIMEOUT_MS, sizes: undefined },
+        { qs: { command: 'poke' }, answerTimeoutMs: 1000, sizes: { objPtrSize: 4 } },
+      ]);
+      const status = await requestControl(bus, target, { status: true }, 2000);
+      expect(status).toEqual({ ok: true, written: 0, session: 's1', status: { targetConnected: true } });
+      const release = await requestControl(bus, target, { releaseFrontEnd: true }, 2000);
+      expect(release).toMatchObject({ ok: false, written: 0, error: expect.stringMatching(/no QS control point/) });
     } finally {
       server.stop();
     }

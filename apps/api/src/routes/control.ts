@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Bus } from '@tracehub/bus';
+import { type Bus, type ControlAsk, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
@@ -208,21 +208,13 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
     return link;
   }
 
-  async function ask(rig: string, linkName: string, request: ControlRequest, waitMs: number): Promise<ControlReply> {
+  async function ask(rig: string, linkName: string, request: ControlAsk, waitMs: number): Promise<ControlReply> {
     try {
-      const msg = await bus.nc.request(bus.names.ctlSubject(rig, linkName), JSON.stringify(request), {
-        timeout: waitMs,
-      });
-      return msg.json<ControlReply>();
+      return await requestControl(bus, { rig, link: linkName }, request, waitMs);
     } catch (error) {
-      const text = String((error as Error).message ?? error);
-      if (/no responders|503/i.test(text)) {
-        throw new HttpProblem(
-          503,
-          `no gateway serves link ${rig}/${linkName} (nothing answers on its control subject)`,
-        );
-      }
-      throw new HttpProblem(504, `the gateway of link ${rig}/${linkName} did not answer within ${waitMs} ms`);
+      if (error instanceof NoGatewayError) throw new HttpProblem(503, error.message);
+      if (error instanceof ControlTimeoutError) throw new HttpProblem(504, error.message);
+      throw error;
     }
   }
 
@@ -310,7 +302,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 
   /** The control state (`status`), or frees the front-end port first (`releaseFrontEnd`). */
   const controlState =
-    (request: Pick<ControlRequest, 'status' | 'releaseFrontEnd'>) => async (req: { params: { id: number } }) => {
+    (request: { status: true } | { releaseFrontEnd: true }) => async (req: { params: { id: number } }) => {
       const link = await qsLink(req.params.id);
       const reply = await ask(link.rig, link.name, request, timeoutMs);
       if (!reply.status)
