@@ -41,7 +41,7 @@ describe('the api never logs a secret', () => {
       {
         env: { ...env, NATS_URL: `nats://tracehub:${NATS_PASSWORD}@127.0.0.1:1` },
         code: 1,
-        says: /cannot connect to NATS at nats:\/\/tracehub:\*\*\*@127\.0\.0\.1:1/,
+        says: /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: /,
       },
       {
         env: { ...env, DATABASE_URL: `mysql://root:${DB_PASSWORD}@127.0.0.1/x` },

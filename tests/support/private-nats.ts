@@ -16,13 +16,15 @@ export class PrivateNats {
   private constructor(
     readonly port: number,
     private readonly bin: string,
+    private readonly extraArgs: string[],
   ) {
     this.storeDir = mkdtempSync(join(tmpdir(), 'th-nats-'));
   }
 
-  static async start(): Promise<PrivateNats> {
+  /** `extraArgs`: more nats-server flags (TLS, a user and password, ...). */
+  static async start(extraArgs: string[] = []): Promise<PrivateNats> {
     const bin = natsServerBinary();
-    const nats = new PrivateNats(await freePort(), bin);
+    const nats = new PrivateNats(await freePort(), bin, extraArgs);
     await nats.resume();
     return nats;
   }
@@ -33,9 +35,11 @@ export class PrivateNats {
 
   /** Starts the server (again), on the same port with the same data directory. */
   async resume(): Promise<void> {
-    this.child = spawn(this.bin, ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir], {
-      stdio: 'ignore',
-    });
+    this.child = spawn(
+      this.bin,
+      ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', this.storeDir, ...this.extraArgs],
+      { stdio: 'ignore' },
+    );
     await waitForPort(this.port, 10_000);
   }
 

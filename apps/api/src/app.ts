@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import sensible from '@fastify/sensible';
 import fastifyStatic from '@fastify/static';
@@ -72,6 +72,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const loggerInstance: FastifyBaseLogger | undefined = deps.logger?.child({}, { serializers: { req: loggedRequest } });
   const app = Fastify({
     loggerInstance,
+    // HTTPS when configured; behind a TLS-terminating proxy leave it off (see the README).
+    https: settings.tls ? { cert: readFileSync(settings.tls.certFile), key: readFileSync(settings.tls.keyFile) } : null,
     bodyLimit: settings.bodyLimit,
     // Query strings are bounded too: long filters are a mistake or an attack.
     routerOptions: { maxParamLength: 200 },

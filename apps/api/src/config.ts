@@ -7,14 +7,14 @@ import {
 import {
   busPrefixSetting,
   databaseUrlSetting,
-  natsUrlSetting,
+  natsConnectionSettings,
   type Static,
   secretSetting,
   Type,
 } from '@tracehub/service-kit';
 
 export const ApiConfigSchema = Type.Object({
-  NATS_URL: natsUrlSetting,
+  ...natsConnectionSettings,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
   API_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'a TCP port from 0 to 65535' }),
@@ -28,6 +28,12 @@ export const ApiConfigSchema = Type.Object({
         "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters (empty: every request but health is refused)",
     }),
   ),
+  API_TLS_CERT: Type.String({
+    default: '',
+    description:
+      "the path of the API's TLS certificate chain (PEM); with API_TLS_KEY the API serves HTTPS (empty: HTTP)",
+  }),
+  API_TLS_KEY: Type.String({ default: '', description: "the path of the API's TLS private key (PEM)" }),
   API_CORS_ORIGINS: Type.String({
     default: '',
     description: 'comma-separated origins allowed by CORS (empty: CORS off)',
@@ -76,6 +82,8 @@ export interface ApiSettings {
   statementTimeoutMs: number;
   /** Heavy requests (record queries, exports, timelines, sequence diagrams) served at once; more get a 503. */
   heavyQueries: number;
+  /** Serve HTTPS with this certificate chain and key (PEM files); undefined: HTTP. */
+  tls?: { certFile: string; keyFile: string };
   /** Built dashboard to serve at `/`; undefined: none. */
   dashboardDir?: string;
   /** PalmTrace bridge: Reporter endpoints, listening port, queue bound; omitted: none, off. */
@@ -103,7 +111,11 @@ export function parseApiTokens(text: string): Map<string, Set<Scope>> {
 }
 
 export function apiSettingsFrom(config: ApiConfig): ApiSettings {
+  if ((config.API_TLS_CERT === '') !== (config.API_TLS_KEY === '')) {
+    throw new Error('API_TLS_CERT and API_TLS_KEY go together: set both to serve HTTPS, or neither for HTTP');
+  }
   return {
+    ...(config.API_TLS_CERT ? { tls: { certFile: config.API_TLS_CERT, keyFile: config.API_TLS_KEY } } : {}),
     tokens: parseApiTokens(config.API_TOKENS),
     corsOrigins: config.API_CORS_ORIGINS.split(',')
       .map((o) => o.trim())

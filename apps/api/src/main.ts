@@ -1,7 +1,7 @@
 // Process entry point of the api: one runService call; the HTTP app itself is built in app.ts.
 import { connectBus } from '@tracehub/bus';
 import { connectDb, migrateToLatest } from '@tracehub/db';
-import { runService } from '@tracehub/service-kit';
+import { natsConnectionFrom, runService } from '@tracehub/service-kit';
 import { buildApp } from './app.js';
 import { ApiConfigSchema, apiSettingsFrom } from './config.js';
 
@@ -15,7 +15,11 @@ await runService({
       statementTimeoutMs: settings.statementTimeoutMs,
     });
     onClose(() => db.destroy());
-    const bus = await connectBus({ url: config.NATS_URL, name: 'api', prefix: config.TRACEHUB_BUS_PREFIX });
+    const bus = await connectBus({
+      ...natsConnectionFrom(config),
+      name: 'api',
+      prefix: config.TRACEHUB_BUS_PREFIX,
+    });
     onClose(() => bus.close());
     await migrateToLatest(db);
     health.addReadinessCheck('nats', () => bus.isConnected());

@@ -1,7 +1,7 @@
-import { busPrefixSetting, natsUrlSetting, streamSettings, Type } from '@tracehub/service-kit';
+import { busPrefixSetting, natsConnectionSettings, streamSettings, Type } from '@tracehub/service-kit';
 
 export const GatewayConfigSchema = Type.Object({
-  NATS_URL: natsUrlSetting,
+  ...natsConnectionSettings,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
   ...streamSettings,
   TRACEHUB_LINKS: Type.String({

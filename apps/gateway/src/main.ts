@@ -2,7 +2,7 @@
 import { connectBus, ensureTopology } from '@tracehub/bus';
 import { createLinkSource, Gateway, LINK_ADDRESS_FORMS, parseLinkSpecs } from '@tracehub/link';
 import { takeFrontEndOption } from '@tracehub/qspy-frontend';
-import { runService, streamLimitsFrom } from '@tracehub/service-kit';
+import { natsConnectionFrom, runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 
@@ -30,7 +30,11 @@ await runService({
         throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
       return { spec, source: createLinkSource(address), frontEnd };
     });
-    const bus = await connectBus({ url: config.NATS_URL, name: 'gateway', prefix: config.TRACEHUB_BUS_PREFIX });
+    const bus = await connectBus({
+      ...natsConnectionFrom(config),
+      name: 'gateway',
+      prefix: config.TRACEHUB_BUS_PREFIX,
+    });
     onClose(() => bus.close());
     await ensureTopology(bus, streamLimitsFrom(config));
     const labels = ['protocol', 'rig', 'link'] as const;

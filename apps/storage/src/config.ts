@@ -1,8 +1,14 @@
 import { TEXT_INDEX_MODES } from '@tracehub/db';
-import { busPrefixSetting, databaseUrlSetting, natsUrlSetting, streamSettings, Type } from '@tracehub/service-kit';
+import {
+  busPrefixSetting,
+  databaseUrlSetting,
+  natsConnectionSettings,
+  streamSettings,
+  Type,
+} from '@tracehub/service-kit';
 
 export const StorageConfigSchema = Type.Object({
-  NATS_URL: natsUrlSetting,
+  ...natsConnectionSettings,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
   ...streamSettings,

@@ -1,7 +1,7 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology } from '@tracehub/bus';
 import { applyRetention, connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
-import { runService, streamLimitsFrom } from '@tracehub/service-kit';
+import { natsConnectionFrom, runService, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { LinkBytesStore } from './link-bytes-store.js';
 import { RecordStore } from './record-store.js';
@@ -12,7 +12,11 @@ await runService({
   async start({ config, health, logger, metrics, onClose }) {
     const db = await connectDb(config.DATABASE_URL, { applicationName: 'storage' });
     onClose(() => db.destroy());
-    const bus = await connectBus({ url: config.NATS_URL, name: 'storage', prefix: config.TRACEHUB_BUS_PREFIX });
+    const bus = await connectBus({
+      ...natsConnectionFrom(config),
+      name: 'storage',
+      prefix: config.TRACEHUB_BUS_PREFIX,
+    });
     onClose(() => bus.close());
     const partitionsAhead = () =>
       ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });

@@ -1,10 +1,18 @@
+import { readFileSync } from 'node:fs';
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { type BusNames, busNames, redactUrl } from '@tracehub/contracts';
+import { type ConnectionOptions, connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
+import { type BusNames, busNames } from '@tracehub/contracts';
 
 export interface BusOptions {
-  /** Server URL(s), comma-separated: `nats://127.0.0.1:4222`. */
+  /**
+   * Server URL(s), comma-separated: `nats://127.0.0.1:4222`. `nats://user:password@host`
+   * logs in with that user, `nats://token@host` with that token; `tls://host` requires TLS.
+   */
   url: string;
+  /** A NATS credentials file (the user's JWT and nkey seed), for servers run in operator mode. */
+  credsFile?: string;
+  /** TLS: the CA that signed the server's certificate, and this client's own certificate and key (mutual TLS). */
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
   /** Connection name shown by the server (`gateway/rig7/uart0`). */
   name: string;
   /** Prefix of every stream, subject and bucket name (tests, several installations on one server). */
@@ -33,11 +41,16 @@ export class BusConnectError extends Error {
  * connected, the client reconnects forever (a server restart is a normal event here).
  */
 export async function connectBus(options: BusOptions): Promise<Bus> {
-  const servers = options.url.split(',').map((s) => s.trim());
+  const { servers, login } = serversAndLogin(options.url);
+  const shownUrl = servers.join(',');
   let nc: NatsConnection;
   try {
     nc = await connect({
       servers,
+      ...login,
+      ...(options.credsFile ? { authenticator: credsAuthenticator(readFileSync(options.credsFile)) } : {}),
+      // A tls:// URL asks for TLS even without files (the server's certificate checked against the system's CAs).
+      ...(options.tls || servers.some((s) => s.startsWith('tls://')) ? { tls: options.tls ?? {} } : {}),
       name: options.name,
       timeout: options.timeoutMs ?? 5000,
       maxReconnectAttempts: -1,
@@ -47,7 +60,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     });
   } catch (err) {
     throw new BusConnectError(
-      `cannot connect to NATS at ${servers.map(redactUrl).join(',')}: ${describe(err)}; check NATS_URL and that nats-server is running with JetStream (-js)`,
+      `cannot connect to NATS at ${shownUrl}: ${describe(err)}; check NATS_URL (and NATS_CREDS, NATS_TLS_* where the server asks for them) and that nats-server is running with JetStream (-js)`,
     );
   }
   let jsm: JetStreamManager;
@@ -56,7 +69,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
   } catch (err) {
     await nc.close().catch(() => {});
     throw new BusConnectError(
-      `NATS at ${options.url} has no JetStream: ${describe(err)}; start nats-server with -js (JetStream enabled)`,
+      `NATS at ${shownUrl} has no JetStream: ${describe(err)}; start nats-server with -js (JetStream enabled)`,
     );
   }
   const js = jetstream(nc, { timeout: 10_000 });
@@ -73,6 +86,35 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       await nc.drain().catch(() => nc.close());
     },
   };
+}
+
+/**
+ * The server URLs without their credentials (fit for logs), and the login they carried:
+ * the NATS client takes a user and password or a token as options, not from the URL.
+ */
+function serversAndLogin(url: string): {
+  servers: string[];
+  login: Pick<ConnectionOptions, 'user' | 'pass' | 'token'>;
+} {
+  const login: Pick<ConnectionOptions, 'user' | 'pass' | 'token'> = {};
+  const servers = url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map((server) => {
+      const at = /^([a-z]+:\/\/)([^@/]*)@(.*)$/i.exec(server);
+      if (!at) return server;
+      const [, scheme, userinfo, rest] = at as unknown as [string, string, string, string];
+      const colon = userinfo.indexOf(':');
+      if (colon >= 0) {
+        login.user = decodeURIComponent(userinfo.slice(0, colon));
+        login.pass = decodeURIComponent(userinfo.slice(colon + 1));
+      } else {
+        login.token = decodeURIComponent(userinfo);
+      }
+      return `${scheme}${rest}`;
+    });
+  return { servers, login };
 }
 
 function describe(err: unknown): string {

@@ -5,7 +5,8 @@ import { connectDb, getLinkSettings, migrateToLatest } from '@tracehub/db';
 import {
   busPrefixSetting,
   databaseUrlSetting,
-  natsUrlSetting,
+  natsConnectionFrom,
+  natsConnectionSettings,
   runService,
   type ServiceHandle,
   streamLimitsFrom,
@@ -15,7 +16,7 @@ import {
 import { type DecoderFactory, DecoderWorker, type LinkSettings } from './decoder-worker.js';
 
 export const DecoderConfigSchema = Type.Object({
-  NATS_URL: natsUrlSetting,
+  ...natsConnectionSettings,
   DATABASE_URL: databaseUrlSetting,
   TRACEHUB_BUS_PREFIX: busPrefixSetting,
   ...streamSettings,
@@ -51,7 +52,11 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
     async start({ config, health, metrics, logger, onClose }) {
       const db = await connectDb(config.DATABASE_URL, { applicationName: definition.name, maxConnections: 2 });
       onClose(() => db.destroy());
-      const bus = await connectBus({ url: config.NATS_URL, name: definition.name, prefix: config.TRACEHUB_BUS_PREFIX });
+      const bus = await connectBus({
+        ...natsConnectionFrom(config),
+        name: definition.name,
+        prefix: config.TRACEHUB_BUS_PREFIX,
+      });
       onClose(() => bus.close());
       await migrateToLatest(db);
       await ensureTopology(bus, streamLimitsFrom(config));

@@ -113,6 +113,37 @@ export const natsUrlSetting = Type.String({
   description: 'a NATS URL such as nats://127.0.0.1:4222',
 });
 
+const filePath = (what: string) => Type.String({ default: '', description: `the path of ${what} (empty: none)` });
+
+/** How every service reaches NATS: the URL(s), and credentials and TLS where the server asks for them. */
+export const natsConnectionSettings = {
+  NATS_URL: natsUrlSetting,
+  NATS_CREDS: filePath("a NATS credentials file (the user's JWT and nkey seed)"),
+  NATS_TLS_CA: filePath("the CA certificate (PEM) that signed the NATS server's certificate"),
+  NATS_TLS_CERT: filePath("this service's client certificate (PEM), for mutual TLS"),
+  NATS_TLS_KEY: filePath("this service's client key (PEM), for mutual TLS"),
+};
+
+type NatsConnectionConfig = { [K in keyof typeof natsConnectionSettings]: string };
+
+/** The NATS settings as `connectBus` takes them (spread into its options with a name and prefix). */
+export function natsConnectionFrom(config: NatsConnectionConfig): {
+  url: string;
+  credsFile?: string;
+  tls?: { caFile?: string; certFile?: string; keyFile?: string };
+} {
+  const tls = {
+    ...(config.NATS_TLS_CA ? { caFile: config.NATS_TLS_CA } : {}),
+    ...(config.NATS_TLS_CERT ? { certFile: config.NATS_TLS_CERT } : {}),
+    ...(config.NATS_TLS_KEY ? { keyFile: config.NATS_TLS_KEY } : {}),
+  };
+  return {
+    url: config.NATS_URL,
+    ...(config.NATS_CREDS ? { credsFile: config.NATS_CREDS } : {}),
+    ...(Object.keys(tls).length > 0 ? { tls } : {}),
+  };
+}
+
 export const databaseUrlSetting = Type.String({
   pattern: '^postgres(ql)?://[^\\s]+$',
   default: 'postgres://postgres@127.0.0.1:5432/tracehub',

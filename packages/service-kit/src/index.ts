@@ -7,6 +7,8 @@ export {
   databaseUrlSetting,
   describeExpected,
   loadConfig,
+  natsConnectionFrom,
+  natsConnectionSettings,
   natsUrlSetting,
   secretSetting,
   streamLimitsFrom,

@@ -1,7 +1,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { LinkSettingsDocument, Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
-import { addConnectionOptions } from './connections.js';
+import { addConnectionOptions, natsConnection } from './connections.js';
 
 interface LinkOptions {
   rig: string;
@@ -116,7 +116,7 @@ export function registerLink(program: Command): void {
 /** Asks the link's gateway to start a new session; says what happened. */
 async function askForNewSession(opts: LinkOptions, rig: string, link: string): Promise<string> {
   const { connectBus, requestControl } = await import('@tracehub/bus');
-  const bus = await connectBus({ url: opts.natsUrl, name: 'tracehub-link', prefix: opts.busPrefix });
+  const bus = await connectBus({ ...natsConnection(opts), name: 'tracehub-link', prefix: opts.busPrefix });
   try {
     const reply = await requestControl(bus, { rig, link }, { newSession: 'link settings changed' }, 3000);
     return reply.ok ? `now: session ${reply.session}` : `from the next session (gateway: ${reply.error})`;

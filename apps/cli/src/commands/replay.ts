@@ -5,7 +5,7 @@ import type { ReplayPace } from '@tracehub/link';
 import type { Command } from 'commander';
 import { addLinkSettingOptions, linkSettingsFromOptions } from '../link-setting-options.js';
 import { ProgressBar } from '../progress-bar.js';
-import { addConnectionOptions } from './connections.js';
+import { addConnectionOptions, natsConnection } from './connections.js';
 
 interface ReplayOptions {
   rig: string;
@@ -64,7 +64,7 @@ export function registerReplay(program: Command): void {
       onProgress: (done) => progress?.update(done),
     });
     const bus = await connectBus({
-      url: opts.natsUrl,
+      ...natsConnection(opts),
       name: `tracehub-replay/${opts.rig}/${opts.link}`,
       prefix: opts.busPrefix,
     });

@@ -2,7 +2,7 @@
 import { isProtocol, isValidName, type Protocol } from '@tracehub/contracts/names';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
-import { addConnectionOptions } from './connections.js';
+import { addConnectionOptions, natsConnection } from './connections.js';
 
 interface TailOptions {
   rig?: string;
@@ -37,7 +37,7 @@ export function registerTail(program: Command): void {
     }
     // Loaded here, not at start-up: every other command would pay for the NATS client.
     const { connectBus, parseRecordBatch } = await import('@tracehub/bus');
-    const bus = await connectBus({ url: opts.natsUrl, name: 'tracehub-tail', prefix: opts.busPrefix });
+    const bus = await connectBus({ ...natsConnection(opts), name: 'tracehub-tail', prefix: opts.busPrefix });
     const filter = bus.names.recFilter({
       protocol: opts.protocol as Protocol | undefined,
       rig: opts.rig,

@@ -1,0 +1,121 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type FreshDatabase, freshDatabase, PrivateNats, repoRoot } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertBuilt, SERVICE_APPS, startNode, within } from './processes.js';
+
+// A deployment with security on the wire: NATS that takes only TLS connections with a user and
+// password, and the API serving HTTPS. The certificates come from infra/certs/make-certs.sh.
+const NATS_USER = 'tracehub';
+const NATS_PASSWORD = 'wire-password-41b7e2';
+
+let dir: string;
+let nats: PrivateNats;
+let db: FreshDatabase;
+
+/** A CA and a server certificate for localhost, made by the script operators use. */
+function makeCertificates(into: string): { ca: string; cert: string; key: string } {
+  execFileSync('sh', [join(repoRoot, 'infra/certs/make-certs.sh'), into], { stdio: 'pipe' });
+  return { ca: join(into, 'ca.pem'), cert: join(into, 'server.pem'), key: join(into, 'server.key') };
+}
+
+let certs: { ca: string; cert: string; key: string };
+
+beforeAll(async () => {
+  assertBuilt(SERVICE_APPS.map((a) => `apps/${a}/dist/main.js`));
+  dir = mkdtempSync(join(tmpdir(), 'th-tls-'));
+  certs = makeCertificates(dir);
+  nats = await PrivateNats.start([
+    '--tls',
+    '--tlscert',
+    certs.cert,
+    '--tlskey',
+    certs.key,
+    '--user',
+    NATS_USER,
+    '--pass',
+    NATS_PASSWORD,
+  ]);
+  db = await freshDatabase('tls');
+}, 60_000);
+
+afterAll(async () => {
+  await nats?.stop();
+  await db?.drop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function httpsGet(port: number, path: string, ca: Buffer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    https
+      .get({ host: '127.0.0.1', port, path, ca }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .once('error', reject);
+  });
+}
+
+describe('security on the wire', () => {
+  it('every service reaches a TLS-only NATS with a user and password, and the API serves HTTPS', async () => {
+    const env = {
+      NATS_URL: `tls://${NATS_USER}:${NATS_PASSWORD}@127.0.0.1:${nats.port}`,
+      NATS_TLS_CA: certs.ca,
+      DATABASE_URL: db.url,
+      HEALTH_PORT: '0',
+      API_PORT: '0',
+      API_HOST: '127.0.0.1',
+      API_TLS_CERT: certs.cert,
+      API_TLS_KEY: certs.key,
+    };
+    const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
+    try {
+      await Promise.all(
+        services.map(async ({ app, proc }) => {
+          const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
+          expect((await fetch(`http://127.0.0.1:${ready.healthPort}/readyz`)).status, app).toBe(200);
+          if (app === 'api') {
+            const { port } = JSON.parse(await proc.waitForLine(/"msg":"api on /, 5000));
+            const ca = readFileSync(certs.ca);
+            expect(await httpsGet(port, '/healthz', ca)).toBe(200);
+            // Plain HTTP to the HTTPS port gets no answer a client could mistake for the API's.
+            await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+          }
+          expect(
+            proc.stdout.some((l) => l.includes(NATS_PASSWORD)),
+            app,
+          ).toBe(false);
+        }),
+      );
+    } finally {
+      for (const { proc } of services) proc.child.kill('SIGKILL');
+    }
+  });
+
+  it('refuses to start without the password or without trusting the server, saying which setting to check', async () => {
+    const base = { DATABASE_URL: db.url, HEALTH_PORT: '0' };
+    const cases = [
+      { NATS_URL: `tls://127.0.0.1:${nats.port}`, NATS_TLS_CA: certs.ca },
+      { NATS_URL: `tls://${NATS_USER}:${NATS_PASSWORD}@127.0.0.1:${nats.port}` },
+    ];
+    await Promise.all(
+      cases.map(async (nat) => {
+        const proc = startNode('apps/storage/dist/main.js', { ...base, ...nat });
+        try {
+          const { value } = await within(proc.exited, 30_000, 'storage giving up');
+          expect(value).toBe(1);
+          const line = JSON.parse(proc.stdout.at(-1) ?? '{}');
+          expect(line.msg).toMatch(
+            /cannot connect to NATS at tls:\/\/127\.0\.0\.1:\d+: .*check NATS_URL \(and NATS_CREDS, NATS_TLS_\*/,
+          );
+          expect(proc.stdout.some((l) => l.includes(NATS_PASSWORD))).toBe(false);
+        } finally {
+          proc.child.kill('SIGKILL');
+        }
+      }),
+    );
+  });
+});
