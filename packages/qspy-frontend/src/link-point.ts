@@ -52,6 +52,8 @@ export interface QsLinkPointStatus {
   targetConnected: boolean;
   target: { version: number; objPtrSize: number; funPtrSize: number; sigSize: number; fromTarget: boolean };
   dictionaries: ReturnType<QsTargetLink['names']['sizes']>;
+  /** The dictionaries' names, offered where a person types an object, signal, function or command. */
+  names: ReturnType<QsTargetLink['names']['names']>;
   /** The front-end port, if the link has one. */
   frontEnd: ReturnType<FrontEndPort['status']> | null;
 }
@@ -128,6 +130,7 @@ export class QsLinkPoint {
         fromTarget: c.fromTarget,
       },
       dictionaries: this.target.names.sizes(),
+      names: this.target.names.names(),
       frontEnd: this.port ? this.port.status() : null,
     };
   }

@@ -110,6 +110,20 @@ export class NameIndex {
     return this.objects.get(address);
   }
 
+  /**
+   * The names a person may type, for the control panel: objects, functions, signals (each
+   * once) and commands, sorted, at most `limit` of each.
+   */
+  names(limit = 1000): { objects: string[]; functions: string[]; signals: string[]; commands: string[] } {
+    const sorted = (names: Iterable<string>) => [...new Set(names)].sort().slice(0, limit);
+    return {
+      objects: sorted(this.objects.values()),
+      functions: sorted(this.functions.values()),
+      signals: sorted(this.signals.map((e) => e.name)),
+      commands: sorted(this.enums[QS_CMD_ENUM_GROUP].values()),
+    };
+  }
+
   /** Counts of each dictionary, for the status page. */
   sizes(): { objects: number; functions: number; signals: number; userRecords: number; commands: number } {
     return {

@@ -58,7 +58,7 @@ export class FrontEndPort {
     const socket = createSocket({ type: 'udp4' });
     this.socket = socket;
     socket.on('message', (msg, rinfo) =>
-      this.options.frontEnd.datagram(msg, { address: rinfo.address, port: rinfo.port }),
+      this.options.frontEnd.datagram(msg, { address: rinfo.address, port: rinfo.port }, Date.now()),
     );
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);

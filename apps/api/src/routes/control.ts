@@ -179,6 +179,11 @@ const FrontEndStatus = Type.Object(
     targetConnected: Type.Boolean(),
     target: Type.Record(Type.String(), Type.Unknown()),
     dictionaries: Type.Record(Type.String(), Type.Integer()),
+    names: Type.Optional(
+      Type.Record(Type.String(), Type.Array(Type.String()), {
+        description: 'names in the dictionaries (objects, functions, signals, commands), at most 1000 of each',
+      }),
+    ),
     frontEnd: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     released: Type.Optional(Type.Boolean()),
   },
