@@ -2,81 +2,40 @@
 // scripted QS target on its TCP link, with a qspy-compatible front-end attached over UDP at
 // the same time: one QS-RX counter, one set of dictionaries, the front-end port's state.
 import { createSocket, type Socket } from 'node:dgram';
-import net from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { Gateway, TcpListenSource } from '@tracehub/link';
-import { ScriptedTarget } from '@tracehub/qspy-frontend';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Bus } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
+import type { ScriptedTarget } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import type { StoredFixture } from '../support/qs-fixture-session.js';
+import { type ControlBackends, controlBackends, type ScriptedQsLink } from '../support/scripted-qs-link.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: ControlBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
-let gateway: Gateway;
-let target: net.Socket;
+let link: ScriptedQsLink;
 let scripted: ScriptedTarget;
 let stored: StoredFixture;
 let fe: Socket;
 const fromPort: Buffer[] = [];
 
 beforeAll(async () => {
-  fresh = await freshDatabase('ctla');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'control-answers-test', prefix: uniquePrefix('ctla') });
-  await ensureTopology(bus);
-  stored = await storeQsFixture(db, 'dpp_qv', {
-    rig: 'rig4',
-    link: 'uart1',
-    session: 's-ctla',
-    startNs: 1_764_000_000_000_000_000n,
-  });
-  const source = new TcpListenSource('127.0.0.1', 0);
-  gateway = new Gateway({
-    bus,
-    link: { protocol: 'qs', rig: 'rig4', link: 'uart1' },
-    source,
-    flushMs: 5,
-    frontEnd: { host: '127.0.0.1', port: 0, idleSeconds: 0 },
-  });
-  await gateway.start();
-  target = net.connect(source.boundPort, '127.0.0.1');
-  await new Promise((resolve) => target.once('connect', resolve));
-  // A target with 4-byte pointers that registers its objects, signals and commands on start.
-  scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 4, funPtrSize: 4 });
-  target.on('data', (d) => scripted.receive(d));
-  scripted.start({
-    objects: [
-      [0x20001000n, 'l_philo'],
-      [0x20002000n, 'l_table'],
-    ],
-    signals: [[7, 0n, 'EAT_SIG']],
-    commands: [[3, 'MY_CMD']],
-  });
+  backends = await controlBackends('ctla', 'rig4', 'uart1');
+  ({ db, bus, stored, link } = backends);
+  scripted = link.scripted;
   app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000 }) });
   fe = createSocket('udp4');
   fe.on('message', (m) => fromPort.push(m));
   await new Promise<void>((r) => fe.bind(0, '127.0.0.1', () => r()));
-  // Wait until the gateway has read the dictionaries.
-  for (let i = 0; i < 200 && !gateway.qsPoint?.target.names.object('l_table'); i++)
-    await new Promise((r) => setTimeout(r, 10));
 });
 
 afterAll(async () => {
   fe?.close();
-  target?.destroy();
   await app?.close();
-  await gateway?.stop(1000);
-  await removeTopology(bus);
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 async function command(body: object, token = CONTROL_TOKEN) {
@@ -89,7 +48,7 @@ async function command(body: object, token = CONTROL_TOKEN) {
 }
 
 async function feSend(bytes: number[]): Promise<void> {
-  const port = gateway.qsPoint?.port?.port as number;
+  const port = link.frontEndPort;
   await new Promise<void>((r) => fe.send(Uint8Array.from(bytes), port, '127.0.0.1', () => r()));
 }
 

@@ -1,6 +1,5 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
@@ -25,25 +24,23 @@ import {
   uniquePrefix,
 } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
-import { type BrowserContext, chromium, type Download, type Page } from 'playwright-core';
-import { build } from 'vite';
+import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
 import { offlineDecode } from '../pipeline/harness.js';
+import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
-let browser: BrowserContext;
+let chrome: TestBrowser;
 let page: Page;
 let base: string;
 let dpp: StoredFixture;
 let stp: TraceRecord[];
-let profile: string;
 const shots = join(repoRoot, 'test-output', 'browser');
-const dist = join(repoRoot, 'test-output', 'dashboard-dist');
 
 /** The text of a file the page offered for download. */
 async function readDownload(download: Download): Promise<string> {
@@ -55,12 +52,7 @@ async function readDownload(download: Download): Promise<string> {
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
-  // The dashboard as CI builds it, into a folder of this test's own.
-  await build({
-    root: join(repoRoot, 'apps', 'dashboard'),
-    logLevel: 'error',
-    build: { outDir: dist, emptyOutDir: true },
-  });
+  const dist = await buildDashboard('dashboard-dist');
   fresh = await freshDatabase('browser');
   db = createDb(fresh.url);
   await migrateToLatest(db);
@@ -97,34 +89,18 @@ beforeAll(async () => {
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  profile = mkdtempSync(join(tmpdir(), 'th-chromium-'));
-  // A fresh profile per run (playwright passes it as --user-data-dir).
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-    viewport: { width: 1400, height: 900 },
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
+  chrome = await launchChromium({ width: 1400, height: 900 });
+  page = chrome.page;
   // The token arrives once in the URL and stays in localStorage.
   await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chrome?.close();
   await app?.close();
   await bus?.close();
   await db?.destroy();
   await fresh?.drop();
-  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('dashboard in Chromium', () => {

@@ -11,26 +11,38 @@ export function setToken(value: string): void {
   localStorage.setItem(TOKEN_KEY, value.trim());
 }
 
-/** A refused or failed request; `message` is one readable sentence. */
+/** A refused or failed request; `message` is one readable sentence, `detail` the api's own. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly detail?: string,
   ) {
     super(message);
   }
 }
 
-export async function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
-  const res = await fetch(`/api/v1${path}`, { headers: { authorization: `Bearer ${token()}` }, signal });
+async function request<T>(path: string, init: RequestInit): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token()}` };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`/api/v1${path}`, { ...init, headers });
   if (!res.ok) {
     let detail: string | undefined;
     try {
       detail = (await res.json()).detail;
     } catch {}
-    throw new ApiError(res.status, readableProblem(res.status, detail));
+    throw new ApiError(res.status, readableProblem(res.status, detail), detail);
   }
   return (await res.json()) as T;
+}
+
+export function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
+  return request<T>(path, { signal });
+}
+
+/** A POST with a JSON body (or none). */
+export function postJson<T>(path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  return request<T>(path, { method: 'POST', signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
 }
 
 /** URL of a streamed endpoint (SSE, export): browsers cannot set headers there, so the token goes in the query. */

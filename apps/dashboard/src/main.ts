@@ -2,6 +2,7 @@
 import { setToken, token } from './api.js';
 import { h } from './dom.js';
 import { fleetPage } from './pages/fleet.js';
+import { linkPage } from './pages/link.js';
 import { livePage } from './pages/live.js';
 import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
@@ -63,6 +64,9 @@ function route(): void {
       break;
     case 'sessions':
       cleanup = sessionsPage(main, params);
+      break;
+    case 'link':
+      cleanup = linkPage(main, decodeURIComponent(arg ?? ''));
       break;
     case 'session':
       cleanup = sessionPage(main, decodeURIComponent(arg ?? ''), params);

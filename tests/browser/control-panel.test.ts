@@ -1,0 +1,223 @@
+// The control panel of a link's page in Chromium, against the real api, NATS, Postgres and a
+// gateway whose TCP link ends at a scripted QS target (its answers are decoded from the
+// records it sends), with a front-end attached to the link's UDP port.
+import { createSocket, type Socket } from 'node:dgram';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { type App, buildApp } from '@tracehub/api';
+import { upsertLink } from '@tracehub/db';
+import type { ScriptedTarget } from '@tracehub/qspy-frontend';
+import { repoRoot } from '@tracehub/tests/support';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
+import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
+
+let backends: ControlBackends;
+let app: App;
+let scripted: ScriptedTarget;
+let served: StoredFixture;
+let unserved: StoredFixture;
+let stpLinkId: number;
+let fe: Socket;
+const fromPort: Buffer[] = [];
+let chrome: TestBrowser;
+let page: Page;
+let base: string;
+const shots = join(repoRoot, 'test-output', 'browser');
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  const dist = await buildDashboard('dashboard-dist-control');
+  backends = await controlBackends('panel', 'rig4', 'uart1');
+  const { db, bus, link } = backends;
+  served = backends.stored;
+  scripted = link.scripted;
+  // A QS link no gateway serves, and an STP link.
+  unserved = await storeQsFixture(db, 'defer', {
+    rig: 'rig9',
+    link: 'uart0',
+    session: 's-unserved',
+    startNs: 1_764_000_100_000_000_000n,
+  });
+  stpLinkId = await upsertLink(db, { rig: 'rig8', name: 'stp0', protocol: 'stp' });
+
+  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000, dashboardDir: dist }) });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  // A QUTest-style front-end holds the link's UDP port (text channel only).
+  fe = createSocket('udp4');
+  fe.on('message', (m) => fromPort.push(m));
+  await new Promise<void>((r) => fe.bind(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => fe.send(Uint8Array.of(0, 0x80, 2), link.frontEndPort, '127.0.0.1', () => r()));
+  for (let i = 0; i < 200 && fromPort.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+
+  chrome = await launchChromium({ width: 1400, height: 1000 });
+  page = chrome.page;
+});
+
+afterAll(async () => {
+  await chrome?.close();
+  fe?.close();
+  await app?.close();
+  await backends?.close();
+});
+
+async function openLink(id: number, token: string): Promise<void> {
+  await page.goto(`${base}/?token=${token}#/link/${id}`);
+}
+
+describe('control panel in Chromium', () => {
+  it('sends commands and shows each with the target answer to it, a Trg-ERR as an error', async () => {
+    await openLink(served.linkId, CONTROL_TOKEN);
+    await page.locator('#control-state td', { hasText: 'connected' }).first().waitFor();
+    await page.locator('#control-commands:not([disabled])').waitFor();
+    expect(await page.locator('h2').textContent()).toBe('rig4 / uart1');
+    // Names come from the link's dictionaries.
+    expect(await page.locator('#names-objects option').evaluateAll((os) => os.map((o) => o.textContent))).toEqual([
+      'l_philo',
+      'l_table',
+    ]);
+    expect(await page.locator('#names-signals option').allTextContents()).toEqual(['EAT_SIG']);
+
+    // The AO filter by name: the target acknowledges it.
+    const aoFilter = page.locator('form[data-command=aoFilter]');
+    await aoFilter.locator('input[name=object]').fill('l_philo');
+    await aoFilter.locator('button').click();
+    await page.locator('#command-history tbody tr').first().waitFor();
+
+    // A peek with no current AP object: the target answers Trg-ERR.
+    const peek = page.locator('form[data-command=peek]');
+    await peek.locator('select[name=size]').selectOption('4');
+    await peek.locator('input[name=num]').fill('2');
+    await peek.locator('button').click();
+    await page.locator('#command-history tbody tr').nth(1).waitFor();
+
+    const rows = page.locator('#command-history tbody tr');
+    expect(await rows.count()).toBe(2);
+    const newest = rows.nth(0);
+    expect(await newest.getAttribute('data-outcome')).toBe('error');
+    expect(await newest.locator('.badge').textContent()).toBe('Trg-ERR');
+    expect(await newest.locator('.badge').getAttribute('class')).toBe('badge bad');
+    expect(await newest.locator('.summary').textContent()).toBe('peek offset=0 size=4 num=2');
+    expect(await newest.locator('td.answer .mono').textContent()).toMatch(/Trg-ERR\s+QS_RX_PEEK/);
+    expect(await newest.locator('.answer-error').textContent()).toMatch(/^the target refused it: Trg-ERR/);
+    const older = rows.nth(1);
+    expect(await older.getAttribute('data-outcome')).toBe('ack');
+    expect(await older.locator('.badge').textContent()).toBe('Trg-Ack');
+    expect(await older.locator('.badge').getAttribute('class')).toBe('badge ok');
+    expect(await older.locator('td.answer .mono').textContent()).toBe('Trg-Ack  QS_RX_AO_FILTER');
+    expect(await older.locator('.resolved').textContent()).toBe('l_philo = 0x20001000');
+    // The sequence numbers are the link's QS-RX counter, consecutive, as the target got them.
+    const seqs = (await rows.locator('td:nth-child(3)').allTextContents()).map(Number);
+    expect(seqs).toEqual(
+      scripted.received
+        .slice(-2)
+        .map((f) => f.seq)
+        .reverse(),
+    );
+    expect(scripted.received.slice(-2).map((f) => f.id)).toEqual([12, 4]); // AO_FILTER, PEEK
+  });
+
+  it('says what is wrong with a field, in one sentence under the form, and sends nothing', async () => {
+    const before = scripted.received.length;
+    const peek = page.locator('form[data-command=peek]');
+    await peek.locator('input[name=offset]').fill('70000');
+    await peek.locator('button').click();
+    const problem = peek.locator('ul.field-problems li');
+    await problem.waitFor();
+    expect(await problem.textContent()).toBe('Offset must be at most 65535.');
+    expect(await peek.locator('input[name=offset]').getAttribute('aria-invalid')).toBe('true');
+    const poke = page.locator('form[data-command=poke]');
+    await poke.locator('input[name=items]').fill('1, 300');
+    await poke.locator('button').click();
+    await poke.locator('ul.field-problems li').waitFor();
+    expect(await poke.locator('ul.field-problems li').textContent()).toBe(
+      "Items (item 2): 300 is out of range: 0..255 (the target's items are 1 byte).",
+    );
+    const current = page.locator('form[data-command=currentObject]');
+    await current.locator('input[name=object]').fill('nope');
+    await current.locator('button').click();
+    await current.locator('ul.field-problems li').waitFor();
+    expect(await current.locator('ul.field-problems li').textContent()).toBe(
+      "Object: No object named 'nope' in the link's dictionaries (give its address).",
+    );
+    expect(await page.locator('#command-history tbody tr').count()).toBe(2);
+    expect(scripted.received.length).toBe(before);
+    await page.screenshot({ path: join(shots, 'control-panel.png'), fullPage: true });
+    await peek.locator('input[name=offset]').fill('0');
+  });
+
+  it('shows the front-end port: who is attached, and releases it', async () => {
+    const attached = page.locator('#frontend-state tr[data-key=attached] td');
+    expect(await attached.textContent()).toBe(`127.0.0.1:${fe.address().port} (text)`);
+    fromPort.length = 0;
+    await page.locator('#release-frontend').click();
+    await page.locator('#frontend-state tr[data-key=attached] td', { hasText: 'nobody' }).waitFor();
+    expect(await page.locator('#release-frontend').isDisabled()).toBe(true);
+    // The front-end got DETACH.
+    for (let i = 0; i < 200 && fromPort.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(fromPort.map((d) => d[1])).toEqual([0x81]);
+    await page.locator('.control-right').screenshot({ path: join(shots, 'control-frontend.png') });
+  });
+
+  it('shows more of a command answer: data, done with the output, names resolved', async () => {
+    const current = page.locator('form[data-command=currentObject]');
+    await current.locator('select[name=kind]').selectOption('AP');
+    await current.locator('input[name=object]').fill('l_table');
+    await current.locator('button').click();
+    await page.locator('#command-history tbody tr').nth(2).waitFor();
+    await page.locator('form[data-command=peek] button').click();
+    await page.locator('#command-history tbody tr').nth(3).waitFor();
+    const event = page.locator('form[data-command=event]');
+    await event.locator('select[name=prio]').selectOption('post');
+    await event.locator('input[name=post]').fill('1');
+    await event.locator('input[name=sig]').fill('EAT_SIG');
+    await event.locator('input[name=params]').fill('2');
+    await event.locator('button').click();
+    await page.locator('#command-history tbody tr').nth(4).waitFor();
+    const outcomes = await page
+      .locator('#command-history tbody tr')
+      .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-outcome')));
+    expect(outcomes).toEqual(['done', 'data', 'ack', 'error', 'ack']);
+    const done = page.locator('#command-history tbody tr').first();
+    expect(await done.locator('.badge').textContent()).toBe('Trg-Done');
+    expect(await done.locator('.summary').textContent()).toBe('event prio=1 sig=EAT_SIG params=[2]');
+    expect(await done.locator('.resolved').textContent()).toBe('EAT_SIG = 7');
+    expect(await done.locator('pre.output').textContent()).toMatch(
+      /Trg-Ack {2}QS_RX_EVENT\n.*USER\+000 16\n.*Trg-Done QS_RX_EVENT/,
+    );
+    const data = page.locator('#command-history tbody tr').nth(1);
+    expect(await data.locator('.badge').textContent()).toBe('data');
+    expect(await data.locator('td.answer .mono').textContent()).toContain('Trg-Peek');
+    await done.locator('details summary').click();
+    await page.screenshot({ path: join(shots, 'control-history.png'), fullPage: true });
+  });
+
+  it('is read-only with a read-scoped token, and says why', async () => {
+    await openLink(served.linkId, READ_TOKEN);
+    const notice = page.locator('#control-notice');
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(/^Read-only: this token may read trace but not control targets/);
+    expect(await page.locator('#control-commands form[data-command=info] button').isDisabled()).toBe(true);
+    await page.screenshot({ path: join(shots, 'control-read-only.png') });
+  });
+
+  it('says when no gateway serves the link, and when the link is not QS', async () => {
+    await openLink(unserved.linkId, CONTROL_TOKEN);
+    const notice = page.locator('#control-notice');
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(
+      /^No gateway serves link rig9\/uart0 .*Commands cannot reach the target until a gateway serves the link/,
+    );
+    expect(await page.locator('#control-commands form[data-command=info] button').isDisabled()).toBe(true);
+    await page.screenshot({ path: join(shots, 'control-no-gateway.png') });
+    await openLink(stpLinkId, CONTROL_TOKEN);
+    await page.locator('#control-notice', { hasText: 'No control panel' }).waitFor();
+    expect(await page.locator('#control-commands').count()).toBe(0);
+  });
+});
