@@ -187,4 +187,59 @@ describe('control answers from the target', () => {
     expect(release.json()).toMatchObject({ released: true, frontEnd: { peer: null } });
     expect((await datagrams(2)).slice(-1)[0]).toMatch(/^[0-9a-f]{2}81$/);
   });
+
+  it('serialises commands from the front-end port and from the api sent at once: each gets its own answer', async () => {
+    const target = link.gateway.qsPoint!.target;
+    const written = async (seq: number) => {
+      for (let i = 0; i < 200 && target.lastRxSeq !== seq; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(target.lastRxSeq).toBe(seq);
+    };
+    expect((await command({ command: { command: 'currentObject', kind: 'AP', object: 'l_table' } })).json().ok).toBe(
+      true,
+    );
+    fromPort.length = 0;
+    await feSend([0, 0x80, 2]);
+    expect(await datagrams(1)).toEqual(['0180']);
+
+    // The target reads nothing until both frames are on its link; then it answers them in order.
+    const s = target.lastRxSeq;
+    link.socket.pause();
+    await feSend([1, 0x04, 0, 0, 3, 1]); // a peek of 3-byte items: the target answers Trg-ERR
+    await written((s + 1) & 0xff);
+    const peek = command({ command: { command: 'peek', offset: 0, size: 4, num: 1 } });
+    await written((s + 2) & 0xff);
+    link.socket.resume();
+    expect((await peek).json()).toMatchObject({
+      ok: true,
+      outcome: 'data',
+      rxSeq: (s + 2) & 0xff,
+      answer: { name: 'QS_PEEK_DATA' },
+    });
+    expect(await datagrams(2)).toEqual([
+      'text            Trg-ERR  QS_RX_PEEK',
+      expect.stringMatching(/^text \d{10} Trg-Peek Offs=0,Size=4,Num=1,Data=<03020100>$/),
+    ]);
+
+    // The same command from both: the api's answer is the second Trg-Done, not the front-end's.
+    link.socket.pause();
+    await feSend([2, 0x03, 0]);
+    await written((s + 3) & 0xff);
+    const tick = command({ command: { command: 'tick', rate: 0 } });
+    await written((s + 4) & 0xff);
+    link.socket.resume();
+    const answer = (await tick).json();
+    expect(answer).toMatchObject({ ok: true, outcome: 'done', rxSeq: (s + 4) & 0xff });
+    const lines = await datagrams(6);
+    expect(lines.filter((l) => l.includes('Trg-Done'))).toHaveLength(2);
+    expect(`text ${answer.answer.text}`).toBe(lines[5]);
+    expect(lines[2]).not.toBe(lines[5]);
+    // Whole frames, in order, each with the next sequence number: no checksum or gap errors.
+    expect(scripted.received.slice(-4).map((f) => [f.seq, f.id])).toEqual([
+      [(s + 1) & 0xff, 4],
+      [(s + 2) & 0xff, 4],
+      [(s + 3) & 0xff, 3],
+      [(s + 4) & 0xff, 3],
+    ]);
+    expect(lines.some((l) => l.includes('Trg-ERR'))).toBe(false);
+  });
 });

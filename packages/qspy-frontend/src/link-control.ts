@@ -67,22 +67,92 @@ const QS_PEEK_DATA = 68;
 /** Trg-ERR codes that are about the frame, not about the command: the answer still follows. */
 const SEQUENCE_GAP_ERROR = 0x42;
 
+type Verdict = { outcome: AnswerOutcome; answer: AnswerRecord | null; error?: string };
+
+/** A frame written to the target and not answered yet, from whichever sender. */
+interface AwaitedFrame {
+  id: number;
+  /** When it was written (performance.now()). */
+  at: number;
+  /** Its Trg-Ack, for a command that is done only with a Trg-Done. */
+  acked: AnswerRecord | null;
+  /** tracehub's command waiting for this answer; a front-end's frame has none. */
+  settle?: (verdict: Verdict) => void;
+}
+
+/** A front-end's frame with no answer after this long is forgotten (the target dropped it). */
+const FORGET_UNANSWERED_MS = 5000;
+/** Frames awaited at most (a front-end that sends faster than the target answers). */
+const MAX_AWAITED = 256;
+
 /**
  * The link's control point: tracehub's commands go to the target through the link's own
  * `QsTargetLink` (so they share qspy's QS-RX counter and dictionaries with an attached
  * front-end), and each waits for the target's answer, read from the link's decoded records.
- * Commands run one at a time per link, so that an answer belongs to the command before it.
+ *
+ * QS-RX answers carry no sequence number, but a target answers frames in the order it reads
+ * them. So every frame written to the link, tracehub's and the front-end port's alike, joins
+ * one queue, and each answer settles the oldest frame it can answer: a command sent while a
+ * front-end's command of the same kind is still unanswered gets its own answer, not that one.
+ * tracehub's commands run one at a time per link.
  */
 export class QsLinkControl {
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly awaited: AwaitedFrame[] = [];
+  /** Set while tracehub's own frame is being written, to tie it to its waiter. */
+  private claim: ((verdict: Verdict) => void) | undefined;
 
-  constructor(private readonly target: QsTargetLink) {}
+  constructor(private readonly target: QsTargetLink) {
+    target.onSent((frame) => this.sent(frame.id));
+    target.onRecord((record) => this.attribute(record));
+  }
 
   /** Runs one command; rejects with `CommandRejected` if it cannot be sent. */
   execute(command: QsCommand, options: { timeoutMs: number; sizes?: Partial<CommandSizes> }): Promise<CommandResult> {
     const run = this.queue.then(() => this.run(command, options));
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  /** The target went away (or a new one came): nothing written before will be answered. */
+  targetChanged(): void {
+    for (const frame of this.awaited.splice(0)) frame.settle?.(unanswered(frame, 'the target disconnected'));
+  }
+
+  private sent(id: number): void {
+    const now = performance.now();
+    for (let i = this.awaited.length - 1; i >= 0; i--) {
+      if (!this.awaited[i].settle && now - this.awaited[i].at > FORGET_UNANSWERED_MS) this.awaited.splice(i, 1);
+    }
+    if (this.awaited.length >= MAX_AWAITED) {
+      const oldest = this.awaited.shift() as AwaitedFrame;
+      oldest.settle?.(unanswered(oldest, `${MAX_AWAITED} later frames were sent before its answer came`));
+    }
+    this.awaited.push({ id, at: now, acked: null, settle: this.claim });
+    this.claim = undefined;
+  }
+
+  /** Gives an answer to the oldest awaited frame it answers; the frames before it got none. */
+  private attribute(record: DecodedRecord): void {
+    if (record.type < QS_TARGET_INFO || record.type > QS_PEEK_DATA || record.kind === 'error') return;
+    const r = answerRecord(record);
+    for (let i = 0; i < this.awaited.length; i++) {
+      const frame = this.awaited[i];
+      const verdict = judge(frame.id, record, r, frame.acked);
+      if (verdict === null) continue;
+      for (const skipped of this.awaited.splice(0, i)) {
+        skipped.settle?.(unanswered(skipped, 'the target answered a later command first'));
+      }
+      if (verdict === 'acked') frame.acked = r;
+      else {
+        this.awaited.shift();
+        frame.settle?.(verdict);
+      }
+      return;
+    }
+    if (record.type === QS_TARGET_INFO && record.fields.reset === true) {
+      for (const frame of this.awaited.splice(0)) frame.settle?.(unanswered(frame, 'the target reset'));
+    }
   }
 
   private async run(
@@ -98,19 +168,16 @@ export class QsLinkControl {
     }
     const rxId = built.body[0];
     const records: AnswerRecord[] = [];
-    let settle: (r: { outcome: AnswerOutcome; answer: AnswerRecord | null; error?: string }) => void = () => {};
-    const settled = new Promise<{ outcome: AnswerOutcome; answer: AnswerRecord | null; error?: string }>((resolve) => {
+    let settle: (verdict: Verdict) => void = () => {};
+    const settled = new Promise<Verdict>((resolve) => {
       settle = resolve;
     });
-    let acked: AnswerRecord | null = null;
     const stop = this.target.onRecord((record) => {
-      const r = answerRecord(record);
-      if (records.length < MAX_RECORDS) records.push(r);
-      const verdict = judge(rxId, record, r, acked);
-      if (verdict === 'acked') acked = r;
-      else if (verdict) settle(verdict);
+      if (records.length < MAX_RECORDS) records.push(answerRecord(record));
     });
+    this.claim = settle;
     const sent = this.target.send(built.body);
+    this.claim = undefined;
     if ('reason' in sent) {
       stop();
       throw new CommandRejected(
@@ -120,17 +187,17 @@ export class QsLinkControl {
       );
     }
     if (built.scope !== undefined) this.target.scope = built.scope;
-    const timer = setTimeout(
-      () =>
-        settle(
-          acked
-            ? { outcome: 'ack', answer: acked, error: `acknowledged, but not done within ${timeoutMs} ms` }
-            : rxId === RxId.RESET
-              ? { outcome: 'none', answer: null }
-              : { outcome: 'timeout', answer: null, error: `the target did not answer within ${timeoutMs} ms` },
-        ),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      const at = this.awaited.findIndex((f) => f.settle === settle);
+      const acked = at >= 0 ? this.awaited.splice(at, 1)[0].acked : null;
+      settle(
+        acked
+          ? { outcome: 'ack', answer: acked, error: `acknowledged, but not done within ${timeoutMs} ms` }
+          : rxId === RxId.RESET
+            ? { outcome: 'none', answer: null }
+            : { outcome: 'timeout', answer: null, error: `the target did not answer within ${timeoutMs} ms` },
+      );
+    }, timeoutMs);
     const verdict = await settled;
     clearTimeout(timer);
     stop();
@@ -150,6 +217,13 @@ export class QsLinkControl {
   }
 }
 
+/** What a frame whose answer will not come gets: its Trg-Ack if it had one. */
+function unanswered(frame: AwaitedFrame, why: string): Verdict {
+  return frame.acked
+    ? { outcome: 'ack', answer: frame.acked, error: `acknowledged, but not done: ${why}` }
+    : { outcome: 'timeout', answer: null, error: `no answer: ${why}` };
+}
+
 function answerRecord(record: DecodedRecord): AnswerRecord {
   return {
     type: record.type,
@@ -165,7 +239,7 @@ function judge(
   record: DecodedRecord,
   r: AnswerRecord,
   acked: AnswerRecord | null,
-): { outcome: AnswerOutcome; answer: AnswerRecord; error?: string } | 'acked' | null {
+): Verdict | 'acked' | null {
   if (record.kind === 'error') return null;
   const f = record.fields;
   if (record.type === QS_RX_STATUS) {

@@ -96,6 +96,7 @@ export class QsLinkPoint {
   }
 
   connected(): void {
+    this.control.targetChanged();
     this.target.targetConnected();
   }
 
@@ -105,6 +106,7 @@ export class QsLinkPoint {
 
   disconnected(): void {
     this.target.targetDisconnected();
+    this.control.targetChanged();
   }
 
   execute(command: QsCommand, options: { timeoutMs: number; sizes?: Partial<CommandSizes> }): Promise<CommandResult> {

@@ -21,6 +21,7 @@ export type SendFailure =
   | { reason: 'too-long'; id: number; length: number };
 
 export type TargetRecordListener = (record: DecodedRecord) => void;
+export type SentFrameListener = (frame: SentFrame) => void;
 
 export interface QsTargetLinkOptions {
   /** Writes a QS-RX frame to the target. Must not block: the caller never waits for it. */
@@ -40,6 +41,7 @@ export class QsTargetLink {
   private connectedNow = false;
   private scopeObject: bigint | null = null;
   private readonly listeners = new Set<TargetRecordListener>();
+  private readonly sentListeners = new Set<SentFrameListener>();
   private readonly emit = (record: DecodedRecord) => this.record(record);
 
   constructor(private readonly options: QsTargetLinkOptions) {}
@@ -71,6 +73,12 @@ export class QsTargetLink {
   onRecord(listener: TargetRecordListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Every frame written to the target, whoever sent it (tracehub's commands, the front-end port). */
+  onSent(listener: SentFrameListener): () => void {
+    this.sentListeners.add(listener);
+    return () => this.sentListeners.delete(listener);
   }
 
   /**
@@ -110,7 +118,9 @@ export class QsTargetLink {
     const frame = encodeFrame(this.rxSeq, id, payload);
     if (!this.connectedNow) return { reason: 'no-target', id, length: frame.length };
     this.options.write(frame);
-    return { seq: this.rxSeq, id, frame };
+    const sent = { seq: this.rxSeq, id, frame };
+    for (const listener of this.sentListeners) listener(sent);
+    return sent;
   }
 
   private record(record: DecodedRecord): void {
