@@ -192,6 +192,34 @@ describe('front-end spec 16: multiple front-ends, robustness', () => {
     expect(fe.status()).toMatchObject({ peer: B, channels: 2, lastHeardMs: 55_000 });
   });
 
+  it('9 over UDP: the port gives the state machine the wall clock, so a silent holder loses the port', async () => {
+    const target = new QsTargetLink({ write: () => {} });
+    let port: FrontEndPort | undefined;
+    const frontEnd = new QspyFrontEnd({ target, send: (d, to) => port?.send(d, to), idleTakeoverMs: 200 });
+    port = new FrontEndPort({ host: '127.0.0.1', port: 0, frontEnd });
+    await port.start();
+    const clients = [createSocket('udp4'), createSocket('udp4')];
+    const received: string[][] = [[], []];
+    for (const [i, c] of clients.entries()) {
+      c.on('message', (m) => received[i].push(m.toString('hex')));
+      await new Promise<void>((r) => c.bind(0, '127.0.0.1', () => r()));
+    }
+    const send = async (i: number, bytes: number[]) => {
+      await new Promise<void>((r) => clients[i].send(Uint8Array.from(bytes), port.port, '127.0.0.1', () => r()));
+      await new Promise((r) => setTimeout(r, 50));
+    };
+    await send(0, [0, 0x80, 1]);
+    await send(1, [0, 0x80, 1]); // the holder spoke 50 ms ago: refused
+    expect(frontEnd.status().peer?.port).toBe(clients[0].address().port);
+    await new Promise((r) => setTimeout(r, 250));
+    await send(1, [0, 0x80, 1]); // silent for 300 ms: taken over
+    expect(frontEnd.status().peer?.port).toBe(clients[1].address().port);
+    expect(received[0]).toEqual(['0180', '0281']);
+    expect(received[1]).toEqual(['0180']);
+    for (const c of clients) c.close();
+    await port.stop();
+  });
+
   it('10: an empty and a 1-byte datagram leave the port as it was', () => {
     const s = session();
     s.fe([0, 0x80, 2]);

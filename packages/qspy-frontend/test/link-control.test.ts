@@ -2,12 +2,28 @@
 // from its decoded records: acks, dones, data, target errors, bad fields.
 import { describe, expect, it } from 'vitest';
 import { QsLinkControl } from '../src/link-control.js';
+import { RxId } from '../src/protocol.js';
 import { ScriptedTarget } from '../src/scripted-target.js';
 import { QsTargetLink } from '../src/target-link.js';
 
 function rig(options: { objPtrSize?: number } = {}) {
   let trg: ScriptedTarget;
-  const link = new QsTargetLink({ write: (frame) => queueMicrotask(() => trg.receive(frame)) });
+  /** While `frames` is set, frames are written but the target never reads them; while `held`, it reads them on `release()`. */
+  const lost = { frames: false };
+  const hold: { frames: Uint8Array[] | null; release(): void } = {
+    frames: null,
+    release: () => {
+      const frames = hold.frames ?? [];
+      hold.frames = null;
+      for (const f of frames) trg.receive(f);
+    },
+  };
+  const link = new QsTargetLink({
+    write: (frame) => {
+      if (hold.frames) hold.frames.push(frame);
+      else if (!lost.frames) queueMicrotask(() => trg.receive(frame));
+    },
+  });
   trg = new ScriptedTarget((bytes) => link.data(bytes), options);
   link.targetConnected();
   trg.start({
@@ -21,7 +37,7 @@ function rig(options: { objPtrSize?: number } = {}) {
     ],
     commands: [[3, 'MY_CMD']],
   });
-  return { link, trg, control: new QsLinkControl(link) };
+  return { link, trg, lost, hold, control: new QsLinkControl(link) };
 }
 
 const opts = { timeoutMs: 300 };
@@ -131,5 +147,45 @@ describe('QsLinkControl', () => {
     expect(res).toMatchObject({ ok: false, outcome: 'timeout', error: 'the target did not answer within 50 ms' });
     const reset = await control.execute({ command: 'reset' }, { timeoutMs: 50 });
     expect(reset).toMatchObject({ ok: true, outcome: 'none' });
+  });
+
+  it("answers each command with its own answer when another sender's frame went first", async () => {
+    const { link, hold, control } = rig();
+    await control.execute({ command: 'currentObject', kind: 'AP', object: 'table' }, opts);
+    // The target reads a front-end's peek of 3-byte items (Trg-ERR) and tracehub's good peek together.
+    hold.frames = [];
+    link.send(Uint8Array.of(RxId.PEEK, 0, 0, 3, 1));
+    const peek = control.execute({ command: 'peek', offset: 0, size: 4, num: 1 }, opts);
+    await new Promise((r) => setTimeout(r, 0));
+    hold.release();
+    expect(await peek).toMatchObject({ ok: true, outcome: 'data', answer: { name: 'QS_PEEK_DATA' } });
+    expect((await peek).text[0]).toBe('           Trg-ERR  QS_RX_PEEK');
+    // The same for a tick: the first Trg-Done is the front-end's.
+    hold.frames = [];
+    link.send(Uint8Array.of(RxId.TICK, 0));
+    const tick = control.execute({ command: 'tick' }, opts);
+    await new Promise((r) => setTimeout(r, 0));
+    hold.release();
+    const done = await tick;
+    expect(done).toMatchObject({ ok: true, outcome: 'done' });
+    expect(done.text.filter((l) => l.includes('Trg-Done'))).toHaveLength(2);
+    expect(done.answer?.text).toBe(done.text.at(-1));
+  });
+
+  it("does not wait for another sender's frame the target never answered; a reset ends every wait", async () => {
+    const { link, lost, trg, control } = rig();
+    lost.frames = true;
+    link.send(Uint8Array.of(RxId.QUERY_CURR, 0));
+    lost.frames = false;
+    const tick = await control.execute({ command: 'tick' }, opts);
+    expect(tick).toMatchObject({ ok: true, outcome: 'done' });
+    // The target restarts before it reads the next command: that command gets no answer, at once.
+    lost.frames = true;
+    const started = performance.now();
+    const waiting = control.execute({ command: 'tick' }, { timeoutMs: 2000 });
+    await new Promise((r) => setTimeout(r, 5));
+    trg.start();
+    expect(await waiting).toMatchObject({ ok: false, outcome: 'timeout', error: 'no answer: the target reset' });
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
