@@ -196,6 +196,11 @@ describe('control panel in Chromium', () => {
     expect(await data.locator('td.answer .mono').textContent()).toContain('Trg-Peek');
     await done.locator('details summary').click();
     await page.screenshot({ path: join(shots, 'control-history.png'), fullPage: true });
+    // On a laptop screen nothing runs off the page sideways.
+    await page.setViewportSize({ width: 1024, height: 800 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
+    await page.screenshot({ path: join(shots, 'control-narrow.png'), fullPage: true });
+    await page.setViewportSize({ width: 1400, height: 1000 });
   });
 
   it('is read-only with a read-scoped token, and says why', async () => {

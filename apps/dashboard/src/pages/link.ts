@@ -445,8 +445,8 @@ function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
         kv('last heard', fe.peer && fe.lastHeardMs ? ago(new Date(fe.lastHeardMs).toISOString()) : '—'),
         kv('datagrams', `${fe.datagramsIn} in · ${fe.datagramsOut} out`),
         kv(
-          'refused / ignored / dropped',
-          `${fe.refused} / ${fe.ignored} / ${fe.droppedSends}`,
+          'not passed',
+          `${fe.refused} refused (port held) · ${fe.ignored} malformed · ${fe.droppedSends} unsent (front-end too slow)`,
           fe.refused + fe.ignored + fe.droppedSends > 0 ? 'bad' : '',
         ),
       ),
