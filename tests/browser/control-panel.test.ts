@@ -201,6 +201,14 @@ describe('control panel in Chromium', () => {
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
     await page.screenshot({ path: join(shots, 'control-narrow.png'), fullPage: true });
     await page.setViewportSize({ width: 1400, height: 1000 });
+    // The history stays with the tab.
+    await page.reload();
+    await page.locator('#command-history tbody tr[data-outcome]').nth(4).waitFor();
+    expect(
+      await page
+        .locator('#command-history tbody tr')
+        .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-outcome'))),
+    ).toEqual(outcomes);
   });
 
   it('is read-only with a read-scoped token, and says why', async () => {

@@ -133,7 +133,9 @@ function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
   );
   historyBody.append(h('tr', {}, h('td', { colspan: '5', class: 'status' }, 'No commands sent from this page yet.')));
   const lists = h('div', { hidden: true });
-  const entries: HistoryEntry[] = [];
+  // The history stays with the browser tab (a reload or a look at another page keeps it).
+  const historyKey = `tracehub.control-history.${link.id}`;
+  const entries: HistoryEntry[] = loadHistory(historyKey);
   let names: ControlState['names'] = {};
   let alive = true;
 
@@ -294,7 +296,11 @@ function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
     entries.unshift(entry);
     entries.length = Math.min(entries.length, HISTORY_LIMIT);
     historyBody.replaceChildren(...entries.map(historyRow));
+    try {
+      sessionStorage.setItem(historyKey, JSON.stringify(entries));
+    } catch {}
   }
+  if (entries.length > 0) historyBody.replaceChildren(...entries.map(historyRow));
 
   function historyRow(entry: HistoryEntry): HTMLTableRowElement {
     const time = entry.at.toISOString().slice(11, 23);
@@ -472,6 +478,15 @@ function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
     alive = false;
     clearInterval(timer);
   };
+}
+
+function loadHistory(key: string): HistoryEntry[] {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(key) ?? '[]') as Array<HistoryEntry & { at: string }>;
+    return saved.map((e) => ({ ...e, at: new Date(e.at) }));
+  } catch {
+    return [];
+  }
 }
 
 function count(n: number, what: string): string {
