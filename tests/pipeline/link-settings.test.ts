@@ -5,6 +5,7 @@ import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkByName, migrateToLatest } from '@tracehub/db';
+import { QSPY_SIZE_OPTIONS } from '@tracehub/qs';
 import {
   type FreshDatabase,
   fixturePath,
@@ -130,17 +131,8 @@ function printedLines(records: TraceRecord[]): string[] {
 
 /** qspy's size options (`-O8 -F8 -Q2`) as link settings. */
 function settingsFromQspyArgs(text: string): Record<string, number> {
-  const names: Record<string, string> = {
-    O: 'objPtrSize',
-    F: 'funPtrSize',
-    T: 'timeSize',
-    S: 'sigSize',
-    E: 'eventSize',
-    Q: 'queueCtrSize',
-    P: 'poolCtrSize',
-    B: 'poolBlkSize',
-    C: 'teCtrSize',
-  };
+  const names: Readonly<Record<string, string>> = QSPY_SIZE_OPTIONS;
+
   const out: Record<string, number> = {};
   for (const m of text.matchAll(/-([OFTSEQPBC])\s*(\d)/g)) out[names[m[1]]] = Number(m[2]);
   return out;

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
+import { registerDict } from './commands/dict.js';
 import { registerExport } from './commands/export.js';
 import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerRecords(program);
   registerExport(program);
+  registerDict(program);
   registerTail(program);
   registerLink(program);
   return program;

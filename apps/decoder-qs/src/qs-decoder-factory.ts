@@ -1,5 +1,12 @@
 import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
-import { QS_DEFAULT_OPTIONS, QsDecoder, type QsDecoderOptions, resolveOptions } from '@tracehub/qs';
+import {
+  parseDictionaryFile,
+  QS_DEFAULT_OPTIONS,
+  QsDecoder,
+  type QsDecoderOptions,
+  type QsDictionaryFile,
+  resolveOptions,
+} from '@tracehub/qs';
 
 type QsOption = keyof QsDecoderOptions;
 
@@ -24,7 +31,17 @@ export function qsOptionsFrom(settings: LinkSettings): QsDecoderOptions {
   return options;
 }
 
+/** The link's qspy `.dic` (setting `dictionaries`); a text qspy would not read throws (the worker then decodes with defaults). */
+function dictionaryFileOf(settings: LinkSettings): QsDictionaryFile | undefined {
+  const text = settings.dictionaries;
+  return typeof text === 'string' && text !== '' ? parseDictionaryFile(text) : undefined;
+}
+
 export const qsDecoderFactory: DecoderFactory = {
-  create: (_link, settings) => new QsDecoder(qsOptionsFrom(settings)),
-  restore: (_link, settings, snapshot) => QsDecoder.restore(snapshot, qsOptionsFrom(settings)),
+  create: (_link, settings) => new QsDecoder(qsOptionsFrom(settings), dictionaryFileOf(settings)),
+  restore: (_link, settings, snapshot) =>
+    QsDecoder.restore(snapshot, qsOptionsFrom(settings), dictionaryFileOf(settings)),
+  // A target that reconnects keeps its names, as it does in qspy, until a reset or another build.
+  continueFrom: (_link, settings, previous) =>
+    QsDecoder.continueFrom(previous, qsOptionsFrom(settings), dictionaryFileOf(settings)),
 };

@@ -19,6 +19,7 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   h.set(Headers.RecvNs, chunk.recvNs.toString());
   if (chunk.lost > 0) h.set(Headers.Lost, String(chunk.lost));
   if (chunk.eos) h.set(Headers.Eos, '1');
+  if (chunk.capture) h.set(Headers.Capture, '1');
   if (chunk.pauseNs !== undefined) h.set(Headers.PauseNs, chunk.pauseNs.toString());
   if (chunk.settings && Object.keys(chunk.settings).length > 0) h.set(Headers.Settings, JSON.stringify(chunk.settings));
   return bus.js.publish(bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, {
@@ -51,6 +52,7 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
     throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Lost} header: '${lostText}'`);
   }
   const meta: RawChunkMeta = { session, chunk, recvNs: BigInt(recvText), lost, eos: h.has(Headers.Eos) };
+  if (h.has(Headers.Capture)) meta.capture = true;
   const pauseText = h.get(Headers.PauseNs);
   if (pauseText) {
     if (!/^[0-9]{1,20}$/.test(pauseText)) {

@@ -15,6 +15,8 @@ export interface RawChunkMeta {
   pauseNs?: bigint;
   /** Link settings the gateway was given (`th-settings`): they override the stored ones for the session. */
   settings?: Record<string, unknown>;
+  /** The session is a capture of its own (`th-capture`): decoded from nothing. */
+  capture?: boolean;
 }
 
 /**

@@ -19,6 +19,12 @@ export const Headers = {
    * `tracehub replay` flags), JSON; they override the link's stored settings for the session.
    */
   Settings: 'th-settings',
+  /**
+   * Present (value `1`) on every chunk of a session that is a capture of its own (a file or
+   * stdin replayed), not a target connecting again: its decoder starts from nothing instead of
+   * keeping what the link's previous session knew (QS dictionaries).
+   */
+  Capture: 'th-capture',
 } as const;
 
 export function msgId(session: string, chunk: number): string {

@@ -29,6 +29,13 @@ export const QsLinkSettingsSchema = Type.Object(
     poolCtrSize: Type.Optional(size('-P', 'memory-pool counter size')),
     poolBlkSize: Type.Optional(size('-B', 'memory-pool block-size size')),
     teCtrSize: Type.Optional(size('-C', 'time-event counter size')),
+    dictionaries: Type.Optional(
+      Type.String({
+        maxLength: 65_536,
+        description:
+          "a qspy .dic file's text (tracehub dict import): its configuration and names from the start of every session, and its names again after each target info of the same build, as qspy -d <file>",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -27,6 +27,12 @@ export type LinkSettings = { [key: string]: JsonValue };
 export interface DecoderFactory {
   create(link: LinkAddress, settings: LinkSettings): TraceDecoder;
   restore(link: LinkAddress, settings: LinkSettings, snapshot: JsonValue): TraceDecoder;
+  /**
+   * A decoder for a link's next session that keeps what the codec carries across reconnects
+   * (QS: the target configuration and dictionaries, as qspy keeps them), from the previous
+   * session's last snapshot. Without it every session starts from nothing.
+   */
+  continueFrom?(link: LinkAddress, settings: LinkSettings, previous: JsonValue): TraceDecoder;
 }
 
 export interface WorkerLog {
@@ -244,7 +250,9 @@ class LinkDecoding {
         ...(meta.settings as LinkSettings | undefined),
       };
       try {
-        this.decoder = this.options.factory.create(this.link, settings);
+        this.decoder = meta.capture
+          ? this.options.factory.create(this.link, settings)
+          : this.nextSessionDecoder(cp, settings);
       } catch (err) {
         // Settings the codec refuses must not stop the link for good: decode with the defaults.
         this.log.error({ err, link: this.key, settings }, 'link settings refused; decoding with defaults');
@@ -308,6 +316,18 @@ class LinkDecoding {
     });
   }
 
+  /**
+   * The decoder of a new session: continued from the link's previous session when the codec
+   * can and the settings are the same (changed settings are a fresh start, as after a fix).
+   */
+  private nextSessionDecoder(previous: LinkCheckpoint | undefined, settings: LinkSettings): TraceDecoder {
+    const { factory } = this.options;
+    if (factory.continueFrom && previous?.state !== undefined && sameSettings(previous.settings, settings)) {
+      return factory.continueFrom(this.link, settings, previous.state);
+    }
+    return factory.create(this.link, settings);
+  }
+
   /** Ends a session whose end-of-stream chunk never came, as chunk lastChunk+1. */
   private async closeSession(cp: LinkCheckpoint, hostNs: bigint): Promise<void> {
     const decoder = this.decoder ?? this.options.factory.restore(this.link, cp.settings, cp.state);
@@ -343,6 +363,11 @@ class LinkDecoding {
     this.revision = await this.store.put(this.key, cp, this.revision);
     this.checkpoint = cp;
   }
+}
+
+function sameSettings(a: LinkSettings, b: LinkSettings): boolean {
+  const canonical = (s: LinkSettings) => JSON.stringify(Object.entries(s).sort(([x], [y]) => (x < y ? -1 : 1)));
+  return canonical(a) === canonical(b);
 }
 
 function remember(list: string[], session: string): string[] {

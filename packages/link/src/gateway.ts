@@ -47,6 +47,8 @@ export class Gateway {
       link,
       ...publisherOptions,
       sealOnPauseNs: publisherOptions.sealOnPauseNs ?? (link.protocol === 'stp' ? 500_000n : 0n),
+      // A source that ends by itself (a file, stdin) is a capture, not a target that reconnects.
+      captures: source.finished !== undefined,
     });
   }
 

@@ -20,6 +20,8 @@ export interface LinkPublisherOptions {
   sealOnPauseNs?: bigint;
   /** Link settings given with the link (TRACEHUB_LINKS, replay flags), sent with every chunk. */
   settings?: Record<string, unknown>;
+  /** Every session is a capture of its own (a file replayed): marked so, decoded from nothing. */
+  captures?: boolean;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
   /** Called after every acknowledged chunk (metrics). */
   onPublished?: (info: {
@@ -253,6 +255,7 @@ export class LinkPublisher implements LinkSink {
           data: chunk.data,
           pauseNs: chunk.pauseNs,
           settings: this.options.settings,
+          capture: this.options.captures,
         });
       } catch (err) {
         this.stats.publishFailures++;

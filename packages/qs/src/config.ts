@@ -56,6 +56,19 @@ export const QS_DEFAULT_OPTIONS: Required<QsDecoderOptions> = Object.freeze({
   teCtrSize: 4,
 });
 
+/** qspy's size options by their letter (`-O8` sets objPtrSize): the command line and `.dic` files. */
+export const QSPY_SIZE_OPTIONS: Readonly<Record<string, keyof Omit<QsDecoderOptions, 'version'>>> = Object.freeze({
+  O: 'objPtrSize',
+  F: 'funPtrSize',
+  T: 'timeSize',
+  S: 'sigSize',
+  E: 'eventSize',
+  Q: 'queueCtrSize',
+  P: 'poolCtrSize',
+  B: 'poolBlkSize',
+  C: 'teCtrSize',
+});
+
 const SIZE_KEYS = [
   'objPtrSize',
   'funPtrSize',

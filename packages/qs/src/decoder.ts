@@ -3,6 +3,7 @@ import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
 import { QsDecoderRecordId, QsRecordId } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
+import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { QsRecordDecoder } from './record-decoder.js';
 
 const EMPTY = new Uint8Array(0);
@@ -48,10 +49,11 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   /** Bad frames held back to become one record (leading garbage, stray flags). */
   private readonly badRun = new BadFrameRun();
 
-  constructor(options: QsDecoderOptions = {}) {
+  /** @param dictionaryFile a qspy `.dic` to decode with, as `qspy -d <file>` does. */
+  constructor(options: QsDecoderOptions = {}, dictionaryFile?: QsDictionaryFile) {
     this.options = resolveOptions(options);
     this.deframer = new QsDeframer(this);
-    this.records = new QsRecordDecoder(this.options);
+    this.records = new QsRecordDecoder(this.options, dictionaryFile);
   }
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
@@ -93,6 +95,11 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     return { ...this.records.config, fromTarget: this.records.targetInfoSeen };
   }
 
+  /** The `.dic` text qspy's SAVE_DICT would write now: the configuration and the dictionaries. */
+  saveDictionaries(): string {
+    return formatDictionaryFile(this.records.config, this.records.dicts);
+  }
+
   stats(): Record<string, number> {
     return { ...this.counters };
   }
@@ -109,8 +116,25 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     };
   }
 
+  /**
+   * A decoder for the next session of the same target connection or link: what qspy keeps
+   * while a target goes away and comes back (the configuration of its last target info and
+   * the dictionaries) from the previous session's snapshot, and nothing of its stream (frame
+   * state, sequence, counters). A target info with a reset, or of another build, clears the
+   * dictionaries as it would in qspy.
+   */
+  static continueFrom(previous: JsonValue, options?: QsDecoderOptions, dictionaryFile?: QsDictionaryFile): QsDecoder {
+    const s = previous as unknown as { version: number; records: JsonValue };
+    if (s === null || typeof s !== 'object' || s.version !== SNAPSHOT_VERSION) {
+      throw new Error('not a QsDecoder snapshot (or from an incompatible version)');
+    }
+    const decoder = new QsDecoder(options, dictionaryFile);
+    decoder.records.restore(s.records);
+    return decoder;
+  }
+
   /** A decoder that continues exactly where the snapshot was taken (its size options included). */
-  static restore(snapshot: JsonValue, options?: QsDecoderOptions): QsDecoder {
+  static restore(snapshot: JsonValue, options?: QsDecoderOptions, dictionaryFile?: QsDictionaryFile): QsDecoder {
     const s = snapshot as unknown as {
       version: number;
       options: QsDecoderOptions;
@@ -123,7 +147,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     if (s === null || typeof s !== 'object' || s.version !== SNAPSHOT_VERSION) {
       throw new Error('not a QsDecoder snapshot (or from an incompatible version)');
     }
-    const decoder = new QsDecoder({ ...options, ...s.options });
+    const decoder = new QsDecoder({ ...options, ...s.options }, dictionaryFile);
     decoder.deframer.restore(s.deframer);
     decoder.records.restore(s.records);
     decoder.counters = { ...emptyStats(), ...s.stats };
@@ -294,4 +318,18 @@ function copyBytes(buf: Uint8Array, start: number, len: number): Uint8Array {
   const out = new Uint8Array(len);
   for (let i = 0; i < len; i++) out[i] = buf[start + i];
   return out;
+}
+
+/**
+ * The `.dic` text qspy would save after these frames (the target infos and dictionary records
+ * of a stored session, in order, each a frame as the link carried it), read with `options`.
+ */
+export async function dictionaryFileAfter(
+  frames: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  options?: QsDecoderOptions,
+): Promise<string> {
+  const decoder = new QsDecoder(options);
+  const ignore = () => {};
+  for await (const frame of frames) decoder.push(frame, { hostNs: 0n }, ignore);
+  return decoder.saveDictionaries();
 }

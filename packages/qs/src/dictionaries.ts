@@ -148,6 +148,13 @@ export class QsDictionary {
     this.rendered.clear();
   }
 
+  /** The entries in key order, as QSPY keeps (and saves) them. */
+  entries(): Array<[QsKey, string]> {
+    const hi = (k: QsKey) => keyHi(k);
+    const lo = (k: QsKey) => keyLo(k);
+    return [...this.names].sort(([a], [b]) => hi(a) - hi(b) || lo(a) - lo(b));
+  }
+
   toJSON(): JsonValue {
     return [...this.names].map(([k, v]) => [k, v]);
   }
@@ -327,6 +334,11 @@ export class QsSigDictionary {
     this.forgetRecent();
     for (const e of this.sto) e.sig = 0;
     this.entries = 0;
+  }
+
+  /** The live entries in QSPY's storage order (by signal). */
+  list(): Array<{ sig: number; obj: QsKey; name: string }> {
+    return this.sto.slice(0, this.entries).map((e) => ({ ...e }));
   }
 
   toJSON(): JsonValue {

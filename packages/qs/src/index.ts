@@ -1,4 +1,10 @@
-export { QS_DEFAULT_OPTIONS, type QsDecoderOptions, type QsTargetConfig, resolveOptions } from './config.js';
+export {
+  QS_DEFAULT_OPTIONS,
+  QSPY_SIZE_OPTIONS,
+  type QsDecoderOptions,
+  type QsTargetConfig,
+  resolveOptions,
+} from './config.js';
 export {
   QS_OBJ_KIND_NAMES,
   QS_RECORD_NAMES,
@@ -8,8 +14,15 @@ export {
   QsRecordName,
   QsRxId,
 } from './constants.js';
-export { QsDecoder, type QsDecoderStats } from './decoder.js';
+export { dictionaryFileAfter, QsDecoder, type QsDecoderStats } from './decoder.js';
 export { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
+export {
+  DictionaryFileError,
+  formatDictionaryFile,
+  loadDictionaryFile,
+  parseDictionaryFile,
+  type QsDictionaryFile,
+} from './dictionary-file.js';
 export { QS_RECORD_GROUPS, type QsRecordGroup, qsRecordGroup } from './record-groups.js';
 export {
   encodeFrame,

@@ -3,6 +3,7 @@ import type { QsDecoderOptions, QsTargetConfig } from './config.js';
 import { configFromOptions } from './config.js';
 import { QsRecordId as Id, QS_8X_RECORD_NAMES, QS_RECORD_NAMES, QsDecoderRecordId } from './constants.js';
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
+import { loadDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { dec, hex8, hex16, NumText, PairText, PieceMemo, spacePad, TimestampText, zeroPad } from './format.js';
 import { PayloadReader } from './reader.js';
 import {
@@ -77,11 +78,49 @@ export class QsRecordDecoder {
   private lastTs = -1;
   private lastTsBig = -1n;
 
-  constructor(options: Required<QsDecoderOptions>) {
+  /**
+   * @param dictionaryFile a qspy `.dic` to work with as `qspy -d <file>` does: its
+   * configuration and names from the start, and its names again after every target info of
+   * the same build (another build: the dictionaries are discarded, qspy's "mismatch").
+   */
+  constructor(
+    options: Required<QsDecoderOptions>,
+    private readonly dictionaryFile?: QsDictionaryFile,
+  ) {
     this.config = configFromOptions(options);
-    if (this.config.version >= 800) this.names = QS_8X_RECORD_NAMES;
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
     this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
+    if (dictionaryFile) {
+      this.config = {
+        ...dictionaryFile.config,
+        bigEndian: this.config.bigEndian,
+        build: [...dictionaryFile.config.build],
+      };
+      loadDictionaryFile(this.dicts, dictionaryFile);
+    }
+    if (this.config.version >= 800) this.names = QS_8X_RECORD_NAMES;
+  }
+
+  /** After a target info: the dictionary file's names again when it is of this build, else none. */
+  private reloadDictionaryFile(): void {
+    const file = this.dictionaryFile;
+    if (!file) return;
+    const c = this.config;
+    const f = file.config;
+    const same =
+      f.version === c.version &&
+      f.objPtrSize === c.objPtrSize &&
+      f.funPtrSize === c.funPtrSize &&
+      f.timeSize === c.timeSize &&
+      f.sigSize === c.sigSize &&
+      f.eventSize === c.eventSize &&
+      f.queueCtrSize === c.queueCtrSize &&
+      f.poolCtrSize === c.poolCtrSize &&
+      f.poolBlkSize === c.poolBlkSize &&
+      f.teCtrSize === c.teCtrSize &&
+      f.build.every((v, i) => v === c.build[i]);
+    if (same) loadDictionaryFile(this.dicts, file);
+    else this.dicts.resetAll();
   }
 
   /** First id of the application-specific records (70 before QS 6.6). */
@@ -1303,6 +1342,7 @@ export class QsRecordDecoder {
       this.dicts.resetAll();
       this.hostSeqReset = true;
     }
+    this.reloadDictionaryFile();
     return {
       kind: 'info',
       type: Id.QS_TARGET_INFO,

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
-import { QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
+import { QSPY_SIZE_OPTIONS, QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
 import { fixturePath } from '@tracehub/tests/support';
 
 export const FIXTURE_NAMES: string[] = readdirSync(fixturePath('qs'))
@@ -16,17 +16,8 @@ export function captureBytes(name: string): Uint8Array {
 
 /** qspy's size and version options (`-O8 -F8 -Q2`, `-v6.0`) as decoder options. */
 export function optionsFromQspyArgs(args: string): QsDecoderOptions {
-  const keys: Record<string, keyof QsDecoderOptions> = {
-    O: 'objPtrSize',
-    F: 'funPtrSize',
-    T: 'timeSize',
-    S: 'sigSize',
-    E: 'eventSize',
-    Q: 'queueCtrSize',
-    P: 'poolCtrSize',
-    B: 'poolBlkSize',
-    C: 'teCtrSize',
-  };
+  const keys: Readonly<Record<string, keyof QsDecoderOptions>> = QSPY_SIZE_OPTIONS;
+
   const options: QsDecoderOptions = {};
   for (const arg of args.trim().split(/\s+/).filter(Boolean)) {
     const flag = arg[1];

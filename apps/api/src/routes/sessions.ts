@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
   type Database,
+  getLinkByName,
   getSession,
   isSessionComplete,
   type SessionRow,
@@ -9,6 +10,7 @@ import {
   sessionRecords,
   sessionsPage,
 } from '@tracehub/db';
+import { dictionaryFileAfter, escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
 import { badRequest, notFound } from '../plugins/problems.js';
@@ -175,6 +177,41 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     async (request) => {
       await mustGetSession(db, request.params.id);
       return { entries: await sessionDictionaries(db, request.params.id) };
+    },
+  );
+
+  app.get(
+    '/sessions/:id/dictionaries.dic',
+    {
+      schema: {
+        summary: "The session's dictionaries as the qspy .dic file SAVE_DICT would write at its end",
+        description:
+          'Load it into qspy (-d FILE) or give it to another QS link (PUT /links/{id}/settings with `dictionaries`, or `tracehub dict import`).',
+        tags: ['sessions'],
+        params: SessionParams,
+        produces: ['text/plain'],
+        response: {
+          200: Type.Unsafe<Buffer>(Type.String({ description: 'the .dic text (Latin-1)' })),
+          ...problemResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const session = await mustGetSession(db, request.params.id);
+      if (session.protocol !== 'qs')
+        throw badRequest(`session ${session.id} is ${session.protocol}: .dic files are QS`);
+      const link = await getLinkByName(db, session.rig, session.link);
+      const sizes = Object.fromEntries(Object.entries(link?.settings ?? {}).filter(([, v]) => typeof v === 'number'));
+      async function* dictionaryFrames() {
+        for await (const row of sessionRecords(db, session.id)) {
+          if (row.raw.length >= 3 && (row.kind === 'dict' || row.name === 'QS_TARGET_INFO')) yield escapeFrame(row.raw);
+        }
+      }
+      const text = await dictionaryFileAfter(dictionaryFrames(), sizes);
+      return reply
+        .type('text/plain')
+        .header('content-disposition', `attachment; filename="${session.id}.dic"`)
+        .send(Buffer.from(text, 'latin1'));
     },
   );
 

@@ -1,0 +1,153 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import type { TraceRecord } from '@tracehub/contracts';
+import { type Database, migrateToLatest, upsertLink } from '@tracehub/db';
+import { Gateway, TcpListenSource } from '@tracehub/link';
+import { escapeFrame, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
+import {
+  type FreshDatabase,
+  fixturePath,
+  fixturesDir,
+  freshDatabase,
+  natsUrl,
+  uniquePrefix,
+  waitUntil,
+} from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  cli,
+  createDb,
+  type PipelineEnv,
+  removeBusPrefix,
+  requireBuild,
+  startService,
+  stopAll,
+  storedSession,
+} from './harness.js';
+
+// Dictionaries per link, as qspy keeps them: across reconnects until a reset, and from a
+// .dic file for a target joined mid-run. Real decoder and storage processes, real NATS and
+// Postgres; targets connect to tcp-listen links, a session per connection.
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let env: PipelineEnv;
+let services: RunningProcess[] = [];
+let bus: Bus;
+let work: string;
+let app: App;
+
+beforeAll(async () => {
+  requireBuild();
+  fresh = await freshDatabase('dicts');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('dict') };
+  work = mkdtempSync(join(tmpdir(), 'th-dicts-'));
+  services = [await startService('decoder-qs', env), await startService('storage', env)];
+  bus = await connectBus({ url: env.natsUrl, name: 'dictionaries-test', prefix: env.prefix });
+  await ensureTopology(bus);
+  app = await buildApp({ db, bus, settings: testApiSettings() });
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  for (const { gateway } of gateways.values()) await gateway.stop();
+  await bus?.close();
+  await stopAll(services);
+  await db?.destroy();
+  await fresh?.drop();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  rmSync(work, { recursive: true, force: true });
+});
+
+const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
+
+const gateways = new Map<string, { gateway: Gateway; source: TcpListenSource }>();
+
+/**
+ * One session of a link: a target connects to the link's tcp-listen gateway, sends the bytes
+ * and hangs up, as a real target that resets or reconnects does.
+ */
+async function session(link: string, bytes: Uint8Array): Promise<TraceRecord[]> {
+  let entry = gateways.get(link);
+  if (!entry) {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'rigD', link }, source, control: false });
+    await gateway.start();
+    entry = { gateway, source };
+    gateways.set(link, entry);
+  }
+  const before = entry.gateway.publisher.sessions.length;
+  const target = net.connect(entry.source.boundPort, '127.0.0.1');
+  await new Promise((resolve, reject) => target.once('connect', resolve).once('error', reject));
+  await new Promise<void>((resolve) => target.end(bytes, () => resolve()));
+  const { gateway } = entry;
+  await waitUntil(async () => gateway.publisher.sessions.length > before, 10_000, 'the session to start');
+  return storedSession(db, gateway.publisher.sessions[before] as string);
+}
+
+/** The frames of a session's ordinary records (no target info, no dictionary records), escaped again. */
+function recordFrames(records: TraceRecord[]): Uint8Array {
+  const frames = records
+    .filter((r) => r.kind === 'record' && r.raw !== '')
+    .map((r) => escapeFrame(Buffer.from(r.raw, 'base64')));
+  return Buffer.concat(frames);
+}
+
+const lines = (records: TraceRecord[]) => records.filter((r) => r.kind === 'record').map((r) => r.text);
+
+describe('dictionaries per link', () => {
+  it('keeps the names of a target that reconnects without a reset, and exports them as qspy would save them', async () => {
+    const first = await session('uart0', readFileSync(fixturePath('qs', 'dpp_qv.qs')));
+    const named = lines(first);
+    expect(named.some((t) => t.includes('Philo_inst['))).toBe(true);
+    // The target comes back without a reset: no target info, no dictionary records.
+    const again = await session('uart0', recordFrames(first));
+    expect(again.some((r) => r.kind === 'dict' || r.name === 'QS_TARGET_INFO')).toBe(false);
+    expect(lines(again)).toEqual(named);
+
+    // On another link, the same frames alone show addresses...
+    const stranger = await session('uart1', recordFrames(first));
+    expect(lines(stranger)).not.toEqual(named);
+    // ...until it is given the first session's dictionaries as a .dic file.
+    const dic = join(work, 'dpp.dic');
+    await cli(['dict', 'export', '--session', first[0]?.session as string, '-o', dic], cliEnv());
+    const text = readFileSync(dic, 'latin1');
+    expect(text).toMatch(/^-v\d{3}\n-T\d\n-O\d\n-F\d\n-S\d\n-E\d\n-Q\d\n-P\d\n-B\d\n-C\d\n-t\d{6}_\d{6}\n\nObj-Dic:\n/);
+    expect(text).toContain(' Philo_inst[0]\n');
+    const fromApi = await app.inject({
+      url: `/api/v1/sessions/${first[0]?.session}/dictionaries.dic`,
+      headers: { authorization: `Bearer ${READ_TOKEN}` },
+    });
+    expect(fromApi.statusCode).toBe(200);
+    expect(fromApi.rawPayload.equals(readFileSync(dic))).toBe(true);
+    expect(await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart1', dic], cliEnv())).toMatch(
+      /rigD\/uart1: \d+ names from .*dpp\.dic \(applies from the next session\)/,
+    );
+    const joined = await session('uart1', recordFrames(first));
+    expect(lines(joined)).toEqual(named);
+  }, 180_000);
+
+  it("names a mid-run target from qspy's own .dic file of its build", async () => {
+    await upsertLink(db, { rig: 'rigD', name: 'uart2', protocol: 'qs' });
+    const dic = join(fixturesDir, 'qspy-udp', 'qspy_cwd', 'qspy261123_180225.dic');
+    await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', dic], cliEnv());
+    // A state entry of that build (8-byte pointers): Philo_inst[2] entering Philo_eating, as the .dic names them.
+    const frame = new QsFrameBuilder().frame(1, new QsPayloadWriter().uint(0x40e190, 8).uint(0x40158d, 8).toBytes());
+    const stored = await session('uart2', frame);
+    expect(stored.find((r) => r.name === 'QS_QEP_STATE_ENTRY')?.text).toContain(
+      'St-Entry Obj=Philo_inst[2],State=Philo_eating',
+    );
+    await expect(
+      cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', fixturePath('qs', 'dpp_qv.qs')], cliEnv()),
+    ).rejects.toThrow(/is not a \.dic file qspy would read: line 1/);
+  }, 120_000);
+});
