@@ -198,7 +198,7 @@ describe('control panel in Chromium', () => {
     await page.screenshot({ path: join(shots, 'control-history.png'), fullPage: true });
     // On a laptop screen nothing runs off the page sideways.
     await page.setViewportSize({ width: 1024, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1024);
     await page.screenshot({ path: join(shots, 'control-narrow.png'), fullPage: true });
     await page.setViewportSize({ width: 1400, height: 1000 });
     // The history stays with the tab.
