@@ -1,14 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DecodedRecord } from '@tracehub/contracts';
-import {
-  DictionaryFileError,
-  formatDictionaryFile,
-  parseDictionaryFile,
-  QsDecoder,
-  QsFrameBuilder,
-  QsPayloadWriter,
-} from '@tracehub/qs';
+import { DictionaryFileError, parseDictionaryFile, QsDecoder, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
 import { fixturesDir } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import { captureBytes } from './helpers.js';
