@@ -33,6 +33,12 @@ const SAMPLE_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** V8 heap in use, MB, from a service's /metrics (what RSS alone cannot tell: garbage not yet returned). */
+async function heapUsedMb(healthPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
+  return Number(/^\w*nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)$/m.exec(text)?.[1] ?? Number.NaN) / 1048576;
+}
+
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -169,7 +175,12 @@ async function main(): Promise<void> {
             : {};
       services.set(name, startNode(`apps/${name}/dist/main.js`, { ...env, ...extra, LOG_LEVEL: 'info' }));
     }
-    await Promise.all([...services.values()].map((s) => s.waitForLine(/"msg":"ready/, 60_000)));
+    const healthPorts = new Map<string, number>();
+    await Promise.all(
+      [...services].map(async ([name, s]) =>
+        healthPorts.set(name, JSON.parse(await s.waitForLine(/"msg":"ready/, 60_000)).healthPort),
+      ),
+    );
     await db.connect();
     process.stdout.write(
       `soak: ${minutes} min, 3 QS links at ${ratePerLink} records/s each (${((ratePerLink * bytesPerRecord) / 1024).toFixed(1)} KiB/s each, big_stress looped)\n`,
@@ -208,12 +219,16 @@ async function main(): Promise<void> {
     }, 1000);
 
     const samples = new Map<string, number[]>([...services.keys()].map((n) => [n, []]));
+    const heaps = new Map<string, number[]>([...services.keys()].map((n) => [n, []]));
     const t0 = performance.now();
     const endAt = t0 + minutes * 60_000;
     let nextPrint = t0 + 60_000;
     while (performance.now() < endAt) {
       await sleep(SAMPLE_MS);
-      for (const [name, proc] of services) samples.get(name)?.push(rssMb(proc.child.pid!));
+      for (const [name, proc] of services) {
+        samples.get(name)?.push(rssMb(proc.child.pid!));
+        heaps.get(name)?.push(await heapUsedMb(healthPorts.get(name) as number).catch(() => Number.NaN));
+      }
       if (performance.now() >= nextPrint) {
         nextPrint += 60_000;
         const { rows } = await db.query(`select coalesce(sum(record_count), 0)::bigint as n from sessions`);
@@ -260,7 +275,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `  control: ${control.sent} commands, ${control.answered} answered (${[...control.statuses].map(([s, n]) => `${s}: ${n}`).join(', ')})\n`,
     );
-    process.stdout.write('  RSS (MB): first minutes' + ' / last minutes / peak\n');
+    process.stdout.write('  RSS (MB): first minutes / last minutes / peak; V8 heap in use (MB): first / last\n');
     const warm = Math.min(12, Math.floor((samples.get('api')?.length ?? 0) / 5));
     for (const [name, values] of samples) {
       const settled = values.slice(warm);
@@ -269,10 +284,13 @@ async function main(): Promise<void> {
       const first = median(settled.slice(0, fifth));
       const last = median(settled.slice(-fifth));
       const peak = Math.max(...values);
+      const heap = (heaps.get(name) ?? []).slice(warm);
+      const heapFirst = median(heap.slice(0, fifth));
+      const heapLast = median(heap.slice(-fifth));
       const grew = last > first * 1.25;
       if (grew) failed = true;
       process.stdout.write(
-        `  ${name.padEnd(11)} ${first.toFixed(0).padStart(5)} / ${last.toFixed(0).padStart(5)} / ${peak.toFixed(0).padStart(5)}  ${grew ? 'GREW' : 'flat'}\n`,
+        `  ${name.padEnd(11)} ${first.toFixed(0).padStart(5)} / ${last.toFixed(0).padStart(5)} / ${peak.toFixed(0).padStart(5)}  ${grew ? 'GREW' : 'flat'}; heap ${heapFirst.toFixed(0)} / ${heapLast.toFixed(0)}\n`,
       );
     }
     if (stored !== published || Number.isNaN(published)) {

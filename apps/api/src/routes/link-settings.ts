@@ -10,6 +10,7 @@ import {
   linkSettingsChanges,
   setLinkSettings,
 } from '@tracehub/db';
+import { DictionaryFileError, parseDictionaryFile } from '@tracehub/qs';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import { badRequest, notFound } from '../plugins/problems.js';
@@ -25,7 +26,7 @@ export interface LinkSettingsRoutesOptions {
 const LinkId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 const SettingsDocument = Type.Record(Type.String(), Type.Unknown(), {
   description:
-    'the whole settings document of the link (QS: version, objPtrSize, funPtrSize, timeSize, sigSize, eventSize, queueCtrSize, poolCtrSize, poolBlkSize, teCtrSize; STP/SWD: version, littleEndianMasters, output, resyncPauseMs, maxPauseMs, start, port, processor)',
+    'the whole settings document of the link (QS: version, objPtrSize, funPtrSize, timeSize, sigSize, eventSize, queueCtrSize, poolCtrSize, poolBlkSize, teCtrSize, dictionaries (a qspy .dic text); STP/SWD: version, littleEndianMasters, output, resyncPauseMs, maxPauseMs, start, port, processor)',
 });
 const Applies = Type.Union([Type.Literal('next-session'), Type.Literal('now')]);
 
@@ -134,6 +135,17 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
       } catch (error) {
         if (error instanceof LinkSettingsError) throw badRequest(`body.settings: ${error.message}`);
         throw error;
+      }
+      // A .dic the decoder could not read would only be found at the next session: read it now.
+      if (typeof settings.dictionaries === 'string') {
+        try {
+          parseDictionaryFile(settings.dictionaries);
+        } catch (error) {
+          if (error instanceof DictionaryFileError) {
+            throw badRequest(`body.settings.dictionaries: not a .dic file qspy would read: ${error.message}`);
+          }
+          throw error;
+        }
       }
       const applies = request.body.apply ?? 'next-session';
       const fingerprint = tokenFingerprint(request);

@@ -10,6 +10,7 @@ import {
   OBJECT_KINDS,
 } from '../control-commands.js';
 import { ago, h } from '../dom.js';
+import { linkSettingsSection } from './link-settings.js';
 
 interface FrontEndPortState {
   listening: string;
@@ -99,6 +100,7 @@ export function linkPage(root: HTMLElement, id: string): () => void {
         ' · ',
         h('a', { href: `#/search?${where}` }, 'search'),
       );
+      linkSettingsSection(root, link);
       if (link.protocol !== 'qs') {
         root.append(
           h(

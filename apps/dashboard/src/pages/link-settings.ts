@@ -1,0 +1,205 @@
+import { ApiError, getJson, type LinkSummary, token } from '../api.js';
+import { h } from '../dom.js';
+
+interface SettingsChange {
+  at: string;
+  by: string;
+  via: string;
+  applies: 'next-session' | 'now';
+  previous: Record<string, unknown>;
+  settings: Record<string, unknown>;
+}
+
+interface SettingsReply {
+  linkId: number;
+  protocol: string;
+  settings: Record<string, unknown>;
+  history: SettingsChange[];
+}
+
+interface PutReply {
+  settings: Record<string, unknown>;
+  applies: 'next-session' | 'now';
+  session: string | null;
+  note?: string;
+}
+
+/** What a `.dic` text says of itself, in one line: its build and how many names it holds. */
+export function dictionarySummary(text: string): string {
+  const build = /^-t(\d{6}_\d{6})$/m.exec(text)?.[1];
+  const names = text.split('\n').filter((l) => /^(0x[0-9A-Fa-f]+|\d{8} 0x[0-9A-Fa-f]+) /.test(l)).length;
+  return `qspy .dic file: ${names} names${build ? `, build ${build}` : ''}`;
+}
+
+/** A settings value as the table shows it (a .dic text as its summary). */
+function shown(name: string, value: unknown): string {
+  if (name === 'dictionaries' && typeof value === 'string') return dictionarySummary(value);
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+function changed(previous: Record<string, unknown>, next: Record<string, unknown>): string {
+  const names = new Set([...Object.keys(previous), ...Object.keys(next)]);
+  const parts: string[] = [];
+  for (const name of names) {
+    const before = previous[name];
+    const after = next[name];
+    if (JSON.stringify(before) === JSON.stringify(after)) continue;
+    if (after === undefined) parts.push(`${name} removed`);
+    else parts.push(`${name} = ${shown(name, after)}`);
+  }
+  return parts.join('; ') || 'no change';
+}
+
+/**
+ * The link's settings: the document with who changed it when, a form to change one setting
+ * (control scope), and for QS links the qspy `.dic` file: give the link one, or save the
+ * dictionaries of its latest session as one.
+ */
+export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void {
+  const base = `/api/v1/links/${link.id}/settings`;
+  const table = h('table', { class: 'kv', id: 'settings-table' });
+  const historyBody = h('tbody', {});
+  const history = h(
+    'table',
+    { class: 'fleet', id: 'settings-history' },
+    h('thead', {}, h('tr', {}, ...['when', 'who', 'via', 'applies', 'change'].map((t) => h('th', {}, t)))),
+    historyBody,
+  );
+  const problem = h('p', { class: 'problem', id: 'settings-problem', hidden: true });
+  const done = h('p', { class: 'status', id: 'settings-done', hidden: true });
+  const name = h('input', { name: 'name', placeholder: 'setting, e.g. objPtrSize', size: 18 });
+  const value = h('input', { name: 'value', placeholder: 'value (empty: remove)', size: 18 });
+  const applyNow = h('input', { type: 'checkbox', name: 'now' });
+  const form = h(
+    'form',
+    { id: 'settings-form', class: 'inline' },
+    name,
+    ' = ',
+    value,
+    h(
+      'label',
+      { title: 'The gateway ends the session and starts a new one, so the decoder takes the change at once' },
+      applyNow,
+      ' apply now',
+    ),
+    h('button', { type: 'submit' }, 'Change'),
+  );
+  const dicInput = h('input', { type: 'file', accept: '.dic', id: 'dic-file' });
+  const dicSave = h('button', { type: 'button', id: 'dic-save' }, "Save latest session's names as .dic");
+  const dicRow = h('p', { class: 'dic' }, h('label', {}, 'Give the link a qspy .dic file: ', dicInput), ' ', dicSave);
+  root.append(
+    h(
+      'section',
+      { class: 'link-settings', id: 'link-settings' },
+      h('h3', {}, 'Settings'),
+      table,
+      form,
+      link.protocol === 'qs' ? dicRow : '',
+      problem,
+      done,
+      h('h4', {}, 'Changes, newest first'),
+      history,
+    ),
+  );
+
+  let current: Record<string, unknown> = {};
+  const show = (reply: SettingsReply) => {
+    current = reply.settings;
+    const entries = Object.entries(reply.settings);
+    table.replaceChildren(
+      ...(entries.length === 0
+        ? [h('tr', {}, h('td', {}, 'No settings: every value is the decoder default.'))]
+        : entries.map(([k, v]) => h('tr', { 'data-key': k }, h('th', {}, k), h('td', {}, shown(k, v))))),
+    );
+    historyBody.replaceChildren(
+      ...(reply.history.length === 0
+        ? [h('tr', {}, h('td', { colspan: '5' }, 'Never changed.'))]
+        : reply.history.map((c) =>
+            h(
+              'tr',
+              {},
+              h('td', { class: 'num' }, c.at.replace('T', ' ').slice(0, 19)),
+              h('td', {}, c.by),
+              h('td', {}, c.via),
+              h('td', {}, c.applies === 'now' ? 'at once' : 'next session'),
+              h('td', {}, changed(c.previous, c.settings)),
+            ),
+          )),
+    );
+  };
+  const say = (text: string, isProblem: boolean) => {
+    problem.hidden = !isProblem;
+    done.hidden = isProblem;
+    (isProblem ? problem : done).textContent = text;
+  };
+  const load = async () => show(await getJson<SettingsReply>(`/links/${link.id}/settings`));
+
+  async function put(settings: Record<string, unknown>, now: boolean): Promise<void> {
+    const res = await fetch(base, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ settings, apply: now ? 'now' : 'next-session', via: 'dashboard' }),
+    });
+    const body = (await res.json()) as PutReply & { detail?: string };
+    if (!res.ok) {
+      say(
+        res.status === 403
+          ? 'Changing settings needs a token with the control scope.'
+          : (body.detail ?? `HTTP ${res.status}`),
+        true,
+      );
+      return;
+    }
+    say(
+      body.note ??
+        (body.applies === 'now' ? `Applied: new session ${body.session}.` : 'Saved: applies from the next session.'),
+      false,
+    );
+    await load();
+  }
+
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const key = name.value.trim();
+    if (key === '') return say('Name the setting to change.', true);
+    const next: Record<string, unknown> = { ...current };
+    const text = value.value.trim();
+    if (text === '') delete next[key];
+    else
+      next[key] = /^-?\d+$/.test(text)
+        ? Number(text)
+        : text.includes(',')
+          ? text.split(',').map((v) => v.trim())
+          : text;
+    await put(next, applyNow.checked);
+  });
+  dicInput.addEventListener('change', async () => {
+    const file = dicInput.files?.[0];
+    if (!file) return;
+    // qspy writes Latin-1: read the bytes as such, so the names arrive as they are in the file.
+    const text = new TextDecoder('latin1').decode(await file.arrayBuffer());
+    await put({ ...current, dictionaries: text }, false);
+    dicInput.value = '';
+  });
+  dicSave.addEventListener('click', async () => {
+    try {
+      const sessions = await getJson<{ sessions: Array<{ id: string }> }>(
+        `/sessions?rig=${encodeURIComponent(link.rig)}&link=${encodeURIComponent(link.name)}&limit=1`,
+      );
+      const latest = sessions.sessions[0];
+      if (!latest) return say('The link has no stored session yet.', true);
+      const res = await fetch(`/api/v1/sessions/${encodeURIComponent(latest.id)}/dictionaries.dic`, {
+        headers: { authorization: `Bearer ${token()}` },
+      });
+      if (!res.ok) return say(`The .dic file could not be made (HTTP ${res.status}).`, true);
+      const url = URL.createObjectURL(await res.blob());
+      const a = h('a', { href: url, download: `${latest.id}.dic` });
+      a.click();
+      URL.revokeObjectURL(url);
+      say(`Saved the names of session ${latest.id}.`, false);
+    } catch (e) {
+      say(e instanceof ApiError ? e.message : (e as Error).message, true);
+    }
+  });
+  void load().catch((e: Error) => say(e.message, true));
+}
