@@ -14,6 +14,7 @@ const packages = [
   'db',
   'service-kit',
   'decoder-service',
+  'decoders',
   'qspy-frontend',
 ];
 const apps = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api', 'cli'];

@@ -16,6 +16,7 @@ export function testApiSettings(overrides: Partial<ApiSettings> = {}): ApiSettin
     controlTimeoutMs: 300,
     statementTimeoutMs: 20_000,
     heavyQueries: 4,
+    scanLimitBytes: 2_000_000_000,
     ...overrides,
   };
 }

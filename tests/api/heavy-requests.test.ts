@@ -90,4 +90,27 @@ describe('heavy requests', () => {
     expect(answered.statusCode).toBe(200);
     expect(answered.json().records).toHaveLength(50);
   });
+
+  it('answers a search that would read more than the scan limit with a 422 asking for a narrower query', async () => {
+    // The same api with a limit of 1 kB of records a page; dpp_qv's session holds more.
+    const narrow = await buildApp({ db, bus, settings: testApiSettings({ scanLimitBytes: 1_000 }) });
+    try {
+      const res = await narrow.inject({
+        method: 'GET',
+        url: '/api/v1/records?text=no-such-text&limit=10',
+        headers: auth,
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.json().detail).toMatch(
+        /would scan more than 1 kB of records .*: narrow the time range or add a rig, link or session filter/,
+      );
+      // What a page read is said with every page.
+      const ok = await app.inject({ method: 'GET', url: '/api/v1/records?text=no-such-text&limit=10', headers: auth });
+      expect(ok.statusCode).toBe(200);
+      expect(Number(ok.headers['x-tracehub-scanned-bytes'])).toBeGreaterThan(1_000);
+    } finally {
+      await narrow.close();
+    }
+  });
 });

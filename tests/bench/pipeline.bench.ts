@@ -18,6 +18,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { connectBus, removeTopology } from '@tracehub/bus';
+import { createDb, sessionRecordsPage } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 import pg from 'pg';
 
@@ -223,8 +224,17 @@ async function main(): Promise<void> {
         .map(([name, us]) => `${name} ${us.toFixed(2)} µs`)
         .join(', ')}\n`,
     );
-    // Postgres bytes per record: every relation of the records and the link's bytes (heap,
-    // indexes, TOAST), once the session's link bytes are all stored too.
+    // Postgres bytes per record: every relation of the record blocks and the link's bytes (heap,
+    // indexes, TOAST), once the session's link bytes are all stored too and storage has merged
+    // the small blocks of its last batches (as it does every few seconds for settled blocks).
+    for (let i = 0; i < 600; i++) {
+      const { rows } = await db.query(
+        'select count(*)::int as n from record_blocks where session = $1 and record_count < 1000',
+        [session],
+      );
+      if (rows[0].n <= 1) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
     for (let i = 0; i < 600; i++) {
       const { rows } = await db.query(
         `select coalesce((select s.link_chunks = b.last_chunk + 1 from sessions s join link_chunks b on b.session = s.id and b.eos where s.id = $1 limit 1), false) as done`,
@@ -236,7 +246,7 @@ async function main(): Promise<void> {
     const { rows: sizes } = await db.query(`
       select p.relname as parent, sum(pg_total_relation_size(c.oid))::bigint::text as bytes
       from pg_inherits i join pg_class c on c.oid = i.inhrelid join pg_class p on p.oid = i.inhparent
-      where p.relname in ('records', 'link_chunks') group by p.relname
+      where p.relname in ('record_blocks', 'link_chunks') group by p.relname
       union all
       select relname, pg_total_relation_size(oid)::bigint::text from pg_class where relname in ('sessions', 'dictionaries') and relkind = 'r'`);
     const disk = Object.fromEntries(sizes.map((r) => [r.parent as string, Number(r.bytes)]));
@@ -265,6 +275,7 @@ async function main(): Promise<void> {
       `select id from sessions where link = 'uart0' order by started_at desc limit 1`,
     );
     const latencies: number[] = [];
+    const reader = createDb(dbUrl.toString(), { maxConnections: 2, applicationName: 'bench-reader' });
     let lastSeq = -1;
     let polling = true;
     let session2 = latest[0]?.id === session ? '' : (latest[0]?.id ?? '');
@@ -277,14 +288,12 @@ async function main(): Promise<void> {
           );
           session2 = rows[0]?.id ?? '';
         } else {
-          const { rows } = await db.query(
-            'select seq::int as seq, host_ns::text as ns from records where session = $1 and seq > $2 order by seq',
-            [session2, lastSeq],
-          );
+          // Read as a query reads them: the session's blocks, decoded.
+          const rows = await sessionRecordsPage(reader, session2, lastSeq, 1_000_000);
           const nowNs = BigInt(Date.now()) * 1_000_000n;
           for (const r of rows) {
-            latencies.push(Number(nowNs - BigInt(r.ns)) / 1e6);
-            lastSeq = r.seq;
+            latencies.push(Number(nowNs - r.host_ns) / 1e6);
+            lastSeq = Number(r.seq);
           }
         }
         await new Promise((r) => setTimeout(r, 10));
@@ -302,6 +311,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 3000));
     polling = false;
     await poller;
+    await reader.destroy();
     latencies.sort((a, b) => a - b);
     process.stdout.write(
       `latency at ${offeredRate} records/s offered (${latencies.length} records): ` +

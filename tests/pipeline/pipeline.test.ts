@@ -70,8 +70,8 @@ const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TR
 /** How many records of a link are stored so far. */
 async function storedOnLink(link: string): Promise<number> {
   const row = await db
-    .selectFrom('records')
-    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .selectFrom('record_blocks')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('record_count'), eb.lit(0)).as('n'))
     .where('link', '=', link)
     .executeTakeFirstOrThrow();
   return Number(row.n);
@@ -232,7 +232,7 @@ describe('several links at once', () => {
       ).toBe(true);
     }
     const perLink = await db
-      .selectFrom('records')
+      .selectFrom('record_blocks')
       .select(['link', 'session'])
       .where('rig', '=', 'rigM')
       .groupBy(['link', 'session'])

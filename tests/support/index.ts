@@ -69,7 +69,8 @@ function adminUrl(): string {
 
 /** Absolute path of the repository root. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-export { freePort, natsServerBinary, PrivateNats, waitForPort } from './private-nats.js';
+export { freePort, natsServerBinary, PrivateNats, PrivateNatsCluster, waitForPort } from './private-nats.js';
+export { PrivatePostgres } from './private-postgres.js';
 export { CuttableTcpProxy } from './tcp-proxy.js';
 
 /** Polls `check` every 100 ms until it is true; throws after `timeoutMs`, naming `what`. */

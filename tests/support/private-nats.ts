@@ -60,6 +60,52 @@ export class PrivateNats {
   }
 }
 
+/**
+ * A JetStream cluster of `size` private `nats-server` processes on this machine (their own
+ * ports and store dirs, routes between them), for tests that kill nodes. `url` lists every
+ * node, as services are given it.
+ */
+export class PrivateNatsCluster {
+  private constructor(readonly nodes: PrivateNats[]) {}
+
+  static async start(size = 3): Promise<PrivateNatsCluster> {
+    const name = `th${process.pid}${Date.now().toString(36)}`;
+    const clusterPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
+    const routes = clusterPorts.map((p) => `nats://127.0.0.1:${p}`).join(',');
+    const nodes = await Promise.all(
+      clusterPorts.map((port, i) =>
+        PrivateNats.start([
+          '-n',
+          `${name}-${i + 1}`,
+          '--cluster_name',
+          name,
+          '--cluster',
+          `nats://127.0.0.1:${port}`,
+          '--routes',
+          routes,
+        ]),
+      ),
+    );
+    return new PrivateNatsCluster(nodes);
+  }
+
+  get url(): string {
+    return this.nodes.map((n) => n.url).join(',');
+  }
+
+  /** The node named `name` (`<cluster>-<n>`, as JetStream reports a stream's leader). */
+  node(name: string): PrivateNats {
+    const n = Number(name.slice(name.lastIndexOf('-') + 1));
+    const node = this.nodes[n - 1];
+    if (!node) throw new Error(`no node ${name} in this cluster`);
+    return node;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.nodes.map((n) => n.stop()));
+  }
+}
+
 export function natsServerBinary(): string {
   const candidates = [
     process.env.NATS_SERVER_BIN,

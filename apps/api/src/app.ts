@@ -139,7 +139,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(fleetRoutes, { db, hub });
         await api.register(historyRoutes, { db });
         await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
-        await api.register(recordRoutes, { db, maxPageSize: settings.maxPageSize });
+        await api.register(recordRoutes, {
+          db,
+          maxPageSize: settings.maxPageSize,
+          scanLimitBytes: settings.scanLimitBytes,
+        });
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

@@ -54,6 +54,13 @@ export const ApiConfigSchema = Type.Object({
     default: 4,
     description: 'record queries, exports, timelines and sequence diagrams served at once, 1 to 256',
   }),
+  API_SCAN_LIMIT_MB: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 2000,
+    description:
+      'MB of records (uncompressed) one records page may read after pruning blocks by their summaries; a page that needs more is answered 422, asking for a narrower query',
+  }),
   DASHBOARD_DIR: Type.String({
     default: '',
     description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
@@ -82,6 +89,8 @@ export interface ApiSettings {
   statementTimeoutMs: number;
   /** Heavy requests (record queries, exports, timelines, sequence diagrams) served at once; more get a 503. */
   heavyQueries: number;
+  /** Record bytes one records page may read before it is refused as too broad. */
+  scanLimitBytes: number;
   /** Serve HTTPS with this certificate chain and key (PEM files); undefined: HTTP. */
   tls?: { certFile: string; keyFile: string };
   /** Built dashboard to serve at `/`; undefined: none. */
@@ -126,6 +135,7 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
     controlTimeoutMs: config.API_CONTROL_TIMEOUT_MS,
     statementTimeoutMs: config.API_STATEMENT_TIMEOUT_MS,
     heavyQueries: config.API_HEAVY_QUERIES,
+    scanLimitBytes: config.API_SCAN_LIMIT_MB * 1_000_000,
     dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
     palmTrace: palmTraceSettingsFrom(config),
   };

@@ -4,6 +4,7 @@ import { registerDict } from './commands/dict.js';
 import { registerExport } from './commands/export.js';
 import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
+import { registerRedecode } from './commands/redecode.js';
 import { registerReplay } from './commands/replay.js';
 import { registerTail } from './commands/tail.js';
 
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
   registerReplay(program);
   registerRecords(program);
   registerExport(program);
+  registerRedecode(program);
   registerDict(program);
   registerTail(program);
   registerLink(program);

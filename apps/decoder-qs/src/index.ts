@@ -1,1 +1,1 @@
-export { qsDecoderFactory, qsOptionsFrom } from './qs-decoder-factory.js';
+export { qsDecoderFactory, qsOptionsFrom } from '@tracehub/decoders';

@@ -1,1 +1,1 @@
-export { stpDecoderFactory, stpOptionsFrom } from './stp-decoder-factory.js';
+export { stpDecoderFactory, stpOptionsFrom } from '@tracehub/decoders';

@@ -12,7 +12,8 @@ export const GatewayConfigSchema = Type.Object({
   GATEWAY_BUFFER_BYTES: Type.Integer({
     minimum: 64 * 1024,
     default: 64 * 1024 * 1024,
-    description: 'bytes held per link while NATS is away (then the oldest are dropped), at least 65536',
+    description:
+      'bytes held per link while NATS is away or the raw stream is full (then the oldest are dropped and reported in th-lost), at least 65536',
   }),
   GATEWAY_CHUNK_BYTES: Type.Integer({
     minimum: 256,

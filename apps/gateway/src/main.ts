@@ -1,8 +1,8 @@
 // Process entry point of the gateway: one runService call; the work lives in gateway.ts.
-import { connectBus, ensureTopology } from '@tracehub/bus';
+import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
 import { createLinkSource, Gateway, LINK_ADDRESS_FORMS, parseLinkSpecs } from '@tracehub/link';
 import { takeFrontEndOption } from '@tracehub/qspy-frontend';
-import { natsConnectionFrom, runService, streamLimitsFrom } from '@tracehub/service-kit';
+import { natsConnectionFrom, runService, streamLevelMetrics, streamLimitsFrom } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 
@@ -58,7 +58,7 @@ await runService({
     });
     metrics.counter({
       name: 'gateway_bytes_dropped_total',
-      help: 'bytes dropped because NATS was away longer than the buffer lasts',
+      help: 'bytes dropped (oldest first, reported in th-lost) because NATS was away or the raw stream full longer than the buffer lasts',
       labelNames: labels,
       collect() {
         for (const g of gateways) this.inc(labelsOf(g), countUp('dropped', g, g.publisher.stats.bytesDropped));
@@ -72,6 +72,32 @@ await runService({
         for (const g of gateways) this.set(labelsOf(g), g.publisher.stats.queuedBytes);
       },
     });
+    metrics.counter({
+      name: 'gateway_publish_refused_total',
+      help: 'raw chunk publishes refused because the raw stream was full (decoders or storage behind)',
+      labelNames: labels,
+      collect() {
+        for (const g of gateways)
+          this.inc(labelsOf(g), countUp('publish-refused', g, g.publisher.stats.publishRefused));
+      },
+    });
+    metrics.counter({
+      name: 'gateway_publish_failures_total',
+      help: 'raw chunk publishes that failed because NATS did not answer',
+      labelNames: labels,
+      collect() {
+        for (const g of gateways)
+          this.inc(labelsOf(g), countUp('publish-failed', g, g.publisher.stats.publishFailures));
+      },
+    });
+    metrics.gauge({
+      name: 'gateway_links_buffering',
+      help: 'links whose chunks are being refused or failing, so that they buffer (and past the buffer, drop)',
+      collect() {
+        this.set(gateways.filter((g) => g.publisher.stats.holding).length);
+      },
+    });
+    streamLevelMetrics(metrics, () => streamFill(bus));
     metrics.counter({
       name: 'gateway_connections_not_taken_total',
       help: 'tcp-listen connections refused, replaced by a newer one, or closed for sending nothing',

@@ -1,4 +1,3 @@
-import { TEXT_INDEX_MODES } from '@tracehub/db';
 import {
   busPrefixSetting,
   databaseUrlSetting,
@@ -56,14 +55,19 @@ export const StorageConfigSchema = Type.Object({
     description:
       'days of history kept (records and link bytes), applied by dropping whole daily partitions; 0 keeps everything',
   }),
-  TRACEHUB_TEXT_INDEX: Type.Union(
-    TEXT_INDEX_MODES.map((m) => Type.Literal(m)),
-    {
-      default: 'closed',
-      description:
-        "how records.text is indexed for search: 'live' (every partition, at insert: slower ingest), 'closed' (a day once it is over), 'off'",
-    },
-  ),
+  STORAGE_COMPACT_RECORDS: Type.Integer({
+    minimum: 100,
+    maximum: 50_000,
+    default: 2000,
+    description:
+      'records per block that compaction merges small blocks up to (a slow link writes small blocks; merged, they take less room)',
+  }),
+  STORAGE_COMPACT_INTERVAL_MS: Type.Integer({
+    minimum: 0,
+    maximum: 3_600_000,
+    default: 5000,
+    description: 'how often storage merges settled small record blocks, ms; 0 never',
+  }),
   STORAGE_PARTITION_DAYS_AHEAD: Type.Integer({
     minimum: 1,
     maximum: 365,

@@ -1,6 +1,12 @@
-import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import { type Bus, readRawChunkMeta } from '@tracehub/bus';
-import { type Database, insertLinkChunks, type LinkChunk, type SessionLinkChunks } from '@tracehub/db';
+import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
+import { type Bus, ensureDurable, readRawChunkMeta, storageRawConsumerConfig } from '@tracehub/bus';
+import {
+  type Database,
+  insertLinkChunks,
+  type LinkChunk,
+  type SessionLinkChunks,
+  setSessionLinkSettings,
+} from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { compareText, isDataError, LinkRegistry, type SessionPlace } from './link-registry.js';
 
@@ -20,12 +26,12 @@ export interface LinkBytesStoreOptions {
   onBatch?: (info: { chunks: number; stored: number; bytes: number; ms: number; attempts: number }) => void;
 }
 
-const ns = (ms: number) => ms * 1_000_000;
-
 interface HeldChunk {
   msg: JsMsg;
   place: SessionPlace;
   chunk: LinkChunk;
+  /** Link settings the gateway sent with the chunk (`th-settings`). */
+  settings?: Record<string, unknown>;
 }
 
 /**
@@ -43,6 +49,8 @@ export class LinkBytesStore {
   private writing: Promise<void> = Promise.resolve();
   private loop: Promise<void> | undefined;
   private readonly registry = new LinkRegistry();
+  /** Sessions whose gateway settings this process stored (bounded as the registry is). */
+  private readonly settingsKept = new Set<string>();
   readonly stats = { batches: 0, chunks: 0, stored: 0, bytes: 0, failures: 0 };
 
   constructor(private readonly options: LinkBytesStoreOptions) {}
@@ -53,20 +61,13 @@ export class LinkBytesStore {
 
   async start(): Promise<void> {
     const { bus } = this.options;
-    const config = {
-      durable_name: bus.names.storageRawConsumer,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: ns(this.options.ackWaitMs ?? 30_000),
-      max_ack_pending: this.options.maxInFlight ?? 1024,
-      max_deliver: -1,
-    };
-    await bus.jsm.consumers.add(bus.names.rawStream, config).catch(async (err: unknown) => {
-      const existing = await bus.jsm.consumers.info(bus.names.rawStream, config.durable_name).catch(() => undefined);
-      if (!existing) throw err;
-      const { ack_wait, max_ack_pending } = config;
-      await bus.jsm.consumers.update(bus.names.rawStream, config.durable_name, { ack_wait, max_ack_pending });
-    });
+    // A copy started with other settings updates the shared consumer.
+    await ensureDurable(
+      bus,
+      bus.names.rawStream,
+      storageRawConsumerConfig(bus, { ackWaitMs: this.options.ackWaitMs, maxAckPending: this.options.maxInFlight }),
+      'update',
+    );
     const consumer = await bus.js.consumers.get(bus.names.rawStream, bus.names.storageRawConsumer);
     this.messages = await consumer.consume({ max_messages: 256 });
     const loop = async () => {
@@ -106,6 +107,7 @@ export class LinkBytesStore {
       };
       if (meta.pauseNs !== undefined) chunk.pauseNs = meta.pauseNs;
       held = { msg, chunk, place: { ...place, session: meta.session, hostNs: meta.recvNs.toString() } };
+      if (meta.settings) held.settings = meta.settings;
     } catch (err) {
       this.options.log?.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable raw chunk dropped');
       msg.term();
@@ -187,16 +189,31 @@ export class LinkBytesStore {
   }
 
   private async write(batch: HeldChunk[]) {
-    const bySession = new Map<string, { place: SessionPlace; chunks: LinkChunk[] }>();
+    const bySession = new Map<
+      string,
+      { place: SessionPlace; chunks: LinkChunk[]; settings: Record<string, unknown> | undefined }
+    >();
     for (const held of batch) {
       let group = bySession.get(held.place.session);
-      if (!group) bySession.set(held.place.session, (group = { place: held.place, chunks: [] }));
+      if (!group) bySession.set(held.place.session, (group = { place: held.place, chunks: [], settings: undefined }));
       group.chunks.push(held.chunk);
+      group.settings ??= held.settings;
     }
     const sessions = [...bySession.keys()].sort(compareText);
     const newlyKnown: Array<() => void> = [];
     const result = await this.options.db.transaction().execute(async (trx) => {
-      for (const session of sessions) newlyKnown.push(await this.registry.ensure(trx, bySession.get(session)!.place));
+      for (const session of sessions) {
+        const group = bySession.get(session)!;
+        newlyKnown.push(await this.registry.ensure(trx, group.place));
+        // Kept with the bytes: a re-decode lays them over the link's settings as the decoder did.
+        if (group.settings && !this.settingsKept.has(session)) {
+          await setSessionLinkSettings(trx, session, group.settings);
+          newlyKnown.push(() => {
+            if (this.settingsKept.size >= 10_000) this.settingsKept.clear();
+            this.settingsKept.add(session);
+          });
+        }
+      }
       const groups: SessionLinkChunks[] = sessions.map((session) => ({
         session,
         chunks: bySession.get(session)!.chunks,

@@ -1,7 +1,7 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
-import { connectBus, ensureTopology } from '@tracehub/bus';
-import { applyRetention, connectDb, ensurePartitions, ensureTextIndexes, migrateToLatest } from '@tracehub/db';
-import { natsConnectionFrom, runService, streamLimitsFrom } from '@tracehub/service-kit';
+import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
+import { applyRetention, compactRecordBlocks, connectDb, ensurePartitions, migrateToLatest } from '@tracehub/db';
+import { natsConnectionFrom, runService, streamLevelMetrics, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { LinkBytesStore } from './link-bytes-store.js';
 import { RecordStore } from './record-store.js';
@@ -20,11 +20,6 @@ await runService({
     onClose(() => bus.close());
     const partitionsAhead = () =>
       ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });
-    // Text indexes are built off the insert path, by whichever storage gets there first.
-    const textIndexes = () =>
-      ensureTextIndexes(db, { mode: config.TRACEHUB_TEXT_INDEX })
-        .then((built) => built.length > 0 && logger.info({ partitions: built }, 'text indexes built'))
-        .catch((err) => logger.warn({ err }, 'could not build text indexes; will try again'));
     // Retention drops whole days (records and link bytes), never rows.
     const retention = async () => {
       if (config.STORAGE_RETENTION_DAYS === 0) return;
@@ -39,6 +34,7 @@ await runService({
     await retention();
     await ensureTopology(bus, streamLimitsFrom(config));
     await partitionsAhead();
+    streamLevelMetrics(metrics, () => streamFill(bus));
     const records = metrics.counter({ name: 'storage_records_total', help: 'records taken from the bus' });
     const inserted = metrics.counter({ name: 'storage_records_inserted_total', help: 'records that were new' });
     const batchSize = metrics.histogram({
@@ -109,19 +105,38 @@ await runService({
     });
     await store.start();
     await linkStore.start();
-    void textIndexes();
-    // Partitions are made ahead and closed days indexed every ten minutes.
+    // Partitions are made ahead and retention applied every ten minutes.
     const partitionTimer = setInterval(() => {
       partitionsAhead()
         .then(retention)
-        .then(textIndexes)
         .catch((err) => logger.warn({ err }, 'could not create partitions ahead or apply retention'));
     }, 600_000);
     partitionTimer.unref();
+    // Small blocks (a slow link, a short batch) are merged once they have settled.
+    const compacted = metrics.counter({
+      name: 'storage_blocks_compacted_total',
+      help: 'small record blocks merged into larger ones',
+    });
+    let compacting = false;
+    const compactTimer =
+      config.STORAGE_COMPACT_INTERVAL_MS > 0
+        ? setInterval(() => {
+            if (compacting) return;
+            compacting = true;
+            compactRecordBlocks(db, { targetRecords: config.STORAGE_COMPACT_RECORDS })
+              .then((r) => compacted.inc(r.blocksBefore))
+              .catch((err) => logger.warn({ err }, 'could not compact record blocks; will try again'))
+              .finally(() => {
+                compacting = false;
+              });
+          }, config.STORAGE_COMPACT_INTERVAL_MS)
+        : undefined;
+    compactTimer?.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());
     return {
       stop: async () => {
         clearInterval(partitionTimer);
+        if (compactTimer) clearInterval(compactTimer);
         await Promise.all([store.stop(), linkStore.stop()]);
       },
     };

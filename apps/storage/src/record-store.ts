@@ -6,12 +6,15 @@ import {
   type RecordBatchMeta,
   readRecordMessage,
 } from '@tracehub/bus';
+import type { TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCounts,
+  BadRecordsError,
   type Database,
-  insertRecordsJson,
   markSessionEnded,
+  type SessionRecords,
   setSessionRecordTotal,
+  storeRecords,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { compareText, hostDate, isDataError, LinkRegistry } from './link-registry.js';
@@ -232,7 +235,7 @@ export class RecordStore {
         } catch (err) {
           if (isDataError(err)) {
             item.dropped = true;
-            this.drop(item.msg, err, 'record batch refused by Postgres dropped');
+            this.drop(item.msg, err, 'record batch refused as data dropped');
             break;
           }
           this.stats.failures++;
@@ -245,13 +248,27 @@ export class RecordStore {
 
   /** Writes the messages in one transaction; returns how many records were new. */
   private async write(items: StoredMessage[]): Promise<number> {
-    const bySession = new Map<string, { first: RecordBatchMeta; ends: RecordBatchMeta[] }>();
-    const parts: Uint8Array[] = [];
-    for (const { meta, json } of items) {
+    const bySession = new Map<string, { first: RecordBatchMeta; ends: RecordBatchMeta[]; items: StoredMessage[] }>();
+    for (const item of items) {
+      const { meta } = item;
       let group = bySession.get(meta.session);
-      if (!group) bySession.set(meta.session, (group = { first: meta, ends: [] }));
+      if (!group) bySession.set(meta.session, (group = { first: meta, ends: [], items: [] }));
       if (meta.eos) group.ends.push(meta);
-      if (json.length > 0) parts.push(parts.length === 0 ? OPEN : COMMA, json);
+      if (item.json.length > 0) group.items.push(item);
+    }
+    // A session's records go to storeRecords as the messages carried them: with the summaries
+    // their decoder made, they are stored without being parsed here.
+    const batch: SessionRecords[] = [];
+    for (const [session, group] of bySession) {
+      if (group.items.length === 0) continue;
+      const { protocol, rig, link } = group.first;
+      const place = { session, protocol, rig, link };
+      if (group.items.every((item) => usableSummary(item.meta))) {
+        const pieces = group.items.map((item) => ({ json: item.json, summary: item.meta.summary! }));
+        batch.push({ session, place, pieces: pieces.sort((a, b) => a.summary.firstSeq - b.summary.firstSeq) });
+      } else {
+        batch.push({ session, records: group.items.flatMap((item) => parseRecords(item.json)) });
+      }
     }
     const newlyKnown: Array<() => void> = [];
     const inserted = await this.options.db.transaction().execute(async (trx) => {
@@ -259,11 +276,10 @@ export class RecordStore {
       const sessions = [...bySession.keys()].sort(compareText);
       for (const session of sessions) newlyKnown.push(await this.registry.ensure(trx, bySession.get(session)!.first));
       let total = 0;
-      if (parts.length > 0) {
-        parts.push(CLOSE);
-        const result = await insertRecordsJson(trx, Buffer.concat(parts));
+      if (batch.length > 0) {
+        const result = await storeRecords(trx, batch);
         total = result.inserted;
-        for (const summary of result.sessions.sort((a, b) => compareText(a.session, b.session))) {
+        for (const summary of result.sessions) {
           if (summary.counts.records > 0) await addSessionCounts(trx, summary.session, summary.counts);
           const group = bySession.get(summary.session);
           if (summary.targetInfo && group) await this.registry.ensure(trx, group.first, summary.targetInfo);
@@ -282,6 +298,35 @@ export class RecordStore {
   }
 }
 
+/** A message's records (the inside of its JSON array), parsed; JSON that is not records is refused as data. */
+function parseRecords(json: Uint8Array): TraceRecord[] {
+  let records: unknown;
+  try {
+    records = JSON.parse(`[${Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')}]`);
+  } catch (err) {
+    throw new BadRecordsError('22P02', `a record batch is not JSON: ${(err as Error).message}`);
+  }
+  return records as TraceRecord[];
+}
+
+/** A summary that can stand for the message's records: one per record counted, its seq range sound. */
+function usableSummary(meta: RecordBatchMeta): boolean {
+  const s = meta.summary;
+  return (
+    s !== undefined &&
+    s.recordCount === meta.recordCount &&
+    Number.isInteger(s.firstSeq) &&
+    Number.isInteger(s.lastSeq) &&
+    s.lastSeq - s.firstSeq + 1 >= s.recordCount &&
+    typeof s.minHostNs === 'string' &&
+    /^[0-9]{1,20}$/.test(s.minHostNs) &&
+    typeof s.maxHostNs === 'string' &&
+    /^[0-9]{1,20}$/.test(s.maxHostNs) &&
+    Array.isArray(s.names) &&
+    Array.isArray(s.dictionary)
+  );
+}
+
 /** One message being stored: its envelope, and its records as JSON without the brackets. */
 interface StoredMessage {
   msg: JsMsg;
@@ -290,8 +335,3 @@ interface StoredMessage {
   /** Refused by Postgres as data: terminated, never acked. */
   dropped: boolean;
 }
-
-const encoder = new TextEncoder();
-const OPEN = encoder.encode('[');
-const COMMA = encoder.encode(',');
-const CLOSE = encoder.encode(']');

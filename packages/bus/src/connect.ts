@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type ConnectionOptions, connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
 import { type BusNames, busNames } from '@tracehub/contracts';
+import { isJetStreamNotReady } from './topology.js';
 
 export interface BusOptions {
   /**
@@ -19,6 +20,8 @@ export interface BusOptions {
   prefix?: string;
   /** How long the first connection may take, ms. */
   timeoutMs?: number;
+  /** How long to wait for JetStream to answer (a cluster electing its leader), ms; default 30 000. */
+  jetStreamReadyMs?: number;
 }
 
 /** One connection to NATS with its JetStream client and the names of this installation. */
@@ -63,14 +66,23 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       `cannot connect to NATS at ${shownUrl}: ${describe(err)}; check NATS_URL (and NATS_CREDS, NATS_TLS_* where the server asks for them) and that nats-server is running with JetStream (-js)`,
     );
   }
-  let jsm: JetStreamManager;
-  try {
-    jsm = await jetstreamManager(nc, { timeout: options.timeoutMs ?? 5000 });
-  } catch (err) {
-    await nc.close().catch(() => {});
-    throw new BusConnectError(
-      `NATS at ${shownUrl} has no JetStream: ${describe(err)}; start nats-server with -js (JetStream enabled)`,
-    );
+  let jsm: JetStreamManager | undefined;
+  // A JetStream cluster that is still starting has no leader and lets requests time out for a
+  // few seconds: keep asking until `jetStreamReadyMs`; a server without JetStream says so at once.
+  const readyBy = Date.now() + (options.jetStreamReadyMs ?? 30_000);
+  while (!jsm) {
+    try {
+      jsm = await jetstreamManager(nc, { timeout: options.timeoutMs ?? 5000 });
+    } catch (err) {
+      if (isJetStreamNotReady(err) && Date.now() < readyBy) {
+        await new Promise((r) => setTimeout(r, 500));
+        continue;
+      }
+      await nc.close().catch(() => {});
+      throw new BusConnectError(
+        `NATS at ${shownUrl} has no JetStream: ${describe(err)}; start nats-server with -js (JetStream enabled)`,
+      );
+    }
   }
   const js = jetstream(nc, { timeout: 10_000 });
   let closed = false;

@@ -2,6 +2,15 @@ export type { JsMsg } from '@nats-io/jetstream';
 export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
+  type DurableConfig,
+  decoderConsumerConfig,
+  ensureDurable,
+  ensureLinkConsumers,
+  ensureRecordConsumers,
+  storageRawConsumerConfig,
+  storageRecordConsumerConfig,
+} from './consumers.js';
+export {
   type ControlAsk,
   type ControlFieldError,
   type ControlHandlers,
@@ -34,6 +43,7 @@ export {
 export {
   BadRecordMessageError,
   ERRORS_HEADER,
+  isCompressedPayload,
   MAX_BATCH_PAYLOAD,
   PART_HEADER,
   PARTS_HEADER,
@@ -44,8 +54,19 @@ export {
   type RecordMessage,
   readRecordBatchMeta,
   readRecordMessage,
+  recordPayloadJson,
   recordsJsonOf,
   SESSION_RECORDS_HEADER,
+  SUMMARY_HEADER,
 } from './record-batches.js';
 export { consumeStorageRecords, type StorageConsumerOptions } from './storage-consumer.js';
-export { defaultTopologyLimits, ensureTopology, removeTopology, type TopologyLimits } from './topology.js';
+export {
+  defaultTopologyLimits,
+  ensureTopology,
+  isStreamFullError,
+  removeTopology,
+  type StreamFill,
+  StreamUpgradeError,
+  streamFill,
+  type TopologyLimits,
+} from './topology.js';

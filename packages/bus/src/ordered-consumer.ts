@@ -1,5 +1,6 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, ReplayPolicy } from '@nats-io/jetstream';
 import type { Bus } from './connect.js';
+import { ensureDurable } from './consumers.js';
 
 const ns = (ms: number) => ms * 1_000_000;
 
@@ -28,16 +29,22 @@ export interface OrderedConsumerHandle {
  * chunks in order across worker crashes.
  */
 export async function ensureOrderedConsumer(bus: Bus, options: OrderedConsumerOptions): Promise<void> {
-  await bus.jsm.consumers.add(options.stream, {
-    durable_name: options.durable,
-    filter_subject: options.filterSubject,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    replay_policy: ReplayPolicy.Instant,
-    max_ack_pending: 1,
-    ack_wait: ns(options.ackWaitMs ?? 5000),
-    max_deliver: -1,
-  });
+  // The gateway may have made it first, with the default ack wait: this one's settings win.
+  await ensureDurable(
+    bus,
+    options.stream,
+    {
+      durable_name: options.durable,
+      filter_subject: options.filterSubject,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      replay_policy: ReplayPolicy.Instant,
+      max_ack_pending: 1,
+      ack_wait: ns(options.ackWaitMs ?? 5000),
+      max_deliver: -1,
+    },
+    'update',
+  );
 }
 
 /**

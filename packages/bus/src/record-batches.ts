@@ -1,6 +1,15 @@
+import zlib from 'node:zlib';
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
-import { type BusNames, Headers, msgId, type RecordBatch, type TraceRecord } from '@tracehub/contracts';
+import {
+  type BusNames,
+  Headers,
+  msgId,
+  type RecordBatch,
+  type RecordsSummary,
+  summarizeRecords,
+  type TraceRecord,
+} from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 
 /** Record batches above this size are split into parts so no message nears max_payload (1 MB). */
@@ -14,9 +23,57 @@ export const RECORDS_HEADER = 'th-records';
 export const ERRORS_HEADER = 'th-errors';
 /** On the end-of-session message: how many records the whole session has. */
 export const SESSION_RECORDS_HEADER = 'th-session-records';
+/**
+ * The summary of the message's records (`RecordsSummary` as JSON): what storage keeps beside
+ * a block of them, made where the records are objects already, so storage never parses them.
+ */
+export const SUMMARY_HEADER = 'th-summary';
 
 const encoder = new TextEncoder();
 const textDecoder = new TextDecoder();
+
+interface ZstdZlib {
+  zstdCompressSync(data: Uint8Array, options?: { params?: Record<number, number> }): Buffer;
+  zstdDecompressSync(data: Uint8Array): Buffer;
+  constants: Record<string, number>;
+}
+/** Node's zstd (22.15 and later), when this Node has it. */
+const zstd =
+  typeof (zlib as unknown as Partial<ZstdZlib>).zstdCompressSync === 'function'
+    ? (zlib as unknown as ZstdZlib)
+    : undefined;
+/**
+ * Record payloads are compressed with zstd level 1 where Node has it: a QS record's ~465 bytes
+ * of JSON become ~30, so JetStream stores, copies and sends a fifteenth of the bytes and its
+ * limits hold fifteen times the records. Payloads under 1 KiB are left as they are.
+ */
+const ZSTD_LEVEL_1 = zstd ? { [zstd.constants.ZSTD_c_compressionLevel]: 1 } : {};
+const COMPRESS_FROM = 1024;
+/** How a compressed payload begins: a zstd frame's magic number (JSON never starts so). */
+const ZSTD_MAGIC = 0xfd2fb528;
+
+/** True when `data` is a zstd frame. */
+export function isCompressedPayload(data: Uint8Array): boolean {
+  return data.length >= 4 && (data[0] | (data[1] << 8) | (data[2] << 16) | (data[3] << 24)) >>> 0 === ZSTD_MAGIC;
+}
+
+/** A record payload as JSON bytes, decompressed when its publisher compressed it. */
+export function recordPayloadJson(data: Uint8Array): Uint8Array {
+  if (!isCompressedPayload(data)) return data;
+  if (!zstd)
+    throw new BadRecordMessageError(
+      `a record message is zstd-compressed and Node ${process.version} has no zstd: use Node 22.15 or later`,
+    );
+  try {
+    return zstd.zstdDecompressSync(data);
+  } catch (err) {
+    throw new BadRecordMessageError(`a compressed record message does not decompress: ${(err as Error).message}`);
+  }
+}
+
+function compressPayload(json: Uint8Array): Uint8Array {
+  return zstd && json.length >= COMPRESS_FROM ? zstd.zstdCompressSync(json, { params: ZSTD_LEVEL_1 }) : json;
+}
 
 /**
  * Publishes the records decoded from one raw chunk to `rec.<protocol>.<rig>.<link>`, as one
@@ -41,6 +98,7 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
     h.set(PARTS_HEADER, String(parts.length));
     h.set(RECORDS_HEADER, String(parts[i].records));
     h.set(ERRORS_HEADER, String(parts[i].errors));
+    if (parts[i].summary) h.set(SUMMARY_HEADER, JSON.stringify(parts[i].summary));
     if (batch.eos && i === parts.length - 1) {
       h.set(Headers.Eos, '1');
       if (batch.sessionRecordCount !== undefined) h.set(SESSION_RECORDS_HEADER, String(batch.sessionRecordCount));
@@ -55,6 +113,7 @@ interface BatchPart {
   payload: Uint8Array;
   records: number;
   errors: number;
+  summary?: RecordsSummary;
 }
 
 function splitBatch(batch: RecordBatch): BatchPart[] {
@@ -67,12 +126,17 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
   }
   let from = 0;
   return groups.map((json, i) => {
-    let errors = 0;
-    for (let j = from; j < from + counts[i]; j++) if (records[j].kind === 'error') errors++;
+    const part = records.slice(from, from + counts[i]);
     from += counts[i];
+    const summary = part.length > 0 ? summarizeRecords(part) : undefined;
     const eos = batch.eos && i === groups.length - 1;
     const envelope = JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);
-    return { payload: encoder.encode(`${envelope},"records":${json}}`), records: counts[i], errors };
+    return {
+      payload: compressPayload(encoder.encode(`${envelope},"records":${json}}`)),
+      records: counts[i],
+      errors: summary?.errorCount ?? 0,
+      summary,
+    };
   });
 }
 
@@ -97,12 +161,16 @@ function stringifyWithin(records: TraceRecord[], out: string[], counts: number[]
   stringifyWithin(records.slice(half), out, counts);
 }
 
+/** A record message's payload as the batch it holds (decompressed first when it is compressed). */
 export function parseRecordBatch(data: Uint8Array): RecordBatch {
-  return JSON.parse(textDecoder.decode(data)) as RecordBatch;
+  return JSON.parse(textDecoder.decode(recordPayloadJson(data))) as RecordBatch;
 }
 
-/** A record message's envelope (the batch without its records) and how many records it holds. */
-export type RecordBatchMeta = Omit<RecordBatch, 'records'> & { recordCount: number };
+/**
+ * A record message's envelope (the batch without its records), how many records it holds,
+ * and their summary when the publisher made one.
+ */
+export type RecordBatchMeta = Omit<RecordBatch, 'records'> & { recordCount: number; summary?: RecordsSummary };
 
 const DECIMAL = /^[0-9]{1,20}$/;
 
@@ -135,6 +203,14 @@ export function readRecordBatchMeta(
   };
   const total = h.get(SESSION_RECORDS_HEADER);
   if (meta.eos && DECIMAL.test(total)) meta.sessionRecordCount = Number(total);
+  const summary = h.get(SUMMARY_HEADER);
+  if (summary) {
+    try {
+      meta.summary = JSON.parse(summary) as RecordsSummary;
+    } catch {
+      // A summary that does not parse is as good as none: the records are read instead.
+    }
+  }
   return meta;
 }
 
@@ -181,6 +257,7 @@ export function readRecordMessage(
   h: MsgHdrs | undefined,
   data: Uint8Array,
 ): RecordMessage {
+  data = recordPayloadJson(data);
   const fast = readRecordBatchMeta(names, subject, h);
   const cut = fast ? recordsJsonOf(data) : undefined;
   if (fast && cut) return { meta: fast, recordsJson: cut };

@@ -1,7 +1,6 @@
-import { AckPolicy, type ConsumerMessages, DeliverPolicy } from '@nats-io/jetstream';
+import type { ConsumerMessages } from '@nats-io/jetstream';
 import type { Bus } from './connect.js';
-
-const ns = (ms: number) => ms * 1_000_000;
+import { ensureDurable, storageRecordConsumerConfig } from './consumers.js';
 
 export interface StorageConsumerOptions {
   /** How long a delivered message may stay unacknowledged before it is delivered again, ms. */
@@ -19,21 +18,13 @@ export interface StorageConsumerOptions {
  */
 export async function consumeStorageRecords(bus: Bus, options: StorageConsumerOptions): Promise<ConsumerMessages> {
   const { names } = bus;
-  const config = {
-    durable_name: names.storageConsumer,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: ns(options.ackWaitMs),
-    max_ack_pending: options.maxAckPending,
-    max_deliver: -1,
-  };
   // A copy started with other settings updates the shared consumer.
-  await bus.jsm.consumers.add(names.recStream, config).catch(async (err: unknown) => {
-    const existing = await bus.jsm.consumers.info(names.recStream, config.durable_name).catch(() => undefined);
-    if (!existing) throw err;
-    const { ack_wait, max_ack_pending } = config;
-    await bus.jsm.consumers.update(names.recStream, config.durable_name, { ack_wait, max_ack_pending });
-  });
+  await ensureDurable(
+    bus,
+    names.recStream,
+    storageRecordConsumerConfig(bus, { ackWaitMs: options.ackWaitMs, maxAckPending: options.maxAckPending }),
+    'update',
+  );
   const consumer = await bus.js.consumers.get(names.recStream, names.storageConsumer);
   return consumer.consume({ max_messages: options.pullMessages });
 }

@@ -1,13 +1,20 @@
-import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig } from '@nats-io/jetstream';
+import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { Bus } from './connect.js';
+import { ensureDurable, storageRawConsumerConfig, storageRecordConsumerConfig } from './consumers.js';
 
 export interface TopologyLimits {
-  /** How long raw chunks are kept, ms (the re-decode window). */
+  /**
+   * How long a raw chunk may wait for its consumers, ms; 0 (default): as long as it takes.
+   * A chunk older than this is discarded by JetStream whether or not it was decoded and
+   * stored, without a loss record: set it only where that is wanted.
+   */
   rawMaxAgeMs: number;
+  /** Bytes of raw chunks waiting for a decoder or storage; when reached, publishes are refused. */
   rawMaxBytes: number;
-  /** How long decoded records are kept on the bus, ms (storage normally takes them at once). */
+  /** The same for record messages waiting for storage, ms; 0 (default): as long as it takes. */
   recMaxAgeMs: number;
+  /** Bytes of record messages waiting for storage; when reached, the decoders' publishes are refused. */
   recMaxBytes: number;
   /** JetStream de-duplication window, ms: a re-send within it is dropped. */
   duplicateWindowMs: number;
@@ -15,32 +22,81 @@ export interface TopologyLimits {
   replicas: number;
   /** How long a decoder's lease lives without refresh, ms. */
   leaseTtlMs: number;
+  /**
+   * How long to keep trying while JetStream is not ready, ms: a cluster whose nodes are still
+   * starting has no meta leader yet and answers its API with timeouts or "temporarily
+   * unavailable" for a few seconds.
+   */
+  readyTimeoutMs: number;
 }
 
 export const defaultTopologyLimits: TopologyLimits = {
-  rawMaxAgeMs: 7 * 24 * 3600_000,
+  rawMaxAgeMs: 0,
   // JetStream reserves max_bytes of every stream against the server's store when the stream
-  // is made, so these are modest; an installation sizes them to its disk.
+  // is made, so these are modest; an installation sizes them to its disk (the README says
+  // how long an outage each size rides out).
   rawMaxBytes: 1024 ** 3,
-  recMaxAgeMs: 24 * 3600_000,
+  recMaxAgeMs: 0,
   recMaxBytes: 1024 ** 3,
   duplicateWindowMs: 10 * 60_000,
   replicas: 1,
   leaseTtlMs: 3000,
+  readyTimeoutMs: 60_000,
 };
 
 const ns = (ms: number) => ms * 1_000_000;
 
-/** Creates or updates the two streams and the two KV buckets of the bus contract. */
+/** The de-duplication window of a stream, which JetStream wants no longer than its max age. */
+const duplicateWindow = (windowMs: number, maxAgeMs: number) =>
+  ns(maxAgeMs > 0 ? Math.min(windowMs, maxAgeMs) : windowMs);
+
+/**
+ * Creates or updates the two streams, storage's durable consumers on them, and the two KV
+ * buckets of the bus contract.
+ *
+ * Both streams keep a message until every consumer that wants it has acknowledged it
+ * (interest retention) and refuse new messages when full (discard new): nothing is
+ * discarded on its own, a full stream pushes back on the stage before it. Storage's
+ * consumers are made here, so that no message is published before someone wants it.
+ *
+ * While JetStream is not ready (a cluster still electing its leader) it tries again, every
+ * half second, for up to `readyTimeoutMs`.
+ */
 export async function ensureTopology(bus: Bus, limits: Partial<TopologyLimits> = {}): Promise<void> {
   const l = { ...defaultTopologyLimits, ...limits };
+  const deadline = Date.now() + l.readyTimeoutMs;
+  for (;;) {
+    try {
+      await applyTopology(bus, l);
+      return;
+    } catch (err) {
+      if (!isJetStreamNotReady(err) || Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/**
+ * What JetStream answers while a cluster has no leader yet: requests time out, or come back
+ * "temporarily unavailable" / "no suitable peers". A server without JetStream answers
+ * otherwise (no responders), and is not waited for.
+ */
+export function isJetStreamNotReady(err: unknown): boolean {
+  const e = err as { message?: unknown; name?: unknown } | null;
+  return (
+    e?.name === 'TimeoutError' ||
+    /\btimeout\b|temporarily unavailable|no suitable peers/i.test(String(e?.message ?? ''))
+  );
+}
+
+async function applyTopology(bus: Bus, l: TopologyLimits): Promise<void> {
   const { names } = bus;
   await ensureStream(bus, {
     name: names.rawStream,
     subjects: [names.rawFilter()],
     max_age: ns(l.rawMaxAgeMs),
     max_bytes: l.rawMaxBytes,
-    duplicate_window: ns(Math.min(l.duplicateWindowMs, l.rawMaxAgeMs)),
+    duplicate_window: duplicateWindow(l.duplicateWindowMs, l.rawMaxAgeMs),
     num_replicas: l.replicas,
   });
   await ensureStream(bus, {
@@ -48,25 +104,53 @@ export async function ensureTopology(bus: Bus, limits: Partial<TopologyLimits> =
     subjects: [names.recFilter()],
     max_age: ns(l.recMaxAgeMs),
     max_bytes: l.recMaxBytes,
-    duplicate_window: ns(Math.min(l.duplicateWindowMs, l.recMaxAgeMs)),
+    duplicate_window: duplicateWindow(l.duplicateWindowMs, l.recMaxAgeMs),
     num_replicas: l.replicas,
   });
+  await ensureDurable(bus, names.rawStream, storageRawConsumerConfig(bus), 'create');
+  await ensureDurable(bus, names.recStream, storageRecordConsumerConfig(bus), 'create');
   const kvm = new Kvm(bus.js);
-  await kvm.create(names.decoderStateBucket, { history: 1, replicas: l.replicas });
-  await kvm.create(names.leaseBucket, { history: 1, ttl: l.leaseTtlMs, replicas: l.replicas });
+  await ensureBucket(bus, kvm, names.decoderStateBucket, { history: 1, replicas: l.replicas });
+  await ensureBucket(bus, kvm, names.leaseBucket, { history: 1, ttl: l.leaseTtlMs, replicas: l.replicas });
+}
+
+/**
+ * Makes a KV bucket, or leaves one that exists as it is (its replicas may differ from ours),
+ * except that reads go to its leader. Leases and checkpoints are read to decide who owns a
+ * link and where its decoding resumes: a direct get may be answered by a follower that has
+ * not caught up (a node just back from a restart), and a stale checkpoint would decode
+ * chunks from an old state under ids already taken.
+ */
+async function ensureBucket(
+  bus: Bus,
+  kvm: Kvm,
+  name: string,
+  config: { history: number; ttl?: number; replicas: number },
+) {
+  try {
+    // Opens a bucket that exists without changing it.
+    await kvm.create(name, { ...config, allow_direct: false });
+  } catch (err) {
+    if (!/already in use|exists/i.test((err as Error).message)) throw err;
+  }
+  const stream = `KV_${name}`;
+  const info = await bus.jsm.streams.info(stream);
+  if (info.config.allow_direct) await bus.jsm.streams.update(stream, { ...info.config, allow_direct: false });
 }
 
 async function ensureStream(bus: Bus, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   const full: Partial<StreamConfig> & { name: string } = {
     storage: StorageType.File,
-    retention: RetentionPolicy.Limits,
-    // Old data goes first: the newest trace is the one an engineer is looking at.
-    discard: DiscardPolicy.Old,
+    retention: RetentionPolicy.Interest,
+    // A full stream refuses: what it holds is not yet decoded or stored.
+    discard: DiscardPolicy.New,
     ...config,
   };
+  let existing: StreamInfo | undefined;
   try {
-    await bus.jsm.streams.info(config.name);
-  } catch {
+    existing = await bus.jsm.streams.info(config.name);
+  } catch (err) {
+    if (isJetStreamNotReady(err)) throw err;
     try {
       await bus.jsm.streams.add(full);
       return;
@@ -75,8 +159,84 @@ async function ensureStream(bus: Bus, config: Partial<StreamConfig> & { name: st
       if (!/already in use|exists/i.test((err as Error).message)) throw err;
     }
   }
+  if (existing && existing.config.retention !== full.retention) {
+    await replaceOlderStream(bus, existing, full);
+    return;
+  }
+  // An existing stream keeps its replicas: scaling them is an operator's decision, and a
+  // process started without TRACEHUB_STREAM_REPLICAS (a CLI replay) must not undo it.
   const { storage: _storage, retention: _retention, ...updatable } = full;
-  await bus.jsm.streams.update(config.name, updatable);
+  await bus.jsm.streams.update(config.name, {
+    ...updatable,
+    num_replicas: existing?.config.num_replicas ?? updatable.num_replicas,
+  });
+}
+
+export class StreamUpgradeError extends Error {
+  override name = 'StreamUpgradeError';
+}
+
+/**
+ * A stream made by an earlier version keeps messages by limits alone (and discards the oldest
+ * when full), and JetStream cannot change a stream's retention. When every consumer of it
+ * has taken and acknowledged everything, nothing in it is still needed: it is made again
+ * with the current rules. Otherwise the services that read it must drain it first.
+ */
+async function replaceOlderStream(
+  bus: Bus,
+  existing: StreamInfo,
+  wanted: Partial<StreamConfig> & { name: string },
+): Promise<void> {
+  const name = wanted.name;
+  const waiting: string[] = [];
+  for await (const c of await bus.jsm.consumers.list(name)) {
+    if (c.num_pending > 0 || c.num_ack_pending > 0) waiting.push(`${c.name} (${c.num_pending + c.num_ack_pending})`);
+  }
+  if (waiting.length > 0 || (existing.state.consumer_count === 0 && existing.state.messages > 0)) {
+    throw new StreamUpgradeError(
+      `stream ${name} has ${existing.config.retention} retention from an earlier version and holds messages not yet consumed` +
+        `${waiting.length > 0 ? ` by ${waiting.join(', ')}` : ''}: run the previous version until they are, or delete the stream (nats stream rm ${name}) to give them up`,
+    );
+  }
+  await bus.jsm.streams.delete(name).catch((err: Error) => {
+    if (!/not found/i.test(err.message)) throw err;
+  });
+  try {
+    await bus.jsm.streams.add(wanted);
+  } catch (err) {
+    // Another service replaced it at the same time.
+    if (!/already in use|exists/i.test((err as Error).message)) throw err;
+  }
+}
+
+/** A stream's bytes and limit, for fill metrics. */
+export interface StreamFill {
+  stream: string;
+  bytes: number;
+  messages: number;
+  /** -1: no limit. */
+  maxBytes: number;
+}
+
+/** How full the raw and record streams are (one entry per stream that exists). */
+export async function streamFill(bus: Bus): Promise<StreamFill[]> {
+  const out: StreamFill[] = [];
+  for (const stream of [bus.names.rawStream, bus.names.recStream]) {
+    const info = await bus.jsm.streams.info(stream).catch(() => undefined);
+    if (info)
+      out.push({ stream, bytes: info.state.bytes, messages: info.state.messages, maxBytes: info.config.max_bytes });
+  }
+  return out;
+}
+
+/** JetStream's error code for a message its stream would not store (the message says why). */
+const STREAM_STORE_FAILED = 10077;
+
+/** True when a publish failed because the stream is full (discard new): the publisher must hold and retry. */
+export function isStreamFullError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  return code === STREAM_STORE_FAILED || /maximum (bytes|messages) exceeded/i.test(err.message);
 }
 
 /**

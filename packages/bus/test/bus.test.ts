@@ -7,6 +7,7 @@ import {
   connectBus,
   consumeInOrder,
   ensureTopology,
+  isCompressedPayload,
   MAX_ANSWER_TIMEOUT_MS,
   MAX_BATCH_PAYLOAD,
   MAX_CONTROL_BYTES,
@@ -16,6 +17,7 @@ import {
   publishRecordBatch,
   readRawChunkMeta,
   readRecordBatchMeta,
+  recordPayloadJson,
   recordsJsonOf,
   removeTopology,
   requestControl,
@@ -162,7 +164,10 @@ describe('record batches', () => {
     const parts = [];
     for (const ack of acks) {
       const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
-      expect(msg!.data.length).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD + 1024);
+      // Compressed on the bus; each part's JSON still within the size a part may have.
+      expect(isCompressedPayload(msg!.data)).toBe(true);
+      expect(recordPayloadJson(msg!.data).length).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD + 1024);
+      expect(msg!.data.length).toBeLessThan(recordPayloadJson(msg!.data).length / 10);
       parts.push(parseRecordBatch(msg!.data));
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
@@ -189,13 +194,32 @@ describe('record batches', () => {
     const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
     const meta = readRecordBatchMeta(bus.names, msg!.subject, msg!.header);
     const { records: _records, ...envelope } = batch;
-    expect(meta).toEqual({ ...envelope, recordCount: 2 });
-    const cut = recordsJsonOf(msg!.data);
+    const { summary, ...fromHeaders } = meta!;
+    expect(fromHeaders).toEqual({ ...envelope, recordCount: 2 });
+    // What storage keeps beside the records, worked out here by hand from the two records.
+    expect(summary).toMatchObject({
+      firstSeq: 0,
+      lastSeq: 1,
+      recordCount: 2,
+      minHostNs: '1',
+      maxHostNs: '1',
+      minTargetTs: null,
+      firstChunk: 3,
+      lastChunk: 3,
+      errorCount: 0,
+      names: ['X'],
+      kinds: ['record'],
+      objs: [],
+      states: null,
+      dictionary: [],
+      targetInfo: null,
+    });
+    const cut = recordsJsonOf(recordPayloadJson(msg!.data));
     expect(JSON.parse(`[${Buffer.from(cut!).toString()}]`)).toEqual(batch.records);
     // An empty batch cuts to nothing; a payload of another layout is not cut.
     const [emptyAck] = await publishRecordBatch(bus, { ...batch, chunk: 8, records: [] });
     const empty = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: emptyAck.seq });
-    expect(recordsJsonOf(empty!.data)?.length).toBe(0);
+    expect(recordsJsonOf(recordPayloadJson(empty!.data))?.length).toBe(0);
     expect(recordsJsonOf(new TextEncoder().encode('{"records":[],"eos":true}'))).toBeUndefined();
     expect(readRecordBatchMeta(bus.names, msg!.subject, undefined)).toBeUndefined();
   });
@@ -292,5 +316,26 @@ describe('connectBus', () => {
       /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1: .*check NATS_URL/,
     );
     expect(Date.now() - start).toBeLessThan(5000);
+  });
+});
+
+describe('topology buckets', () => {
+  it('read leases and checkpoints from the leader: made without direct gets, and an older bucket is changed so', async () => {
+    const { Kvm } = await import('@nats-io/kv');
+    const made = await bus.jsm.streams.info(`KV_${bus.names.decoderStateBucket}`);
+    expect(made.config.allow_direct).toBe(false);
+
+    // A bucket made by an earlier version, with direct gets (the client's default).
+    const older = await connectBus({ url: natsUrl(), name: 'bus-test-older', prefix: uniquePrefix('busold') });
+    try {
+      await new Kvm(older.js).create(older.names.leaseBucket, { history: 1, ttl: 1000 });
+      expect((await older.jsm.streams.info(`KV_${older.names.leaseBucket}`)).config.allow_direct).toBe(true);
+      await ensureTopology(older, { leaseTtlMs: 1000 });
+      expect((await older.jsm.streams.info(`KV_${older.names.leaseBucket}`)).config.allow_direct).toBe(false);
+      expect((await older.jsm.streams.info(`KV_${older.names.decoderStateBucket}`)).config.allow_direct).toBe(false);
+    } finally {
+      await removeTopology(older);
+      await older.close();
+    }
   });
 });

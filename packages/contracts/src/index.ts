@@ -7,5 +7,6 @@ export * from './names.js';
 export * from './problem.js';
 export * from './record.js';
 export * from './record-names.js';
+export * from './records-summary.js';
 export * from './redact.js';
 export * from './text-bytes.js';

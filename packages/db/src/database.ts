@@ -12,7 +12,7 @@ export interface Database {
   links: LinksTable;
   sessions: SessionsTable;
   dictionaries: DictionariesTable;
-  records: RecordsTable;
+  record_blocks: RecordBlocksTable;
   link_settings_changes: LinkSettingsChangesTable;
   link_chunks: LinkChunksTable;
   retention: RetentionTable;
@@ -75,6 +75,12 @@ export interface SessionsTable {
   link_chunks: ColumnType<number, number | undefined, number>;
   link_bytes: ColumnType<bigint, bigint | number | undefined, bigint | number>;
   link_lost_bytes: ColumnType<bigint, bigint | number | undefined, bigint | number>;
+  /** Link settings the gateway sent with the session's chunks (laid over the link's own when decoding); null if none. */
+  link_settings: ColumnType<
+    Record<string, unknown> | null,
+    Record<string, unknown> | null | undefined,
+    Record<string, unknown> | null
+  >;
 }
 
 export interface DictionariesTable {
@@ -86,29 +92,49 @@ export interface DictionariesTable {
   name: string;
 }
 
-export interface RecordsTable {
+/**
+ * A block of consecutive records of one session: the summary queries prune on, and the
+ * records themselves compressed in `data` (see `blocks/record-block.ts`).
+ */
+export interface RecordBlocksTable {
+  id: Generated<bigint>;
   session: string;
-  seq: Int8;
-  /** `host_ns` as a timestamp (µs precision); the partition key. */
+  first_seq: Int8;
+  last_seq: Int8;
+  /** The earliest record's host time (µs precision); the partition key. */
   host_time: ColumnType<Date, Date | string, Date | string>;
-  /** Exact receive time in ns since the Unix epoch. */
-  host_ns: Int8;
+  min_host_ns: Int8;
+  max_host_ns: Int8;
   rig: string;
   link: string;
   protocol: string;
-  chunk: number;
-  target_ts: ColumnType<string | null, string | null, string | null>;
-  kind: string;
-  type: number;
-  name: string;
-  qs_obj: string | null;
-  qs_sig: string | null;
-  qs_prio: number | null;
-  stp_master: number | null;
-  stp_channel: number | null;
-  fields: ColumnType<Record<string, unknown>, Record<string, unknown> | string, Record<string, unknown> | string>;
-  text: string;
-  raw: Buffer;
+  record_count: number;
+  min_target_ts: ColumnType<string | null, string | null, string | null>;
+  max_target_ts: ColumnType<string | null, string | null, string | null>;
+  first_chunk: number;
+  last_chunk: number;
+  error_count: number;
+  gap_count: number;
+  lost_bytes: Int8;
+  names: string[];
+  kinds: string[];
+  types: number[];
+  objs: string[];
+  sigs: string[];
+  prios: number[];
+  /** STP master/channel pairs as `master/channel`. */
+  channels: string[];
+  /** Per active object, the last state it entered in the block. */
+  states: ColumnType<
+    Record<string, { seq: number; hostNs: string; targetTs: string | null; state: string }> | null,
+    string | null,
+    string | null
+  >;
+  /** `BlockCodec` of `data`. */
+  codec: number;
+  /** Bytes of the records' JSON before compression. */
+  byte_count: number;
+  data: Buffer;
 }
 
 /** A block of consecutive raw chunks of one session, compressed (see `blocks/link-chunk-block.ts`). */
@@ -144,4 +170,4 @@ export type LinkRow = Selectable<LinksTable>;
 export type SessionRow = Selectable<SessionsTable>;
 export type NewSession = Insertable<SessionsTable>;
 export type DictionaryRow = Selectable<DictionariesTable>;
-export type RecordRow = Selectable<RecordsTable>;
+export type RecordBlockRow = Selectable<RecordBlocksTable>;

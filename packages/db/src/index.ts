@@ -1,5 +1,14 @@
 export { BlockCodec, BlockCodecError, compressBlock, decompressBlock, WRITE_CODEC } from './blocks/compression.js';
 export { BadLinkBlockError, decodeLinkChunks, encodeLinkChunks, type LinkChunk } from './blocks/link-chunk-block.js';
+export {
+  BadRecordBlockError,
+  type BlockPlace,
+  decodeRecordBlock,
+  type EncodedRecordBlock,
+  encodeJsonBlock,
+  encodeRecordBlock,
+} from './blocks/record-block.js';
+export { type RecordRow, recordToRow, rowToTraceRecord } from './blocks/record-row.js';
 export { connectDb, DatabaseConnectError } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
 export type * from './database.js';
@@ -13,17 +22,23 @@ export {
   type PartitionedTable,
   partitionName,
 } from './partitions.js';
+export {
+  blockRecords,
+  DEFAULT_SCAN_LIMIT_BYTES,
+  ScanBudget,
+  ScanLimitError,
+} from './queries/block-reader.js';
 export { getLinkById, getRig, type LinkSummary, linkSummaries, listRigs } from './queries/fleet.js';
 export { isSessionLinkComplete, type LinkLoss, sessionLinkChunks, sessionLinkLosses } from './queries/link-bytes.js';
+export { linkBytesKeptSince } from './queries/link-bytes-kept.js';
 export {
-  escapeLike,
   filteredRecords,
   positionOf,
   type RecordFilter,
   type RecordPosition,
   type RecordsPage,
   type RecordsPageOptions,
-  recordFilterWhere,
+  recordMatcher,
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
@@ -32,8 +47,6 @@ export {
   getSession,
   isSessionComplete,
   latestSession,
-  type RecordRow,
-  rowToTraceRecord,
   sessionRecords,
   sessionRecordsPage,
 } from './queries/session-records.js';
@@ -52,20 +65,11 @@ export {
   timelineBuckets,
   timelineItems,
   timelineStateChanges,
+  trackOf,
 } from './queries/timeline.js';
 export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
-export {
-  type EnsureTextIndexesOptions,
-  ensureTextIndexes,
-  TEXT_INDEX_MODES,
-  type TextIndexMode,
-} from './text-index.js';
-export { hostTimeOf, insertRecords } from './writes/insert-records.js';
-export {
-  type InsertRecordsJsonResult,
-  insertRecordsJson,
-  type SessionBatchSummary,
-} from './writes/insert-records-json.js';
+export { type CompactResult, compactRecordBlocks } from './writes/compact-record-blocks.js';
+export { insertRecords, insertRecordsJson } from './writes/insert-records.js';
 export { type InsertLinkChunksResult, insertLinkChunks, type SessionLinkChunks } from './writes/link-chunks.js';
 export {
   getLinkByName,
@@ -74,7 +78,22 @@ export {
   linkSettingsChanges,
   setLinkSettings,
 } from './writes/link-settings.js';
+export {
+  BadRecordsError,
+  checkRecord,
+  groupBySession,
+  insertRecordBlock,
+  MAX_BLOCK_RECORDS,
+  MAX_BLOCK_SPAN_NS,
+  type RecordPiece,
+  type SessionBatchSummary,
+  type SessionRecords,
+  type StoreRecordsResult,
+  storeRecords,
+  storeRecordsJson,
+} from './writes/record-blocks.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
+export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {
   addSessionCounts,
   markSessionEnded,

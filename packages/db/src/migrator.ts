@@ -7,7 +7,7 @@ import { ensurePartitions } from './partitions.js';
 const MIGRATION_LOCK_KEY = 0x7472_6163; // "trac"
 
 export interface MigrateOptions {
-  /** Daily `records` partitions to make ahead of today after migrating (default 7; 0 = none). */
+  /** Daily partitions (record blocks, link bytes) to make ahead of today after migrating (default 7; 0 = none). */
   partitionDaysAhead?: number;
 }
 
@@ -23,7 +23,7 @@ export class MigrationError extends Error {
 }
 
 /**
- * Brings the schema up to the newest migration, then makes the daily `records` partitions
+ * Brings the schema up to the newest migration, then makes the daily partitions
  * from yesterday to `partitionDaysAhead` days ahead. Safe when several services start at
  * once: they queue on an advisory lock and the later ones find nothing to do.
  * Returns the names of the migrations it applied.

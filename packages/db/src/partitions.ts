@@ -13,14 +13,14 @@ export interface EnsurePartitionsOptions {
 }
 
 /**
- * The tables range-partitioned by host time into days (UTC): records, and the link's bytes
- * (from migration 0005). Each has a default partition for rows outside its days.
+ * The tables range-partitioned by host time into days (UTC): record blocks, and the link's bytes
+ * (from migration 0005), by the host time of a block's first record or chunk. Each has a default partition for rows outside its days.
  */
-export const PARTITIONED_TABLES = ['records', 'link_chunks'] as const;
+export const PARTITIONED_TABLES = ['record_blocks', 'link_chunks'] as const;
 export type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
-/** Name of the daily partition of `table` that holds `day` (UTC): `records_p20250131`. */
-export function partitionName(day: Date, table: PartitionedTable = 'records'): string {
+/** Name of the daily partition of `table` that holds `day` (UTC): `record_blocks_p20250131`. */
+export function partitionName(day: Date, table: PartitionedTable = 'record_blocks'): string {
   return `${table}_p${day.toISOString().slice(0, 10).replaceAll('-', '')}`;
 }
 
@@ -98,7 +98,10 @@ async function createDailyPartition(
 }
 
 /** The daily partitions of `table` that exist, oldest first (the default partition excluded). */
-export async function listPartitions(db: Kysely<Database>, table: PartitionedTable = 'records'): Promise<string[]> {
+export async function listPartitions(
+  db: Kysely<Database>,
+  table: PartitionedTable = 'record_blocks',
+): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select c.relname as name
     from pg_inherits i

@@ -6,7 +6,7 @@ import { createDb, listPartitions, migrateDown, migrateToLatest, migrations } fr
 async function tableNames(db: ReturnType<typeof createDb>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`
     select table_name as name from information_schema.tables
-    where table_schema = 'public' and table_name not like 'kysely_%' and table_name not like 'records_%'
+    where table_schema = 'public' and table_name not like 'kysely_%' and table_name not like 'record\\_blocks\\_%'
       and table_name not like 'link_chunks_%'
     order by table_name`.execute(db);
   return rows.map((r) => r.name);
@@ -23,7 +23,7 @@ describe('migrations', () => {
         'link_chunks',
         'link_settings_changes',
         'links',
-        'records',
+        'record_blocks',
         'retention',
         'rigs',
         'sessions',
@@ -36,7 +36,7 @@ describe('migrations', () => {
       for (const name of Object.keys(migrations).reverse()) expect(await migrateDown(db)).toEqual([name]);
       expect(await tableNames(db)).toEqual([]);
       const { rows } = await sql<{ n: number }>`
-        select count(*)::int as n from pg_class where relname like 'records%' or relname like 'link_chunks%'`.execute(
+        select count(*)::int as n from pg_class where relname like 'records%' or relname like 'record_blocks%' or relname like 'link_chunks%'`.execute(
         db,
       );
       expect(rows[0].n).toBe(0);
@@ -48,7 +48,7 @@ describe('migrations', () => {
         'link_chunks',
         'link_settings_changes',
         'links',
-        'records',
+        'record_blocks',
         'retention',
         'rigs',
         'sessions',
@@ -70,7 +70,7 @@ describe('migrations', () => {
         'link_chunks',
         'link_settings_changes',
         'links',
-        'records',
+        'record_blocks',
         'retention',
         'rigs',
         'sessions',

@@ -9,6 +9,7 @@ import {
   insertRecordsJson,
   listPartitions,
   migrateToLatest,
+  sessionRecordsPage,
 } from '../src/index.js';
 import { qsRecord, stpRecord } from './records-fixture.js';
 
@@ -26,12 +27,16 @@ afterAll(async () => {
   await fresh?.drop();
 });
 
-/** Which table a stored record physically sits in. */
+/** Which table the block holding a stored record physically sits in. */
 async function partitionOf(session: string, seq: number): Promise<string> {
   const { rows } = await sql<{ part: string }>`
-    select tableoid::regclass::text as part from records where session = ${session} and seq = ${seq}`.execute(db);
+    select tableoid::regclass::text as part from record_blocks
+    where session = ${session} and first_seq <= ${seq} and last_seq >= ${seq}`.execute(db);
   return rows[0]?.part;
 }
+
+/** Every stored record of a session, in seq order. */
+const rowsOfSession = (session: string) => sessionRecordsPage(db, session, -1, 1_000_000);
 
 const nowNs = () => (BigInt(Date.now()) * 1_000_000n + 123_456n).toString();
 
@@ -42,8 +47,7 @@ describe('insertRecords', () => {
     expect(await insertRecords(db, [record])).toBe(0);
     // Re-delivered inside a bigger batch: only the new record counts.
     expect(await insertRecords(db, [record, qsRecord(1, nowNs(), 'dup')])).toBe(2 - 1);
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from records where session = 'dup'`.execute(db);
-    expect(rows[0].n).toBe(2);
+    expect((await rowsOfSession('dup')).map((r) => r.seq)).toEqual([0n, 1n]);
   });
 
   it('round-trips every column', async () => {
@@ -51,20 +55,20 @@ describe('insertRecords', () => {
     const qs = qsRecord(5, hostNs, 'rt');
     const stp = stpRecord(6, hostNs, 'rt');
     expect(await insertRecords(db, [qs, stp])).toBe(2);
-    const rows = await db
-      .selectFrom('records')
-      .selectAll()
+    const rows = await rowsOfSession('rt');
+    // The block is partitioned by its earliest record's host time, kept to the µs.
+    const block = await db
+      .selectFrom('record_blocks')
       .select(sql<string>`to_char(host_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`.as('host_time_text'))
       .where('session', '=', 'rt')
-      .orderBy('seq')
-      .execute();
+      .executeTakeFirstOrThrow();
+    expect(block.host_time_text).toBe('2025-11-24T16:00:00.123456');
     expect(rows).toHaveLength(2);
     const [a, b] = rows;
     expect(a).toMatchObject({
       session: 'rt',
       seq: 5n,
       host_ns: 1764000000123456789n,
-      host_time_text: '2025-11-24T16:00:00.123456',
       rig: 'rig7',
       link: 'uart0',
       protocol: 'qs',
@@ -136,9 +140,7 @@ describe('insertRecordsJson', () => {
       { ...stp, session: 'js-ref' },
     ]);
     const rowsOf = async (session: string) =>
-      (await db.selectFrom('records').selectAll().where('session', '=', session).orderBy('seq').execute()).map(
-        ({ session: _session, ...columns }) => columns,
-      );
+      (await rowsOfSession(session)).map(({ session: _session, ...columns }) => columns);
     expect(await rowsOf('js')).toEqual(await rowsOf('js-ref'));
 
     // Re-delivered with new records: only the new ones count.
@@ -205,32 +207,32 @@ describe('partitions', () => {
     const parts = await listPartitions(db);
     const today = new Date().toISOString().slice(0, 10).replaceAll('-', '');
     const inAWeek = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10).replaceAll('-', '');
-    expect(parts).toContain(`records_p${today}`);
-    expect(parts).toContain(`records_p${inAWeek}`);
+    expect(parts).toContain(`record_blocks_p${today}`);
+    expect(parts).toContain(`record_blocks_p${inAWeek}`);
 
     const past = qsRecord(0, '978307200000000000', 'far'); // 2001-01-01
     const future = qsRecord(1, '4102444800000000000', 'far'); // 2100-01-01
     const recent = qsRecord(2, nowNs(), 'far');
     expect(await insertRecords(db, [past, future, recent])).toBe(3);
-    expect(await partitionOf('far', 0)).toBe('records_default');
-    expect(await partitionOf('far', 1)).toBe('records_default');
-    expect(await partitionOf('far', 2)).toBe(`records_p${today}`);
+    expect(await partitionOf('far', 0)).toBe('record_blocks_default');
+    expect(await partitionOf('far', 1)).toBe('record_blocks_default');
+    expect(await partitionOf('far', 2)).toBe(`record_blocks_p${today}`);
   });
 
   it('take over the rows the default partition holds for their day', async () => {
     const stray = qsRecord(0, '1000000000000000000', 'stray'); // 2001-09-09T01:46:40Z
     await insertRecords(db, [stray]);
-    expect(await partitionOf('stray', 0)).toBe('records_default');
+    expect(await partitionOf('stray', 0)).toBe('record_blocks_default');
     const created = await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 });
     expect(created).toEqual([
-      'records_p20010908',
-      'records_p20010909',
-      'records_p20010910',
+      'record_blocks_p20010908',
+      'record_blocks_p20010909',
+      'record_blocks_p20010910',
       'link_chunks_p20010908',
       'link_chunks_p20010909',
       'link_chunks_p20010910',
     ]);
-    expect(await partitionOf('stray', 0)).toBe('records_p20010909');
+    expect(await partitionOf('stray', 0)).toBe('record_blocks_p20010909');
     expect(await ensurePartitions(db, { from: new Date('2001-09-08T12:00:00Z'), daysAhead: 2 })).toEqual([]);
     // Still one copy, and still idempotent across the move.
     expect(await insertRecords(db, [stray])).toBe(0);

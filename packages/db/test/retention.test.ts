@@ -54,14 +54,14 @@ describe('retention', () => {
 
     const result = await applyRetention(db, 3, NOW);
     expect(result.cutoff).toEqual(new Date('2026-03-17T00:00:00Z'));
-    expect(result.dropped).toContain('records_p20260312');
+    expect(result.dropped).toContain('record_blocks_p20260312');
     expect(result.dropped).toContain('link_chunks_p20260312');
-    expect(result.dropped.some((p) => p >= 'records_p20260317' && p.startsWith('records_'))).toBe(false);
+    expect(result.dropped.some((p) => p >= 'record_blocks_p20260317' && p.startsWith('record_blocks_'))).toBe(false);
     expect(result.sessions).toBe(1);
-    expect(await listPartitions(db)).toContain('records_p20260319');
-    expect(await listPartitions(db)).not.toContain('records_p20260316');
+    expect(await listPartitions(db)).toContain('record_blocks_p20260319');
+    expect(await listPartitions(db)).not.toContain('record_blocks_p20260316');
 
-    const left = await db.selectFrom('records').select('session').distinct().execute();
+    const left = await db.selectFrom('record_blocks').select('session').distinct().execute();
     expect(left.map((r) => r.session)).toEqual(['recent']);
     const sessions = await db.selectFrom('sessions').select('id').execute();
     expect(sessions.map((s) => s.id)).toEqual(['recent']);

@@ -44,17 +44,24 @@ export class CheckpointStore {
    */
   async put(key: string, checkpoint: DecoderCheckpoint, revision: number): Promise<number> {
     const value = JSON.stringify(checkpoint);
-    if (revision === 0) {
-      try {
-        return await this.kv.create(key, value);
-      } catch (err) {
-        throw new CheckpointConflictError(key, err);
-      }
-    }
     try {
-      return await this.kv.update(key, value, revision);
+      return revision === 0 ? await this.kv.create(key, value) : await this.kv.update(key, value, revision);
     } catch (err) {
+      // A write whose answer was lost (a timeout while the cluster changes leader) may have
+      // landed: then the stored checkpoint is ours, and its revision is the one to go on from.
+      const landed = await this.landedRevision(key, value);
+      if (landed !== undefined) return landed;
       throw new CheckpointConflictError(key, err);
+    }
+  }
+
+  /** The revision of the stored checkpoint when it is exactly `value`. */
+  private async landedRevision(key: string, value: string): Promise<number | undefined> {
+    try {
+      const entry = await this.kv.get(key);
+      return entry?.operation === 'PUT' && entry.string() === value ? entry.revision : undefined;
+    } catch {
+      return undefined;
     }
   }
 }

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { connectBus, ensureTopology } from '@tracehub/bus';
+import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
 import type { Protocol } from '@tracehub/contracts';
 import { connectDb, getLinkSettings, migrateToLatest } from '@tracehub/db';
 import {
@@ -9,6 +9,7 @@ import {
   natsConnectionSettings,
   runService,
   type ServiceHandle,
+  streamLevelMetrics,
   streamLimitsFrom,
   streamSettings,
   Type,
@@ -77,6 +78,12 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       });
       const held = metrics.gauge({ name: 'decoder_links_held', help: 'links this worker holds' });
+      const refused = metrics.counter({
+        name: 'decoder_publish_refused_total',
+        help: 'record publishes refused (reason full: the record stream is full) or failing (unavailable); the link holds its chunk and tries again',
+        labelNames: [...labels, 'reason'],
+      });
+      streamLevelMetrics(metrics, () => streamFill(bus));
       const lag = metrics.gauge({
         name: 'decoder_pending_chunks',
         help: 'raw chunks waiting, per held link',
@@ -100,6 +107,20 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
           gaps.inc(l, info.gaps);
           lost.inc(l, info.lostBytes);
           latency.observe(info.totalMs / 1000);
+        },
+        onRefused: ({ link, full }) =>
+          refused.inc({
+            protocol: link.protocol,
+            rig: link.rig,
+            link: link.link,
+            reason: full ? 'full' : 'unavailable',
+          }),
+      });
+      metrics.gauge({
+        name: 'decoder_links_held_back',
+        help: 'held links whose records the record stream refuses now (each holds its chunk and takes no more)',
+        collect() {
+          this.set(worker.heldBackLinks().length);
         },
       });
       await worker.start();

@@ -3,6 +3,8 @@ import type { KV } from '@nats-io/kv';
 import {
   type Bus,
   consumeInOrder,
+  ensureRecordConsumers,
+  isStreamFullError,
   type LinkAddress,
   type OrderedConsumerHandle,
   publishRecordBatch,
@@ -18,7 +20,7 @@ import {
   type TraceRecord,
   toTraceRecord,
 } from '@tracehub/contracts';
-import { CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+import { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 import { LinkLease, leaseKey } from './lease.js';
 
 /** Per-link codec settings (STP version, endianness map, output protocol, QS sizes...). */
@@ -67,6 +69,10 @@ export interface DecoderWorkerOptions {
   ackWaitMs?: number;
   log?: WorkerLog;
   onChunk?: (info: ChunkDecoded) => void;
+  /** A record publish refused (`full`: the record stream is full) or failing; the link holds its chunk. */
+  onRefused?: (info: { link: LinkAddress; full: boolean }) => void;
+  /** Longest wait between two tries of a refused publish, ms (the wait doubles from 100 up to it). */
+  maxHoldBackoffMs?: number;
 }
 
 const silentLog: WorkerLog = { info() {}, warn() {}, error() {} };
@@ -102,7 +108,15 @@ export class DecoderWorker {
     return [...this.links.values()].map((l) => l.link);
   }
 
+  /** Links whose records the record stream refuses now: each holds its chunk until it accepts. */
+  heldBackLinks(): LinkAddress[] {
+    return [...this.links.values()].filter((l) => l.holding).map((l) => l.link);
+  }
+
   async start(): Promise<void> {
+    // Storage's consumer must exist before a record is published: the stream keeps a
+    // message only for the consumers that want it.
+    await ensureRecordConsumers(this.options.bus);
     this.leaseKv = await LinkLease.openBucket(this.options.bus);
     this.checkpoints = await CheckpointStore.open(this.options.bus);
     this.running = true;
@@ -175,8 +189,12 @@ export class DecoderWorker {
 /** The decoding of one leased link. */
 class LinkDecoding {
   private consumer: OrderedConsumerHandle | undefined;
-  /** True once the consumer ended on its own (not through close()). */
+  /** True once the consumer ended on its own (not through close()), or the checkpoint moved under us: reopen. */
   ended = false;
+  /** True while the record stream refuses this link's records (or NATS is away): the chunk is held. */
+  holding = false;
+  private closing = false;
+  private wakeHold: (() => void) | undefined;
   private checkpoint: LinkCheckpoint | undefined;
   private revision = 0;
   private decoder: TraceDecoder | undefined;
@@ -210,9 +228,18 @@ class LinkDecoding {
       },
       (msg) => this.handle(msg),
       (err) => {
-        this.log.error({ err, link: this.key }, 'chunk failed; it will be delivered again');
         // The decoder may have consumed part of the chunk: continue from the checkpoint.
         this.decoder = undefined;
+        if (err instanceof CheckpointConflictError) {
+          // Someone else wrote the link's checkpoint: what this worker holds is stale. It
+          // decodes nothing more; the next tick reopens the link from the stored checkpoint
+          // (or leaves it to the worker that owns it now).
+          if (!this.ended) this.log.warn({ err, link: this.key }, 'checkpoint written by another worker; reopening');
+          this.ended = true;
+          return;
+        }
+        if (this.ended) return; // refused while the link waits to be reopened
+        this.log.error({ err, link: this.key }, 'chunk failed; it will be delivered again');
       },
       (err) => {
         if (err) this.log.warn({ err, link: this.key }, 'link consumer ended');
@@ -222,12 +249,15 @@ class LinkDecoding {
   }
 
   async close(release: boolean): Promise<void> {
+    this.closing = true;
+    this.wakeHold?.();
     await this.consumer?.stop();
     this.consumer = undefined;
     if (release) await this.lease.release();
   }
 
   private async handle(msg: JsMsg): Promise<void> {
+    if (this.ended) throw new Error(`link ${this.key} is being reopened; the chunk waits for it`);
     const started = performance.now();
     const meta = readRawChunkMeta(msg.headers);
     let cp = this.checkpoint;
@@ -293,7 +323,7 @@ class LinkDecoding {
       records,
     };
     if (meta.eos) batch.sessionRecordCount = nextSeq;
-    await publishRecordBatch(this.options.bus, batch);
+    await this.publishHolding(batch);
     const closedSessions = cp?.closedSessions ?? [];
     await this.saveCheckpoint({
       session: meta.session,
@@ -339,7 +369,7 @@ class LinkDecoding {
       place.seq = nextSeq++;
       records.push(toTraceRecord(r, place));
     });
-    await publishRecordBatch(this.options.bus, {
+    await this.publishHolding({
       ...this.link,
       session: cp.session,
       chunk,
@@ -357,6 +387,56 @@ class LinkDecoding {
       closedSessions: remember(cp.closedSessions, cp.session),
     });
     this.decoder = undefined;
+  }
+
+  /**
+   * Publishes the records of a chunk, and while the record stream refuses them (full: storage
+   * is behind or Postgres away) or NATS does not answer, keeps trying with a doubling wait.
+   * The chunk stays unacknowledged meanwhile (its consumer keeps it ours), so the link takes
+   * no further chunks: they wait on the raw stream, and when that is full, at the gateway.
+   * Parts that were accepted before a refusal are de-duplicated when sent again.
+   */
+  private async publishHolding(batch: RecordBatch): Promise<void> {
+    const maxBackoff = this.options.maxHoldBackoffMs ?? 5000;
+    let backoff = 100;
+    let consumersChecked = true;
+    for (;;) {
+      try {
+        // NATS may have come back without storage's consumer.
+        if (!consumersChecked) await ensureRecordConsumers(this.options.bus);
+        consumersChecked = true;
+        await publishRecordBatch(this.options.bus, batch);
+        if (this.holding) {
+          this.holding = false;
+          this.log.info(
+            { link: this.key, session: batch.session, chunk: batch.chunk },
+            'record stream accepting again',
+          );
+        }
+        return;
+      } catch (err) {
+        if (this.closing) throw err;
+        const full = isStreamFullError(err);
+        if (!full) consumersChecked = false;
+        this.options.onRefused?.({ link: this.link, full });
+        if (!this.holding) {
+          this.holding = true;
+          this.log.warn(
+            { err, link: this.key, session: batch.session, chunk: batch.chunk },
+            full ? 'record stream full (storage behind); holding the link' : 'records not published; holding the link',
+          );
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, backoff);
+          this.wakeHold = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wakeHold = undefined;
+        backoff = Math.min(backoff * 2, maxBackoff);
+      }
+    }
   }
 
   private async saveCheckpoint(cp: LinkCheckpoint): Promise<void> {

@@ -42,6 +42,13 @@ export class LinkLease {
       this.revision = await this.kv.update(this.key, this.owner, this.revision);
       return true;
     } catch {
+      // The write may have landed with its answer lost (a cluster changing leader): only this
+      // worker writes its own name, so a newer entry with it is our refresh.
+      const entry = await this.kv.get(this.key).catch(() => null);
+      if (entry?.operation === 'PUT' && entry.string() === this.owner && entry.revision >= this.revision) {
+        this.revision = entry.revision;
+        return true;
+      }
       this.revision = 0;
       return false;
     }

@@ -1,4 +1,4 @@
-import { type Bus, publishRawChunk } from '@tracehub/bus';
+import { type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
 import type { LinkAddress } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
@@ -10,7 +10,10 @@ export interface LinkPublisherOptions {
   chunkBytes?: number;
   /** ...or this long after its first byte, ms. */
   flushMs?: number;
-  /** Bytes held while NATS is away; past it the oldest are dropped and reported in th-lost. */
+  /**
+   * Bytes held while NATS is away or the raw stream refuses (full); past it the oldest are
+   * dropped and reported in th-lost.
+   */
   bufferBytes?: number;
   /**
    * When > 0, a read that comes after the link was idle this long (ns) starts a new chunk,
@@ -52,7 +55,12 @@ export interface PublisherStats {
   bytesDropped: number;
   chunksPublished: number;
   queuedBytes: number;
+  /** Publishes that failed because NATS (or the stream) did not answer. */
   publishFailures: number;
+  /** Publishes the raw stream refused because it is full (the decoders or storage are behind). */
+  publishRefused: number;
+  /** True while the head chunk is being refused or failing: the link is buffering. */
+  holding: boolean;
   /** Connections refused, replaced or closed for silence (tcp-listen). */
   connections: Record<ConnectionEvent, number>;
 }
@@ -63,7 +71,12 @@ export interface PublisherStats {
  * `bufferBytes`, and past that the oldest are dropped (last-is-best, as on the target) and the
  * count goes out in the next chunk's `th-lost`. One loop publishes in order and retries each
  * chunk until JetStream acknowledges it, so a chunk's index never changes and re-sends are
- * de-duplicated.
+ * de-duplicated. A raw stream that is full (decoders or storage behind) refuses the chunk;
+ * that is handled as NATS being away: the link buffers, then drops, and reports it. This is
+ * the only place in the pipeline where data may be dropped.
+ *
+ * Before the first chunk, and again after any failure, the link's consumers are made sure
+ * of: the raw stream keeps a chunk only for consumers that exist when it is published.
  */
 export class LinkPublisher implements LinkSink {
   private readonly chunkBytes: number;
@@ -84,6 +97,10 @@ export class LinkPublisher implements LinkSink {
   private idleWaiters: Array<() => void> = [];
   private running = true;
   private outage = false;
+  /** The link's decoder and storage consumers are known to exist. */
+  private consumersReady = false;
+  /** Bytes dropped whose session had no later chunk queued yet: they go on its next one. */
+  private readonly carriedLost = new Map<string, number>();
   private readonly loop: Promise<void>;
   readonly stats: PublisherStats = {
     sessions: 0,
@@ -93,6 +110,8 @@ export class LinkPublisher implements LinkSink {
     chunksPublished: 0,
     queuedBytes: 0,
     publishFailures: 0,
+    publishRefused: 0,
+    holding: false,
     connections: { refused: 0, replaced: 0, 'idle-closed': 0 },
   };
   /** Sessions in the order they started (the CLI prints them). */
@@ -184,9 +203,11 @@ export class LinkPublisher implements LinkSink {
     this.wake?.();
     await this.loop;
     if (this.queue.length > 0) {
+      // No later chunk can carry them in th-lost: counted as dropped, and said.
+      this.stats.bytesDropped += this.queuedBytes;
       this.options.log?.warn(
         { chunks: this.queue.length, bytes: this.queuedBytes },
-        'stopped with chunks not published',
+        'stopped with chunks not published; their bytes are lost',
       );
     }
   }
@@ -208,6 +229,11 @@ export class LinkPublisher implements LinkSink {
   }
 
   private enqueue(chunk: QueuedChunk): void {
+    const carried = this.carriedLost.get(chunk.session);
+    if (carried !== undefined) {
+      chunk.lost += carried;
+      this.carriedLost.delete(chunk.session);
+    }
     this.queue.push(chunk);
     this.queuedBytes += chunk.data.length;
     this.dropOldestWhileFull();
@@ -217,16 +243,19 @@ export class LinkPublisher implements LinkSink {
 
   private dropOldestWhileFull(): void {
     while (this.queuedBytes > this.bufferBytes) {
-      // The head may be in flight: its index is fixed and it may already be stored.
-      const first = this.inFlight ? 1 : 0;
-      const index = this.queue.findIndex((c, i) => i >= first && !c.eos && c.data.length > 0);
+      // A chunk that was tried keeps its place: its index is fixed, and JetStream may have
+      // stored it even though the ack never came.
+      const index = this.queue.findIndex((c) => c.chunk === undefined && !c.eos && c.data.length > 0);
       if (index < 0) return;
       const [dropped] = this.queue.splice(index, 1);
       this.queuedBytes -= dropped.data.length;
       this.stats.bytesDropped += dropped.data.length;
-      // The loss is reported on the next chunk of the same session (its end chunk at worst).
+      // The loss is reported on the next chunk of the same session (its end chunk at worst),
+      // or on the session's next chunk to come.
+      const lost = dropped.lost + dropped.data.length;
       const next = this.queue.find((c, i) => i >= index && c.session === dropped.session);
-      if (next) next.lost += dropped.lost + dropped.data.length;
+      if (next) next.lost += lost;
+      else this.carriedLost.set(dropped.session, (this.carriedLost.get(dropped.session) ?? 0) + lost);
     }
   }
 
@@ -246,6 +275,10 @@ export class LinkPublisher implements LinkSink {
       this.inFlight = true;
       const started = performance.now();
       try {
+        if (!this.consumersReady || chunk.chunk === 0) {
+          await ensureLinkConsumers(this.options.bus, this.options.link);
+          this.consumersReady = true;
+        }
         await publishRawChunk(this.options.bus, this.options.link, {
           session: chunk.session,
           chunk: chunk.chunk,
@@ -258,9 +291,22 @@ export class LinkPublisher implements LinkSink {
           capture: this.options.captures,
         });
       } catch (err) {
-        this.stats.publishFailures++;
-        if (!this.outage) this.options.log?.warn({ err }, 'NATS unavailable; buffering the link');
+        const full = isStreamFullError(err);
+        if (full) this.stats.publishRefused++;
+        else {
+          this.stats.publishFailures++;
+          // NATS may have come back without what it had (consumers included).
+          this.consumersReady = false;
+        }
+        if (!this.outage)
+          this.options.log?.warn(
+            { err, queuedBytes: this.queuedBytes },
+            full
+              ? 'raw stream full (decoders or storage behind); buffering the link'
+              : 'NATS unavailable; buffering the link',
+          );
         this.outage = true;
+        this.stats.holding = true;
         if (!this.running) return;
         await new Promise((r) => setTimeout(r, backoff));
         backoff = Math.min(backoff * 2, 2000);
@@ -268,8 +314,13 @@ export class LinkPublisher implements LinkSink {
       } finally {
         this.inFlight = false;
       }
-      if (this.outage) this.options.log?.info({ queuedBytes: this.queuedBytes }, 'NATS is back; publishing the buffer');
+      if (this.outage)
+        this.options.log?.info(
+          { queuedBytes: this.queuedBytes, droppedBytes: this.stats.bytesDropped },
+          'raw stream accepting again; publishing the buffer',
+        );
       this.outage = false;
+      this.stats.holding = false;
       backoff = 100;
       // The chunk may have been dropped-around while in flight; it is still the head.
       this.queue.shift();

@@ -171,22 +171,26 @@ export const streamSettings = {
   TRACEHUB_RAW_MAX_BYTES: Type.Integer({
     minimum: 1 << 20,
     default: 1 << 30,
-    description: 'bytes the raw stream keeps at most (at least 1048576)',
+    description:
+      'bytes of raw chunks the raw stream holds for the decoders and storage at most (at least 1048576); when full it refuses and the gateways buffer, then drop',
   }),
   TRACEHUB_RAW_MAX_AGE_HOURS: Type.Number({
-    exclusiveMinimum: 0,
-    default: 168,
-    description: 'hours the raw stream keeps chunks (the re-decode window)',
+    minimum: 0,
+    default: 0,
+    description:
+      'hours a raw chunk may wait for the decoders and storage before JetStream discards it unreported; 0 (default): no limit',
   }),
   TRACEHUB_REC_MAX_BYTES: Type.Integer({
     minimum: 1 << 20,
     default: 1 << 30,
-    description: 'bytes the record stream keeps at most (at least 1048576)',
+    description:
+      'bytes of record messages the record stream holds for storage at most (at least 1048576); when full it refuses and the decoders hold their links',
   }),
   TRACEHUB_REC_MAX_AGE_HOURS: Type.Number({
-    exclusiveMinimum: 0,
-    default: 24,
-    description: 'hours the record stream keeps records',
+    minimum: 0,
+    default: 0,
+    description:
+      'hours a record message may wait for storage before JetStream discards it unreported; 0 (default): no limit',
   }),
 };
 

@@ -16,7 +16,7 @@ export {
 } from './config.js';
 export { HealthServer, type HealthServerOptions, type ReadinessCheck } from './health-server.js';
 export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';
-export { ServiceMetrics } from './metrics.js';
+export { ServiceMetrics, type StreamLevel, streamLevelMetrics } from './metrics.js';
 export {
   EXIT_CONFIG,
   EXIT_FAILURE,

@@ -48,3 +48,42 @@ export class ServiceMetrics {
 function prefixed(name: string): string {
   return name.startsWith(PREFIX) ? name : PREFIX + name;
 }
+
+/** One stream's size against its limit (what `streamFill` in `@tracehub/bus` reads). */
+export interface StreamLevel {
+  stream: string;
+  bytes: number;
+  messages: number;
+  /** -1: no limit. */
+  maxBytes: number;
+}
+
+/**
+ * `tracehub_stream_bytes`, `_messages`, `_max_bytes` and `_fill_ratio` per stream, read when
+ * scraped: how close the raw and record streams are to refusing publishes.
+ */
+export function streamLevelMetrics(metrics: ServiceMetrics, read: () => Promise<StreamLevel[]>): void {
+  let last: Promise<StreamLevel[]> | undefined;
+  // The four gauges are collected one after the other in one scrape: read the streams once.
+  const levels = () => {
+    last ??= read()
+      .catch(() => [])
+      .finally(() => setTimeout(() => (last = undefined), 100).unref());
+    return last;
+  };
+  const gauge = (name: string, help: string, value: (l: StreamLevel) => number) =>
+    metrics.gauge({
+      name,
+      help,
+      labelNames: ['stream'],
+      async collect() {
+        for (const l of await levels()) this.set({ stream: l.stream }, value(l));
+      },
+    });
+  gauge('stream_bytes', 'bytes a stream holds (not yet taken by every consumer)', (l) => l.bytes);
+  gauge('stream_messages', 'messages a stream holds', (l) => l.messages);
+  gauge('stream_max_bytes', 'bytes at which a stream refuses new messages (-1: no limit)', (l) => l.maxBytes);
+  gauge('stream_fill_ratio', 'bytes held over max bytes; at 1 the stream refuses publishes', (l) =>
+    l.maxBytes > 0 ? l.bytes / l.maxBytes : 0,
+  );
+}

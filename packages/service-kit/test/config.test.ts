@@ -46,17 +46,19 @@ describe('loadConfig', () => {
 });
 
 describe('stream settings', () => {
-  it('default to modest single-replica streams and read a cluster setup', () => {
+  it('default to modest single-replica streams without an age limit and read a cluster setup', () => {
     const schema = Type.Object({ ...streamSettings });
+    // No age limit: a message waits for its consumers however long they are away.
     expect(streamLimitsFrom(loadConfig(schema, {}))).toEqual({
       replicas: 1,
       rawMaxBytes: 1 << 30,
-      rawMaxAgeMs: 168 * 3_600_000,
+      rawMaxAgeMs: 0,
       recMaxBytes: 1 << 30,
-      recMaxAgeMs: 24 * 3_600_000,
+      recMaxAgeMs: 0,
     });
     const cluster = loadConfig(schema, { TRACEHUB_STREAM_REPLICAS: '3', TRACEHUB_RAW_MAX_AGE_HOURS: '0.5' });
     expect(streamLimitsFrom(cluster)).toMatchObject({ replicas: 3, rawMaxAgeMs: 1_800_000 });
     expect(() => loadConfig(schema, { TRACEHUB_STREAM_REPLICAS: '7' })).toThrow(/TRACEHUB_STREAM_REPLICAS/);
+    expect(() => loadConfig(schema, { TRACEHUB_REC_MAX_BYTES: '1000' })).toThrow(/TRACEHUB_REC_MAX_BYTES/);
   });
 });

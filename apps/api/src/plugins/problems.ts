@@ -1,4 +1,5 @@
 import type { Problem } from '@tracehub/contracts';
+import { ScanLimitError } from '@tracehub/db';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 
 /** An error that becomes a problem response with its status (4xx: the caller's mistake). */
@@ -25,6 +26,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -60,6 +62,10 @@ export function installProblemHandlers(app: FastifyInstance, limits: { statement
         503,
         `the query ran longer than the ${limits.statementTimeoutMs} ms this server allows and was stopped: narrow the time range or add a rig, link or session filter`,
       );
+    }
+    if (error instanceof ScanLimitError) {
+      request.log.info({ scannedBytes: error.scannedBytes }, 'a records query was too broad');
+      return sendProblem(reply, 422, error.message);
     }
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');

@@ -1,8 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { type Bus, type ControlAsk, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
-import type { ControlReply, ControlRequest, RecordBatch, TraceRecord } from '@tracehub/contracts';
+import {
+  type Bus,
+  type ControlAsk,
+  ControlTimeoutError,
+  NoGatewayError,
+  parseRecordBatch,
+  requestControl,
+} from '@tracehub/bus';
+import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
@@ -262,7 +269,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
               callback: (err, msg) => {
                 if (err) return;
                 try {
-                  const batch = msg.json<RecordBatch>();
+                  const batch = parseRecordBatch(msg.data);
                   if (Array.isArray(batch.records)) collected.push(...batch.records);
                 } catch {}
               },

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { type Database, filteredRecords, positionOf, recordsPage, sessionRecords } from '@tracehub/db';
+import { type Database, filteredRecords, positionOf, recordsPage, ScanBudget, sessionRecords } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { decodeRecordCursor, encodeRecordCursor } from '../cursor.js';
 import {
@@ -27,6 +27,8 @@ import { mustGetSession } from './sessions.js';
 export interface RecordRoutesOptions {
   db: Kysely<Database>;
   maxPageSize: number;
+  /** Record bytes one page may read (after pruning by block summaries) before it is refused (422). */
+  scanLimitBytes: number;
 }
 
 const ExportFormat = Type.Union(
@@ -41,7 +43,10 @@ const ExportFormat = Type.Union(
 const ExportBody = Type.Unsafe<Readable>(Type.String({ description: 'the export' }));
 
 /** Records: filtered pages with keyset cursors, and exports of a session or a filtered range. */
-export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = async (app, { db, maxPageSize }) => {
+export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = async (
+  app,
+  { db, maxPageSize, scanLimitBytes },
+) => {
   app.addHook('preValidation', async (request) => {
     if (request.query && typeof request.query === 'object') splitListParams(request.query as Record<string, unknown>);
   });
@@ -85,16 +90,20 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const filter = toRecordFilter(q);
       const cursor = q.cursor ? decodeRecordCursor(q.cursor, q.order) : undefined;
+      const budget = new ScanBudget(scanLimitBytes);
       const page = await recordsPage(db, filter, {
         order: q.order,
         limit: q.limit,
         after: cursor?.direction === 'after' ? cursor.position : undefined,
         before: cursor?.direction === 'before' ? cursor.position : undefined,
+        budget,
       });
+      // What the page cost: record bytes decoded after pruning blocks by their summaries.
+      reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
       const first = page.rows[0];
       const last = page.rows[page.rows.length - 1];
       return {

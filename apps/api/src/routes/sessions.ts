@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ProblemSchema } from '@tracehub/contracts';
 import {
   type Database,
   getLinkByName,
@@ -10,10 +11,11 @@ import {
   sessionRecords,
   sessionsPage,
 } from '@tracehub/db';
+import { RedecodeError, redecodeSession } from '@tracehub/decoders';
 import { dictionaryFileAfter, escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
-import { badRequest, notFound } from '../plugins/problems.js';
+import { badRequest, HttpProblem, notFound } from '../plugins/problems.js';
 import { Instant, instantOf, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
 import { sequenceDiagram } from '../sequence-diagram.js';
 
@@ -157,6 +159,50 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       },
     },
     async (request) => sessionJson(await mustGetSession(db, request.params.id)),
+  );
+
+  app.post(
+    '/sessions/:id/redecode',
+    {
+      config: { scope: 'control', heavy: true },
+      schema: {
+        summary: "Decode the session's stored link bytes again with the link's current settings",
+        description:
+          "Decodes the exact bytes the link sent in this session again, with the link's current settings (and over them those the gateway sent with the session: its TRACEHUB_LINKS address query or `tracehub replay` flags, as the decoder service takes them) and this server's decoder, fed chunk by chunk as the decoder service feeds them, and replaces the session's records, dictionaries and counts in one transaction (readers see the old records until it commits). For a settings fix (an STP link decoded without its version or masters) or after a decoder upgrade. The session starts with an empty codec: dictionaries a QS decoder learnt in the link's earlier sessions (kept across a reconnect without a reset, as qspy keeps them) are not carried into it. 409 when the session has not ended, when its link bytes are not all stored yet (try again shortly), or when it has none (stored before link bytes were kept).",
+        tags: ['sessions'],
+        params: SessionParams,
+        response: {
+          200: Type.Object({
+            session: Type.String(),
+            settings: Type.Record(Type.String(), Type.Unknown(), { description: 'the settings it was decoded with' }),
+            chunks: Type.Integer(),
+            bytes: Type.Integer({ description: 'link bytes decoded' }),
+            records: Type.Integer(),
+            errors: Type.Integer(),
+            gaps: Type.Integer(),
+            previousRecords: Type.Integer({ description: 'records the session had before' }),
+            settingsRefused: Type.Optional(
+              Type.String({
+                description:
+                  "why the codec refused the link's settings (a .dic it cannot read): the session was decoded with the defaults, as the decoder service would",
+              }),
+            ),
+            ms: Type.Number(),
+          }),
+          ...problemResponses,
+          409: ProblemSchema,
+        },
+      },
+    },
+    async (request) => {
+      try {
+        return await redecodeSession(db, request.params.id);
+      } catch (err) {
+        if (err instanceof RedecodeError)
+          throw err.code === 'not-found' ? notFound(err.message) : new HttpProblem(409, err.message);
+        throw err;
+      }
+    },
   );
 
   app.get(

@@ -69,7 +69,8 @@ export function registerReplay(program: Command): void {
       prefix: opts.busPrefix,
     });
     try {
-      await ensureTopology(bus);
+      // Replicas of streams this replay may have to make (a cluster's TRACEHUB_STREAM_REPLICAS).
+      await ensureTopology(bus, { replicas: Number(process.env.TRACEHUB_STREAM_REPLICAS ?? 1) || 1 });
       const gateway = new Gateway({
         bus,
         link: { protocol: opts.protocol, rig: opts.rig, link: opts.link },

@@ -26,8 +26,15 @@ const ZSTD_PARAMS = zstd ? { [zstd.constants.ZSTD_c_compressionLevel]: 3 } : {};
 /** The codec this process writes with. */
 export const WRITE_CODEC: BlockCodec = zstd ? BlockCodec.Zstd : BlockCodec.Deflate;
 
-export function compressBlock(data: Uint8Array): Buffer {
-  if (zstd) return zstd.zstdCompressSync(data, { params: ZSTD_PARAMS });
+/**
+ * Compressed with zstd at `level` (default 3; compaction, off the ingest path, uses more),
+ * or deflate where Node has no zstd.
+ */
+export function compressBlock(data: Uint8Array, level?: number): Buffer {
+  if (zstd)
+    return zstd.zstdCompressSync(data, {
+      params: level === undefined ? ZSTD_PARAMS : { [zstd.constants.ZSTD_c_compressionLevel]: level },
+    });
   return zlib.deflateRawSync(data, { level: 6 });
 }
 

@@ -55,7 +55,39 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('dictionaries_pkey', ['session', 'kind', 'key'])
     .execute();
 
-  // Kysely's builder has no PARTITION BY, so the partitioned table is plain SQL.
+  await createRecordsTable(db);
+
+  // Text search: trigram GIN (serves ILIKE '%...%' and regex) when pg_trgm can be installed,
+  // else a full-text index.
+  if (await trigramAvailable(db)) {
+    await sql`create extension if not exists pg_trgm`.execute(db);
+    await sql`create index records_text_trgm_idx on records using gin (text gin_trgm_ops)`.execute(db);
+  } else {
+    await sql`create index records_text_fts_idx on records using gin (to_tsvector('simple', text))`.execute(db);
+  }
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  // pg_trgm stays installed: other schemas of the database may use it.
+  await db.schema.dropTable('records').execute();
+  await db.schema.dropTable('dictionaries').execute();
+  await db.schema.dropTable('sessions').execute();
+  await db.schema.dropTable('links').execute();
+  await db.schema.dropTable('rigs').execute();
+}
+
+async function trigramAvailable(db: Kysely<unknown>): Promise<boolean> {
+  const { rows } = await sql<{ available: boolean }>`
+    select exists (select 1 from pg_available_extensions where name = 'pg_trgm') as available`.execute(db);
+  return rows[0]?.available === true;
+}
+
+/**
+ * The one-row-per-record table (until migration 0007 moved records into blocks), its default
+ * partition and its two indexes; 0007's `down` makes it again. Kysely's builder has no
+ * PARTITION BY, so the partitioned table is plain SQL.
+ */
+export async function createRecordsTable(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table records (
       session     text         not null,
@@ -86,28 +118,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // they are its leading columns, so a second index on them would only slow inserts.
   await sql`create index records_rig_link_time_idx on records (rig, link, host_time)`.execute(db);
   await sql`create index records_name_time_idx on records (name, host_time)`.execute(db);
-
-  // Text search: trigram GIN (serves ILIKE '%...%' and regex) when pg_trgm can be installed,
-  // else a full-text index.
-  if (await trigramAvailable(db)) {
-    await sql`create extension if not exists pg_trgm`.execute(db);
-    await sql`create index records_text_trgm_idx on records using gin (text gin_trgm_ops)`.execute(db);
-  } else {
-    await sql`create index records_text_fts_idx on records using gin (to_tsvector('simple', text))`.execute(db);
-  }
-}
-
-export async function down(db: Kysely<unknown>): Promise<void> {
-  // pg_trgm stays installed: other schemas of the database may use it.
-  await db.schema.dropTable('records').execute();
-  await db.schema.dropTable('dictionaries').execute();
-  await db.schema.dropTable('sessions').execute();
-  await db.schema.dropTable('links').execute();
-  await db.schema.dropTable('rigs').execute();
-}
-
-async function trigramAvailable(db: Kysely<unknown>): Promise<boolean> {
-  const { rows } = await sql<{ available: boolean }>`
-    select exists (select 1 from pg_available_extensions where name = 'pg_trgm') as available`.execute(db);
-  return rows[0]?.available === true;
 }

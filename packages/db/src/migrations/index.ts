@@ -5,6 +5,8 @@ import * as textIndexPerPartition from './0003-text-index-per-partition.js';
 import * as linkSettingsChanges from './0004-link-settings-changes.js';
 import * as linkChunks from './0005-link-chunks.js';
 import * as retention from './0006-retention.js';
+import * as recordBlocks from './0007-record-blocks.js';
+import * as sessionLinkSettings from './0008-session-link-settings.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -17,6 +19,8 @@ export const migrations: Record<string, Migration> = {
   '0004-link-settings-changes': linkSettingsChanges,
   '0005-link-chunks': linkChunks,
   '0006-retention': retention,
+  '0007-record-blocks': recordBlocks,
+  '0008-session-link-settings': sessionLinkSettings,
 };
 
 export const migrationProvider: MigrationProvider = {

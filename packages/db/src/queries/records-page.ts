@@ -1,6 +1,10 @@
-import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
+import type { TraceRecord } from '@tracehub/contracts';
+import { channelKey, compareDecimal } from '@tracehub/contracts';
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
+import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
-import type { RecordRow } from './session-records.js';
+import { MAX_BLOCK_SPAN_NS } from '../writes/record-blocks.js';
+import { blockRecords, hostMicros, jsonTextPattern, literalPattern, ScanBudget } from './block-reader.js';
 
 /** What a records query may be narrowed by; every field is optional and they combine with AND. */
 export interface RecordFilter {
@@ -23,7 +27,7 @@ export interface RecordFilter {
   qsPrio?: number;
   stpMaster?: number;
   stpChannel?: number;
-  /** Case-insensitive substring of `text` (served by the trigram index). */
+  /** Case-insensitive substring of `text`, taken literally (Unicode case folding). */
   text?: string;
 }
 
@@ -47,6 +51,8 @@ export interface RecordsPageOptions {
   after?: RecordPosition;
   /** ...or return the page just before this record (in `order`), for paging back. */
   before?: RecordPosition;
+  /** What the query may read (default: `ScanBudget`'s default); over it, `ScanLimitError`. */
+  budget?: ScanBudget;
 }
 
 export interface RecordsPage {
@@ -57,41 +63,100 @@ export interface RecordsPage {
   hasPrevious: boolean;
 }
 
-/** Applies a filter to a records query (all values travel as bind parameters). */
-export function recordFilterWhere(eb: ExpressionBuilder<Database, 'records'>, f: RecordFilter): Expression<SqlBool> {
-  const and: Expression<SqlBool>[] = [];
-  if (f.rig !== undefined) and.push(eb('rig', '=', f.rig));
-  if (f.link !== undefined) and.push(eb('link', '=', f.link));
-  if (f.session !== undefined) and.push(eb('session', '=', f.session));
-  if (f.protocol !== undefined) and.push(eb('protocol', '=', f.protocol));
-  if (f.from !== undefined) and.push(eb('host_time', '>=', f.from));
-  if (f.to !== undefined) and.push(eb('host_time', '<', f.to));
-  if (f.names?.length) and.push(eb('name', 'in', [...f.names]));
-  if (f.types?.length) and.push(eb('type', 'in', [...f.types]));
-  if (f.kinds?.length) and.push(eb('kind', 'in', [...f.kinds]));
-  if (f.qsObj !== undefined) and.push(eb('qs_obj', '=', f.qsObj));
-  if (f.qsSig !== undefined) and.push(eb('qs_sig', '=', f.qsSig));
-  if (f.qsPrio !== undefined) and.push(eb('qs_prio', '=', f.qsPrio));
-  if (f.stpMaster !== undefined) and.push(eb('stp_master', '=', f.stpMaster));
-  if (f.stpChannel !== undefined) and.push(eb('stp_channel', '=', f.stpChannel));
-  if (f.text !== undefined && f.text !== '') and.push(eb('text', 'ilike', `%${escapeLike(f.text)}%`));
-  return eb.and(and);
-}
-
-/** Escapes LIKE's wildcards so user text matches literally. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, '\\$&');
-}
-
 /** The position of a stored row, for a cursor. */
 export function positionOf(row: RecordRow): RecordPosition {
   return { hostMicros: row.host_ns / 1000n, session: row.session, seq: row.seq };
 }
 
+/** Whether a record passes a filter (the part block summaries cannot decide). */
+export function recordMatcher(f: RecordFilter): (r: TraceRecord) => boolean {
+  const names = f.names?.length ? new Set(f.names) : undefined;
+  const types = f.types?.length ? new Set(f.types) : undefined;
+  const kinds = f.kinds?.length ? new Set(f.kinds) : undefined;
+  // µs bounds as ns bounds: floor(ns / 1000) >= from µs exactly when ns >= from µs * 1000.
+  const fromNs = f.from === undefined ? undefined : (BigInt(f.from.getTime()) * 1_000_000n).toString();
+  const toNs = f.to === undefined ? undefined : (BigInt(f.to.getTime()) * 1_000_000n).toString();
+  const text = f.text ? literalPattern(f.text) : undefined;
+  return (r) => {
+    if (f.rig !== undefined && r.rig !== f.rig) return false;
+    if (f.link !== undefined && r.link !== f.link) return false;
+    if (f.session !== undefined && r.session !== f.session) return false;
+    if (f.protocol !== undefined && r.protocol !== f.protocol) return false;
+    if (names && !names.has(r.name)) return false;
+    if (types && !types.has(r.type)) return false;
+    if (kinds && !kinds.has(r.kind)) return false;
+    if (f.qsObj !== undefined && r.qs?.obj !== f.qsObj) return false;
+    if (f.qsSig !== undefined && r.qs?.sig !== f.qsSig) return false;
+    if (f.qsPrio !== undefined && r.qs?.prio !== f.qsPrio) return false;
+    if (f.stpMaster !== undefined && r.stp?.master !== f.stpMaster) return false;
+    if (f.stpChannel !== undefined && r.stp?.channel !== f.stpChannel) return false;
+    if (fromNs !== undefined && compareDecimal(r.hostNs, fromNs) < 0) return false;
+    if (toNs !== undefined && compareDecimal(r.hostNs, toNs) >= 0) return false;
+    if (text !== undefined && !text.test(r.text)) return false;
+    return true;
+  };
+}
+
+type BlockQuery = SelectQueryBuilder<Database, 'record_blocks', object>;
+
+/** Narrows a block query by what the block summaries say (never wrongly: a kept block may still hold no match). */
+export function pruneBlocks<Q extends BlockQuery>(query: Q, f: RecordFilter): Q {
+  let q = query as BlockQuery;
+  if (f.rig !== undefined) q = q.where('rig', '=', f.rig);
+  if (f.link !== undefined) q = q.where('link', '=', f.link);
+  if (f.session !== undefined) q = q.where('session', '=', f.session);
+  if (f.protocol !== undefined) q = q.where('protocol', '=', f.protocol);
+  if (f.names?.length) q = q.where(sql<boolean>`names && ${[...f.names]}::text[]`);
+  if (f.types?.length) q = q.where(sql<boolean>`types && ${[...f.types]}::int[]`);
+  if (f.kinds?.length) q = q.where(sql<boolean>`kinds && ${[...f.kinds]}::text[]`);
+  if (f.qsObj !== undefined) q = q.where(sql<boolean>`${f.qsObj} = any(objs)`);
+  if (f.qsSig !== undefined) q = q.where(sql<boolean>`${f.qsSig} = any(sigs)`);
+  if (f.qsPrio !== undefined) q = q.where(sql<boolean>`${f.qsPrio}::int = any(prios)`);
+  if (f.stpMaster !== undefined && f.stpChannel !== undefined)
+    q = q.where(sql<boolean>`${channelKey(f.stpMaster, f.stpChannel)} = any(channels)`);
+  if (f.from !== undefined) {
+    const fromNs = BigInt(f.from.getTime()) * 1_000_000n;
+    q = q.where('max_host_ns', '>=', fromNs).where('host_time', '>=', instant(fromNs - MAX_BLOCK_SPAN_NS));
+  }
+  if (f.to !== undefined) {
+    const toNs = BigInt(f.to.getTime()) * 1_000_000n;
+    q = q.where('min_host_ns', '<', toNs).where('host_time', '<', f.to);
+  }
+  return q as Q;
+}
+
+/** ns since the epoch as a timestamptz (µs): what the partition key is compared with. */
+export const instant = (ns: bigint) =>
+  sql<Date>`timestamptz 'epoch' + ${(ns / 1000n).toString()}::bigint * interval '1 microsecond'`;
+
+interface Keyed {
+  micros: bigint;
+  session: string;
+  seq: number;
+  record: TraceRecord;
+}
+
+const compareKeys = (a: Keyed, b: Keyed) =>
+  a.micros < b.micros
+    ? -1
+    : a.micros > b.micros
+      ? 1
+      : a.session < b.session
+        ? -1
+        : a.session > b.session
+          ? 1
+          : a.seq - b.seq;
+
+/** Blocks read per round at first; each further round reads twice as many, up to the cap. */
+const FIRST_ROUND_BLOCKS = 4;
+const MAX_ROUND_BLOCKS = 64;
+
 /**
  * One page of records matching `filter`, in (host_time, session, seq) order or its reverse,
- * by keyset: `(host_time, session, seq) > (cursor)`, never OFFSET. Reads one row more than
- * asked to tell whether more follow.
+ * by keyset. Blocks are read in the order of their earliest record (`asc`) or latest
+ * (`desc`), pruned by their summaries, decoded and filtered, until no unread block can hold
+ * a record that belongs on the page. Reads one record more than asked to tell whether more
+ * follow.
  */
 export async function recordsPage(
   db: Kysely<Database>,
@@ -101,29 +166,77 @@ export async function recordsPage(
   const backwards = opts.before !== undefined;
   // Paging back is paging forward in the reverse order from the cursor, then flipping the rows.
   const scanOrder: SortOrder = backwards ? (opts.order === 'asc' ? 'desc' : 'asc') : opts.order;
+  const asc = scanOrder === 'asc';
   const cursor = opts.before ?? opts.after;
-  let query = db
-    .selectFrom('records')
-    .selectAll()
-    .where((eb) => recordFilterWhere(eb, filter));
+  const budget = opts.budget ?? new ScanBudget();
+  const matches = recordMatcher(filter);
+  // A text search parses only the blocks whose JSON holds the text.
+  const mustContain = filter.text ? jsonTextPattern(filter.text) : undefined;
+  const cursorKey: Keyed | undefined = cursor && {
+    micros: cursor.hostMicros,
+    session: cursor.session,
+    seq: Number(cursor.seq),
+    record: undefined as unknown as TraceRecord,
+  };
+  const beyondCursor = (k: Keyed) =>
+    !cursorKey || (asc ? compareKeys(k, cursorKey) > 0 : compareKeys(k, cursorKey) < 0);
+  const want = opts.limit + 1;
+
+  let base = pruneBlocks(
+    db
+      .selectFrom('record_blocks')
+      .select(['id', 'session', 'first_seq', 'min_host_ns', 'max_host_ns', 'codec', 'byte_count', 'data']),
+    filter,
+  );
   if (cursor) {
-    const cmp = scanOrder === 'asc' ? sql`>` : sql`<`;
-    const at = sql`timestamptz 'epoch' + ${cursor.hostMicros.toString()}::bigint * interval '1 microsecond'`;
-    // The row comparison decides; the plain bound on host_time lets the (rig, link, host_time)
-    // and (name, host_time) indexes start the scan at the cursor.
-    query = query.where(sql<SqlBool>`host_time ${scanOrder === 'asc' ? sql`>=` : sql`<=`} ${at}`);
-    query = query.where(
-      sql<SqlBool>`(host_time, session, seq) ${cmp} (${at}, ${cursor.session}, ${cursor.seq.toString()}::bigint)`,
-    );
+    const cursorNs = cursor.hostMicros * 1000n;
+    base = asc
+      ? base.where('max_host_ns', '>=', cursorNs).where('host_time', '>=', instant(cursorNs - MAX_BLOCK_SPAN_NS))
+      : base.where('min_host_ns', '<', cursorNs + 1000n).where('host_time', '<=', instant(cursorNs));
   }
-  const rows = await query
-    .orderBy('host_time', scanOrder)
-    .orderBy('session', scanOrder)
-    .orderBy('seq', scanOrder)
-    .limit(opts.limit + 1)
-    .execute();
-  const more = rows.length > opts.limit;
-  if (more) rows.pop();
+
+  let found: Keyed[] = [];
+  let last: { edge: bigint; session: string; firstSeq: bigint } | undefined;
+  for (let round = FIRST_ROUND_BLOCKS; ; round = Math.min(round * 2, MAX_ROUND_BLOCKS)) {
+    let query = base;
+    if (last) {
+      const edge = asc ? 'min_host_ns' : 'max_host_ns';
+      const at = sql`(${sql.ref(edge)}, session, first_seq)`;
+      const mark = sql`(${last.edge.toString()}::bigint, ${last.session}, ${last.firstSeq.toString()}::bigint)`;
+      query = query.where(asc ? sql<boolean>`${at} > ${mark}` : sql<boolean>`${at} < ${mark}`);
+    }
+    const blocks = await (asc
+      ? query.orderBy('min_host_ns').orderBy('session').orderBy('first_seq')
+      : query.orderBy('max_host_ns', 'desc').orderBy('session', 'desc').orderBy('first_seq', 'desc')
+    )
+      .limit(round)
+      .execute();
+    for (const block of blocks) {
+      for (const record of blockRecords(block, budget, mustContain)) {
+        if (!matches(record)) continue;
+        const keyed = { micros: hostMicros(record), session: record.session, seq: record.seq, record };
+        if (beyondCursor(keyed)) found.push(keyed);
+      }
+    }
+    found.sort(asc ? compareKeys : (a, b) => compareKeys(b, a));
+    if (found.length > want) found = found.slice(0, want);
+    if (blocks.length < round) break;
+    const lastBlock = blocks[blocks.length - 1];
+    last = {
+      edge: asc ? lastBlock.min_host_ns : lastBlock.max_host_ns,
+      session: lastBlock.session,
+      firstSeq: lastBlock.first_seq,
+    };
+    // Every unread block starts at or after (asc) / ends at or before (desc) the last one read:
+    // once the page's last record is strictly on this side of that edge, it is complete.
+    if (found.length === want) {
+      const edgeMicros = last.edge / 1000n;
+      const tail = found[want - 1].micros;
+      if (asc ? tail < edgeMicros : tail > edgeMicros) break;
+    }
+  }
+  const more = found.length > opts.limit;
+  const rows = found.slice(0, opts.limit).map((k) => recordToRow(k.record));
   if (backwards) {
     rows.reverse();
     return { rows, hasMore: true, hasPrevious: more };
@@ -133,17 +246,18 @@ export async function recordsPage(
 
 /**
  * Every record matching `filter` in `order`, a page at a time (exports): memory stays at one
- * page whatever the range holds.
+ * page whatever the range holds. One budget covers the whole walk unless `budget` says otherwise.
  */
 export async function* filteredRecords(
   db: Kysely<Database>,
   filter: RecordFilter,
   order: SortOrder = 'asc',
   pageSize = 2000,
+  budget?: ScanBudget,
 ): AsyncGenerator<RecordRow> {
   let after: RecordPosition | undefined;
   for (;;) {
-    const page = await recordsPage(db, filter, { order, limit: pageSize, after });
+    const page = await recordsPage(db, filter, { order, limit: pageSize, after, budget });
     for (const row of page.rows) yield row;
     if (!page.hasMore || page.rows.length === 0) return;
     after = positionOf(page.rows[page.rows.length - 1]);

@@ -1,8 +1,7 @@
-import type { TraceRecord } from '@tracehub/contracts';
-import type { Kysely, Selectable } from 'kysely';
-import type { Database, RecordsTable, SessionRow } from '../database.js';
-
-export type RecordRow = Selectable<RecordsTable>;
+import type { Kysely } from 'kysely';
+import { type RecordRow, recordToRow } from '../blocks/record-row.js';
+import type { Database, SessionRow } from '../database.js';
+import { blockRecords } from './block-reader.js';
 
 /** The newest session of a link (by start time), if it has any. */
 export async function latestSession(db: Kysely<Database>, rig: string, link: string): Promise<SessionRow | undefined> {
@@ -33,14 +32,27 @@ export async function sessionRecordsPage(
   afterSeq: bigint | number,
   limit: number,
 ): Promise<RecordRow[]> {
-  return db
-    .selectFrom('records')
-    .selectAll()
-    .where('session', '=', session)
-    .where('seq', '>', BigInt(afterSeq))
-    .orderBy('seq')
-    .limit(limit)
-    .execute();
+  const after = Number(afterSeq);
+  const rows: RecordRow[] = [];
+  let from = after;
+  for (let round = 2; rows.length < limit; round = Math.min(round * 2, 32)) {
+    const blocks = await db
+      .selectFrom('record_blocks')
+      .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+      .where('session', '=', session)
+      .where('last_seq', '>', BigInt(from))
+      .orderBy('first_seq')
+      .limit(round)
+      .execute();
+    for (const block of blocks) {
+      for (const record of blockRecords(block)) {
+        if (record.seq > after && rows.length < limit) rows.push(recordToRow(record));
+      }
+    }
+    if (blocks.length < round) break;
+    from = Number(blocks[blocks.length - 1].last_seq);
+  }
+  return rows;
 }
 
 /** Every record of a session in seq order (after `afterSeq`), a page at a time, without holding the whole session. */
@@ -57,32 +69,4 @@ export async function* sessionRecords(
     if (page.length < pageSize) return;
     after = page[page.length - 1].seq;
   }
-}
-
-/** A stored row as the TraceRecord it was. */
-export function rowToTraceRecord(row: RecordRow): TraceRecord {
-  const record: TraceRecord = {
-    rig: row.rig,
-    link: row.link,
-    session: row.session,
-    seq: Number(row.seq),
-    chunk: row.chunk,
-    protocol: row.protocol as TraceRecord['protocol'],
-    hostNs: row.host_ns.toString(),
-    targetTs: row.target_ts,
-    kind: row.kind as TraceRecord['kind'],
-    type: row.type,
-    name: row.name,
-    fields: row.fields,
-    text: row.text,
-    raw: Buffer.from(row.raw).toString('base64'),
-  };
-  const qs: NonNullable<TraceRecord['qs']> = {};
-  if (row.qs_obj !== null) qs.obj = row.qs_obj;
-  if (row.qs_sig !== null) qs.sig = row.qs_sig;
-  if (row.qs_prio !== null) qs.prio = row.qs_prio;
-  if (Object.keys(qs).length > 0) record.qs = qs;
-  if (row.stp_master !== null && row.stp_channel !== null)
-    record.stp = { master: row.stp_master, channel: row.stp_channel };
-  return record;
 }

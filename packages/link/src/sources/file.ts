@@ -4,6 +4,9 @@ import { LinkWriteError } from '../link-source.js';
 
 export type ReplayPace = 'max' | 'original';
 
+/** At `original` pace, slices of link time sent per second: 100, so 10 ms of bytes each. */
+const TICKS_PER_SECOND = 100;
+
 export interface FileSourceOptions {
   /** `max`: as fast as the bus takes it; `original`: at the link's bit rate. */
   pace: ReplayPace;
@@ -57,14 +60,26 @@ export class FileSource implements LinkSource {
       for await (const piece of createReadStream(this.path, { highWaterMark: readBytes })) {
         if (this.stopped) break;
         await sink.waitForRoom();
-        if (pace === 'original') {
+        const bytes = piece as Buffer;
+        if (pace !== 'original') {
+          sink.data(bytes);
+          done += bytes.length;
+          onProgress?.(done, total);
+          continue;
+        }
+        // At the link's bit rate the bytes go out in slices of about one tick of link time,
+        // each when its first byte is due, as a UART would deliver them: never a read's worth
+        // at once (a small file would otherwise go out in one burst).
+        const slice = Math.max(1, Math.floor(bitsPerSecond / 10 / TICKS_PER_SECOND));
+        for (let at = 0; at < bytes.length && !this.stopped; at += slice) {
           const dueMs = ((done * 10) / bitsPerSecond) * 1000;
           const waitMs = dueMs - (performance.now() - started);
           if (waitMs > 1) await new Promise((r) => setTimeout(r, waitMs));
+          const part = bytes.subarray(at, at + slice);
+          sink.data(part);
+          done += part.length;
+          onProgress?.(done, total);
         }
-        sink.data(piece as Buffer);
-        done += (piece as Buffer).length;
-        onProgress?.(done, total);
       }
       sink.disconnected('end of file');
       this.finish();

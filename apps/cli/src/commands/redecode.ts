@@ -1,0 +1,57 @@
+import { redactUrl } from '@tracehub/contracts';
+import type { Command } from 'commander';
+import { ProgressBar } from '../progress-bar.js';
+import { addConnectionOptions } from './connections.js';
+
+interface RedecodeCliOptions {
+  session: string;
+  databaseUrl: string;
+}
+
+/**
+ * `tracehub redecode --session ID`: decodes a stored session's link bytes again with the link's
+ * current settings and this build's decoder, and replaces its records in one transaction (the
+ * same as `POST /api/v1/sessions/{id}/redecode`). Progress on stderr; a summary line on stdout.
+ */
+export function registerRedecode(program: Command): void {
+  const cmd = program
+    .command('redecode')
+    .description(
+      "decode a stored session's link bytes again with the link's current settings, replacing its records (after a settings fix or a decoder upgrade)",
+    )
+    .requiredOption('--session <id>', 'session id (as printed by replay, or listed by the API)');
+  addConnectionOptions(cmd, { db: true });
+  cmd.action(async (opts: RedecodeCliOptions) => {
+    const [{ createDb }, { redecodeSession }] = await Promise.all([
+      import('@tracehub/db'),
+      import('@tracehub/decoders'),
+    ]);
+    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-redecode', maxConnections: 2 });
+    let progress: ProgressBar | undefined;
+    try {
+      const result = await redecodeSession(db, opts.session, {
+        onProgress: (done, total) => {
+          progress ??= ProgressBar.forBytes(total, 'redecode ');
+          progress?.update(done);
+        },
+      }).catch((err: Error & { code?: string }) => {
+        if (err.name === 'RedecodeError') throw err;
+        throw new Error(
+          `cannot re-decode through Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`,
+        );
+      });
+      progress?.done();
+      if (result.settingsRefused !== undefined)
+        process.stderr.write(
+          `the link's settings were refused (${result.settingsRefused}): decoded with the defaults, as the decoder service does\n`,
+        );
+      process.stdout.write(
+        `session ${result.session}: ${result.records} records (was ${result.previousRecords}), ${result.errors} errors, ` +
+          `${result.gaps} gaps from ${result.bytes} link bytes in ${result.chunks} chunks, ${Math.round(result.ms)} ms; ` +
+          `settings ${JSON.stringify(result.settings)}\n`,
+      );
+    } finally {
+      await db.destroy();
+    }
+  });
+}

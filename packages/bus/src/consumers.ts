@@ -1,0 +1,99 @@
+import { AckPolicy, type ConsumerConfig, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
+import type { LinkAddress } from '@tracehub/contracts';
+import type { Bus } from './connect.js';
+
+const ns = (ms: number) => ms * 1_000_000;
+
+/**
+ * The durable consumers that hold the streams' data. Both streams keep a message only while
+ * a consumer still needs it (interest retention), and JetStream stores nothing a consumer
+ * does not ask for: a consumer that is missing when a message is published means that
+ * message is gone at once. So every publisher makes sure the consumers after it exist before
+ * it publishes (`ensureTopology` makes storage's two, the gateway a link's decoder consumer).
+ */
+export type DurableConfig = Partial<ConsumerConfig> & { durable_name: string };
+
+/** A link's decoding on the raw stream: one chunk at a time, in order (shared by every decoder worker). */
+export function decoderConsumerConfig(bus: Bus, link: LinkAddress, ackWaitMs = 5000): DurableConfig {
+  return {
+    durable_name: bus.names.decoderConsumer(link),
+    filter_subject: bus.names.rawSubject(link.protocol, link.rig, link.link),
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    replay_policy: ReplayPolicy.Instant,
+    max_ack_pending: 1,
+    ack_wait: ns(ackWaitMs),
+    max_deliver: -1,
+  };
+}
+
+/** Storage's consumer on the record stream (every record subject). */
+export function storageRecordConsumerConfig(
+  bus: Bus,
+  options: { ackWaitMs?: number; maxAckPending?: number } = {},
+): DurableConfig {
+  return {
+    durable_name: bus.names.storageConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: ns(options.ackWaitMs ?? 30_000),
+    max_ack_pending: options.maxAckPending ?? 256,
+    max_deliver: -1,
+  };
+}
+
+/** Storage's consumer on the raw stream (it keeps the link's bytes). */
+export function storageRawConsumerConfig(
+  bus: Bus,
+  options: { ackWaitMs?: number; maxAckPending?: number } = {},
+): DurableConfig {
+  return {
+    durable_name: bus.names.storageRawConsumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: ns(options.ackWaitMs ?? 30_000),
+    max_ack_pending: options.maxAckPending ?? 1024,
+    max_deliver: -1,
+  };
+}
+
+/**
+ * Makes the durable consumer exist. `mode: 'create'` leaves an existing one as it is (a
+ * publisher making sure of its readers, with defaults); `'update'` also sets its ack wait and
+ * max ack pending to these (the reader itself, with its own settings).
+ */
+export async function ensureDurable(
+  bus: Bus,
+  stream: string,
+  config: DurableConfig,
+  mode: 'create' | 'update',
+): Promise<void> {
+  const existing = await bus.jsm.consumers.info(stream, config.durable_name).catch(() => undefined);
+  if (!existing) {
+    try {
+      await bus.jsm.consumers.add(stream, config);
+      return;
+    } catch (err) {
+      // Another service may have made it between our look and our add.
+      if (!(await bus.jsm.consumers.info(stream, config.durable_name).catch(() => undefined))) throw err;
+    }
+  }
+  if (mode === 'create') return;
+  const current = existing?.config ?? (await bus.jsm.consumers.info(stream, config.durable_name)).config;
+  if (current.ack_wait === config.ack_wait && current.max_ack_pending === config.max_ack_pending) return;
+  await bus.jsm.consumers.update(stream, config.durable_name, {
+    ack_wait: config.ack_wait,
+    max_ack_pending: config.max_ack_pending,
+  });
+}
+
+/** The consumers a link's raw chunks need before the first is published: its decoding and storage's. */
+export async function ensureLinkConsumers(bus: Bus, link: LinkAddress): Promise<void> {
+  await ensureDurable(bus, bus.names.rawStream, decoderConsumerConfig(bus, link), 'create');
+  await ensureDurable(bus, bus.names.rawStream, storageRawConsumerConfig(bus), 'create');
+}
+
+/** The consumer record messages need before they are published: storage's. */
+export async function ensureRecordConsumers(bus: Bus): Promise<void> {
+  await ensureDurable(bus, bus.names.recStream, storageRecordConsumerConfig(bus), 'create');
+}

@@ -1,0 +1,312 @@
+import { summarizeRecords, type TraceRecord } from '@tracehub/contracts';
+import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
+import { type Kysely, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  compactRecordBlocks,
+  createDb,
+  type Database,
+  insertRecords,
+  migrateDown,
+  migrateToLatest,
+  migrations,
+  type RecordFilter,
+  type RecordPosition,
+  recordsPage,
+  ScanBudget,
+  ScanLimitError,
+  sessionRecordsPage,
+  storeRecords,
+  timelineStateChanges,
+} from '../src/index.js';
+
+/** A small deterministic generator (an LCG): the same dataset on every run. */
+const seededRandom = (seed: number) => () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+
+beforeAll(async () => {
+  fresh = await freshDatabase('dbblocks');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+// Well in the past, so compaction finds every block settled.
+const T0 = BigInt(Date.UTC(2026, 0, 5, 8)) * 1_000_000n;
+const NAMES = ['QS_QEP_TRAN', 'QS_QEP_STATE_ENTRY', 'PHILO_STAT', 'QS_QF_ACTIVE_POST', 'SEQ_GAP'];
+const OBJS = ['Philo_inst[0]', 'Philo_inst[1]', 'Table_inst'];
+
+/**
+ * Records of three sessions on two links, interleaved in time as a fleet's are: host times
+ * rise within a session, several records share a µs, and sessions overlap.
+ */
+function dataset(): TraceRecord[] {
+  const random = seededRandom(7);
+  const out: TraceRecord[] = [];
+  const sessions = [
+    { session: 'S-A', rig: 'rig1', link: 'uart0', start: 0n },
+    { session: 'S-B', rig: 'rig1', link: 'uart1', start: 2_000_000n },
+    { session: 'S-C', rig: 'rig2', link: 'uart0', start: 1_000_000n },
+  ];
+  for (const s of sessions) {
+    let host = T0 + s.start;
+    for (let seq = 0; seq < 3000; seq++) {
+      if (random() < 0.7) host += BigInt(Math.floor(random() * 3000)); // ns: many records share a µs
+      const name = NAMES[Math.floor(random() * NAMES.length)];
+      const obj = OBJS[Math.floor(random() * OBJS.length)];
+      out.push({
+        rig: s.rig,
+        link: s.link,
+        session: s.session,
+        seq,
+        chunk: Math.floor(seq / 10),
+        protocol: 'qs',
+        hostNs: host.toString(),
+        targetTs: String(seq * 100),
+        kind: name === 'SEQ_GAP' ? 'error' : 'record',
+        type: NAMES.indexOf(name),
+        name,
+        qs: { obj, sig: seq % 2 ? 'EAT_SIG' : 'TIMEOUT_SIG', prio: (seq % 5) + 1 },
+        fields: { target: `state${seq % 4}`, obj },
+        text:
+          seq % 500 === 7
+            ? `${seq} say "Hi" \\ C:\\path\nÉcole`
+            : `${seq} ${name} Obj=${obj} needle${seq % 97 === 0 ? 'X' : ''}`,
+        raw: Buffer.from([seq & 0xff]).toString('base64'),
+      });
+    }
+  }
+  return out;
+}
+
+const all = dataset();
+
+/** The expected order, written out plainly: host time in µs, then session, then seq. */
+function expected(filter: (r: TraceRecord) => boolean, order: 'asc' | 'desc'): string[] {
+  const keyed = all.filter(filter).map((r) => ({ us: BigInt(r.hostNs) / 1000n, r }));
+  keyed.sort((a, b) =>
+    a.us !== b.us
+      ? a.us < b.us
+        ? -1
+        : 1
+      : a.r.session !== b.r.session
+        ? a.r.session < b.r.session
+          ? -1
+          : 1
+        : a.r.seq - b.r.seq,
+  );
+  if (order === 'desc') keyed.reverse();
+  return keyed.map((k) => `${k.r.session}:${k.r.seq}`);
+}
+
+async function walk(filter: RecordFilter, order: 'asc' | 'desc', limit: number): Promise<string[]> {
+  const seen: string[] = [];
+  let after: RecordPosition | undefined;
+  for (let guard = 0; guard < 10_000; guard++) {
+    const page = await recordsPage(db, filter, { order, limit, after });
+    seen.push(...page.rows.map((r) => `${r.session}:${r.seq}`));
+    if (!page.hasMore) return seen;
+    const last = page.rows[page.rows.length - 1];
+    after = { hostMicros: last.host_ns / 1000n, session: last.session, seq: last.seq };
+  }
+  throw new Error('paging did not end');
+}
+
+describe('records in blocks', () => {
+  beforeAll(async () => {
+    // Stored in uneven batches, each re-sent in part (a re-delivery), as storage meets them.
+    const random = seededRandom(11);
+    const bySession = ['S-A', 'S-B', 'S-C'].map((s) => all.filter((r) => r.session === s));
+    for (const records of bySession) {
+      let at = 0;
+      while (at < records.length) {
+        const n = 1 + Math.floor(random() * 400);
+        const back = Math.floor(random() * Math.min(at, 50));
+        await insertRecords(db, records.slice(at - back, at + n));
+        at += n;
+      }
+    }
+  });
+
+  it('keeps every record once, whatever was sent again', async () => {
+    for (const s of ['S-A', 'S-B', 'S-C']) {
+      const rows = await sessionRecordsPage(db, s, -1, 10_000);
+      expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 3000 }, (_, i) => i));
+    }
+    const { rows } = await sql<{ overlaps: number }>`
+      select count(*)::int as overlaps from record_blocks a join record_blocks b
+        on a.session = b.session and a.id < b.id and a.first_seq <= b.last_seq and b.first_seq <= a.last_seq`.execute(
+      db,
+    );
+    expect(rows[0].overlaps).toBe(0);
+  });
+
+  const filters: Array<[string, RecordFilter, (r: TraceRecord) => boolean]> = [
+    ['everything', {}, () => true],
+    ['one link', { rig: 'rig1', link: 'uart1' }, (r) => r.rig === 'rig1' && r.link === 'uart1'],
+    [
+      'a name and an object',
+      { names: ['PHILO_STAT'], qsObj: 'Table_inst' },
+      (r) => r.name === 'PHILO_STAT' && r.qs?.obj === 'Table_inst',
+    ],
+    ['errors', { kinds: ['error'] }, (r) => r.kind === 'error'],
+    ['text', { text: 'NEEDLEx' }, (r) => r.text.toLowerCase().includes('needlex')],
+    [
+      'text with quotes, backslashes, a line break and an accent',
+      { text: '"hi" \\ c:\\PATH\né' },
+      (r) => r.text.toLowerCase().includes('"hi" \\ c:\\path\né'),
+    ],
+    ['text in another case, accented', { text: 'éCOLE' }, (r) => r.text.toLowerCase().includes('école')],
+    [
+      'a time range',
+      {
+        from: new Date(Number((T0 + 1_000_000n) / 1_000_000n)),
+        to: new Date(Number((T0 + 3_000_000n) / 1_000_000n)),
+      },
+      (r) => {
+        const us = BigInt(r.hostNs) / 1000n;
+        return us >= (T0 + 1_000_000n) / 1000n && us < (T0 + 3_000_000n) / 1000n;
+      },
+    ],
+  ];
+
+  for (const [what, filter, plain] of filters) {
+    it(`pages ${what} in both orders exactly as the order says`, async () => {
+      expect(expected(plain, 'asc').length).toBeGreaterThan(0);
+      for (const order of ['asc', 'desc'] as const) {
+        expect(await walk(filter, order, 137)).toEqual(expected(plain, order));
+      }
+    });
+  }
+
+  it('pages back to the very records it paged forward over', async () => {
+    const first = await recordsPage(db, {}, { order: 'asc', limit: 50 });
+    const last = first.rows[first.rows.length - 1];
+    const second = await recordsPage(
+      db,
+      {},
+      { order: 'asc', limit: 50, after: { hostMicros: last.host_ns / 1000n, session: last.session, seq: last.seq } },
+    );
+    const head = second.rows[0];
+    const back = await recordsPage(
+      db,
+      {},
+      { order: 'asc', limit: 50, before: { hostMicros: head.host_ns / 1000n, session: head.session, seq: head.seq } },
+    );
+    expect(back.rows.map((r) => `${r.session}:${r.seq}`)).toEqual(first.rows.map((r) => `${r.session}:${r.seq}`));
+    expect(back.hasPrevious).toBe(false);
+  });
+
+  it('refuses a query that would read more than its budget', async () => {
+    await expect(
+      recordsPage(db, { text: 'no such text' }, { order: 'asc', limit: 10, budget: new ScanBudget(100_000) }),
+    ).rejects.toBeInstanceOf(ScanLimitError);
+  });
+
+  it('merges small blocks into larger ones without changing a record or an answer', async () => {
+    const before = await sql<{ n: number }>`select count(*)::int as n from record_blocks`.execute(db);
+    const pageBefore = await walk({ names: ['QS_QEP_TRAN'] }, 'desc', 500);
+    const sessionBefore = await sessionRecordsPage(db, 'S-B', -1, 10_000);
+    const result = await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
+    const after = await sql<{ n: number }>`select count(*)::int as n from record_blocks`.execute(db);
+    expect(result.blocksBefore).toBeGreaterThan(result.blocksAfter);
+    expect(after.rows[0].n).toBe(before.rows[0].n - result.blocksBefore + result.blocksAfter);
+    expect(after.rows[0].n).toBeLessThan(before.rows[0].n / 2);
+    expect(await walk({ names: ['QS_QEP_TRAN'] }, 'desc', 500)).toEqual(pageBefore);
+    expect(await sessionRecordsPage(db, 'S-B', -1, 10_000)).toEqual(sessionBefore);
+  });
+
+  it('gives the last state of each object before a timeline window from block summaries', async () => {
+    const fromNs = BigInt(all.filter((r) => r.session === 'S-A')[2500].hostNs);
+    const changes = await timelineStateChanges(
+      db,
+      { session: 'S-A', rig: 'rig1', link: 'uart0', fromNs, toNs: fromNs + 1_000_000n },
+      100,
+    );
+    const lastBefore = new Map<string, TraceRecord>();
+    for (const r of all) {
+      if (r.session === 'S-A' && r.name === 'QS_QEP_TRAN' && BigInt(r.hostNs) < fromNs) lastBefore.set(r.qs!.obj!, r);
+    }
+    const before = changes.filter((c) => c.hostNs < fromNs);
+    expect(new Map(before.map((c) => [c.track, Number(c.seq)]))).toEqual(
+      new Map([...lastBefore].map(([obj, r]) => [obj, r.seq])),
+    );
+  });
+});
+
+describe('records that arrive out of order', () => {
+  const piece = (records: TraceRecord[]) => ({
+    json: Buffer.from(JSON.stringify(records).slice(1, -1)),
+    summary: summarizeRecords(records),
+  });
+  const place = { session: 'S-GAP', rig: 'rig9', link: 'uart9', protocol: 'qs' };
+  const of = (from: number, to: number) =>
+    all
+      .filter((r) => r.session === 'S-A' && r.seq >= from && r.seq < to)
+      .map((r) => ({ ...r, session: 'S-GAP', rig: 'rig9', link: 'uart9' }));
+
+  it('keeps a batch that came before its predecessor, and the predecessor when it comes', async () => {
+    // A storage that died held seq 100-199; the next one got 0-99 and 200-299 first.
+    await storeRecords(db, [{ session: 'S-GAP', place, pieces: [piece(of(0, 100)), piece(of(200, 300))] }]);
+    await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
+    const late = await storeRecords(db, [{ session: 'S-GAP', place, pieces: [piece(of(100, 200))] }]);
+    expect(late.inserted).toBe(100);
+    await insertRecords(db, of(250, 400)); // parsed records, half of them stored already
+    const rows = await sessionRecordsPage(db, 'S-GAP', -1, 10_000);
+    expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 400 }, (_, i) => i));
+    await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
+    expect((await sessionRecordsPage(db, 'S-GAP', -1, 10_000)).length).toBe(400);
+  });
+});
+
+/** Undoes migrations, newest first, until `name` has been undone. */
+async function downThrough(db: Kysely<Database>, name: string): Promise<void> {
+  for (;;) {
+    const undone = await migrateDown(db);
+    if (undone.length === 0 || undone.includes(name)) return;
+  }
+}
+
+describe('migration 0007', () => {
+  it('converts records stored one row each into blocks that read back the same', async () => {
+    const old = await freshDatabase('dbblkmig');
+    const odb = createDb(old.url);
+    try {
+      await migrateToLatest(odb);
+      await downThrough(odb, '0007-record-blocks'); // back to one row per record
+      const records = all.filter((r) => r.session === 'S-C').slice(0, 2500);
+      await sql`
+        insert into records (session, seq, host_time, host_ns, rig, link, protocol, chunk, target_ts, kind, type, name,
+                             qs_obj, qs_sig, qs_prio, stp_master, stp_channel, fields, text, raw)
+        select session, seq, timestamptz 'epoch' + ("hostNs" / 1000) * interval '1 microsecond', "hostNs", rig, link,
+               protocol, chunk, "targetTs", kind, type, name, qs->>'obj', qs->>'sig', (qs->>'prio')::int,
+               null, null, fields::jsonb, text, decode(raw, 'base64')
+        from json_to_recordset(${JSON.stringify(records)}::json) as r(
+          session text, seq bigint, "hostNs" bigint, rig text, link text, protocol text, chunk int, "targetTs" numeric,
+          kind text, type int, name text, qs json, fields json, text text, raw text)`.execute(odb);
+      const names = Object.keys(migrations);
+      expect(await migrateToLatest(odb)).toEqual(names.slice(names.indexOf('0007-record-blocks')));
+      const rows = await sessionRecordsPage(odb, 'S-C', -1, 10_000);
+      expect(
+        rows.map((r) => [Number(r.seq), r.host_ns.toString(), r.text, r.qs_obj, r.raw.toString('base64')]),
+      ).toEqual(records.map((r) => [r.seq, r.hostNs, r.text, r.qs!.obj, r.raw]));
+      const { rows: blocks } = await sql<{ n: number }>`select count(*)::int as n from record_blocks`.execute(odb);
+      expect(blocks[0].n).toBe(2); // 2000 + 500
+      // And back down: the blocks become rows again.
+      await downThrough(odb, '0007-record-blocks');
+      const { rows: back } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from records where session = 'S-C'`.execute(odb);
+      expect(back[0].n).toBe(2500);
+    } finally {
+      await odb.destroy();
+      await old.drop();
+    }
+  });
+});

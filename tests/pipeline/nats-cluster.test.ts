@@ -1,0 +1,140 @@
+// The pipeline on a 3-node JetStream cluster (streams and buckets at 3 replicas, every service
+// given all three URLs): the raw stream's leader is killed mid-stream and brought back, then a
+// second node; nothing is lost or doubled, link bytes included.
+import { readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureTopology } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
+import {
+  type FreshDatabase,
+  fixturePath,
+  freePort,
+  freshDatabase,
+  PrivateNatsCluster,
+  uniquePrefix,
+} from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  connectBus,
+  createDb,
+  decoded,
+  offlineDecode,
+  requireBuild,
+  sessionsOf,
+  startService,
+  stopAll,
+  storedLinkBytes,
+  storedSession,
+} from './harness.js';
+
+let cluster: PrivateNatsCluster;
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let procs: RunningProcess[] = [];
+
+beforeAll(async () => {
+  requireBuild();
+  cluster = await PrivateNatsCluster.start(3);
+  fresh = await freshDatabase('natscluster');
+  db = createDb(fresh.url);
+}, 60_000);
+
+afterAll(async () => {
+  await stopAll(procs);
+  await db?.destroy();
+  await fresh?.drop();
+  await cluster?.stop();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The node leading a stream; asked again while the cluster is between leaders (or our node is away). */
+async function leaderOf(bus: Awaited<ReturnType<typeof connectBus>>, stream: string): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const leader = (await bus.jsm.streams.info(stream)).cluster?.leader;
+      if (leader) return leader;
+    } catch (err) {
+      if (attempt >= 40) throw err;
+    }
+    await sleep(250);
+  }
+}
+
+describe('the pipeline on a 3-node JetStream cluster', () => {
+  it('loses and doubles nothing when the raw stream leader is killed mid-stream, and then another node', async () => {
+    const prefix = uniquePrefix('plcl');
+    const env = { natsUrl: cluster.url, databaseUrl: fresh.url, prefix };
+    const bus = await connectBus({ url: cluster.url, name: 'cluster-check', prefix });
+    // Waits for the cluster to elect its leader, then makes the streams and buckets at 3 replicas.
+    await ensureTopology(bus, { replicas: 3 });
+    const info = await bus.jsm.streams.info(bus.names.rawStream);
+    expect(info.config.num_replicas).toBe(3);
+
+    const port = await freePort();
+    const replicated = { TRACEHUB_STREAM_REPLICAS: '3' };
+    procs = [
+      await startService('gateway', env, {
+        ...replicated,
+        TRACEHUB_LINKS: `qs/rigC/uart0=tcp-listen:127.0.0.1:${port}`,
+        GATEWAY_CHUNK_BYTES: '4096',
+      }),
+      await startService('decoder-qs', env, replicated),
+      await startService('storage', env, replicated),
+    ];
+
+    const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
+    const stream = Buffer.concat(Array.from({ length: 40 }, () => one));
+    const target = await new Promise<net.Socket>((resolve, reject) => {
+      const s = net.connect(port, '127.0.0.1', () => resolve(s));
+      s.once('error', reject);
+    });
+    // About 100 kB/s; the raw stream's leader dies at 1 s and is back at 2.5 s, then another
+    // node dies at 3.5 s and is back at 5 s.
+    const piece = 5000;
+    let firstKilled = '';
+    let secondKilled = '';
+    for (let at = 0, i = 0; at < stream.length; at += piece, i++) {
+      await new Promise<void>((r) => target.write(stream.subarray(at, at + piece), () => r()));
+      await sleep(50);
+      if (i === 20) {
+        firstKilled = await leaderOf(bus, bus.names.rawStream);
+        await cluster.node(firstKilled).kill();
+      }
+      if (i === 50) await cluster.node(firstKilled).resume();
+      if (i === 70) {
+        const leader = await leaderOf(bus, bus.names.rawStream);
+        secondKilled = cluster.nodes
+          .map((_, n) => `${firstKilled.slice(0, firstKilled.lastIndexOf('-'))}-${n + 1}`)
+          .find((name) => name !== firstKilled && name !== leader)!;
+        await cluster.node(secondKilled).kill();
+      }
+      if (i === 100) await cluster.node(secondKilled).resume();
+    }
+    expect(firstKilled).not.toBe('');
+    expect(secondKilled).not.toBe('');
+    await new Promise<void>((r) => target.end(() => r()));
+
+    let sessions: string[] = [];
+    for (let i = 0; i < 200 && sessions.length === 0; i++) {
+      await sleep(200);
+      sessions = await sessionsOf(db, 'rigC', 'uart0');
+    }
+    expect(sessions).toHaveLength(1);
+    const stored = await storedSession(db, sessions[0], 90_000);
+    const file = join(tmpdir(), `th-cluster-${process.pid}.qs`);
+    writeFileSync(file, stream);
+    const expected = await offlineDecode(file, 'qs');
+    expect(stored.length).toBe(expected.length);
+    expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    expect(stored.filter((r) => r.name === 'LINK_LOST')).toHaveLength(0);
+    const link = await storedLinkBytes(db, sessions[0], 90_000);
+    expect(link.lost).toBe(0);
+    expect(link.bytes.equals(stream)).toBe(true);
+    await bus.close();
+  }, 180_000);
+});

@@ -1,0 +1,303 @@
+// Re-decoding a stored session from its link bytes: after a settings fix (API) and as it was (CLI).
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import type { TraceRecord } from '@tracehub/contracts';
+import {
+  type Database,
+  getLinkByName,
+  getSession,
+  markSessionEnded,
+  migrateToLatest,
+  rowToTraceRecord,
+  sessionDictionaries,
+  sessionLinkChunks,
+  sessionRecords,
+  upsertSession,
+} from '@tracehub/db';
+import { type FreshDatabase, fixturePath, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  cli,
+  createDb,
+  decoded,
+  decodedApartFromHostTime,
+  offlineDecode,
+  type PipelineEnv,
+  removeBusPrefix,
+  requireBuild,
+  startService,
+  stopAll,
+  storedSession,
+} from './harness.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let env: PipelineEnv;
+let bus: Bus;
+let app: App;
+let services: RunningProcess[] = [];
+
+beforeAll(async () => {
+  requireBuild();
+  fresh = await freshDatabase('redecode');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('rd') };
+  bus = await connectBus({ url: env.natsUrl, name: 'redecode-test', prefix: env.prefix });
+  await ensureTopology(bus);
+  app = await buildApp({ db, bus, settings: testApiSettings() });
+  services = [
+    await startService('decoder-qs', env),
+    await startService('decoder-stp', env),
+    await startService('storage', env),
+  ];
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(services);
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+});
+
+const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
+
+async function replay(
+  rig: string,
+  link: string,
+  protocol: string,
+  file: string,
+  flags: string[] = [],
+): Promise<string> {
+  return (await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], cliEnv())).trim();
+}
+
+async function stored(session: string): Promise<TraceRecord[]> {
+  const out: TraceRecord[] = [];
+  for await (const row of sessionRecords(db, session)) out.push(rowToTraceRecord(row));
+  return out;
+}
+
+/** POST redecode, again while the link bytes are still being stored (409 `incomplete`). */
+async function redecode(session: string, token = CONTROL_TOKEN) {
+  for (let attempt = 0; ; attempt++) {
+    const res = await app.inject({
+      method: 'POST',
+      url: `/api/v1/sessions/${session}/redecode`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    if (res.statusCode !== 409 || !/not all stored yet/.test(res.body) || attempt > 50) return res;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('redecode', () => {
+  it('decodes an STP v1 session again with the settings fixed afterwards, replacing its records at once', async () => {
+    const name = 'v1_data_sizes_endian';
+    const expected = (
+      await cli([
+        'decode',
+        '--protocol',
+        'stp',
+        '--format',
+        'json',
+        '--stp-config',
+        fixturePath('stp', `${name}.expected.json`),
+        fixturePath('stp', `${name}.stp`),
+      ])
+    )
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as TraceRecord);
+    // Streamed with the defaults (STP v2, big-endian masters): not what the vector's hardware sent.
+    const session = await replay('rigR', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
+    const before = await storedSession(db, session);
+    expect(before.map(decodedApartFromHostTime)).not.toEqual(expected.map(decodedApartFromHostTime));
+
+    const link = await getLinkByName(db, 'rigR', 'stp1');
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/api/v1/links/${link!.id}/settings`,
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+      payload: { settings: { version: 1, littleEndianMasters: [17], start: 'synced' } },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+
+    // Readers while it runs see the old records or the new ones, never a mix.
+    const seen = new Set<number>();
+    let reading = true;
+    const reader = (async () => {
+      while (reading) seen.add((await stored(session)).length);
+    })();
+    const res = await redecode(session);
+    reading = false;
+    await reader;
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({
+      session,
+      records: expected.length,
+      previousRecords: before.length,
+      settings: { version: 1, littleEndianMasters: [17] },
+    });
+    const after = await stored(session);
+    expect(after.map(decodedApartFromHostTime)).toEqual(expected.map(decodedApartFromHostTime));
+    // Each record's host time is the receive time of the stored chunk that completed it.
+    const received = new Map<number, string>();
+    for await (const c of sessionLinkChunks(db, session)) received.set(c.chunk, c.recvNs.toString());
+    for (const r of after) expect(r.hostNs).toBe(received.get(r.chunk));
+    for (const n of seen) expect([before.length, after.length]).toContain(n);
+    const row = await getSession(db, session);
+    expect(Number(row!.record_count)).toBe(expected.length);
+    expect(Number(row!.record_total)).toBe(expected.length);
+  }, 120_000);
+
+  it('gives a QS session back exactly as decode prints it, from the command line', async () => {
+    const session = await replay('rigR', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    const before = await storedSession(db, session);
+    // The link bytes are stored a little after the records: wait for them as the API does.
+    let out = '';
+    for (let attempt = 0; attempt < 50; attempt++) {
+      try {
+        out = await cli(['redecode', '--session', session], cliEnv());
+        break;
+      } catch (err) {
+        if (!/not all stored yet/.test(String((err as Error).message))) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    expect(out).toMatch(new RegExp(`^session ${session}: ${before.length} records \\(was ${before.length}\\)`));
+    const after = await stored(session);
+    expect(after.map(decoded)).toEqual(before.map(decoded));
+    expect(after.map(decoded)).toEqual((await offlineDecode(fixturePath('qs', 'dpp_qv.qs'), 'qs')).map(decoded));
+  }, 120_000);
+
+  it('gives a QS session streamed in many chunks back record for record through the API, counts and dictionaries included', async () => {
+    const file = fixturePath('qs', 'dpp_qv_gap.qs');
+    // At the link's pace the gateway publishes a chunk every 10 ms: frames straddle chunks.
+    const session = await replay('rigR', 'qs3', 'qs', file, ['--pace', 'original', '--bps', '115200']);
+    const before = await storedSession(db, session);
+    const rowBefore = await getSession(db, session);
+    const dictionariesBefore = await sessionDictionaries(db, session);
+    const res = await redecode(session);
+    expect(res.statusCode, res.body).toBe(200);
+    const result = res.json();
+    expect(result).toMatchObject({ session, records: before.length, previousRecords: before.length });
+    expect(result.settingsRefused).toBeUndefined();
+    expect(result.chunks).toBeGreaterThan(10);
+    // Every field: the same seqs, chunks and host times as the live decode stored.
+    const after = await stored(session);
+    expect(after).toEqual(before);
+    expect(after.map(decoded)).toEqual((await offlineDecode(file, 'qs')).map(decoded));
+    expect(await sessionDictionaries(db, session)).toEqual(dictionariesBefore);
+    const rowAfter = await getSession(db, session);
+    expect(Number(rowAfter!.gap_count)).toBeGreaterThan(0);
+    const counts = (r: typeof rowAfter) => ({
+      record_count: r!.record_count,
+      record_total: r!.record_total,
+      error_count: r!.error_count,
+      gap_count: r!.gap_count,
+      lost_bytes: r!.lost_bytes,
+      last_chunk: r!.last_chunk,
+      target_info: r!.target_info,
+      first_host_time: r!.first_host_time,
+      last_host_time: r!.last_host_time,
+    });
+    expect(counts(rowAfter)).toEqual(counts(rowBefore));
+  }, 120_000);
+
+  it('decodes with the defaults, as the decoder service does, when the codec refuses the stored settings', async () => {
+    const file = fixturePath('qs', 'dpp_qv.qs');
+    const session = await replay('rigR', 'qs4', 'qs', file);
+    await storedSession(db, session);
+    // A .dic the api would not take (it reads one before storing it), as an older build may have kept.
+    await db
+      .updateTable('links')
+      .set({ settings: JSON.stringify({ dictionaries: 'not a qspy dictionary file' }) as never })
+      .where('rig', '=', 'rigR')
+      .where('name', '=', 'qs4')
+      .execute();
+    const res = await redecode(session);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ settings: {}, settingsRefused: expect.any(String) });
+    expect((await stored(session)).map(decoded)).toEqual((await offlineDecode(file, 'qs')).map(decoded));
+  }, 120_000);
+
+  it('keeps the settings the link was given at the gateway (replay flags), as the decoder service lays them over the stored ones', async () => {
+    const name = 'defer_midstream_sized';
+    // qspy -O8 -F8 -Q2 (its .qspy-args): a 64-bit target joined mid-run, before its target info.
+    const session = await replay('rigR', 'qs5', 'qs', fixturePath('qs', `${name}.qs`), [
+      '--obj-ptr-size',
+      '8',
+      '--fun-ptr-size',
+      '8',
+      '--queue-ctr-size',
+      '2',
+    ]);
+    const before = await storedSession(db, session);
+    const res = await redecode(session);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().settings).toEqual({ objPtrSize: 8, funPtrSize: 8, queueCtrSize: 2 });
+    const after = await stored(session);
+    expect(after).toEqual(before);
+    const expected = await cli([
+      'decode',
+      '--protocol',
+      'qs',
+      '--format',
+      'json',
+      '--obj-ptr-size',
+      '8',
+      '--fun-ptr-size',
+      '8',
+      '--queue-ctr-size',
+      '2',
+      fixturePath('qs', `${name}.qs`),
+    ]);
+    expect(after.map(decoded)).toEqual(
+      expected
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => decoded(JSON.parse(l) as TraceRecord)),
+    );
+  }, 120_000);
+
+  it('says why it cannot: unknown session, read-only token, no link bytes kept, not ended', async () => {
+    expect((await redecode('no-such-session')).statusCode).toBe(404);
+    const session = await replay('rigR', 'qs2', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    await storedSession(db, session);
+    expect((await redecode(session, READ_TOKEN)).statusCode).toBe(403);
+    // A session stored before link bytes were kept (before their migration ran).
+    await upsertSession(db, {
+      id: 'old-1',
+      rig: 'rigR',
+      link: 'qs2',
+      protocol: 'qs',
+      startedAt: new Date('2025-01-01T00:00:00Z'),
+    });
+    await markSessionEnded(db, 'old-1', new Date(), 0);
+    const res = await redecode('old-1');
+    expect(res.statusCode).toBe(409);
+    expect(res.json().detail).toMatch(/no stored link bytes/);
+    // A session whose end is stored but none of its link bytes yet: not all stored yet, not "never kept".
+    await upsertSession(db, { id: 'new-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
+    await markSessionEnded(db, 'new-1', new Date(), 0);
+    const early = await app.inject({
+      method: 'POST',
+      url: '/api/v1/sessions/new-1/redecode',
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+    });
+    expect(early.statusCode).toBe(409);
+    expect(early.json().detail).toMatch(/not all stored yet/);
+    // A session still being received.
+    await upsertSession(db, { id: 'live-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
+    const live = await redecode('live-1');
+    expect(live.statusCode).toBe(409);
+    expect(live.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(live.json().detail).toMatch(/has not ended/);
+  }, 120_000);
+});
