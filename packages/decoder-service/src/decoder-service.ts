@@ -78,6 +78,14 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
       });
       const held = metrics.gauge({ name: 'decoder_links_held', help: 'links this worker holds' });
+      const fairShare = metrics.gauge({
+        name: 'decoder_links_fair_share',
+        help: 'links this worker takes at most: the links of its protocols over the workers alive (decoder_workers_alive)',
+      });
+      const alive = metrics.gauge({
+        name: 'decoder_workers_alive',
+        help: 'decoder workers of these protocols alive now',
+      });
       const refused = metrics.counter({
         name: 'decoder_publish_refused_total',
         help: 'record publishes refused (reason full: the record stream is full) or failing (unavailable); the link holds its chunk and tries again',
@@ -128,6 +136,8 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
       const lagTimer = setInterval(async () => {
         const links = worker.heldLinks();
         held.set(links.length);
+        fairShare.set(worker.share.share);
+        alive.set(worker.share.workers);
         for (const l of links) {
           const info = await bus.jsm.consumers
             .info(bus.names.rawStream, bus.names.decoderConsumer(l))

@@ -22,6 +22,7 @@ import {
 } from '@tracehub/contracts';
 import { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 import { LinkLease, leaseKey } from './lease.js';
+import { WorkerMembership } from './membership.js';
 
 /** Per-link codec settings (STP version, endianness map, output protocol, QS sizes...). */
 export type LinkSettings = { [key: string]: JsonValue };
@@ -95,6 +96,7 @@ export class DecoderWorker {
   private timer: NodeJS.Timeout | undefined;
   private leaseKv!: KV;
   private checkpoints!: CheckpointStore;
+  private membership!: WorkerMembership;
   private running = false;
   private ticking: Promise<void> = Promise.resolve();
   private readonly log: WorkerLog;
@@ -102,6 +104,9 @@ export class DecoderWorker {
   constructor(private readonly options: DecoderWorkerOptions) {
     this.log = options.log ?? silentLog;
   }
+
+  /** The last tick's view: workers of the group alive, links among them, and this worker's share. */
+  share = { workers: 1, links: 0, share: 0 };
 
   /** Links this worker holds now. */
   heldLinks(): LinkAddress[] {
@@ -119,6 +124,7 @@ export class DecoderWorker {
     await ensureRecordConsumers(this.options.bus);
     this.leaseKv = await LinkLease.openBucket(this.options.bus);
     this.checkpoints = await CheckpointStore.open(this.options.bus);
+    this.membership = new WorkerMembership(this.leaseKv, this.options.protocols, this.options.workerId);
     this.running = true;
     await this.tick();
     const every = this.options.tickMs ?? 1000;
@@ -134,6 +140,7 @@ export class DecoderWorker {
     await this.ticking.catch(() => {});
     await Promise.all([...this.links.values()].map((l) => l.close(true)));
     this.links.clear();
+    await this.membership?.leave();
   }
 
   private async tick(): Promise<void> {
@@ -153,8 +160,29 @@ export class DecoderWorker {
         await decoding.close(false);
       }
     }
-    for (const link of await this.discoverLinks()) {
-      if (!this.running) return;
+    // Each worker takes its fair share of the links (the workers of the group alive now, the
+    // links any of them holds or that have chunks waiting): one over its share gives the
+    // excess back, so a worker that joins gets links within a tick or two; one under it
+    // claims links nobody holds. A worker that leaves releases its leases; one that dies
+    // lets them expire; either way the others' shares grow and they take the links.
+    const workers = await this.membership.heartbeat();
+    const waiting = await this.discoverLinks();
+    const all = new Map<string, LinkAddress>();
+    for (const link of [...waiting, ...(await this.leasedLinks())])
+      all.set(leaseKey(link.protocol, link.rig, link.link), link);
+    for (const [key, decoding] of this.links) all.set(key, decoding.link);
+    const share = Math.ceil(all.size / workers);
+    this.share = { workers, links: all.size, share };
+    if (this.links.size > share) {
+      for (const key of [...this.links.keys()].sort().slice(share)) {
+        const decoding = this.links.get(key)!;
+        this.links.delete(key);
+        await decoding.close(true);
+        this.log.info({ link: key, workers, links: all.size, share }, 'link given back for a fair share');
+      }
+    }
+    for (const link of waiting) {
+      if (!this.running || this.links.size >= share) return;
       const key = leaseKey(link.protocol, link.rig, link.link);
       if (this.links.has(key)) continue;
       const lease = new LinkLease(this.leaseKv, key, this.options.workerId);
@@ -169,6 +197,18 @@ export class DecoderWorker {
         await decoding.close(true);
       }
     }
+  }
+
+  /** Links of our protocols that some worker holds a lease on. */
+  private async leasedLinks(): Promise<LinkAddress[]> {
+    const found: LinkAddress[] = [];
+    for (const protocol of this.options.protocols) {
+      for await (const key of await this.leaseKv.keys(`${protocol}.*.*`)) {
+        const [p, rig, link] = key.split('.');
+        found.push({ protocol: p as Protocol, rig, link });
+      }
+    }
+    return found;
   }
 
   /** Every link that has raw chunks on the stream, for our protocols. */

@@ -75,13 +75,16 @@ async function publishLines(link: string, session: string, chunks: string[], eos
     });
 }
 
-/** Every record on the record stream for a link, in stream order. */
-async function recordsOf(link: string): Promise<Array<{ session: string; seq: number; text: string; chunk: number }>> {
-  const info = await bus.jsm.streams.info(bus.names.recStream);
+/** Every record on the record stream for a link (or every link: ''), in stream order. */
+async function recordsOf(
+  link: string,
+  on: Bus = bus,
+): Promise<Array<{ session: string; seq: number; text: string; chunk: number }>> {
+  const info = await on.jsm.streams.info(on.names.recStream);
   const out = [];
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
-    const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq }).catch(() => null);
-    if (!msg?.subject.endsWith(`.${link}`)) continue;
+    const msg = await on.jsm.streams.getMessage(on.names.recStream, { seq }).catch(() => null);
+    if (!msg || (link !== '' && !msg.subject.endsWith(`.${link}`))) continue;
     for (const r of parseRecordBatch(msg.data).records)
       out.push({ session: r.session, seq: r.seq, text: r.text, chunk: r.chunk });
   }
@@ -205,4 +208,85 @@ describe('DecoderWorker', () => {
     expect(got.map((r) => r.seq)).toEqual(lines.map((_, i) => i));
     expect(takeoverMs).toBeLessThan(15_000);
   });
+
+  it('spreads links evenly over the workers alive, and moves them losing nothing when one joins, one leaves and one dies', async () => {
+    // A bus of its own: the links of the tests above must not count in the shares.
+    const fairPrefix = uniquePrefix('dwfair');
+    const fair = await connectBus({ url: natsUrl(), name: 'dw-fair', prefix: fairPrefix });
+    await ensureTopology(fair, { leaseTtlMs: 1500 });
+    const links = Array.from({ length: 12 }, (_, i) => `b${String(i).padStart(2, '0')}`);
+    const nextChunk = new Map<string, number>();
+    const sent = new Map<string, string[]>(links.map((l) => [l, []]));
+    const publishRound = async (round: number) => {
+      for (const link of links) {
+        const chunk = nextChunk.get(link) ?? 0;
+        nextChunk.set(link, chunk + 1);
+        const line = `${link}-${round}`;
+        sent.get(link)!.push(line);
+        await publishRawChunk(
+          fair,
+          { protocol: 'qs', rig: 'rigB', link },
+          {
+            session: `s-${link}`,
+            chunk,
+            recvNs: BigInt(1000 + chunk),
+            lost: 0,
+            eos: false,
+            data: Buffer.from(`${line}\n`),
+          },
+        );
+      }
+    };
+    const start = async (id: string) => {
+      const own = await connectBus({ url: natsUrl(), name: id, prefix: fairPrefix });
+      const worker = new DecoderWorker({
+        bus: own,
+        protocols: ['qs'],
+        workerId: id,
+        factory,
+        tickMs: 200,
+        ackWaitMs: 2000,
+      });
+      await worker.start();
+      return { worker, own };
+    };
+    const heldOf = (w: DecoderWorker) => w.heldLinks().length;
+
+    const first = await start('fair-1');
+    await publishRound(0);
+    await waitUntil(async () => heldOf(first.worker) === 12, 10_000, 'the first worker to take every link');
+
+    const second = await start('fair-2');
+    const third = await start('fair-3');
+    const joinedAt = Date.now();
+    for (let round = 1; round <= 5; round++) await publishRound(round);
+    await waitUntil(async () => [first, second, third].every((w) => heldOf(w.worker) === 4), 10_000, 'four links each');
+    const spreadMs = Date.now() - joinedAt;
+
+    // One leaves (releases its leases and its membership at once)...
+    await first.worker.stop();
+    await first.own.close();
+    for (let round = 6; round <= 10; round++) await publishRound(round);
+    await waitUntil(async () => [second, third].every((w) => heldOf(w.worker) === 6), 10_000, 'six links each');
+
+    // ...and one dies: its leases and membership expire.
+    await second.own.nc.close();
+    for (let round = 11; round <= 15; round++) await publishRound(round);
+    await waitUntil(async () => heldOf(third.worker) === 12, 15_000, 'the survivor to take every link');
+    await waitUntil(async () => (await recordsOf('', fair)).length === 12 * 16, 15_000, 'every line decoded');
+    await third.worker.stop();
+    await third.own.close();
+    await second.worker.stop().catch(() => {});
+
+    const all = await recordsOf('', fair);
+    await removeTopology(fair);
+    await fair.close();
+    for (const link of links) {
+      const got = all.filter((r) => r.session === `s-${link}`);
+      // Every line once, in order, with seqs that follow each other: nothing lost or doubled.
+      expect(got.map((r) => r.text)).toEqual(sent.get(link));
+      expect(got.map((r) => r.seq)).toEqual(sent.get(link)!.map((_, i) => i));
+    }
+    expect(spreadMs).toBeLessThan(10_000);
+  }, 60_000);
 });
