@@ -4,6 +4,7 @@ import {
   type Database,
   insertLinkChunks,
   type LinkChunk,
+  lockSessions,
   type SessionLinkChunks,
   setSessionLinkSettings,
 } from '@tracehub/db';
@@ -200,11 +201,16 @@ export class LinkBytesStore {
       group.settings ??= held.settings;
     }
     const sessions = [...bySession.keys()].sort(compareText);
+    await this.registry.ensure(
+      this.options.db,
+      sessions.map((session) => bySession.get(session)!.place),
+    );
     const newlyKnown: Array<() => void> = [];
     const result = await this.options.db.transaction().execute(async (trx) => {
+      // Every session row this batch updates, locked first and in one order.
+      await lockSessions(trx, sessions);
       for (const session of sessions) {
         const group = bySession.get(session)!;
-        newlyKnown.push(await this.registry.ensure(trx, group.place));
         // Kept with the bytes: a re-decode lays them over the link's settings as the decoder did.
         if (group.settings && !this.settingsKept.has(session)) {
           await setSessionLinkSettings(trx, session, group.settings);

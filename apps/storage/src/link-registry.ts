@@ -21,26 +21,48 @@ export class LinkRegistry {
   private readonly links = new Set<string>();
   private readonly sessions = new Set<string>();
 
-  /** Upserts what is not known yet, in `trx`; returns what to call after the commit. */
-  async ensure(trx: Kysely<Database>, place: SessionPlace, targetInfo: Record<string, unknown> | null = null) {
-    const done: Array<() => void> = [];
-    const startedAt = hostDate(place.hostNs);
-    if (!this.rigs.has(place.rig)) {
-      await upsertRig(trx, place.rig, startedAt);
-      done.push(() => remember(this.rigs, place.rig));
+  /**
+   * Creates the rigs, links and sessions of `places` this process does not know yet, in a
+   * short transaction of its own that takes rows in one order (rigs by name, then links by rig
+   * and name, then sessions by id), then remembers them. The batch's own transaction then
+   * only locks session rows (`lockSessions`, all at once, in id order): no writer ever holds
+   * one row while it waits for another in a different order, so two storages writing
+   * batches of the same links never deadlock.
+   */
+  async ensure(db: Kysely<Database>, places: readonly SessionPlace[]): Promise<void> {
+    const rigs = new Map<string, Date>();
+    const links = new Map<string, SessionPlace>();
+    const sessions = new Map<string, SessionPlace>();
+    for (const place of places) {
+      const startedAt = hostDate(place.hostNs);
+      const seen = rigs.get(place.rig);
+      if (!this.rigs.has(place.rig) && (!seen || startedAt < seen)) rigs.set(place.rig, startedAt);
+      const linkKey = `${place.rig}/${place.link}`;
+      if (!this.links.has(linkKey) && !links.has(linkKey)) {
+        links.set(linkKey, place);
+        // A new link's rig row is written first too: all rigs, then all links.
+        if (!seen || startedAt < seen) rigs.set(place.rig, startedAt);
+      }
+      if (!this.sessions.has(place.session) && !sessions.has(place.session)) sessions.set(place.session, place);
     }
-    const linkKey = `${place.rig}/${place.link}`;
-    if (!this.links.has(linkKey)) {
-      await upsertLink(trx, { rig: place.rig, name: place.link, protocol: place.protocol });
-      done.push(() => remember(this.links, linkKey));
-    }
-    if (!this.sessions.has(place.session) || targetInfo) {
-      await upsertSession(trx, sessionInput(place, targetInfo));
-      done.push(() => remember(this.sessions, place.session));
-    }
-    return () => {
-      for (const f of done) f();
-    };
+    if (rigs.size + links.size + sessions.size === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const rig of [...rigs.keys()].sort(compareText)) await upsertRig(trx, rig, rigs.get(rig));
+      for (const key of [...links.keys()].sort(compareText)) {
+        const place = links.get(key)!;
+        await upsertLink(trx, { rig: place.rig, name: place.link, protocol: place.protocol }, { rigWritten: true });
+      }
+      for (const id of [...sessions.keys()].sort(compareText))
+        await upsertSession(trx, sessionInput(sessions.get(id)!, null));
+    });
+    for (const rig of rigs.keys()) remember(this.rigs, rig);
+    for (const key of links.keys()) remember(this.links, key);
+    for (const id of sessions.keys()) remember(this.sessions, id);
+  }
+
+  /** Stores a session's target info (its row is locked by then: the caller ensured it first). */
+  async setTargetInfo(trx: Kysely<Database>, place: SessionPlace, targetInfo: Record<string, unknown>) {
+    await upsertSession(trx, sessionInput(place, targetInfo));
   }
 }
 

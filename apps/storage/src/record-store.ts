@@ -11,6 +11,7 @@ import {
   addSessionCounts,
   BadRecordsError,
   type Database,
+  lockSessions,
   markSessionEnded,
   type SessionRecords,
   setSessionRecordTotal,
@@ -270,11 +271,14 @@ export class RecordStore {
         batch.push({ session, records: group.items.flatMap((item) => parseRecords(item.json)) });
       }
     }
-    const newlyKnown: Array<() => void> = [];
+    const sessions = [...bySession.keys()].sort(compareText);
+    await this.registry.ensure(
+      this.options.db,
+      sessions.map((session) => bySession.get(session)!.first),
+    );
     const inserted = await this.options.db.transaction().execute(async (trx) => {
-      // Sessions in one order in every transaction, so concurrent writers lock rows alike.
-      const sessions = [...bySession.keys()].sort(compareText);
-      for (const session of sessions) newlyKnown.push(await this.registry.ensure(trx, bySession.get(session)!.first));
+      // Every session row this batch updates, locked first and in one order.
+      await lockSessions(trx, sessions);
       let total = 0;
       if (batch.length > 0) {
         const result = await storeRecords(trx, batch);
@@ -282,7 +286,7 @@ export class RecordStore {
         for (const summary of result.sessions) {
           if (summary.counts.records > 0) await addSessionCounts(trx, summary.session, summary.counts);
           const group = bySession.get(summary.session);
-          if (summary.targetInfo && group) await this.registry.ensure(trx, group.first, summary.targetInfo);
+          if (summary.targetInfo && group) await this.registry.setTargetInfo(trx, group.first, summary.targetInfo);
         }
       }
       for (const session of sessions) {
@@ -293,7 +297,6 @@ export class RecordStore {
       }
       return total;
     });
-    for (const f of newlyKnown) f();
     return inserted;
   }
 }

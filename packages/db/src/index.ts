@@ -96,6 +96,7 @@ export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes
 export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {
   addSessionCounts,
+  lockSessions,
   markSessionEnded,
   type SessionCounts,
   type SessionInput,

@@ -79,6 +79,8 @@ export interface DecoderWorkerOptions {
 const silentLog: WorkerLog = { info() {}, warn() {}, error() {} };
 /** Sessions a link remembers as closed, so a late chunk of one is never decoded into a new state. */
 const CLOSED_SESSIONS_KEPT = 8;
+/** How long a link idle and unleased still counts among the links the workers share, ms. */
+const LINK_MEMORY_MS = 10 * 60_000;
 
 interface LinkCheckpoint extends DecoderCheckpoint {
   settings: LinkSettings;
@@ -93,10 +95,13 @@ interface LinkCheckpoint extends DecoderCheckpoint {
  */
 export class DecoderWorker {
   private readonly links = new Map<string, LinkDecoding>();
+  /** Links of our protocols seen lately (waiting, leased or held), with when: the links shared out. */
+  private readonly knownLinks = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private leaseKv!: KV;
   private checkpoints!: CheckpointStore;
   private membership!: WorkerMembership;
+  private leaseTtlMs = 0;
   private running = false;
   private ticking: Promise<void> = Promise.resolve();
   private readonly log: WorkerLog;
@@ -123,8 +128,15 @@ export class DecoderWorker {
     // message only for the consumers that want it.
     await ensureRecordConsumers(this.options.bus);
     this.leaseKv = await LinkLease.openBucket(this.options.bus);
+    this.leaseTtlMs = (await this.leaseKv.status()).ttl;
     this.checkpoints = await CheckpointStore.open(this.options.bus);
-    this.membership = new WorkerMembership(this.leaseKv, this.options.protocols, this.options.workerId);
+    this.membership = new WorkerMembership(
+      this.leaseKv,
+      this.options.bus.jsm,
+      this.options.bus.names.leaseBucket,
+      this.options.protocols,
+      this.options.workerId,
+    );
     this.running = true;
     await this.tick();
     const every = this.options.tickMs ?? 1000;
@@ -145,6 +157,7 @@ export class DecoderWorker {
 
   private async tick(): Promise<void> {
     if (!this.running) return;
+    const tickStarted = performance.now();
     // Refresh what we hold; a lease we lost means another worker owns the link now.
     for (const [key, decoding] of this.links) {
       if (decoding.ended) {
@@ -160,34 +173,42 @@ export class DecoderWorker {
         await decoding.close(false);
       }
     }
-    // Each worker takes its fair share of the links (the workers of the group alive now, the
-    // links any of them holds or that have chunks waiting): one over its share gives the
-    // excess back, so a worker that joins gets links within a tick or two; one under it
-    // claims links nobody holds. A worker that leaves releases its leases; one that dies
-    // lets them expire; either way the others' shares grow and they take the links.
-    const workers = await this.membership.heartbeat();
+    // Each worker takes its fair share of the links: of L links over W workers alive, the
+    // first L mod W workers (by member name) take ⌈L/W⌉ and the others ⌊L/W⌋, so no two differ
+    // by more than one. The links are those any worker holds, that have chunks waiting, or
+    // were seen so lately (a link given back with nothing waiting is idle, not gone). A worker
+    // over its share gives the excess back, so one that joins gets links within a tick or two;
+    // one under it claims links nobody holds. A worker that leaves releases its leases; one
+    // that dies lets them expire; either way the others' shares grow and they take the links.
+    const group = await this.membership.heartbeat();
     const waiting = await this.discoverLinks();
-    const all = new Map<string, LinkAddress>();
+    const now = Date.now();
     for (const link of [...waiting, ...(await this.leasedLinks())])
-      all.set(leaseKey(link.protocol, link.rig, link.link), link);
-    for (const [key, decoding] of this.links) all.set(key, decoding.link);
-    const share = Math.ceil(all.size / workers);
-    this.share = { workers, links: all.size, share };
+      this.knownLinks.set(leaseKey(link.protocol, link.rig, link.link), now);
+    for (const key of this.links.keys()) this.knownLinks.set(key, now);
+    for (const [key, seen] of this.knownLinks) if (now - seen > LINK_MEMORY_MS) this.knownLinks.delete(key);
+    const links = this.knownLinks.size;
+    const workers = group.workers;
+    const share = Math.floor(links / workers) + (group.rank < links % workers ? 1 : 0);
+    this.share = { workers, links, share };
     if (this.links.size > share) {
       for (const key of [...this.links.keys()].sort().slice(share)) {
         const decoding = this.links.get(key)!;
         this.links.delete(key);
         await decoding.close(true);
-        this.log.info({ link: key, workers, links: all.size, share }, 'link given back for a fair share');
+        this.log.info({ link: key, workers, links, share }, 'link given back for a fair share');
       }
     }
     for (const link of waiting) {
       if (!this.running || this.links.size >= share) return;
+      // Claiming takes a few ms a link; the leases held must be refreshed before they expire,
+      // so a tick claims for at most one tick's time and the next goes on.
+      if (performance.now() - tickStarted > (this.options.tickMs ?? 1000)) return;
       const key = leaseKey(link.protocol, link.rig, link.link);
       if (this.links.has(key)) continue;
-      const lease = new LinkLease(this.leaseKv, key, this.options.workerId);
+      const lease = new LinkLease(this.leaseKv, key, this.options.workerId, this.leaseTtlMs);
       if (!(await lease.claim())) continue;
-      const decoding = new LinkDecoding(this.options, this.checkpoints, link, lease, this.log);
+      const decoding = new LinkDecoding(this.options, this.checkpoints, link, lease, this.log, this.leaseTtlMs / 3);
       try {
         await decoding.open();
         this.links.set(key, decoding);
@@ -199,13 +220,19 @@ export class DecoderWorker {
     }
   }
 
-  /** Links of our protocols that some worker holds a lease on. */
+  /**
+   * Links of our protocols with an entry in the lease bucket: held, or released less than a
+   * TTL ago (read from the bucket's stream state in one request).
+   */
   private async leasedLinks(): Promise<LinkAddress[]> {
+    const { bus } = this.options;
+    const bucket = bus.names.leaseBucket;
     const found: LinkAddress[] = [];
     for (const protocol of this.options.protocols) {
-      for await (const key of await this.leaseKv.keys(`${protocol}.*.*`)) {
-        const [p, rig, link] = key.split('.');
-        found.push({ protocol: p as Protocol, rig, link });
+      const info = await bus.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${protocol}.*.*` });
+      for (const subject of Object.keys(info.state.subjects ?? {})) {
+        const [rig, link] = subject.slice(`$KV.${bucket}.${protocol}.`.length).split('.');
+        if (rig && link) found.push({ protocol, rig, link });
       }
     }
     return found;
@@ -245,7 +272,19 @@ class LinkDecoding {
     readonly link: LinkAddress,
     readonly lease: LinkLease,
     private readonly log: WorkerLog,
+    /** How long the lease must still be certainly ours to go on with a chunk, ms. */
+    private readonly leaseMarginMs = 1000,
   ) {}
+
+  /**
+   * Throws unless the lease is certainly ours for a while yet. Checked before a chunk is
+   * decoded, before its records are published and before its checkpoint is written: a worker
+   * whose refreshes fail stops before its lease can expire, so a worker that claims the link
+   * next never decodes beside it (from a checkpoint the first is about to move).
+   */
+  private assertLeaseCurrent(): void {
+    if (!this.lease.current(this.leaseMarginMs)) throw new LeaseNotCurrentError(this.key);
+  }
 
   private get key(): string {
     return this.lease.key;
@@ -279,6 +318,10 @@ class LinkDecoding {
           return;
         }
         if (this.ended) return; // refused while the link waits to be reopened
+        if (err instanceof LeaseNotCurrentError) {
+          this.log.warn({ link: this.key }, 'lease not refreshed in time; the chunk waits');
+          return;
+        }
         this.log.error({ err, link: this.key }, 'chunk failed; it will be delivered again');
       },
       (err) => {
@@ -298,6 +341,7 @@ class LinkDecoding {
 
   private async handle(msg: JsMsg): Promise<void> {
     if (this.ended) throw new Error(`link ${this.key} is being reopened; the chunk waits for it`);
+    this.assertLeaseCurrent();
     const started = performance.now();
     const meta = readRawChunkMeta(msg.headers);
     let cp = this.checkpoint;
@@ -445,6 +489,7 @@ class LinkDecoding {
         // NATS may have come back without storage's consumer.
         if (!consumersChecked) await ensureRecordConsumers(this.options.bus);
         consumersChecked = true;
+        this.assertLeaseCurrent();
         await publishRecordBatch(this.options.bus, batch);
         if (this.holding) {
           this.holding = false;
@@ -455,7 +500,7 @@ class LinkDecoding {
         }
         return;
       } catch (err) {
-        if (this.closing) throw err;
+        if (this.closing || err instanceof LeaseNotCurrentError) throw err;
         const full = isStreamFullError(err);
         if (!full) consumersChecked = false;
         this.options.onRefused?.({ link: this.link, full });
@@ -480,6 +525,7 @@ class LinkDecoding {
   }
 
   private async saveCheckpoint(cp: LinkCheckpoint): Promise<void> {
+    this.assertLeaseCurrent();
     this.revision = await this.store.put(this.key, cp, this.revision);
     this.checkpoint = cp;
   }
@@ -492,4 +538,12 @@ function sameSettings(a: LinkSettings, b: LinkSettings): boolean {
 
 function remember(list: string[], session: string): string[] {
   return [...list.filter((s) => s !== session), session].slice(-CLOSED_SESSIONS_KEPT);
+}
+
+/** The worker can no longer be sure it holds the link's lease: it stops decoding the link. */
+class LeaseNotCurrentError extends Error {
+  override name = 'LeaseNotCurrentError';
+  constructor(key: string) {
+    super(`the lease on ${key} was not refreshed in time: another worker may take the link`);
+  }
 }

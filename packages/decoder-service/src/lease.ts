@@ -9,11 +9,17 @@ import type { Bus } from '@tracehub/bus';
  */
 export class LinkLease {
   private revision = 0;
+  /** Until when (performance.now(), ms) the lease is certainly ours: TTL after the last write was sent. */
+  private validUntil = 0;
 
+  /**
+   * `ttlMs`: the bucket's TTL (0: entries never expire, and `current()` trusts the last write).
+   */
   constructor(
     private readonly kv: KV,
     readonly key: string,
     readonly owner: string,
+    private readonly ttlMs = 0,
   ) {}
 
   static async openBucket(bus: Bus): Promise<KV> {
@@ -26,8 +32,10 @@ export class LinkLease {
 
   /** True when this worker now holds the lease. */
   async claim(): Promise<boolean> {
+    const sent = performance.now();
     try {
       this.revision = await this.kv.create(this.key, this.owner);
+      this.validUntil = sent + this.ttlMs;
       return true;
     } catch {
       this.revision = 0;
@@ -38,20 +46,36 @@ export class LinkLease {
   /** Extends the lease; false when it was lost (expired and claimed by someone else). */
   async refresh(): Promise<boolean> {
     if (!this.held) return false;
+    const sent = performance.now();
     try {
       this.revision = await this.kv.update(this.key, this.owner, this.revision);
+      this.validUntil = sent + this.ttlMs;
       return true;
     } catch {
       // The write may have landed with its answer lost (a cluster changing leader): only this
       // worker writes its own name, so a newer entry with it is our refresh.
       const entry = await this.kv.get(this.key).catch(() => null);
       if (entry?.operation === 'PUT' && entry.string() === this.owner && entry.revision >= this.revision) {
+        // Landed: good for TTL from when it was sent. Not landed: the older write still holds
+        // the entry, for as long as it guaranteed.
+        if (entry.revision > this.revision) this.validUntil = sent + this.ttlMs;
         this.revision = entry.revision;
         return true;
       }
       this.revision = 0;
       return false;
     }
+  }
+
+  /**
+   * True while the lease is certainly ours for another `marginMs`: the entry cannot have
+   * expired (the bucket counts its TTL from when it received the last write, after we sent
+   * it), so no other worker can have claimed it. A worker decodes only while this holds, so
+   * it stops before anyone else can start, even when its refreshes fail.
+   */
+  current(marginMs: number): boolean {
+    if (!this.held) return false;
+    return this.ttlMs === 0 || performance.now() < this.validUntil - marginMs;
   }
 
   /** Gives the lease up at once, so another worker need not wait for it to expire. */

@@ -1,33 +1,52 @@
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+
+/** This worker's place in its group: how many are alive, and its rank among them (0-based). */
+export interface GroupView {
+  workers: number;
+  rank: number;
+}
 
 /**
  * The decoder workers alive now, as entries `members.<group>.<worker>` in the lease bucket:
  * each worker rewrites its own on every tick, and an entry the bucket's TTL expires is a
- * worker gone. Workers of the same protocols form a group; each takes its fair share of the
- * group's links.
+ * worker gone. Workers of the same protocols form a group and share its links out.
+ *
+ * The group is read from the bucket's stream state (one request, a consistent snapshot)
+ * rather than by listing keys, which can miss a key that is being rewritten meanwhile. A
+ * worker that left counts until its entry expires (the TTL), as one that died does.
  */
 export class WorkerMembership {
-  private readonly key: string;
-  private readonly prefix: string;
+  private readonly subject: string;
+  private readonly filter: string;
+  private readonly stream: string;
 
   constructor(
     private readonly kv: KV,
+    private readonly jsm: JetStreamManager,
+    bucket: string,
     protocols: readonly string[],
     workerId: string,
   ) {
-    this.prefix = `members.${[...protocols].sort().join('_')}`;
-    this.key = `${this.prefix}.${keyToken(workerId)}`;
+    const key = `members.${[...protocols].sort().join('_')}`;
+    this.stream = `KV_${bucket}`;
+    this.filter = `$KV.${bucket}.${key}.*`;
+    this.subject = `$KV.${bucket}.${key}.${keyToken(workerId)}`;
+    this.key = `${key}.${keyToken(workerId)}`;
   }
 
-  /** Says this worker is alive, and returns how many workers of its group are (itself included). */
-  async heartbeat(): Promise<number> {
+  private readonly key: string;
+
+  /** Says this worker is alive, and returns the group as it is now. */
+  async heartbeat(): Promise<GroupView> {
     await this.kv.put(this.key, '');
-    let members = 0;
-    for await (const _ of await this.kv.keys(`${this.prefix}.*`)) members++;
-    return Math.max(1, members);
+    const info = await this.jsm.streams.info(this.stream, { subjects_filter: this.filter });
+    const members = Object.keys(info.state.subjects ?? {}).sort();
+    const rank = members.indexOf(this.subject);
+    return rank < 0 ? { workers: members.length + 1, rank: members.length } : { workers: members.length, rank };
   }
 
-  /** Leaves the group at once, so the others take this worker's share without waiting for the TTL. */
+  /** Leaves the group (the entry is deleted; the others see it gone when the TTL expires the mark). */
   async leave(): Promise<void> {
     await this.kv.delete(this.key).catch(() => {});
   }

@@ -18,15 +18,24 @@ export interface LinkInput {
   settings?: LinkSettings;
 }
 
-/** Creates or updates a link (and its rig); returns the link's id. */
-export async function upsertLink(db: Kysely<Database>, link: LinkInput): Promise<number> {
+/**
+ * Creates or updates a link (and its rig, unless `rigWritten`: the caller upserted it already
+ * in this transaction, before any link, as writers that lock rows in one order do); returns
+ * the link's id.
+ */
+export async function upsertLink(
+  db: Kysely<Database>,
+  link: LinkInput,
+  { rigWritten = false }: { rigWritten?: boolean } = {},
+): Promise<number> {
   // Inside a caller's transaction, join it; otherwise make one of our own.
   const write = async (trx: Kysely<Database>) => {
-    await trx
-      .insertInto('rigs')
-      .values({ name: link.rig })
-      .onConflict((oc) => oc.column('name').doNothing())
-      .execute();
+    if (!rigWritten)
+      await trx
+        .insertInto('rigs')
+        .values({ name: link.rig })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
     const row = await trx
       .insertInto('links')
       .values({ rig: link.rig, name: link.name, protocol: link.protocol, settings: link.settings ?? {} })

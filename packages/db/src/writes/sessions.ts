@@ -32,6 +32,16 @@ export async function upsertSession(db: Kysely<Database>, session: SessionInput)
     .execute();
 }
 
+/**
+ * Locks the rows of `ids` for the caller's transaction, in id order. A writer that updates
+ * several sessions takes them all here first, so that two writers (two storages, or the
+ * record and link-bytes writers of one) never each hold a row the other waits for.
+ */
+export async function lockSessions(trx: Kysely<Database>, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.selectFrom('sessions').select('id').where('id', 'in', ids).orderBy('id').forUpdate().execute();
+}
+
 /** Marks a session ended (its end-of-session chunk arrived). */
 export async function markSessionEnded(
   db: Kysely<Database>,

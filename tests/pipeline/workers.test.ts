@@ -1,0 +1,147 @@
+// Many workers, no settings: 64 simulated links (each a gateway's publisher, as on a gateway
+// host) through three decoder-qs and two storage processes. A decoder and a storage are
+// SIGKILLed mid-stream and new ones started; the links spread evenly over the decoders alive,
+// and every link's stored records equal the offline decode: nothing lost, nothing doubled.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import { ensureTopology } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
+import { LinkPublisher } from '@tracehub/link';
+import { type FreshDatabase, fixturePath, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningProcess } from '../foundation/processes.js';
+import {
+  connectBus,
+  createDb,
+  decoded,
+  offlineDecode,
+  removeBusPrefix,
+  requireBuild,
+  sessionsOf,
+  startService,
+  stopAll,
+  storedLinkBytes,
+  storedSession,
+} from './harness.js';
+
+const LINKS = 64;
+const ROUNDS = 60;
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Awaited<ReturnType<typeof connectBus>>;
+const procs: RunningProcess[] = [];
+const prefix = uniquePrefix('plwk');
+
+beforeAll(async () => {
+  requireBuild();
+  fresh = await freshDatabase('workers');
+  db = createDb(fresh.url);
+  bus = await connectBus({ url: natsUrl(), name: 'workers-check', prefix });
+  await ensureTopology(bus);
+}, 60_000);
+
+afterAll(async () => {
+  await stopAll(procs);
+  await db?.destroy();
+  await fresh?.drop();
+  await bus?.close();
+  await removeBusPrefix(natsUrl(), prefix);
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Leases on the fleet's links, counted by the worker holding them. */
+async function linksPerWorker(): Promise<Map<string, number>> {
+  const kv = await new Kvm(bus.js).open(bus.names.leaseBucket);
+  const held = new Map<string, number>();
+  for await (const key of await kv.keys('qs.fleet.*')) {
+    const entry = await kv.get(key);
+    if (entry?.operation !== 'PUT') continue;
+    held.set(entry.string(), (held.get(entry.string()) ?? 0) + 1);
+  }
+  return held;
+}
+
+/** The links per decoder, smallest first, when all 64 are leased over `workers` decoders within one of each other. */
+async function evenSpread(workers: number): Promise<number[] | undefined> {
+  const counts = [...(await linksPerWorker()).values()].sort((a, b) => a - b);
+  const total = counts.reduce((a, b) => a + b, 0);
+  return counts.length === workers && total === LINKS && counts[counts.length - 1] - counts[0] <= 1
+    ? counts
+    : undefined;
+}
+
+describe('many decoder and storage workers', () => {
+  it('share 64 links evenly, and lose and double nothing when a decoder and a storage are killed mid-stream', async () => {
+    const env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix };
+    const decoder = () => startService('decoder-qs', env);
+    const storage = () => startService('storage', env);
+    const decoders = [await decoder(), await decoder(), await decoder()];
+    const storages = [await storage(), await storage()];
+    procs.push(...decoders, ...storages);
+
+    const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
+    const stream = Buffer.concat([one, one]);
+    const publishers = Array.from(
+      { length: LINKS },
+      (_, i) =>
+        new LinkPublisher({
+          bus,
+          link: { protocol: 'qs', rig: 'fleet', link: `sim${i}` },
+          chunkBytes: 1024,
+          flushMs: 10,
+        }),
+    );
+    for (const p of publishers) p.connected('simulated target');
+    // Every link gets a piece every round (about 150 ms), so every link always has work.
+    const piece = Math.ceil(stream.length / ROUNDS);
+    let spreadOverThree: number[] | undefined;
+    let spreadAfterKillAndJoin: number[] | undefined;
+    let joinedAt = 0;
+    let respreadMs = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const p of publishers) p.data(stream.subarray(round * piece, (round + 1) * piece));
+      await Promise.all(publishers.map((p) => p.idle()));
+      await sleep(100);
+      if (round >= 5 && round < 20 && !spreadOverThree) spreadOverThree = await evenSpread(3);
+      if (round === 20) decoders[0].child.kill('SIGKILL');
+      if (round === 25) storages[0].child.kill('SIGKILL');
+      if (round === 30) {
+        procs.push(await decoder());
+        joinedAt = Date.now();
+      }
+      if (round === 35) procs.push(await storage());
+      if (round > 30 && !spreadAfterKillAndJoin) {
+        spreadAfterKillAndJoin = await evenSpread(3);
+        respreadMs = Date.now() - joinedAt;
+      }
+    }
+    for (const p of publishers) p.disconnected('simulated target done');
+    await Promise.all(publishers.map((p) => p.close()));
+
+    const file = join(tmpdir(), `th-workers-${process.pid}.qs`);
+    writeFileSync(file, stream);
+    const expected = (await offlineDecode(file, 'qs')).map(decoded);
+    for (let i = 0; i < LINKS; i++) {
+      const sessions = await sessionsOf(db, 'fleet', `sim${i}`);
+      expect(sessions, `sim${i}`).toHaveLength(1);
+      const stored = await storedSession(db, sessions[0], 60_000);
+      expect(stored.length, `records of sim${i}`).toBe(expected.length);
+      expect(stored.map(decoded), `sim${i}`).toEqual(expected);
+      const link = await storedLinkBytes(db, sessions[0], 30_000);
+      expect(link.lost).toBe(0);
+      expect(link.bytes.equals(stream), `link bytes of sim${i}`).toBe(true);
+    }
+    // 64 over three: 21, 21, 22; and again over the two that lived and the one that joined.
+    expect(spreadOverThree).toEqual([21, 21, 22]);
+    expect(spreadAfterKillAndJoin).toEqual([21, 21, 22]);
+    expect(respreadMs).toBeLessThan(10_000);
+    // Two storages writing batches of the same links lock rows in one order: none is ever
+    // aborted as a deadlock (each would cost a retry).
+    expect(procs.flatMap((p) => p.stdout).filter((line) => line.includes('deadlock detected'))).toEqual([]);
+  }, 240_000);
+});
