@@ -1,0 +1,113 @@
+/**
+ * What the benchmarks share: starting a built service as `npm start` starts it, CPU and memory
+ * of processes read from /proc, free ports, percentiles, a TCP target that waits for its
+ * gateway to listen.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const repo = fileURLToPath(new URL('../../', import.meta.url));
+export const shared = process.env.TRACEHUB_SHARED ?? join(repo, '..', 'shared');
+export const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+export const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Services to run under the V8 profiler (comma-separated app names); profiles go to BENCH_CPU_PROF_DIR. */
+const profiled = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean));
+const profileDir = process.env.BENCH_CPU_PROF_DIR ?? join(repo, 'test-output', 'cpu-profiles');
+
+export interface Service {
+  name: string;
+  child: ChildProcess;
+  ready: Promise<void>;
+}
+
+export function start(app: string, env: Record<string, string>, name = app): Service {
+  const script = join(repo, `apps/${app}/dist/main.js`);
+  if (!existsSync(script)) throw new Error(`${script} is missing: run npm run build first`);
+  // Started as `npm start` starts it: with the node flags its package.json asks for.
+  const flags: string[] =
+    JSON.parse(readFileSync(join(repo, `apps/${app}/package.json`), 'utf8')).tracehub?.nodeFlags ?? [];
+  const nodeArgs = [...flags, ...(profiled.has(app) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: repo,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      if (line.includes('"msg":"ready')) resolve();
+      if (line.includes('"level":"fatal"') || line.includes('"level":"error"'))
+        process.stderr.write(`${name}: ${line}\n`);
+    });
+    child.once('exit', (code) => reject(new Error(`${app} exited with ${code} before it was ready`)));
+  });
+  return { name, child, ready };
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds used so far by every local process of each server (Postgres backends and
+ * helpers, nats-server), when they run on this machine; an exited backend's time is gone.
+ */
+export function serverCpuSeconds(): Record<string, number> {
+  const out: Record<string, number> = { postgres: 0, 'nats-server': 0 };
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (!(name in out)) continue;
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      out[name] += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
+/** Busy and total CPU time of the whole machine so far, seconds (from /proc/stat). */
+export function machineCpuSeconds(): { busy: number; total: number } {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const total = ticks.reduce((a, b) => a + b, 0);
+  const idle = ticks[3] + ticks[4];
+  return { busy: (total - idle) / 100, total: total / 100 };
+}
+
+export function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+export async function connectTarget(port: number): Promise<net.Socket> {
+  for (let i = 0; i < 100; i++) {
+    const socket = await new Promise<net.Socket | undefined>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => resolve(s));
+      s.once('error', () => resolve(undefined));
+    });
+    if (socket) return socket;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the gateway does not listen on ${port}`);
+}
