@@ -4,11 +4,14 @@
  * gateway to listen.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { connectBus, removeTopology } from '@tracehub/bus';
+import pg from 'pg';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
 export const shared = process.env.TRACEHUB_SHARED ?? join(repo, '..', 'shared');
@@ -110,4 +113,37 @@ export async function connectTarget(port: number): Promise<net.Socket> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`the gateway does not listen on ${port}`);
+}
+
+/** Where one bench run keeps its data: a database and a bus prefix of its own. */
+export interface BenchPlace {
+  dbName: string;
+  dbUrl: string;
+  prefix: string;
+  admin: pg.Client;
+}
+
+/** A fresh database (on DATABASE_URL's server) and bus prefix for one run, named `<label>_…`. */
+export async function freshBenchPlace(label: string): Promise<BenchPlace> {
+  const suffix = randomBytes(4).toString('hex');
+  const dbName = `${label}_${suffix}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${dbName}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${dbName}`;
+  return { dbName, dbUrl: url.toString(), prefix: `${label}${suffix}`, admin };
+}
+
+/** Stops the services (SIGTERM, and waits), then drops the run's database and its streams and buckets. */
+export async function tearDown(place: BenchPlace, services: readonly Service[]): Promise<void> {
+  for (const s of services) s.child.kill('SIGTERM');
+  await Promise.all(
+    services.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))),
+  );
+  await place.admin.query(`drop database if exists ${place.dbName} with (force)`);
+  await place.admin.end();
+  const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup', prefix: place.prefix });
+  await removeTopology(bus);
+  await bus.close();
 }

@@ -18,18 +18,16 @@
  * fairness (the slowest link's p50 against the median link's), what was stored, and each
  * service's CPU (cores) and peak RSS; writes test-output/bench/fleet.json.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { connectBus, removeTopology } from '@tracehub/bus';
 import pg from 'pg';
 import {
-  adminUrl,
   connectTarget,
   cpuSeconds,
   freePort,
+  freshBenchPlace,
   machineCpuSeconds,
   natsUrl,
   peakRssMb,
@@ -39,6 +37,7 @@ import {
   serverCpuSeconds,
   shared,
   start,
+  tearDown,
 } from './bench-support.js';
 
 const links = Number(process.env.FLEET_LINKS ?? 64);
@@ -96,16 +95,11 @@ async function main(): Promise<void> {
   }
   const offeredBytes = fleet.reduce((sum, l) => sum + l.baud / 10, 0);
 
-  const dbName = `fleet_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const prefix = `fleet${randomBytes(4).toString('hex')}`;
+  const place = await freshBenchPlace('fleet');
+  const { dbUrl, prefix } = place;
   const env = {
     NATS_URL: natsUrl,
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: dbUrl,
     TRACEHUB_BUS_PREFIX: prefix,
     HEALTH_PORT: '0',
     LOG_LEVEL: 'info',
@@ -122,7 +116,7 @@ async function main(): Promise<void> {
       ...(gatewayFlushMs ? { GATEWAY_FLUSH_MS: gatewayFlushMs } : {}),
     }),
   ];
-  const db = new pg.Client({ connectionString: dbUrl.toString() });
+  const db = new pg.Client({ connectionString: dbUrl });
   let pacing: NodeJS.Timeout | undefined;
   try {
     await Promise.all(services.map((s) => s.ready));
@@ -247,16 +241,8 @@ async function main(): Promise<void> {
   } finally {
     if (pacing) clearInterval(pacing);
     for (const l of fleet) l.socket?.destroy();
-    for (const s of services) s.child.kill('SIGTERM');
-    await Promise.all(
-      services.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))),
-    );
     await db.end().catch(() => {});
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-    const bus = await connectBus({ url: natsUrl, name: 'fleet-cleanup', prefix });
-    await removeTopology(bus);
-    await bus.close();
+    await tearDown(place, services);
   }
 }
 

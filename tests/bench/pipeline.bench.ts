@@ -9,19 +9,18 @@
  * and the link's bytes), CPU per record of each process, and each service's peak RSS; writes
  * the same figures to test-output/bench/pipeline.json.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { connectBus, removeTopology } from '@tracehub/bus';
+import { connectBus } from '@tracehub/bus';
 import { createDb, sessionRecordsPage } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 import pg from 'pg';
 import {
-  adminUrl,
   connectTarget,
   cpuSeconds,
   freePort,
+  freshBenchPlace,
   machineCpuSeconds,
   natsUrl,
   peakRssMb,
@@ -30,6 +29,7 @@ import {
   serverCpuSeconds,
   shared,
   start,
+  tearDown,
 } from './bench-support.js';
 
 const offeredRate = Number(process.env.BENCH_LATENCY_RATE ?? 10_000);
@@ -44,17 +44,12 @@ async function main(): Promise<void> {
   counter.end({ hostNs: 0n }, () => expected++);
   const bytesPerRecord = capture.length / expected;
 
-  const dbName = `bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const prefix = `bench${randomBytes(4).toString('hex')}`;
+  const place = await freshBenchPlace('bench');
+  const { dbUrl, prefix } = place;
   const port = await freePort();
   const common = {
     NATS_URL: natsUrl,
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: dbUrl,
     TRACEHUB_BUS_PREFIX: prefix,
     HEALTH_PORT: '0',
     LOG_LEVEL: 'warn',
@@ -67,7 +62,7 @@ async function main(): Promise<void> {
     start('api', { ...env, API_PORT: String(await freePort()) }),
     start('gateway', { ...env, TRACEHUB_LINKS: `qs/benchrig/uart0=tcp-listen:127.0.0.1:${port}` }),
   ];
-  const db = new pg.Client({ connectionString: dbUrl.toString() });
+  const db = new pg.Client({ connectionString: dbUrl });
   try {
     await Promise.all(services.map((s) => s.ready));
     await db.connect();
@@ -184,7 +179,7 @@ async function main(): Promise<void> {
       `select id from sessions where link = 'uart0' order by started_at desc limit 1`,
     );
     const latencies: number[] = [];
-    const reader = createDb(dbUrl.toString(), { maxConnections: 2, applicationName: 'bench-reader' });
+    const reader = createDb(dbUrl, { maxConnections: 2, applicationName: 'bench-reader' });
     let lastSeq = -1;
     let polling = true;
     let session2 = latest[0]?.id === session ? '' : (latest[0]?.id ?? '');
@@ -247,16 +242,8 @@ async function main(): Promise<void> {
     writeFileSync(join(outDir, 'pipeline.json'), `${JSON.stringify(figures, null, 2)}\n`);
     process.stdout.write(`figures written to ${join(outDir, 'pipeline.json')}\n`);
   } finally {
-    for (const s of services) s.child.kill('SIGTERM');
-    await Promise.all(
-      services.map((s) => new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)))),
-    );
     await db.end().catch(() => {});
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
-    const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup', prefix });
-    await removeTopology(bus);
-    await bus.close();
+    await tearDown(place, services);
   }
 }
 
