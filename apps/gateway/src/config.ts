@@ -24,7 +24,10 @@ export const GatewayConfigSchema = Type.Object({
   GATEWAY_FLUSH_MS: Type.Integer({
     minimum: 1,
     maximum: 10_000,
-    default: 20,
+    // Every chunk costs the same few messages and statements whatever its size: at 20 ms, 64
+    // links at 115 200 baud made 3 200 chunks a second and fell behind on 2 cores; at 100 ms
+    // they keep up (docs/scaling.md), for at most 80 ms more latency.
+    default: 100,
     description: 'longest a chunk waits to fill, ms',
   }),
 });

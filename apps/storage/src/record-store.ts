@@ -8,7 +8,7 @@ import {
 } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
 import {
-  addSessionCounts,
+  addSessionCountsMany,
   BadRecordsError,
   type Database,
   lockSessions,
@@ -283,8 +283,11 @@ export class RecordStore {
       if (batch.length > 0) {
         const result = await storeRecords(trx, batch);
         total = result.inserted;
+        await addSessionCountsMany(
+          trx,
+          result.sessions.filter((summary) => summary.counts.records > 0),
+        );
         for (const summary of result.sessions) {
-          if (summary.counts.records > 0) await addSessionCounts(trx, summary.session, summary.counts);
           const group = bySession.get(summary.session);
           if (summary.targetInfo && group) await this.registry.setTargetInfo(trx, group.first, summary.targetInfo);
         }

@@ -60,6 +60,10 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       reconnectTimeWait: 250,
       reconnectJitter: 100,
       pingInterval: 10_000,
+      // Every request (each JetStream publish is one) would otherwise build two Error objects
+      // with stack traces up front, in case it fails: 14 % of a decoder's CPU and 9 % of a
+      // gateway's with 32 links. A failure still says what failed.
+      noAsyncTraces: true,
     });
   } catch (err) {
     throw new BusConnectError(

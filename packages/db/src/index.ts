@@ -96,6 +96,7 @@ export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes
 export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {
   addSessionCounts,
+  addSessionCountsMany,
   lockSessions,
   markSessionEnded,
   type SessionCounts,

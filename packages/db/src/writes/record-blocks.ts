@@ -78,16 +78,27 @@ export async function storeRecords(
 ): Promise<StoreRecordsResult> {
   const write = async (trx: Kysely<Database>) => {
     const result: StoreRecordsResult = { inserted: 0, blocks: 0, sessions: [] };
-    for (const input of [...batch].sort(bySession)) {
-      const pieces = input.pieces?.filter((p) => p.summary.recordCount > 0) ?? [];
-      if (pieces.length === 0 && !input.records?.length) continue;
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`rec:${input.session}`}, 0))`.execute(trx);
+    const inputs = [...batch]
+      .sort(bySession)
+      .map((input) => ({ ...input, pieces: input.pieces?.filter((p) => p.summary.recordCount > 0) ?? [] }))
+      .filter((input) => input.pieces.length > 0 || (input.records?.length ?? 0) > 0);
+    if (inputs.length === 0) return result;
+    // The statements are per batch, not per session: a storage writing many slow links at
+    // once gets a few dozen records of each session a batch, and a round trip per session
+    // per step cost more than the records.
+    await lockSessionWriters(
+      trx,
+      inputs.map((input) => input.session),
+    );
+    const fast = await sessionsWithNewPieces(trx, inputs);
+    const blocks: EncodedRecordBlock[] = [];
+    const summaries: Array<{ session: string; summary: RecordsSummary }> = [];
+    for (const input of inputs) {
       let summary: RecordsSummary | undefined;
-      if (pieces.length > 0 && input.place && (await piecesAreNew(trx, input.session, pieces))) {
-        for (const run of pieceRuns(pieces)) {
+      if (input.place && fast.has(input.session)) {
+        for (const run of pieceRuns(input.pieces)) {
           const merged = run.map((p) => p.summary).reduce(mergeSummaries);
-          await insertRecordBlock(
-            trx,
+          blocks.push(
             encodeJsonBlock(
               input.place,
               merged,
@@ -95,16 +106,14 @@ export async function storeRecords(
             ),
           );
           summary = summary ? mergeSummaries(summary, merged) : merged;
-          result.blocks++;
         }
       } else {
-        const all = input.records ?? pieces.flatMap((p) => parsePiece(p.json));
+        const all = input.records ?? input.pieces.flatMap((p) => parsePiece(p.json));
         const fresh = await freshRecords(trx, { session: input.session, records: all });
         for (const run of blockRuns(fresh.records, fresh.breaks)) {
           const block = encodeRecordBlock(run);
-          await insertRecordBlock(trx, block);
+          blocks.push(block);
           summary = summary ? mergeSummaries(summary, block.summary) : block.summary;
-          result.blocks++;
         }
         // Dictionary entries and target info count from every record given, new or not.
         const whole = summarizeRecords(all);
@@ -112,9 +121,16 @@ export async function storeRecords(
           ? { ...summary, dictionary: whole.dictionary, targetInfo: whole.targetInfo }
           : { ...whole, recordCount: 0 };
       }
-      if (!summary) continue;
-      await storeDictionaryEntries(trx, input.session, summary.dictionary);
-      const counted = sessionSummary(input.session, summary);
+      if (summary) summaries.push({ session: input.session, summary });
+    }
+    await insertRecordBlocks(trx, blocks);
+    result.blocks = blocks.length;
+    await storeDictionaryEntries(
+      trx,
+      summaries.flatMap(({ session, summary }) => summary.dictionary.map((entry) => ({ session, ...entry }))),
+    );
+    for (const { session, summary } of summaries) {
+      const counted = sessionSummary(session, summary);
       if (counted) {
         result.inserted += counted.counts.records;
         result.sessions.push(counted);
@@ -125,18 +141,43 @@ export async function storeRecords(
   return db.isTransaction ? write(db) : db.transaction().execute(write);
 }
 
-/** True when no stored block of the session overlaps the pieces, and they do not overlap each other. */
-async function piecesAreNew(trx: Kysely<Database>, session: string, pieces: readonly RecordPiece[]): Promise<boolean> {
+/**
+ * Takes the write lock of every session (a transaction-level advisory lock), all in one
+ * statement and in one order, so concurrent writers neither double a record nor deadlock.
+ */
+async function lockSessionWriters(trx: Kysely<Database>, sessions: readonly string[]): Promise<void> {
+  const keys = sessions.map((session) => `rec:${session}`);
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0))
+    from (select k from unnest(${keys}::text[]) as k order by k) as ordered`.execute(trx);
+}
+
+/**
+ * The sessions whose pieces can be stored as they are: in seq order without overlapping each
+ * other, and overlapping no stored block of their session (one query for the whole batch).
+ */
+async function sessionsWithNewPieces(
+  trx: Kysely<Database>,
+  inputs: ReadonlyArray<{ session: string; place?: BlockPlace; pieces: readonly RecordPiece[] }>,
+): Promise<Set<string>> {
+  const candidates = inputs.filter(
+    (input) => input.place && input.pieces.length > 0 && piecesFollowEachOther(input.pieces),
+  );
+  if (candidates.length === 0) return new Set();
+  const sessions = candidates.map((c) => c.session);
+  const lows = candidates.map((c) => String(c.pieces[0].summary.firstSeq));
+  const highs = candidates.map((c) => String(c.pieces[c.pieces.length - 1].summary.lastSeq));
+  const { rows } = await sql<{ session: string }>`
+    select distinct b.session from record_blocks b
+    join unnest(${sessions}::text[], ${lows}::bigint[], ${highs}::bigint[]) as q(session, low, high)
+      on b.session = q.session and b.last_seq >= q.low and b.first_seq <= q.high`.execute(trx);
+  const overlapping = new Set(rows.map((r) => r.session));
+  return new Set(sessions.filter((session) => !overlapping.has(session)));
+}
+
+/** True when the pieces are in seq order and none overlaps the one before. */
+function piecesFollowEachOther(pieces: readonly RecordPiece[]): boolean {
   for (let i = 1; i < pieces.length; i++) if (pieces[i].summary.firstSeq <= pieces[i - 1].summary.lastSeq) return false;
-  const stored = await trx
-    .selectFrom('record_blocks')
-    .select('first_seq')
-    .where('session', '=', session)
-    .where('last_seq', '>=', BigInt(pieces[0].summary.firstSeq))
-    .where('first_seq', '<=', BigInt(pieces[pieces.length - 1].summary.lastSeq))
-    .limit(1)
-    .execute();
-  return stored.length === 0;
+  return true;
 }
 
 /** Pieces cut into blocks at the size and span limits (a piece is never split). */
@@ -254,57 +295,70 @@ function blockRuns(records: readonly TraceRecord[], breaks: ReadonlySet<number>)
   return runs;
 }
 
-/** Writes one encoded block row. */
-export async function insertRecordBlock(db: Kysely<Database>, b: EncodedRecordBlock): Promise<void> {
+/** The row of an encoded block. */
+function recordBlockRow(b: EncodedRecordBlock) {
   const m = b.summary;
   const minHostNs = BigInt(m.minHostNs);
-  await db
-    .insertInto('record_blocks')
-    .values({
-      session: b.session,
-      first_seq: m.firstSeq,
-      last_seq: m.lastSeq,
-      host_time: sql<Date>`timestamptz 'epoch' + ${(minHostNs / 1000n).toString()}::bigint * interval '1 microsecond'`,
-      min_host_ns: minHostNs,
-      max_host_ns: m.maxHostNs,
-      rig: b.rig,
-      link: b.link,
-      protocol: b.protocol,
-      record_count: m.recordCount,
-      min_target_ts: m.minTargetTs,
-      max_target_ts: m.maxTargetTs,
-      first_chunk: m.firstChunk,
-      last_chunk: m.lastChunk,
-      error_count: m.errorCount,
-      gap_count: m.gapCount,
-      lost_bytes: m.lostBytes,
-      names: m.names,
-      kinds: m.kinds,
-      types: m.types,
-      objs: m.objs,
-      sigs: m.sigs,
-      prios: m.prios,
-      channels: m.channels,
-      states: m.states === null ? null : JSON.stringify(m.states),
-      codec: b.codec,
-      byte_count: b.byteCount,
-      data: b.data,
-    })
-    .execute();
+  return {
+    session: b.session,
+    first_seq: m.firstSeq,
+    last_seq: m.lastSeq,
+    host_time: sql<Date>`timestamptz 'epoch' + ${(minHostNs / 1000n).toString()}::bigint * interval '1 microsecond'`,
+    min_host_ns: minHostNs,
+    max_host_ns: m.maxHostNs,
+    rig: b.rig,
+    link: b.link,
+    protocol: b.protocol,
+    record_count: m.recordCount,
+    min_target_ts: m.minTargetTs,
+    max_target_ts: m.maxTargetTs,
+    first_chunk: m.firstChunk,
+    last_chunk: m.lastChunk,
+    error_count: m.errorCount,
+    gap_count: m.gapCount,
+    lost_bytes: m.lostBytes,
+    names: m.names,
+    kinds: m.kinds,
+    types: m.types,
+    objs: m.objs,
+    sigs: m.sigs,
+    prios: m.prios,
+    channels: m.channels,
+    states: m.states === null ? null : JSON.stringify(m.states),
+    codec: b.codec,
+    byte_count: b.byteCount,
+    data: b.data,
+  };
 }
 
-/** Upserts dictionary entries of a session (the latest by seq already chosen). */
+/** Writes one encoded block row. */
+export async function insertRecordBlock(db: Kysely<Database>, b: EncodedRecordBlock): Promise<void> {
+  await db.insertInto('record_blocks').values(recordBlockRow(b)).execute();
+}
+
+/** Writes encoded block rows, many to a statement. */
+async function insertRecordBlocks(db: Kysely<Database>, blocks: readonly EncodedRecordBlock[]): Promise<void> {
+  // Postgres takes at most 65 535 parameters a statement; a block row has 28.
+  for (let i = 0; i < blocks.length; i += 1000) {
+    await db
+      .insertInto('record_blocks')
+      .values(blocks.slice(i, i + 1000).map(recordBlockRow))
+      .execute();
+  }
+}
+
+/** Upserts dictionary entries of sessions (the latest of each session by seq already chosen). */
 async function storeDictionaryEntries(
   trx: Kysely<Database>,
-  session: string,
-  entries: readonly DictionaryEntry[],
+  entries: ReadonlyArray<DictionaryEntry & { session: string }>,
 ): Promise<void> {
-  if (entries.length === 0) return;
-  await trx
-    .insertInto('dictionaries')
-    .values(entries.map(({ kind, key, name }) => ({ session, kind, key, name })))
-    .onConflict((oc) => oc.columns(['session', 'kind', 'key']).doUpdateSet({ name: sql`excluded.name` }))
-    .execute();
+  for (let i = 0; i < entries.length; i += 5000) {
+    await trx
+      .insertInto('dictionaries')
+      .values(entries.slice(i, i + 5000).map(({ session, kind, key, name }) => ({ session, kind, key, name })))
+      .onConflict((oc) => oc.columns(['session', 'kind', 'key']).doUpdateSet({ name: sql`excluded.name` }))
+      .execute();
+  }
 }
 
 /** µs-truncated instant of a host time in ns, as a Date (ms). */

@@ -92,3 +92,36 @@ export async function addSessionCounts(db: Kysely<Database>, sessionId: string, 
 export async function setSessionRecordTotal(db: Kysely<Database>, sessionId: string, total: number): Promise<void> {
   await db.updateTable('sessions').set({ record_total: total }).where('id', '=', sessionId).execute();
 }
+
+/**
+ * `addSessionCounts` for many sessions in one statement (a storage batch touches one row per
+ * session it carries records of).
+ */
+export async function addSessionCountsMany(
+  db: Kysely<Database>,
+  rows: ReadonlyArray<{ session: string; counts: SessionCounts }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  const column = <T>(pick: (c: SessionCounts) => T) => rows.map((r) => pick(r.counts));
+  const ids = rows.map((r) => r.session);
+  const records = column((c) => String(c.records ?? 0));
+  const errors = column((c) => String(c.errors ?? 0));
+  const gaps = column((c) => String(c.gaps ?? 0));
+  const lost = column((c) => String(c.lostBytes ?? 0));
+  const lastChunks = column((c) => c.lastChunk ?? -1);
+  const firsts = column((c) => c.firstHostTime?.toISOString() ?? null);
+  const lasts = column((c) => c.lastHostTime?.toISOString() ?? null);
+  await sql`
+    update sessions as s set
+      record_count = s.record_count + v.records,
+      error_count = s.error_count + v.errors,
+      gap_count = s.gap_count + v.gaps,
+      lost_bytes = s.lost_bytes + v.lost,
+      last_chunk = greatest(s.last_chunk, v.last_chunk),
+      first_host_time = least(s.first_host_time, v.first_host_time),
+      last_host_time = greatest(s.last_host_time, v.last_host_time)
+    from unnest(${ids}::text[], ${records}::bigint[], ${errors}::bigint[], ${gaps}::bigint[], ${lost}::bigint[],
+      ${lastChunks}::int[], ${firsts}::timestamptz[], ${lasts}::timestamptz[])
+      as v(id, records, errors, gaps, lost, last_chunk, first_host_time, last_host_time)
+    where s.id = v.id`.execute(db);
+}
