@@ -28,7 +28,8 @@ import {
 } from './harness.js';
 
 const LINKS = 64;
-const ROUNDS = 60;
+/** Pieces each link's stream is sent in, one a round (about 150 ms), so every link always has work. */
+const ROUNDS = 160;
 
 let fresh: FreshDatabase;
 let db: Kysely<Database>;
@@ -54,21 +55,27 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Leases on the fleet's links, counted by the worker holding them. */
-async function linksPerWorker(): Promise<Map<string, number>> {
+/** Leases on the fleet's links, counted by the worker holding them (leases of the `dead` pids left out). */
+async function linksPerWorker(dead: readonly number[]): Promise<Map<string, number>> {
   const kv = await new Kvm(bus.js).open(bus.names.leaseBucket);
   const held = new Map<string, number>();
   for await (const key of await kv.keys('qs.fleet.*')) {
     const entry = await kv.get(key);
     if (entry?.operation !== 'PUT') continue;
-    held.set(entry.string(), (held.get(entry.string()) ?? 0) + 1);
+    const owner = entry.string();
+    if (dead.some((pid) => owner.endsWith(`:${pid}`))) continue;
+    held.set(owner, (held.get(owner) ?? 0) + 1);
   }
   return held;
 }
 
-/** The links per decoder, smallest first, when all 64 are leased over `workers` decoders within one of each other. */
-async function evenSpread(workers: number): Promise<number[] | undefined> {
-  const counts = [...(await linksPerWorker()).values()].sort((a, b) => a - b);
+/**
+ * The links per live decoder, smallest first, when all 64 are leased by `workers` decoders
+ * within one of each other (a killed decoder's leases, still there until they expire, count
+ * against it).
+ */
+async function evenSpread(workers: number, dead: readonly number[] = []): Promise<number[] | undefined> {
+  const counts = [...(await linksPerWorker(dead)).values()].sort((a, b) => a - b);
   const total = counts.reduce((a, b) => a + b, 0);
   return counts.length === workers && total === LINKS && counts[counts.length - 1] - counts[0] <= 1
     ? counts
@@ -85,7 +92,7 @@ describe('many decoder and storage workers', () => {
     procs.push(...decoders, ...storages);
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
-    const stream = Buffer.concat([one, one]);
+    const stream = Buffer.concat([one, one, one, one]);
     const publishers = Array.from(
       { length: LINKS },
       (_, i) =>
@@ -97,29 +104,37 @@ describe('many decoder and storage workers', () => {
         }),
     );
     for (const p of publishers) p.connected('simulated target');
-    // Every link gets a piece every round (about 150 ms), so every link always has work.
     const piece = Math.ceil(stream.length / ROUNDS);
-    let spreadOverThree: number[] | undefined;
-    let spreadAfterKillAndJoin: number[] | undefined;
-    let joinedAt = 0;
-    let respreadMs = 0;
-    for (let round = 0; round < ROUNDS; round++) {
+    let round = 0;
+    const sendRound = async () => {
       for (const p of publishers) p.data(stream.subarray(round * piece, (round + 1) * piece));
       await Promise.all(publishers.map((p) => p.idle()));
       await sleep(100);
-      if (round >= 5 && round < 20 && !spreadOverThree) spreadOverThree = await evenSpread(3);
-      if (round === 20) decoders[0].child.kill('SIGKILL');
-      if (round === 25) storages[0].child.kill('SIGKILL');
-      if (round === 30) {
-        procs.push(await decoder());
-        joinedAt = Date.now();
-      }
-      if (round === 35) procs.push(await storage());
-      if (round > 30 && !spreadAfterKillAndJoin) {
-        spreadAfterKillAndJoin = await evenSpread(3);
-        respreadMs = Date.now() - joinedAt;
-      }
+      round++;
+    };
+    // Until the three decoders share the links evenly (at most 50 rounds)...
+    let spreadOverThree: number[] | undefined;
+    while (round < 50 && !spreadOverThree) {
+      await sendRound();
+      spreadOverThree = await evenSpread(3);
     }
+    // ...then a decoder dies, then a storage, and a new decoder joins...
+    const killed = decoders[0].pid;
+    decoders[0].child.kill('SIGKILL');
+    for (let i = 0; i < 5; i++) await sendRound();
+    storages[0].child.kill('SIGKILL');
+    for (let i = 0; i < 5; i++) await sendRound();
+    procs.push(await decoder());
+    const joinedAt = Date.now();
+    // ...until the two that lived and the one that joined share them evenly again.
+    let spreadAfterKillAndJoin: number[] | undefined;
+    while (round < ROUNDS - 10 && !spreadAfterKillAndJoin) {
+      await sendRound();
+      spreadAfterKillAndJoin = await evenSpread(3, [killed]);
+    }
+    const respreadMs = Date.now() - joinedAt;
+    procs.push(await storage());
+    while (round < ROUNDS) await sendRound();
     for (const p of publishers) p.disconnected('simulated target done');
     await Promise.all(publishers.map((p) => p.close()));
 
