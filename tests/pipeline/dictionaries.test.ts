@@ -2,69 +2,39 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import type { App } from '@tracehub/api';
+import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, migrateToLatest, upsertLink } from '@tracehub/db';
+import { type Database, upsertLink } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { escapeFrame, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
-import {
-  type FreshDatabase,
-  fixturePath,
-  fixturesDir,
-  freshDatabase,
-  natsUrl,
-  uniquePrefix,
-  waitUntil,
-} from '@tracehub/tests/support';
+import { fixturePath, fixturesDir, waitUntil } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import type { RunningProcess } from '../foundation/processes.js';
-import {
-  cli,
-  createDb,
-  type PipelineEnv,
-  removeBusPrefix,
-  requireBuild,
-  startService,
-  stopAll,
-  storedSession,
-} from './harness.js';
+import { READ_TOKEN } from '../api/fixture-data.js';
+import { cli, type PipelineEnv, storedSession } from './harness.js';
+import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 // Dictionaries per link, as qspy keeps them: across reconnects until a reset, and from a
 // .dic file for a target joined mid-run. Real decoder and storage processes, real NATS and
 // Postgres; targets connect to tcp-listen links, a session per connection.
 
-let fresh: FreshDatabase;
+let pipeline: PipelineWithApi;
 let db: Kysely<Database>;
 let env: PipelineEnv;
-let services: RunningProcess[] = [];
 let bus: Bus;
-let work: string;
 let app: App;
+let work: string;
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('dicts');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('dict') };
+  pipeline = await startPipelineWithApi('dicts', { services: ['decoder-qs', 'storage'] });
+  ({ db, env, bus, app } = pipeline);
   work = mkdtempSync(join(tmpdir(), 'th-dicts-'));
-  services = [await startService('decoder-qs', env), await startService('storage', env)];
-  bus = await connectBus({ url: env.natsUrl, name: 'dictionaries-test', prefix: env.prefix });
-  await ensureTopology(bus);
-  app = await buildApp({ db, bus, settings: testApiSettings() });
 }, 120_000);
 
 afterAll(async () => {
-  await app?.close();
   for (const { gateway } of gateways.values()) await gateway.stop();
-  await bus?.close();
-  await stopAll(services);
-  await db?.destroy();
-  await fresh?.drop();
-  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  await pipeline?.close();
   rmSync(work, { recursive: true, force: true });
 });
 

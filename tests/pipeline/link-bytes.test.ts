@@ -1,68 +1,43 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
-import { type Database, getSession, isSessionLinkComplete, migrateToLatest, upsertLink } from '@tracehub/db';
+import type { App } from '@tracehub/api';
+import type { Bus } from '@tracehub/bus';
+import { type Database, getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
 import { FileSource, Gateway } from '@tracehub/link';
-import {
-  type FreshDatabase,
-  fixturesDir,
-  freshDatabase,
-  natsUrl,
-  repoRoot,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { fixturesDir, repoRoot } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import type { RunningProcess } from '../foundation/processes.js';
+import { READ_TOKEN } from '../api/fixture-data.js';
 import {
   cli,
   cliBytes,
-  createDb,
   decoded,
   offlineDecode,
   type PipelineEnv,
-  removeBusPrefix,
-  requireBuild,
   startService,
   stopAll,
   storedSession,
 } from './harness.js';
+import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
-let fresh: FreshDatabase;
+let pipeline: PipelineWithApi;
 let db: Kysely<Database>;
 let env: PipelineEnv;
-let services: RunningProcess[] = [];
-let work: string;
 let bus: Bus;
 let app: App;
+let work: string;
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('linkbytes');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('lb') };
+  pipeline = await startPipelineWithApi('linkbytes', {
+    services: ['decoder-qs', 'decoder-stp', ['storage', { STORAGE_LINK_BATCH_MS: '100' }]],
+  });
+  ({ db, env, bus, app } = pipeline);
   work = mkdtempSync(join(tmpdir(), 'th-link-bytes-'));
-  services = [
-    await startService('decoder-qs', env),
-    await startService('decoder-stp', env),
-    await startService('storage', env, { STORAGE_LINK_BATCH_MS: '100' }),
-  ];
-  bus = await connectBus({ url: env.natsUrl, name: 'link-bytes-test', prefix: env.prefix });
-  await ensureTopology(bus);
-  app = await buildApp({ db, bus, settings: testApiSettings() });
 }, 120_000);
 
 afterAll(async () => {
-  await app?.close();
-  await bus?.close();
-  await stopAll(services);
-  await db?.destroy();
-  await fresh?.drop();
-  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  await pipeline?.close();
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -1,68 +1,41 @@
 // Link settings as data: set through the API (and the CLI, and a TRACEHUB_LINKS address),
 // read by the decoders at the next session, kept with who changed them when.
 import { readFileSync } from 'node:fs';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import type { App } from '@tracehub/api';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, getLinkByName, migrateToLatest } from '@tracehub/db';
+import { type Database, getLinkByName } from '@tracehub/db';
 import { QSPY_SIZE_OPTIONS } from '@tracehub/qs';
-import {
-  type FreshDatabase,
-  fixturePath,
-  freePort,
-  freshDatabase,
-  natsUrl,
-  qspyLines,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { fixturePath, freePort, qspyLines } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import type { RunningProcess } from '../foundation/processes.js';
+import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import {
   cli,
-  createDb,
   decoded,
   decodedApartFromHostTime,
   type PipelineEnv,
-  removeBusPrefix,
-  requireBuild,
   sessionsOf,
   startService,
   stopAll,
   storedSession,
 } from './harness.js';
+import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
-let fresh: FreshDatabase;
+let pipeline: PipelineWithApi;
 let db: Kysely<Database>;
 let env: PipelineEnv;
-let bus: Bus;
 let app: App;
-let services: RunningProcess[] = [];
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('linkset');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('ls') };
-  bus = await connectBus({ url: env.natsUrl, name: 'link-settings-test', prefix: env.prefix });
-  await ensureTopology(bus);
-  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000 }) });
-  services = [
-    await startService('decoder-qs', env),
-    await startService('decoder-stp', env),
-    await startService('storage', env),
-  ];
+  pipeline = await startPipelineWithApi('linkset', {
+    services: ['decoder-qs', 'decoder-stp', 'storage'],
+    api: { controlTimeoutMs: 2000 },
+  });
+  ({ db, env, app } = pipeline);
 }, 120_000);
 
 afterAll(async () => {
-  await stopAll(services);
-  await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
-  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  await pipeline?.close();
 });
 
 const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });

@@ -1,68 +1,36 @@
 // Re-decoding a stored session from its link bytes: after a settings fix (API) and as it was (CLI).
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
+import type { App } from '@tracehub/api';
 import type { TraceRecord } from '@tracehub/contracts';
 import {
   type Database,
   getLinkByName,
   getSession,
   markSessionEnded,
-  migrateToLatest,
   rowToTraceRecord,
   sessionDictionaries,
   sessionLinkChunks,
   sessionRecords,
   upsertSession,
 } from '@tracehub/db';
-import { type FreshDatabase, fixturePath, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { fixturePath } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import type { RunningProcess } from '../foundation/processes.js';
-import {
-  cli,
-  createDb,
-  decoded,
-  decodedApartFromHostTime,
-  offlineDecode,
-  type PipelineEnv,
-  removeBusPrefix,
-  requireBuild,
-  startService,
-  stopAll,
-  storedSession,
-} from './harness.js';
+import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
+import { cli, decoded, decodedApartFromHostTime, offlineDecode, type PipelineEnv, storedSession } from './harness.js';
+import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
-let fresh: FreshDatabase;
+let pipeline: PipelineWithApi;
 let db: Kysely<Database>;
 let env: PipelineEnv;
-let bus: Bus;
 let app: App;
-let services: RunningProcess[] = [];
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('redecode');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('rd') };
-  bus = await connectBus({ url: env.natsUrl, name: 'redecode-test', prefix: env.prefix });
-  await ensureTopology(bus);
-  app = await buildApp({ db, bus, settings: testApiSettings() });
-  services = [
-    await startService('decoder-qs', env),
-    await startService('decoder-stp', env),
-    await startService('storage', env),
-  ];
+  pipeline = await startPipelineWithApi('redecode', { services: ['decoder-qs', 'decoder-stp', 'storage'] });
+  ({ db, env, app } = pipeline);
 }, 120_000);
 
 afterAll(async () => {
-  await stopAll(services);
-  await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
-  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+  await pipeline?.close();
 });
 
 const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
