@@ -1,5 +1,6 @@
 import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
+import { bucketStream } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 import { ensureDurable, storageRawConsumerConfig, storageRecordConsumerConfig } from './consumers.js';
 
@@ -133,7 +134,7 @@ async function ensureBucket(
   } catch (err) {
     if (!/already in use|exists/i.test((err as Error).message)) throw err;
   }
-  const stream = `KV_${name}`;
+  const stream = bucketStream(name);
   const info = await bus.jsm.streams.info(stream);
   if (info.config.allow_direct) await bus.jsm.streams.update(stream, { ...info.config, allow_direct: false });
 }
@@ -249,8 +250,8 @@ export async function removeTopology(bus: Bus): Promise<void> {
   for (const stream of [
     names.rawStream,
     names.recStream,
-    `KV_${names.decoderStateBucket}`,
-    `KV_${names.leaseBucket}`,
+    bucketStream(names.decoderStateBucket),
+    bucketStream(names.leaseBucket),
   ]) {
     try {
       await bus.jsm.streams.delete(stream);

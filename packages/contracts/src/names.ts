@@ -29,6 +29,16 @@ export function assertValidName(what: 'rig' | 'link' | 'prefix', value: string):
   }
 }
 
+/** The JetStream stream that holds KV bucket `bucket` (NATS keeps a bucket as a stream of that name). */
+export function bucketStream(bucket: string): string {
+  return `KV_${bucket}`;
+}
+
+/** The subject of key `key` (or of a key pattern with `*`/`>`) in KV bucket `bucket`. */
+export function bucketKeySubject(bucket: string, key: string): string {
+  return `$KV.${bucket}.${key}`;
+}
+
 /** A link as the bus names it: the protocol it speaks, its rig, and its name on the rig. */
 export interface LinkAddress {
   protocol: Protocol;

@@ -11,6 +11,8 @@ import {
   readRawChunkMeta,
 } from '@tracehub/bus';
 import {
+  bucketKeySubject,
+  bucketStream,
   type ChunkContext,
   type JsonValue,
   type Protocol,
@@ -229,9 +231,10 @@ export class DecoderWorker {
     const bucket = bus.names.leaseBucket;
     const found: LinkAddress[] = [];
     for (const protocol of this.options.protocols) {
-      const info = await bus.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `$KV.${bucket}.${protocol}.*.*` });
+      const keys = bucketKeySubject(bucket, `${protocol}.`);
+      const info = await bus.jsm.streams.info(bucketStream(bucket), { subjects_filter: `${keys}*.*` });
       for (const subject of Object.keys(info.state.subjects ?? {})) {
-        const [rig, link] = subject.slice(`$KV.${bucket}.${protocol}.`.length).split('.');
+        const [rig, link] = subject.slice(keys.length).split('.');
         if (rig && link) found.push({ protocol, rig, link });
       }
     }

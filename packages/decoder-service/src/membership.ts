@@ -1,5 +1,6 @@
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
+import { bucketKeySubject, bucketStream } from '@tracehub/contracts';
 
 /** This worker's place in its group: how many are alive, and its rank among them (0-based). */
 export interface GroupView {
@@ -17,9 +18,10 @@ export interface GroupView {
  * worker that left counts until its entry expires (the TTL), as one that died does.
  */
 export class WorkerMembership {
-  private readonly subject: string;
-  private readonly filter: string;
+  private readonly key: string;
   private readonly stream: string;
+  private readonly groupFilter: string;
+  private readonly subject: string;
 
   constructor(
     private readonly kv: KV,
@@ -28,19 +30,17 @@ export class WorkerMembership {
     protocols: readonly string[],
     workerId: string,
   ) {
-    const key = `members.${[...protocols].sort().join('_')}`;
-    this.stream = `KV_${bucket}`;
-    this.filter = `$KV.${bucket}.${key}.*`;
-    this.subject = `$KV.${bucket}.${key}.${keyToken(workerId)}`;
-    this.key = `${key}.${keyToken(workerId)}`;
+    const group = `members.${[...protocols].sort().join('_')}`;
+    this.key = `${group}.${keyToken(workerId)}`;
+    this.stream = bucketStream(bucket);
+    this.groupFilter = bucketKeySubject(bucket, `${group}.*`);
+    this.subject = bucketKeySubject(bucket, this.key);
   }
-
-  private readonly key: string;
 
   /** Says this worker is alive, and returns the group as it is now. */
   async heartbeat(): Promise<GroupView> {
     await this.kv.put(this.key, '');
-    const info = await this.jsm.streams.info(this.stream, { subjects_filter: this.filter });
+    const info = await this.jsm.streams.info(this.stream, { subjects_filter: this.groupFilter });
     const members = Object.keys(info.state.subjects ?? {}).sort();
     const rank = members.indexOf(this.subject);
     return rank < 0 ? { workers: members.length + 1, rank: members.length } : { workers: members.length, rank };
