@@ -1,10 +1,10 @@
-import zlib from 'node:zlib';
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import {
   type BusNames,
   Headers,
   msgId,
+  nodeZstd,
   type RecordBatch,
   type RecordsSummary,
   summarizeRecords,
@@ -32,22 +32,11 @@ export const SUMMARY_HEADER = 'th-summary';
 const encoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
-interface ZstdZlib {
-  zstdCompressSync(data: Uint8Array, options?: { params?: Record<number, number> }): Buffer;
-  zstdDecompressSync(data: Uint8Array): Buffer;
-  constants: Record<string, number>;
-}
-/** Node's zstd (22.15 and later), when this Node has it. */
-const zstd =
-  typeof (zlib as unknown as Partial<ZstdZlib>).zstdCompressSync === 'function'
-    ? (zlib as unknown as ZstdZlib)
-    : undefined;
 /**
  * Record payloads are compressed with zstd level 1 where Node has it: a QS record's ~465 bytes
  * of JSON become ~30, so JetStream stores, copies and sends a fifteenth of the bytes and its
  * limits hold fifteen times the records. Payloads under 1 KiB are left as they are.
  */
-const ZSTD_LEVEL_1 = zstd ? { [zstd.constants.ZSTD_c_compressionLevel]: 1 } : {};
 const COMPRESS_FROM = 1024;
 /** How a compressed payload begins: a zstd frame's magic number (JSON never starts so). */
 const ZSTD_MAGIC = 0xfd2fb528;
@@ -60,19 +49,19 @@ export function isCompressedPayload(data: Uint8Array): boolean {
 /** A record payload as JSON bytes, decompressed when its publisher compressed it. */
 export function recordPayloadJson(data: Uint8Array): Uint8Array {
   if (!isCompressedPayload(data)) return data;
-  if (!zstd)
+  if (!nodeZstd)
     throw new BadRecordMessageError(
       `a record message is zstd-compressed and Node ${process.version} has no zstd: use Node 22.15 or later`,
     );
   try {
-    return zstd.zstdDecompressSync(data);
+    return nodeZstd.decompress(data);
   } catch (err) {
     throw new BadRecordMessageError(`a compressed record message does not decompress: ${(err as Error).message}`);
   }
 }
 
 function compressPayload(json: Uint8Array): Uint8Array {
-  return zstd && json.length >= COMPRESS_FROM ? zstd.zstdCompressSync(json, { params: ZSTD_LEVEL_1 }) : json;
+  return nodeZstd && json.length >= COMPRESS_FROM ? nodeZstd.compress(json, 1) : json;
 }
 
 /**

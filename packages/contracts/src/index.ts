@@ -10,3 +10,4 @@ export * from './record-names.js';
 export * from './records-summary.js';
 export * from './redact.js';
 export * from './text-bytes.js';
+export * from './zstd.js';

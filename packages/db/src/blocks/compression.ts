@@ -1,4 +1,5 @@
 import zlib from 'node:zlib';
+import { nodeZstd } from '@tracehub/contracts';
 
 /**
  * How a stored block's bytes are compressed (the `codec` column). zstd where Node has it
@@ -10,31 +11,18 @@ export enum BlockCodec {
   Zstd = 2,
 }
 
-interface ZstdZlib {
-  zstdCompressSync(data: Uint8Array, options?: { params?: Record<number, number> }): Buffer;
-  zstdDecompressSync(data: Uint8Array): Buffer;
-  constants: Record<string, number>;
-}
-
-const zstd =
-  typeof (zlib as unknown as Partial<ZstdZlib>).zstdCompressSync === 'function'
-    ? (zlib as unknown as ZstdZlib)
-    : undefined;
 /** zstd level 3 (its default): measured on QS records and link bytes, higher levels cost 2-4x the CPU for 3-6 % fewer bytes. */
-const ZSTD_PARAMS = zstd ? { [zstd.constants.ZSTD_c_compressionLevel]: 3 } : {};
+const ZSTD_LEVEL = 3;
 
 /** The codec this process writes with. */
-export const WRITE_CODEC: BlockCodec = zstd ? BlockCodec.Zstd : BlockCodec.Deflate;
+export const WRITE_CODEC: BlockCodec = nodeZstd ? BlockCodec.Zstd : BlockCodec.Deflate;
 
 /**
  * Compressed with zstd at `level` (default 3; compaction, off the ingest path, uses more),
  * or deflate where Node has no zstd.
  */
 export function compressBlock(data: Uint8Array, level?: number): Buffer {
-  if (zstd)
-    return zstd.zstdCompressSync(data, {
-      params: level === undefined ? ZSTD_PARAMS : { [zstd.constants.ZSTD_c_compressionLevel]: level },
-    });
+  if (nodeZstd) return nodeZstd.compress(data, level ?? ZSTD_LEVEL);
   return zlib.deflateRawSync(data, { level: 6 });
 }
 
@@ -49,11 +37,11 @@ export function decompressBlock(codec: number, data: Uint8Array): Buffer {
     case BlockCodec.Deflate:
       return zlib.inflateRawSync(data);
     case BlockCodec.Zstd:
-      if (!zstd)
+      if (!nodeZstd)
         throw new BlockCodecError(
           `a block is zstd-compressed and Node ${process.version} has no zstd: use Node 22.15 or later`,
         );
-      return zstd.zstdDecompressSync(data);
+      return nodeZstd.decompress(data);
     default:
       throw new BlockCodecError(`unknown block codec ${codec}`);
   }
