@@ -82,7 +82,7 @@ export {
   BadRecordsError,
   checkRecord,
   groupBySession,
-  insertRecordBlock,
+  insertRecordBlocks,
   MAX_BLOCK_RECORDS,
   MAX_BLOCK_SPAN_NS,
   type RecordPiece,

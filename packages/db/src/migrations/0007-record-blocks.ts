@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { decodeRecordBlock, encodeRecordBlock } from '../blocks/record-block.js';
 import { type RecordRow, rowToTraceRecord } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
-import { insertRecordBlock } from '../writes/record-blocks.js';
+import { insertRecordBlocks } from '../writes/record-blocks.js';
 import { createRecordsTable } from './0001-initial-schema.js';
 
 /**
@@ -96,7 +96,7 @@ async function convertRecordsToBlocks(db: Kysely<unknown>): Promise<void> {
   let after = { session: '', seq: -1n };
   let pending: TraceRecord[] = [];
   const flush = async () => {
-    if (pending.length > 0) await insertRecordBlock(db as unknown as Kysely<Database>, encodeRecordBlock(pending));
+    if (pending.length > 0) await insertRecordBlocks(db as unknown as Kysely<Database>, [encodeRecordBlock(pending)]);
     pending = [];
   };
   for (;;) {

@@ -2,7 +2,7 @@ import { mergeSummaries, type RecordsSummary } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import { encodeJsonBlock, recordBlockJsonInside } from '../blocks/record-block.js';
 import type { Database, RecordBlockRow } from '../database.js';
-import { insertRecordBlock, MAX_BLOCK_SPAN_NS } from './record-blocks.js';
+import { insertRecordBlocks, MAX_BLOCK_SPAN_NS } from './record-blocks.js';
 
 export interface CompactOptions {
   /** Blocks with fewer records than this are merged with their neighbours, up to this many. */
@@ -153,6 +153,6 @@ async function mergeBlocks(trx: Kysely<Database>, session: string, ids: bigint[]
   const place = { session, rig: first.rig, link: first.link, protocol: first.protocol };
   const pieces = blocks.map((b) => recordBlockJsonInside(b.codec, b.data));
   await trx.deleteFrom('record_blocks').where('session', '=', session).where('id', 'in', ids).execute();
-  await insertRecordBlock(trx, encodeJsonBlock(place, summary, pieces, level));
+  await insertRecordBlocks(trx, [encodeJsonBlock(place, summary, pieces, level)]);
   return true;
 }

@@ -331,13 +331,8 @@ function recordBlockRow(b: EncodedRecordBlock) {
   };
 }
 
-/** Writes one encoded block row. */
-export async function insertRecordBlock(db: Kysely<Database>, b: EncodedRecordBlock): Promise<void> {
-  await db.insertInto('record_blocks').values(recordBlockRow(b)).execute();
-}
-
 /** Writes encoded block rows, many to a statement. */
-async function insertRecordBlocks(db: Kysely<Database>, blocks: readonly EncodedRecordBlock[]): Promise<void> {
+export async function insertRecordBlocks(db: Kysely<Database>, blocks: readonly EncodedRecordBlock[]): Promise<void> {
   // Postgres takes at most 65 535 parameters a statement; a block row has 28.
   for (let i = 0; i < blocks.length; i += 1000) {
     await db
