@@ -25,8 +25,8 @@ export const GatewayConfigSchema = Type.Object({
     minimum: 1,
     maximum: 10_000,
     // Every chunk costs the same few messages and statements whatever its size: at 20 ms, 64
-    // links at 115 200 baud made 3 200 chunks a second and fell behind on 2 cores; at 100 ms
-    // they keep up (docs/scaling.md), for at most 80 ms more latency.
+    // links at 115 200 baud made 3 200 chunks a second and fell 8 s behind on 2 cores; at 100
+    // ms they kept up (same build otherwise, docs/scaling.md), for at most 80 ms more latency.
     default: 100,
     description: 'longest a chunk waits to fill, ms',
   }),

@@ -1,6 +1,6 @@
 /**
- * Rows per second of `insertRecordsJson`, storage's insert, for 10 000-record batches given as
- * JSON bytes (as storage hands them over) into a fresh database.
+ * Records per second of `insertRecordsJson`: 10 000-record batches given as JSON bytes, parsed
+ * and stored in record blocks as `storeRecords` stores them, into a fresh database.
  * `npm run bench -w @tracehub/db` (DATABASE_URL points at any database of the server; the
  * benchmark creates and drops its own).
  */
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       console.log(`  per batch:  median ${times[times.length >> 1].toFixed(0)} ms, max ${times.at(-1)?.toFixed(0)} ms`);
       console.log(`  re-sent batch (all duplicates): ${Math.round(BATCH / (replayMs / 1000))} rows/s`);
     };
-    await run('insertRecordsJson, default schema (text index on closed days only)');
+    await run('insertRecordsJson into record blocks (the default schema)');
   } finally {
     await db.destroy();
     await admin.query(`drop database ${name} with (force)`);
