@@ -73,19 +73,7 @@ export interface SessionCounts {
  * with what the insert reported as new, so re-deliveries are not counted twice.
  */
 export async function addSessionCounts(db: Kysely<Database>, sessionId: string, counts: SessionCounts): Promise<void> {
-  await db
-    .updateTable('sessions')
-    .set({
-      record_count: sql`record_count + ${counts.records ?? 0}`,
-      error_count: sql`error_count + ${counts.errors ?? 0}`,
-      gap_count: sql`gap_count + ${counts.gaps ?? 0}`,
-      lost_bytes: sql`lost_bytes + ${counts.lostBytes ?? 0}`,
-      last_chunk: sql`greatest(last_chunk, ${counts.lastChunk ?? -1})`,
-      first_host_time: sql`least(first_host_time, ${counts.firstHostTime ?? null}::timestamptz)`,
-      last_host_time: sql`greatest(last_host_time, ${counts.lastHostTime ?? null}::timestamptz)`,
-    })
-    .where('id', '=', sessionId)
-    .execute();
+  await addSessionCountsMany(db, [{ session: sessionId, counts }]);
 }
 
 /** Records how many records the session has in all (from its end-of-session batch). */
