@@ -46,9 +46,13 @@ export class WorkerMembership {
     return rank < 0 ? { workers: members.length + 1, rank: members.length } : { workers: members.length, rank };
   }
 
-  /** Leaves the group (the entry is deleted; the others see it gone when the TTL expires the mark). */
+  /**
+   * Leaves the group at once. The entry's subject is purged from the bucket's stream: a KV
+   * delete would leave a delete mark under it, and the group (read from the stream's subjects)
+   * would count this worker until the TTL expired the mark.
+   */
   async leave(): Promise<void> {
-    await this.kv.delete(this.key).catch(() => {});
+    await this.jsm.streams.purge(this.stream, { filter: this.subject }).catch(() => {});
   }
 }
 
