@@ -1,6 +1,14 @@
 import { summarizeRecords, type TraceRecord } from '@tracehub/contracts';
 import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
-import { type Kysely, sql } from 'kysely';
+import {
+  type Kysely,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  sql,
+  type UnknownRow,
+} from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   compactRecordBlocks,
@@ -262,6 +270,67 @@ describe('records that arrive out of order', () => {
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 400 }, (_, i) => i));
     await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
     expect((await sessionRecordsPage(db, 'S-GAP', -1, 10_000)).length).toBe(400);
+  });
+});
+
+describe('readers while a compaction merges the blocks they walk', () => {
+  /**
+   * Runs a compaction on another connection right after the reader's first read of blocks,
+   * between two of its rounds: the moment a reader on a live system can meet one.
+   */
+  class CompactAfterFirstBlockRead implements KyselyPlugin {
+    merged = -1;
+    transformQuery(args: PluginTransformQueryArgs) {
+      return args.node;
+    }
+    async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+      if (this.merged < 0 && args.result.rows.length > 0 && 'data' in args.result.rows[0]) {
+        const { blocksBefore } = await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
+        this.merged = blocksBefore;
+      }
+      return args.result;
+    }
+  }
+  const place = { session: 'S-MERGE', rig: 'rig8', link: 'uart8', protocol: 'qs' };
+  const records = () =>
+    all
+      .filter((r) => r.session === 'S-B' && r.seq < 1500)
+      .map((r) => ({ ...r, session: 'S-MERGE', rig: 'rig8', link: 'uart8' }));
+
+  /** The session stored as a slow link's storage stores it: a small block a batch. */
+  async function storeInSmallBlocks(): Promise<void> {
+    await sql`delete from record_blocks where session = 'S-MERGE'`.execute(db);
+    const list = records();
+    for (let at = 0; at < list.length; at += 15) {
+      const part = list.slice(at, at + 15);
+      await storeRecords(db, [
+        {
+          session: 'S-MERGE',
+          place,
+          pieces: [{ json: Buffer.from(JSON.stringify(part).slice(1, -1)), summary: summarizeRecords(part) }],
+        },
+      ]);
+    }
+  }
+
+  it('reads a session in seq order once each, neither doubled nor dropped', async () => {
+    await storeInSmallBlocks();
+    const plugin = new CompactAfterFirstBlockRead();
+    const rows = await sessionRecordsPage(db.withPlugin(plugin), 'S-MERGE', -1, 10_000);
+    expect(plugin.merged).toBeGreaterThan(10);
+    expect(rows.map((r) => Number(r.seq))).toEqual(records().map((r) => r.seq));
+  });
+
+  it('reads a filtered page once each, neither doubled nor dropped', async () => {
+    await storeInSmallBlocks();
+    const plugin = new CompactAfterFirstBlockRead();
+    const page = await recordsPage(db.withPlugin(plugin), { session: 'S-MERGE' }, { order: 'asc', limit: 1000 });
+    expect(plugin.merged).toBeGreaterThan(10);
+    expect(page.rows.map((r) => Number(r.seq))).toEqual(
+      records()
+        .slice(0, 1000)
+        .map((r) => r.seq),
+    );
   });
 });
 

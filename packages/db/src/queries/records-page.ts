@@ -5,6 +5,7 @@ import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
 import { MAX_BLOCK_SPAN_NS } from '../writes/record-blocks.js';
 import { blockRecords, hostMicros, jsonTextPattern, literalPattern, ScanBudget } from './block-reader.js';
+import { inOneSnapshot } from './snapshot.js';
 
 /** What a records query may be narrowed by; every field is optional and they combine with AND. */
 export interface RecordFilter {
@@ -182,59 +183,63 @@ export async function recordsPage(
     !cursorKey || (asc ? compareKeys(k, cursorKey) > 0 : compareKeys(k, cursorKey) < 0);
   const want = opts.limit + 1;
 
-  let base = pruneBlocks(
-    db
-      .selectFrom('record_blocks')
-      .select(['id', 'session', 'first_seq', 'min_host_ns', 'max_host_ns', 'codec', 'byte_count', 'data']),
-    filter,
-  );
-  if (cursor) {
-    const cursorNs = cursor.hostMicros * 1000n;
-    base = asc
-      ? base.where('max_host_ns', '>=', cursorNs).where('host_time', '>=', instant(cursorNs - MAX_BLOCK_SPAN_NS))
-      : base.where('min_host_ns', '<', cursorNs + 1000n).where('host_time', '<=', instant(cursorNs));
-  }
-
-  let found: Keyed[] = [];
-  let last: { edge: bigint; session: string; firstSeq: bigint } | undefined;
-  for (let round = FIRST_ROUND_BLOCKS; ; round = Math.min(round * 2, MAX_ROUND_BLOCKS)) {
-    let query = base;
-    if (last) {
-      const edge = asc ? 'min_host_ns' : 'max_host_ns';
-      const at = sql`(${sql.ref(edge)}, session, first_seq)`;
-      const mark = sql`(${last.edge.toString()}::bigint, ${last.session}, ${last.firstSeq.toString()}::bigint)`;
-      query = query.where(asc ? sql<boolean>`${at} > ${mark}` : sql<boolean>`${at} < ${mark}`);
+  // The rounds read one snapshot: a compaction between two of them would otherwise show a
+  // merged block beside the blocks it replaced, or hide it behind the last block read.
+  const found = await inOneSnapshot(db, async (snapshot) => {
+    let found: Keyed[] = [];
+    let base = pruneBlocks(
+      snapshot
+        .selectFrom('record_blocks')
+        .select(['id', 'session', 'first_seq', 'min_host_ns', 'max_host_ns', 'codec', 'byte_count', 'data']),
+      filter,
+    );
+    if (cursor) {
+      const cursorNs = cursor.hostMicros * 1000n;
+      base = asc
+        ? base.where('max_host_ns', '>=', cursorNs).where('host_time', '>=', instant(cursorNs - MAX_BLOCK_SPAN_NS))
+        : base.where('min_host_ns', '<', cursorNs + 1000n).where('host_time', '<=', instant(cursorNs));
     }
-    const blocks = await (asc
-      ? query.orderBy('min_host_ns').orderBy('session').orderBy('first_seq')
-      : query.orderBy('max_host_ns', 'desc').orderBy('session', 'desc').orderBy('first_seq', 'desc')
-    )
-      .limit(round)
-      .execute();
-    for (const block of blocks) {
-      for (const record of blockRecords(block, budget, mustContain)) {
-        if (!matches(record)) continue;
-        const keyed = { micros: hostMicros(record), session: record.session, seq: record.seq, record };
-        if (beyondCursor(keyed)) found.push(keyed);
+    let last: { edge: bigint; session: string; firstSeq: bigint } | undefined;
+    for (let round = FIRST_ROUND_BLOCKS; ; round = Math.min(round * 2, MAX_ROUND_BLOCKS)) {
+      let query = base;
+      if (last) {
+        const edge = asc ? 'min_host_ns' : 'max_host_ns';
+        const at = sql`(${sql.ref(edge)}, session, first_seq)`;
+        const mark = sql`(${last.edge.toString()}::bigint, ${last.session}, ${last.firstSeq.toString()}::bigint)`;
+        query = query.where(asc ? sql<boolean>`${at} > ${mark}` : sql<boolean>`${at} < ${mark}`);
+      }
+      const blocks = await (asc
+        ? query.orderBy('min_host_ns').orderBy('session').orderBy('first_seq')
+        : query.orderBy('max_host_ns', 'desc').orderBy('session', 'desc').orderBy('first_seq', 'desc')
+      )
+        .limit(round)
+        .execute();
+      for (const block of blocks) {
+        for (const record of blockRecords(block, budget, mustContain)) {
+          if (!matches(record)) continue;
+          const keyed = { micros: hostMicros(record), session: record.session, seq: record.seq, record };
+          if (beyondCursor(keyed)) found.push(keyed);
+        }
+      }
+      found.sort(asc ? compareKeys : (a, b) => compareKeys(b, a));
+      if (found.length > want) found = found.slice(0, want);
+      if (blocks.length < round) break;
+      const lastBlock = blocks[blocks.length - 1];
+      last = {
+        edge: asc ? lastBlock.min_host_ns : lastBlock.max_host_ns,
+        session: lastBlock.session,
+        firstSeq: lastBlock.first_seq,
+      };
+      // Every unread block starts at or after (asc) / ends at or before (desc) the last one read:
+      // once the page's last record is strictly on this side of that edge, it is complete.
+      if (found.length === want) {
+        const edgeMicros = last.edge / 1000n;
+        const tail = found[want - 1].micros;
+        if (asc ? tail < edgeMicros : tail > edgeMicros) break;
       }
     }
-    found.sort(asc ? compareKeys : (a, b) => compareKeys(b, a));
-    if (found.length > want) found = found.slice(0, want);
-    if (blocks.length < round) break;
-    const lastBlock = blocks[blocks.length - 1];
-    last = {
-      edge: asc ? lastBlock.min_host_ns : lastBlock.max_host_ns,
-      session: lastBlock.session,
-      firstSeq: lastBlock.first_seq,
-    };
-    // Every unread block starts at or after (asc) / ends at or before (desc) the last one read:
-    // once the page's last record is strictly on this side of that edge, it is complete.
-    if (found.length === want) {
-      const edgeMicros = last.edge / 1000n;
-      const tail = found[want - 1].micros;
-      if (asc ? tail < edgeMicros : tail > edgeMicros) break;
-    }
-  }
+    return found;
+  });
   const more = found.length > opts.limit;
   const rows = found.slice(0, opts.limit).map((k) => recordToRow(k.record));
   if (backwards) {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database, SessionRow } from '../database.js';
 import { blockRecords } from './block-reader.js';
+import { inOneSnapshot } from './snapshot.js';
 
 /** The newest session of a link (by start time), if it has any. */
 export async function latestSession(db: Kysely<Database>, rig: string, link: string): Promise<SessionRow | undefined> {
@@ -25,34 +26,42 @@ export function isSessionComplete(session: SessionRow): boolean {
   return session.ended_at !== null && session.record_total !== null && session.record_count === session.record_total;
 }
 
-/** A page of a session's records in seq order, after `afterSeq` (keyset pagination). */
+/**
+ * A page of a session's records in seq order, after `afterSeq` (keyset pagination), read on
+ * one snapshot: a compaction between two rounds of block reads neither doubles nor drops.
+ */
 export async function sessionRecordsPage(
   db: Kysely<Database>,
   session: string,
   afterSeq: bigint | number,
   limit: number,
 ): Promise<RecordRow[]> {
-  const after = Number(afterSeq);
-  const rows: RecordRow[] = [];
-  let from = after;
-  for (let round = 2; rows.length < limit; round = Math.min(round * 2, 32)) {
-    const blocks = await db
-      .selectFrom('record_blocks')
-      .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
-      .where('session', '=', session)
-      .where('last_seq', '>', BigInt(from))
-      .orderBy('first_seq')
-      .limit(round)
-      .execute();
-    for (const block of blocks) {
-      for (const record of blockRecords(block)) {
-        if (record.seq > after && rows.length < limit) rows.push(recordToRow(record));
+  return inOneSnapshot(db, async (snapshot) => {
+    const rows: RecordRow[] = [];
+    // The seq of the last record taken: a block overlapping what was read gives only what follows.
+    let last = Number(afterSeq);
+    for (let round = 2; rows.length < limit; round = Math.min(round * 2, 32)) {
+      const blocks = await snapshot
+        .selectFrom('record_blocks')
+        .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+        .where('session', '=', session)
+        .where('last_seq', '>', BigInt(last))
+        .orderBy('first_seq')
+        .limit(round)
+        .execute();
+      for (const block of blocks) {
+        for (const record of blockRecords(block)) {
+          if (record.seq > last && rows.length < limit) {
+            rows.push(recordToRow(record));
+            last = record.seq;
+          }
+        }
       }
+      if (blocks.length < round) break;
+      last = Math.max(last, Number(blocks[blocks.length - 1].last_seq));
     }
-    if (blocks.length < round) break;
-    from = Number(blocks[blocks.length - 1].last_seq);
-  }
-  return rows;
+    return rows;
+  });
 }
 
 /** Every record of a session in seq order (after `afterSeq`), a page at a time, without holding the whole session. */
