@@ -39,6 +39,7 @@ beforeAll(async () => {
         queueRecords: 10_000,
         queueBytes: 8 * 1024 * 1024,
         retryMs: 1000,
+        leaseMs: 5000,
       },
     }),
   });

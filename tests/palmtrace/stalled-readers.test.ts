@@ -46,6 +46,7 @@ beforeAll(async () => {
         queueRecords: QUEUE,
         queueBytes: 8 * 1024 * 1024,
         retryMs: 1000,
+        leaseMs: 5000,
       },
     }),
   });

@@ -16,6 +16,8 @@ export interface Database {
   link_settings_changes: LinkSettingsChangesTable;
   link_chunks: LinkChunksTable;
   retention: RetentionTable;
+  reporter_endpoints: ReporterEndpointsTable;
+  api_replicas: ApiReplicasTable;
 }
 
 /** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
@@ -171,3 +173,25 @@ export type SessionRow = Selectable<SessionsTable>;
 export type NewSession = Insertable<SessionsTable>;
 export type DictionaryRow = Selectable<DictionariesTable>;
 export type RecordBlockRow = Selectable<RecordBlocksTable>;
+
+/** A PalmTrace Reporter endpoint, leased to the API process that serves it (migration 0009). */
+export interface ReporterEndpointsTable {
+  id: string;
+  source: 'config' | 'api';
+  /** The endpoint as given (POST /reporters body, PALMTRACE_REPORTERS entry). */
+  config: ColumnType<Record<string, unknown>, Record<string, unknown>, Record<string, unknown>>;
+  created_at: CreatedAt;
+  /** The API process serving it, until `lease_until`; null: nobody yet (or given back). */
+  owner: string | null;
+  lease_until: Date | null;
+  /** Its status as the owner last wrote it, at `status_at`. */
+  status: Record<string, unknown> | null;
+  status_at: Date | null;
+}
+
+/** An API process alive until `seen_until` (its heartbeat). */
+export interface ApiReplicasTable {
+  id: string;
+  started_at: CreatedAt;
+  seen_until: Date;
+}

@@ -92,6 +92,19 @@ export {
   storeRecords,
   storeRecordsJson,
 } from './writes/record-blocks.js';
+export {
+  claimReporterEndpoints,
+  deleteReporterEndpoint,
+  heartbeatApiReplica,
+  insertReporterEndpoint,
+  listReporterEndpoints,
+  type ReporterEndpointRow,
+  releaseReporterEndpoints,
+  removeApiReplica,
+  renewReporterLeases,
+  type SharedReporterEndpoint,
+  upsertConfiguredReporterEndpoints,
+} from './writes/reporter-endpoints.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {

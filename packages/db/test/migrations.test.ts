@@ -19,11 +19,13 @@ describe('migrations', () => {
     try {
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
       expect(await tableNames(db)).toEqual([
+        'api_replicas',
         'dictionaries',
         'link_chunks',
         'link_settings_changes',
         'links',
         'record_blocks',
+        'reporter_endpoints',
         'retention',
         'rigs',
         'sessions',
@@ -44,11 +46,13 @@ describe('migrations', () => {
 
       expect(await migrateToLatest(db)).toEqual(Object.keys(migrations));
       expect(await tableNames(db)).toEqual([
+        'api_replicas',
         'dictionaries',
         'link_chunks',
         'link_settings_changes',
         'links',
         'record_blocks',
+        'reporter_endpoints',
         'retention',
         'rigs',
         'sessions',
@@ -66,11 +70,13 @@ describe('migrations', () => {
       const applied = await Promise.all(dbs.map((db) => migrateToLatest(db)));
       expect(applied.flat()).toEqual(Object.keys(migrations));
       expect(await tableNames(dbs[0])).toEqual([
+        'api_replicas',
         'dictionaries',
         'link_chunks',
         'link_settings_changes',
         'links',
         'record_blocks',
+        'reporter_endpoints',
         'retention',
         'rigs',
         'sessions',

@@ -31,6 +31,13 @@ export const palmTraceConfigProperties = {
     default: 10_000,
     description: 'records queued per Reporter before the oldest are dropped',
   }),
+  PALMTRACE_LEASE_MS: Type.Integer({
+    minimum: 500,
+    maximum: 600_000,
+    default: 5000,
+    description:
+      'how long an API process holds a Reporter endpoint without renewing it: the longest an endpoint stays unserved when its process dies',
+  }),
 };
 
 export interface PalmTraceConfig {
@@ -39,6 +46,7 @@ export interface PalmTraceConfig {
   PALMTRACE_LISTEN_HOST: string;
   PALMTRACE_LISTEN_OPTIONS: string;
   PALMTRACE_QUEUE: number;
+  PALMTRACE_LEASE_MS: number;
 }
 
 export interface PalmTraceBridgeSettings {
@@ -54,6 +62,8 @@ export interface PalmTraceBridgeSettings {
   queueBytes: number;
   /** Wait between connection attempts, ms. */
   retryMs: number;
+  /** How long a process holds an endpoint without renewing its lease, ms (renewed five times a lease). */
+  leaseMs: number;
 }
 
 export const DEFAULT_PALMTRACE_SETTINGS: PalmTraceBridgeSettings = Object.freeze({
@@ -63,6 +73,7 @@ export const DEFAULT_PALMTRACE_SETTINGS: PalmTraceBridgeSettings = Object.freeze
   queueRecords: 10_000,
   queueBytes: 8 * 1024 * 1024,
   retryMs: 1000,
+  leaseMs: 5000,
 });
 
 // Value.Errors knows no formats by itself; the replay range uses RFC 3339 instants.
@@ -105,5 +116,6 @@ export function palmTraceSettingsFrom(config: PalmTraceConfig): PalmTraceBridgeS
     listenHost: config.PALMTRACE_LISTEN_HOST,
     listenOptions: listenOptions as ReporterOptions,
     queueRecords: config.PALMTRACE_QUEUE,
+    leaseMs: config.PALMTRACE_LEASE_MS,
   };
 }

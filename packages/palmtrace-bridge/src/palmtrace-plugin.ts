@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
@@ -18,6 +20,8 @@ export interface PalmTraceBridgeOptions {
   metrics: ServiceMetrics;
   /** Default: no endpoints, listening mode off. */
   settings?: PalmTraceBridgeSettings;
+  /** This process's name in endpoint leases (default: host, pid and a random part). */
+  replicaId?: string;
 }
 
 const ReporterStatusSchema = Type.Object({
@@ -34,6 +38,12 @@ const ReporterStatusSchema = Type.Object({
   queued: Type.Integer({ description: 'records waiting to be sent' }),
   bytesIgnored: Type.Integer({ description: 'bytes the Reporter sent back (ignored: the protocol is one way)' }),
   lastError: Type.Union([Type.String(), Type.Null()]),
+  servedBy: Type.Union([Type.String(), Type.Null()], {
+    description: 'the API process serving the endpoint (null: none now; another takes it within a lease)',
+  }),
+  statusAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'when the serving process wrote this status (it does every fifth of PALMTRACE_LEASE_MS)',
+  }),
   replay: Type.Union([
     Type.Object({
       state: Type.Union(['waiting', 'running', 'done', 'failed'].map((s) => Type.Literal(s))),
@@ -78,6 +88,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
     db: options.db,
     feed: options.feed,
     settings,
+    replicaId: options.replicaId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     log: {
       info: (obj, msg) => app.log.info(obj, msg),
       warn: (obj, msg) => app.log.warn(obj, msg),
@@ -100,7 +111,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
         },
       },
     },
-    async () => ({ reporters: bridge.list(), listener: bridge.listenerStatus() }),
+    async () => ({ reporters: await bridge.list(), listener: bridge.listenerStatus() }),
   );
 
   app.get(
@@ -114,7 +125,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
       },
     },
     async (request) => {
-      const status = bridge.get(request.params.id);
+      const status = await bridge.get(request.params.id);
       if (!status) throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
       return status;
     },
@@ -135,10 +146,10 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
       const problem = replayProblem(request.body.replay);
       if (problem) throw httpErrors.badRequest(`body replay: ${problem}`);
       try {
-        const endpoint = bridge.add(request.body, 'api');
+        const status = await bridge.add(request.body);
         // Records published after this answer reach the endpoint.
         await bridge.flush();
-        return reply.code(201).send(endpoint.status());
+        return reply.code(201).send(status);
       } catch (error) {
         if (error instanceof ReporterExistsError) throw httpErrors.conflict(error.message);
         throw error;
@@ -184,7 +195,7 @@ export const palmTraceBridge = fp(bridgePlugin, { name: 'palmtrace-bridge', fast
 
 /** Per-endpoint series, read from the endpoints' counters when scraped. */
 function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void {
-  type Status = ReturnType<PalmTraceBridge['list']>[number];
+  type Status = ReturnType<PalmTraceBridge['servedHere']>[number];
   const gauge = (name: string, help: string, value: (s: Status) => number) =>
     metrics.gauge({
       name,
@@ -192,7 +203,7 @@ function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void
       labelNames: ['reporter'],
       collect() {
         this.reset();
-        for (const s of bridge.list()) this.set({ reporter: s.id }, value(s));
+        for (const s of bridge.servedHere()) this.set({ reporter: s.id }, value(s));
       },
     });
   const counter = (name: string, help: string, value: (s: Status) => number) =>
@@ -202,7 +213,7 @@ function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void
       labelNames: ['reporter'],
       collect() {
         this.reset();
-        for (const s of bridge.list()) if (value(s) > 0) this.inc({ reporter: s.id }, value(s));
+        for (const s of bridge.servedHere()) if (value(s) > 0) this.inc({ reporter: s.id }, value(s));
       },
     });
   gauge('palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', (s) => (s.connected ? 1 : 0));

@@ -129,10 +129,15 @@ export class RecordMessageEncoder {
 
   /** The one text message that tells the Reporter how many records it missed. */
   droppedNotice(dropped: number, why: string): Uint8Array {
+    return this.notice(`${dropped} record${dropped === 1 ? '' : 's'} dropped (${why})`);
+  }
+
+  /** A text line from tracehub itself to the Reporter: `tracehub: <text>`. */
+  notice(text: string): Uint8Array {
     return encodeTraceMessage({
       module: this.defaultModule,
       kind: TraceKind.TextLine,
-      text: `tracehub: ${dropped} record${dropped === 1 ? '' : 's'} dropped (${why})`,
+      text: `tracehub: ${text}`,
       encoding: this.encoding,
     });
   }

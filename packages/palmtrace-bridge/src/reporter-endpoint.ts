@@ -23,6 +23,20 @@ export interface ReporterEndpointDeps {
   queueBytes: number;
 }
 
+/**
+ * What an endpoint had done when another API process served it (that process died or
+ * stopped): its counters go on from there, and a replay resumes after the records it had
+ * queued (a `done` replay is not sent again).
+ */
+export interface CarriedStatus {
+  messagesSent: number;
+  bytesSent: number;
+  dropped: number;
+  reconnects: number;
+  bytesIgnored: number;
+  replay: { state: ReplayState; records: number } | null;
+}
+
 export type ReplayState = 'waiting' | 'running' | 'done' | 'failed';
 
 export interface ReporterStatus {
@@ -74,22 +88,44 @@ export class ReporterEndpoint {
   private lastError: string | null = null;
   private replayState: { state: ReplayState; records: number; error: string | null } | null = null;
   private readonly stopSignal = { stopped: false };
+  /** Missed records counted before this process served the endpoint. */
+  private readonly droppedBefore: number;
 
   constructor(
     readonly id: string,
     readonly source: 'config' | 'api',
     readonly config: ReporterEndpointInput,
     private readonly deps: ReporterEndpointDeps,
+    private readonly carried?: CarriedStatus,
   ) {
     this.encoder = new RecordMessageEncoder(config);
     this.outlet = new Outlet({ records: config.queueRecords ?? deps.queueRecords, bytes: deps.queueBytes });
     this.reader = this.outlet.reader();
+    this.droppedBefore = carried?.dropped ?? 0;
+    if (carried) {
+      this.counters.messagesSent = carried.messagesSent;
+      this.counters.bytesSent = carried.bytesSent;
+      this.reconnects = carried.reconnects;
+      this.bytesIgnored = carried.bytesIgnored;
+      // Its Reporter was connected to the process before: this connection is a reconnect.
+      this.everConnected = true;
+      // Records published while no process served it are not known here: say so, once.
+      const notice = this.encoder.notice(
+        'this stream moved to another tracehub API process; records published while it moved are missing',
+      );
+      this.outlet.push({ bytes: notice, messages: 1 }, 0, notice.length);
+    }
   }
 
   start(): void {
     if (this.config.replay) {
-      this.replayState = { state: 'waiting', records: 0, error: null };
-      void this.replay(this.config.replay);
+      const before = this.carried?.replay;
+      if (before?.state === 'done') {
+        this.replayState = { state: 'done', records: before.records, error: null };
+      } else {
+        this.replayState = { state: 'waiting', records: 0, error: null };
+        void this.replay(this.config.replay, before?.records ?? 0);
+      }
     } else {
       // Runs in the NATS callback: filter, encode, push; never waits.
       this.removeFromFeed = this.deps.feed.add((batch) => {
@@ -127,7 +163,7 @@ export class ReporterEndpoint {
       connected: this.connected,
       messagesSent: this.counters.messagesSent,
       bytesSent: this.counters.bytesSent,
-      dropped: this.reader.missed,
+      dropped: this.droppedBefore + this.reader.missed,
       reconnects: this.reconnects,
       queued: this.reader.queued,
       bytesIgnored: this.bytesIgnored,
@@ -184,8 +220,11 @@ export class ReporterEndpoint {
     });
   }
 
-  /** Sends stored records through the queue, waiting for room instead of dropping. */
-  private async replay(request: ReplayRequest): Promise<void> {
+  /**
+   * Sends stored records through the queue, waiting for room instead of dropping; the first
+   * `skip` records (queued by the process that served the endpoint before) are not sent again.
+   */
+  private async replay(request: ReplayRequest, skip: number): Promise<void> {
     const state = this.replayState as NonNullable<typeof this.replayState>;
     const pace = request.pace === 'original' ? new OriginalPace() : null;
     try {
@@ -197,6 +236,10 @@ export class ReporterEndpoint {
         if (!this.encoder.matches(record)) continue;
         const messages = this.encoder.encode(record);
         if (!messages) continue;
+        if (state.records < skip) {
+          state.records++;
+          continue;
+        }
         if (pace) await pace.wait(record, this.stopSignal);
         await this.outlet.whenRoom();
         if (this.stopped) return;

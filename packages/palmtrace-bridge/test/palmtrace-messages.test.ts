@@ -129,6 +129,7 @@ describe('bridge settings', () => {
     PALMTRACE_LISTEN_HOST: '127.0.0.1',
     PALMTRACE_LISTEN_OPTIONS: '{}',
     PALMTRACE_QUEUE: 500,
+    PALMTRACE_LEASE_MS: 5000,
   };
 
   it('reads endpoints and the listening port', () => {

@@ -7,6 +7,7 @@ import * as linkChunks from './0005-link-chunks.js';
 import * as retention from './0006-retention.js';
 import * as recordBlocks from './0007-record-blocks.js';
 import * as sessionLinkSettings from './0008-session-link-settings.js';
+import * as reporterEndpoints from './0009-reporter-endpoints.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -21,6 +22,7 @@ export const migrations: Record<string, Migration> = {
   '0006-retention': retention,
   '0007-record-blocks': recordBlocks,
   '0008-session-link-settings': sessionLinkSettings,
+  '0009-reporter-endpoints': reporterEndpoints,
 };
 
 export const migrationProvider: MigrationProvider = {
