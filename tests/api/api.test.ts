@@ -1,7 +1,15 @@
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, insertRecords, migrateToLatest, upsertLink, upsertSession } from '@tracehub/db';
+import {
+  createDb,
+  type Database,
+  insertRecords,
+  migrateToLatest,
+  recordLoss,
+  upsertLink,
+  upsertSession,
+} from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 import {
   type FreshDatabase,
@@ -462,5 +470,36 @@ describe('bad input', () => {
       payload: { command: { command: 'info' } },
     });
     expectProblem(res, 409, /commands are QS-RX/);
+  });
+});
+
+describe('record losses', () => {
+  it('says which records of a session storage could not store, and why', async () => {
+    expect((await get('/api/v1/sessions/s-defer')).json().recordsRefused).toBe(0);
+    expect((await get('/api/v1/sessions/s-defer/losses')).json()).toEqual({ losses: [] });
+    // A session of its own (the others' counts are checked elsewhere).
+    await upsertSession(db, { id: 's-lossy', rig: 'rig17', link: 'uart1', protocol: 'qs', startedAt: new Date(0) });
+    await recordLoss(db, {
+      session: 's-lossy',
+      chunk: 7,
+      firstSeq: 40,
+      lastSeq: 59,
+      records: 20,
+      reason: 'a record has no valid fields',
+    });
+    expect((await get('/api/v1/sessions/s-lossy')).json().recordsRefused).toBe(20);
+    const { losses } = (await get('/api/v1/sessions/s-lossy/losses')).json();
+    expect(losses).toEqual([
+      {
+        chunk: 7,
+        firstSeq: 40,
+        lastSeq: 59,
+        records: 20,
+        reason: 'a record has no valid fields',
+        lostAt: expect.stringMatching(/^\d{4}-/),
+      },
+    ]);
+    expectProblem(await get('/api/v1/sessions/missing/losses'), 404, /no session missing/);
+    expect((await get('/api/v1/sessions/bad%00id/losses')).statusCode).toBe(400);
   });
 });

@@ -27,6 +27,7 @@ import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
+import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
 
@@ -144,6 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           maxPageSize: settings.maxPageSize,
           scanLimitBytes: settings.scanLimitBytes,
         });
+        await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

@@ -25,6 +25,8 @@ export interface LinkBytesStoreOptions {
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { chunks: number; stored: number; bytes: number; ms: number; attempts: number }) => void;
+  /** Called for each raw chunk dropped, unreadable or refused by Postgres (metrics). */
+  onDropped?: (info: { bytes: number }) => void;
 }
 
 interface HeldChunk {
@@ -112,6 +114,7 @@ export class LinkBytesStore {
     } catch (err) {
       this.options.log?.error({ err, subject: msg.subject, seq: msg.seq }, 'unreadable raw chunk dropped');
       msg.term();
+      this.options.onDropped?.({ bytes: msg.data.length });
       return;
     }
     this.pending.push(held);
@@ -156,6 +159,7 @@ export class LinkBytesStore {
               'raw chunk refused by Postgres dropped',
             );
             held.msg.term();
+            this.options.onDropped?.({ bytes: held.chunk.data.length });
           }
           return;
         }

@@ -65,6 +65,15 @@ await runService({
         this.set({ state: 'unacked' }, info.num_ack_pending);
       },
     });
+    const droppedRecords = metrics.counter({
+      name: 'storage_records_dropped_total',
+      help: 'records dropped: refused by Postgres as data (each kept as a record loss of its session) or not a record batch at all',
+      labelNames: ['reason'],
+    });
+    const droppedChunks = metrics.counter({
+      name: 'storage_link_chunks_dropped_total',
+      help: 'raw chunks dropped: unreadable, or refused by Postgres as data',
+    });
     const store = new RecordStore({
       bus,
       db,
@@ -74,6 +83,7 @@ await runService({
       ackWaitMs: config.STORAGE_ACK_WAIT_MS,
       writers: config.STORAGE_WRITERS,
       log: logger,
+      onDropped: (d) => droppedRecords.inc({ reason: d.reason }, d.records),
       onBatch: (b) => {
         records.inc(b.records);
         inserted.inc(b.inserted);
@@ -97,6 +107,7 @@ await runService({
       batchMs: config.STORAGE_LINK_BATCH_MS,
       ackWaitMs: config.STORAGE_ACK_WAIT_MS,
       log: logger,
+      onDropped: () => droppedChunks.inc(),
       onBatch: (b) => {
         linkChunks.inc(b.stored);
         linkBytes.inc(b.bytes);

@@ -13,6 +13,7 @@ import {
   type Database,
   lockSessions,
   markSessionEnded,
+  recordLoss,
   type SessionRecords,
   setSessionRecordTotal,
   storeRecords,
@@ -39,6 +40,12 @@ export interface RecordStoreOptions {
   /** Transactions written at the same time (Postgres uses a core for each). */
   writers?: number;
   log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
+  /**
+   * Called for each message dropped (metrics): `unreadable`, not a record batch at all (no
+   * session to charge it to), or `refused`, records Postgres refused as data (kept as a
+   * record loss of their session).
+   */
+  onDropped?: (info: { records: number; reason: 'unreadable' | 'refused' }) => void;
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { messages: number; records: number; inserted: number; ms: number; attempts: number }) => void;
 }
@@ -63,7 +70,7 @@ export class RecordStore {
   /** Rigs, links and sessions already registered by this process. */
   private readonly registry = new LinkRegistry();
   /** Counters; `redelivered`: messages JetStream delivered again (a dead storage's, or held too long). */
-  readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0, redelivered: 0 };
+  readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0, redelivered: 0, dropped: 0 };
 
   constructor(private readonly options: RecordStoreOptions) {}
 
@@ -195,15 +202,63 @@ export class RecordStore {
       const { meta, recordsJson } = readRecordMessage(this.options.bus.names, msg.subject, msg.headers, msg.data);
       return { msg, meta, json: recordsJson, dropped: false };
     } catch (err) {
-      this.drop(msg, err, 'unreadable record batch dropped');
+      const records = Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
+      this.drop(msg, err, 'unreadable record batch dropped', records, 'unreadable');
       return undefined;
     }
   }
 
-  private drop(msg: JsMsg, err: unknown, why: string): void {
+  private drop(msg: JsMsg, err: unknown, why: string, records: number, reason: 'unreadable' | 'refused'): void {
     // The message says what was wrong with the data; a stack would only point at this file.
-    this.options.log?.error({ err: (err as Error).message, subject: msg.subject, seq: msg.seq }, why);
+    this.options.log?.error({ err: (err as Error).message, subject: msg.subject, seq: msg.seq, records }, why);
     msg.term();
+    this.stats.dropped += records;
+    this.options.onDropped?.({ records, reason });
+  }
+
+  /**
+   * Keeps that a message's records were refused (a record loss of their session), retrying
+   * while Postgres is away: a drop is never silent. Only then is the message dropped.
+   */
+  private async refuse(item: StoredMessage, err: unknown): Promise<void> {
+    const { meta } = item;
+    const reason = (err as Error).message;
+    for (let backoff = 200; ; backoff = Math.min(backoff * 2, 5000)) {
+      try {
+        await this.options.db.transaction().execute(async (trx) => {
+          await recordLoss(trx, {
+            session: meta.session,
+            chunk: meta.chunk,
+            firstSeq: meta.summary?.firstSeq ?? null,
+            lastSeq: meta.summary?.lastSeq ?? null,
+            records: meta.recordCount,
+            reason,
+          });
+          // The session's end came with the refused records: it still ended.
+          if (meta.eos) {
+            await markSessionEnded(trx, meta.session, hostDate(meta.hostNs), meta.chunk);
+            if (meta.sessionRecordCount !== undefined)
+              await setSessionRecordTotal(trx, meta.session, meta.sessionRecordCount);
+          }
+        });
+        break;
+      } catch (lossErr) {
+        if (isDataError(lossErr)) {
+          this.options.log?.error({ err: (lossErr as Error).message, session: meta.session }, 'record loss not kept');
+          break;
+        }
+        this.stats.failures++;
+        await this.waitHolding(backoff, [item.msg]);
+      }
+    }
+    item.dropped = true;
+    this.drop(
+      item.msg,
+      err,
+      'record batch refused as data dropped (kept as a record loss)',
+      meta.recordCount,
+      'refused',
+    );
   }
 
   /**
@@ -235,8 +290,7 @@ export class RecordStore {
           break;
         } catch (err) {
           if (isDataError(err)) {
-            item.dropped = true;
-            this.drop(item.msg, err, 'record batch refused as data dropped');
+            await this.refuse(item, err);
             break;
           }
           this.stats.failures++;

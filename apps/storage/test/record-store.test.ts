@@ -1,7 +1,7 @@
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest, sessionRecordsPage } from '@tracehub/db';
+import { createDb, type Database, migrateToLatest, sessionRecordLosses, sessionRecordsPage } from '@tracehub/db';
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
@@ -135,12 +135,20 @@ describe('RecordStore', () => {
     ]);
   });
 
-  it('drops only the messages Postgres refuses as data, and stores the rest of their batch', async () => {
+  it('drops only the messages Postgres refuses as data, keeps each as a record loss, and stores the rest of their batch', async () => {
     const s = 'sess-3';
     const subject = bus.names.recSubject('qs', 'rig9', 'uart1');
     const dropped: string[] = [];
     const log = { info() {}, warn() {}, error: (o: object, m: string) => dropped.push(`${m} ${JSON.stringify(o)}`) };
-    const store = new RecordStore({ bus, db, batchRecords: 1000, batchMs: 300, log });
+    const counted: Array<{ records: number; reason: string }> = [];
+    const store = new RecordStore({
+      bus,
+      db,
+      batchRecords: 1000,
+      batchMs: 300,
+      log,
+      onDropped: (d) => counted.push(d),
+    });
     await store.start();
     const headers = (chunk: number, records: number) => {
       const h = natsHeaders();
@@ -186,10 +194,31 @@ describe('RecordStore', () => {
       expect.arrayContaining([
         expect.stringMatching(/^unreadable record batch dropped .*is not valid JSON/),
         expect.stringMatching(/^unreadable record batch dropped .*no hostNs/),
-        expect.stringMatching(/^record batch refused as data dropped .*a record has no valid fields/),
-        expect.stringMatching(/^record batch refused as data dropped .*a record batch is not JSON/),
+        expect.stringMatching(
+          /^record batch refused as data dropped \(kept as a record loss\) .*a record has no valid fields/,
+        ),
+        expect.stringMatching(
+          /^record batch refused as data dropped \(kept as a record loss\) .*a record batch is not JSON/,
+        ),
       ]),
     );
+    // Every drop is counted; those of the session are kept as its losses, and with its stored
+    // records they make the total its decoder published.
+    expect(counted.sort((a, b) => a.reason.localeCompare(b.reason))).toEqual([
+      { records: 1, reason: 'refused' },
+      { records: 1, reason: 'refused' },
+      { records: 1, reason: 'unreadable' },
+      { records: 1, reason: 'unreadable' },
+    ]);
+    const losses = await sessionRecordLosses(db, s);
+    expect(losses.map((l) => [l.chunk, l.records])).toEqual([
+      [1, 1],
+      [2, 1],
+    ]);
+    expect(losses[0].reason).toMatch(/a record has no valid fields/);
+    const session = await db.selectFrom('sessions').selectAll().where('id', '=', s).executeTakeFirstOrThrow();
+    // Five stored (seq 0, 1, 3, 4, 5), two refused (seq 2, and the cut-off message's one).
+    expect([session.record_count, session.records_refused, session.record_total].map(Number)).toEqual([5, 2, 6]);
     // Terminated, not left to come back: nothing is pending on the consumer.
     const info = await bus.jsm.consumers.info(bus.names.recStream, bus.names.storageConsumer);
     expect(info.num_pending + info.num_ack_pending).toBe(0);

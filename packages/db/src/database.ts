@@ -18,6 +18,7 @@ export interface Database {
   retention: RetentionTable;
   reporter_endpoints: ReporterEndpointsTable;
   api_replicas: ApiReplicasTable;
+  record_losses: RecordLossesTable;
 }
 
 /** A bigint column: read as `bigint`, written from a bigint, a safe integer or a decimal string. */
@@ -83,6 +84,8 @@ export interface SessionsTable {
     Record<string, unknown> | null | undefined,
     Record<string, unknown> | null
   >;
+  /** Records its decoder published that Postgres refused as data (each batch a `record_losses` row). */
+  records_refused: ColumnType<bigint, bigint | number | undefined, bigint | number>;
 }
 
 export interface DictionariesTable {
@@ -194,4 +197,16 @@ export interface ApiReplicasTable {
   id: string;
   started_at: CreatedAt;
   seen_until: Date;
+}
+
+/** Records storage could not store, per message (migration 0010). */
+export interface RecordLossesTable {
+  id: Generated<bigint>;
+  session: string;
+  chunk: number;
+  first_seq: Int8 | null;
+  last_seq: Int8 | null;
+  records: number;
+  reason: string;
+  lost_at: CreatedAt;
 }

@@ -92,6 +92,7 @@ export {
   storeRecords,
   storeRecordsJson,
 } from './writes/record-blocks.js';
+export { type RecordLoss, type RecordLossRow, recordLoss, sessionRecordLosses } from './writes/record-losses.js';
 export {
   claimReporterEndpoints,
   deleteReporterEndpoint,

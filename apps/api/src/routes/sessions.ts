@@ -41,6 +41,10 @@ export const Session = Type.Object({
   lostBytes: Type.Integer(),
   recordTotal: Type.Union([Type.Integer(), Type.Null()], { description: 'records in all, once the end was decoded' }),
   complete: Type.Boolean({ description: 'ended, and every record stored' }),
+  recordsRefused: Type.Integer({
+    description:
+      'records the decoder published that Postgres refused as data: never stored, each batch kept as a loss (GET /sessions/{id}/losses); records + recordsRefused = recordTotal once complete or refused',
+  }),
   targetInfo: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
     description: 'what the target reported about itself (QS target info)',
   }),
@@ -62,6 +66,7 @@ export function sessionJson(s: SessionRow) {
     lostBytes: Number(s.lost_bytes),
     recordTotal: s.record_total === null ? null : Number(s.record_total),
     complete: isSessionComplete(s),
+    recordsRefused: Number(s.records_refused),
     targetInfo: s.target_info,
   };
 }

@@ -8,6 +8,7 @@ import * as retention from './0006-retention.js';
 import * as recordBlocks from './0007-record-blocks.js';
 import * as sessionLinkSettings from './0008-session-link-settings.js';
 import * as reporterEndpoints from './0009-reporter-endpoints.js';
+import * as recordLosses from './0010-record-losses.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0007-record-blocks': recordBlocks,
   '0008-session-link-settings': sessionLinkSettings,
   '0009-reporter-endpoints': reporterEndpoints,
+  '0010-record-losses': recordLosses,
 };
 
 export const migrationProvider: MigrationProvider = {
