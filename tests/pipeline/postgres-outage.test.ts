@@ -84,9 +84,13 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     });
     procs = [gateway];
     const decoder = await startService('decoder-qs', env, limits);
-    procs.push(decoder, await startService('storage', env, limits));
+    const storage = await startService('storage', env, limits);
+    procs.push(decoder, storage);
     const gatewayMetrics = healthPort(gateway);
     const decoderMetrics = healthPort(decoder);
+    const readyz = async (p: RunningProcess) => (await fetch(`http://127.0.0.1:${healthPort(p)}/readyz`)).status;
+    /** /readyz of storage and the decoder, as seen while Postgres was away. */
+    const readyWhileAway = { storage: new Set<number>(), decoder: new Set<number>() };
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
     const totalMs = BEFORE_MS + OUTAGE_MS + AFTER_MS;
@@ -130,6 +134,9 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
         sampling = sampling.then(async () => {
           fill.raw = Math.max(fill.raw, await metric(gatewayMetrics, 'tracehub_stream_fill_ratio', '_TRACE_RAW"'));
           fill.rec = Math.max(fill.rec, await metric(gatewayMetrics, 'tracehub_stream_fill_ratio', '_TRACE_REC"'));
+          if (resumed) return;
+          readyWhileAway.storage.add(await readyz(storage));
+          readyWhileAway.decoder.add(await readyz(decoder));
         });
       }
       const next = started + (tick + 1) * TICK_MS;
@@ -137,6 +144,9 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     }
     expect(resumed).toBe(true);
     await sampling;
+    // While Postgres was away, storage and the decoder said they could not do their job.
+    expect(readyWhileAway.storage.has(503)).toBe(true);
+    expect(readyWhileAway.decoder.has(503)).toBe(true);
     await Promise.all(targets.map((t) => new Promise<void>((r) => t.end(() => r()))));
 
     // Both streams filled up and refused, the decoders held, and the gateway dropped.
@@ -183,6 +193,8 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     expect(lostAll).toBeGreaterThan(0);
     expect(await metric(gatewayMetrics, 'tracehub_gateway_bytes_dropped_total')).toBe(lostAll);
     expect(await metric(gatewayMetrics, 'tracehub_gateway_bytes_published_total')).toBe(publishedAll);
+    // And ready again once it was back.
+    expect([await readyz(storage), await readyz(decoder)]).toEqual([200, 200]);
   }, 120_000);
 });
 

@@ -1,6 +1,13 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
 import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
-import { applyRetention, compactRecordBlocks, connectDb, ensurePartitions, migrateToLatest } from '@tracehub/db';
+import {
+  applyRetention,
+  compactRecordBlocks,
+  connectDb,
+  ensurePartitions,
+  isDatabaseReachable,
+  migrateToLatest,
+} from '@tracehub/db';
 import { natsConnectionFrom, runService, streamLevelMetrics, streamLimitsFrom } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { LinkBytesStore } from './link-bytes-store.js';
@@ -144,6 +151,8 @@ await runService({
         : undefined;
     compactTimer?.unref();
     health.addReadinessCheck('nats', () => bus.isConnected());
+    // Without Postgres nothing is stored: not ready (records wait on the stream meanwhile).
+    health.addReadinessCheck('postgres', () => isDatabaseReachable(db));
     return {
       stop: async () => {
         clearInterval(partitionTimer);

@@ -24,6 +24,17 @@ export async function connectDb(url: string, opts: CreateDbOptions = {}): Promis
   }
 }
 
+/**
+ * True when Postgres answers a round trip: a readiness check (a service that cannot reach
+ * Postgres cannot do its job). Bound it with a timeout: a paused server never answers.
+ */
+export function isDatabaseReachable(db: Kysely<Database>): Promise<boolean> {
+  return sql`select 1`.execute(db).then(
+    () => true,
+    () => false,
+  );
+}
+
 function describe(error: unknown): string {
   if (error instanceof AggregateError && !error.message) {
     return [...new Set(error.errors.map((e) => (e instanceof Error ? e.message : String(e))))].join(', ');

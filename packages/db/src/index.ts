@@ -9,7 +9,7 @@ export {
   encodeRecordBlock,
 } from './blocks/record-block.js';
 export { type RecordRow, recordToRow, rowToTraceRecord } from './blocks/record-row.js';
-export { connectDb, DatabaseConnectError } from './connect-db.js';
+export { connectDb, DatabaseConnectError, isDatabaseReachable } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';
 export type * from './database.js';
 export { migrations } from './migrations/index.js';

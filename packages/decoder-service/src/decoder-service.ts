@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
 import type { Protocol } from '@tracehub/contracts';
-import { connectDb, getLinkSettings, migrateToLatest } from '@tracehub/db';
+import { connectDb, getLinkSettings, isDatabaseReachable, migrateToLatest } from '@tracehub/db';
 import {
   busPrefixSetting,
   databaseUrlSetting,
@@ -148,6 +148,8 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
       }, 5000);
       lagTimer.unref();
       health.addReadinessCheck('nats', () => bus.isConnected());
+      // A new session's settings are read from Postgres: without it no new session starts.
+      health.addReadinessCheck('postgres', () => isDatabaseReachable(db));
       return {
         stop: async () => {
           clearInterval(lagTimer);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Bus } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
-import { type Kysely, sql } from 'kysely';
+import { type Database, isDatabaseReachable } from '@tracehub/db';
+import type { Kysely } from 'kysely';
 
 export interface HealthRoutesOptions {
   db: Kysely<Database>;
@@ -34,10 +34,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       if (!isReady()) failing.push('service');
       if (!bus.isConnected()) failing.push('nats');
       const dbOk = await Promise.race([
-        sql`select 1`.execute(db).then(
-          () => true,
-          () => false,
-        ),
+        isDatabaseReachable(db),
         new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref()),
       ]);
       if (!dbOk) failing.push('postgres');
