@@ -86,11 +86,11 @@ interface Received {
 
 /** An SSE reader over a raw HTTP response; `pause` keeps it from reading until resumed. */
 function sseClient(query: string): {
-  received: Received;
+  received: Received & { reasons: string[] };
   res: Promise<http.IncomingMessage>;
   done: (n: number) => Promise<void>;
 } {
-  const received: Received = { seqs: [], missed: 0 };
+  const received = { seqs: [] as number[], missed: 0, reasons: [] as string[] };
   let buffer = '';
   const waiters: Array<() => void> = [];
   const res = new Promise<http.IncomingMessage>((resolve, reject) => {
@@ -109,7 +109,11 @@ function sseClient(query: string): {
             const data = /^data: (.*)$/m.exec(block)?.[1];
             if (event === 'records' && data)
               for (const r of JSON.parse(data) as TraceRecord[]) received.seqs.push(r.seq);
-            if (event === 'missed' && data) received.missed += JSON.parse(data).missed;
+            if (event === 'missed' && data) {
+              const notice = JSON.parse(data);
+              received.missed += notice.missed;
+              received.reasons.push(notice.reason);
+            }
             end = buffer.indexOf('\n\n');
           }
           for (const w of waiters) w();
@@ -188,6 +192,28 @@ describe('live tail', () => {
     ws.close();
     slowRes.destroy();
     (await fast.res).destroy();
+    await waitForClients(0);
+  });
+
+  it('sends a record sent again by a decoder once, and tells of records that never reached the server', async () => {
+    const client = sseClient('session=live-2');
+    await client.res;
+    await waitForClients(1);
+    const send = (from: number, to: number) => {
+      const records = Array.from({ length: to - from }, (_, i) => ({ ...record(from + i), session: 'live-2' }));
+      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, from)));
+    };
+    send(0, 10);
+    send(5, 15); // a decoder that took the link over sent 5-14 again
+    send(20, 30); // 15-19 were lost between NATS and the server
+    await client.done(30);
+    expect(client.received.seqs).toEqual([
+      ...Array.from({ length: 15 }, (_, i) => i),
+      ...Array.from({ length: 10 }, (_, i) => 20 + i),
+    ]);
+    expect(client.received.missed).toBe(5);
+    expect(client.received.reasons).toEqual([expect.stringMatching(/did not reach this server live/)]);
+    (await client.res).destroy();
     await waitForClients(0);
   });
 

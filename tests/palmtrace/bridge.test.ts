@@ -227,8 +227,9 @@ describe('PalmTrace bridge, live', () => {
     const before = await status(id);
     await reporter.close();
     await until('the endpoint to see the Reporter gone', async () => !(await status(id)).connected);
-    // 80 records while the Reporter is away: the queue of 50 keeps the newest 50.
-    const away = Array.from({ length: 80 }, (_, i) => record('uart0', 1000 + i));
+    // 80 records while the Reporter is away (a session of their own: the feed checks each
+    // session's seqs): the queue of 50 keeps the newest 50.
+    const away = Array.from({ length: 80 }, (_, i) => record('uart0', 1000 + i, { session: 's-away' }));
     for (let i = 0; i < away.length; i += 10) publish(away.slice(i, i + 10));
     await until('the records to be queued', async () => {
       const s = await status(id);
@@ -273,8 +274,8 @@ describe('PalmTrace bridge, live', () => {
       const l = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
       return l.json().listener.clients.length === 1;
     });
-    publish([record('uart1', 5000)]);
-    publish([record('uart0', 5000), record('uart0', 5001)]);
+    publish([record('uart1', 5000, { session: 's-listened-uart1' })]);
+    publish([record('uart0', 5000, { session: 's-listened' }), record('uart0', 5001, { session: 's-listened' })]);
     await until('two messages on the listening port', () => received.length >= 2);
     expect(received.map((m) => m.text)).toEqual(['uart0 record 5000', 'uart0 record 5001']);
     socket.destroy();

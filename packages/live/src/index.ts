@@ -1,3 +1,9 @@
 export { type MissedReason, Outlet, type OutletLimits, OutletReader, type OutletSink } from './outlet.js';
-export { type BatchConsumer, RecordFeed, type RecordFeedLog } from './record-feed.js';
+export {
+  type BatchConsumer,
+  RecordFeed,
+  type RecordFeedLog,
+  type UnreceivedConsumer,
+  type UnreceivedRecords,
+} from './record-feed.js';
 export { admitsLink, matchesRecord, type RecordMatch } from './record-match.js';

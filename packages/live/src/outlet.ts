@@ -1,5 +1,9 @@
-/** Why a reader did not get records: it read slower than they came, or it was not connected. */
-export type MissedReason = 'slow' | 'away';
+/**
+ * Why a reader did not get records: it read slower than they came, it was not connected, or
+ * they never reached this process live (`unreceived`: it fell behind NATS or reconnected; the
+ * records are stored all the same).
+ */
+export type MissedReason = 'slow' | 'away' | 'unreceived';
 
 /** Where a reader's entries go (an SSE response, a WebSocket, a TCP socket). */
 export interface OutletSink<T> {
@@ -21,6 +25,8 @@ interface Entry<T> {
   item: T;
   records: number;
   bytes: number;
+  /** A gap: `records` records that never reached the outlet (told to readers as `unreceived`). */
+  gap?: true;
 }
 
 /** Entries a reader writes per turn of the event loop before it lets other work run. */
@@ -45,6 +51,8 @@ export class Outlet<T> {
   /** Records of every entry before `firstSeq`, read or dropped. */
   private recordsBefore = 0;
   private heldRecords = 0;
+  /** Records of the gap entries held: counted in positions, not against the limits. */
+  private heldGapRecords = 0;
   private heldBytes = 0;
   private readonly readers = new Set<OutletReader<T>>();
   /** Readers that have written everything and wait for the next entry. */
@@ -58,10 +66,28 @@ export class Outlet<T> {
 
   /** Appends an entry of `records` records; drops the oldest entries past the limits. Never waits. */
   push(item: T, records: number, bytes = 0): void {
-    this.entries.push({ item, records, bytes });
-    this.heldRecords += records;
-    this.heldBytes += bytes;
-    while (this.held > 1 && (this.heldRecords > this.limits.records || this.heldBytes > this.maxBytes)) this.shift();
+    this.append({ item, records, bytes });
+  }
+
+  /**
+   * Tells every reader, in its place in the order, that `records` records never reached the
+   * outlet (they were lost before it: the feed saw a gap in a session's seqs). Never waits.
+   */
+  pushUnreceived(records: number): void {
+    if (records <= 0) return;
+    this.heldGapRecords += records;
+    this.append({ item: undefined as T, records, bytes: 0, gap: true });
+  }
+
+  private append(entry: Entry<T>): void {
+    this.entries.push(entry);
+    this.heldRecords += entry.records;
+    this.heldBytes += entry.bytes;
+    while (
+      this.held > 1 &&
+      (this.heldRecords - this.heldGapRecords > this.limits.records || this.heldBytes > this.maxBytes)
+    )
+      this.shift();
     if (this.waiting.size > 0) {
       const waiting = [...this.waiting];
       this.waiting.clear();
@@ -148,7 +174,7 @@ export class Outlet<T> {
   }
 
   private get hasRoom(): boolean {
-    return this.heldRecords < this.limits.records && this.heldBytes < this.maxBytes;
+    return this.heldRecords - this.heldGapRecords < this.limits.records && this.heldBytes < this.maxBytes;
   }
 
   private shift(): void {
@@ -158,6 +184,7 @@ export class Outlet<T> {
     this.firstSeq++;
     this.recordsBefore += entry.records;
     this.heldRecords -= entry.records;
+    if (entry.gap) this.heldGapRecords -= entry.records;
     this.heldBytes -= entry.bytes;
     if (this.head >= 1024 && this.head * 2 >= this.entries.length) {
       this.entries = this.entries.slice(this.head);
@@ -268,9 +295,14 @@ export class OutletReader<T> {
         const entry = outlet.entryAt(this.seq);
         this.seq++;
         this.position += entry.records;
-        this.delivered += entry.records;
         this.away = false;
-        writable = sink.write(entry.item);
+        if (entry.gap) {
+          this.missedTold += entry.records;
+          writable = sink.missed(entry.records, 'unreceived');
+        } else {
+          this.delivered += entry.records;
+          writable = sink.write(entry.item);
+        }
       } else {
         outlet.advanced(this, this.seq);
         outlet.waitForMore(this);

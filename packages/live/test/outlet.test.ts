@@ -78,6 +78,29 @@ describe('Outlet', () => {
     expect(back.got).toEqual([{ missed: 3, reason: 'away' }, ...[3, 4, 5, 6, 7].map((item) => ({ item }))]);
   });
 
+  it('tells each reader, in its place, of records that never reached the outlet, and counts them against no limit', async () => {
+    const outlet = new Outlet<number>({ records: 3 });
+    const reading = sink();
+    const stalled = sink(1);
+    const reader = outlet.reader(reading.s);
+    const behind = outlet.reader(stalled.s);
+    outlet.push(0, 1);
+    outlet.push(1, 1);
+    outlet.pushUnreceived(40);
+    outlet.push(2, 1);
+    await settle();
+    expect(reading.got).toEqual([{ item: 0 }, { item: 1 }, { missed: 40, reason: 'unreceived' }, { item: 2 }]);
+    expect([reader.delivered, reader.missed, reader.queued]).toEqual([3, 40, 0]);
+    // The stalled reader took one entry; past the limit its oldest entries drop, the gap's
+    // notice among them: its 40 records are then counted as missed like the others.
+    for (let i = 3; i < 10; i++) outlet.push(i, 1);
+    stalled.drain();
+    await settle();
+    expect(behind.delivered + behind.missed + behind.queued).toBe(50);
+    expect(stalled.got.at(-1)).toEqual({ item: 9 });
+    expect(stalled.got.reduce((n, g) => n + (g.missed ?? 0), 0) + behind.delivered).toBe(50);
+  });
+
   it('lets a producer wait for room instead of dropping', async () => {
     const outlet = new Outlet<number>({ records: 2 });
     const out = sink(1);

@@ -66,11 +66,16 @@ export class PalmTraceListener {
     const address = server.address();
     this.boundPort = typeof address === 'object' && address ? address.port : port;
     // Runs in the NATS callback: encode once for every client, push; never waits.
-    this.removeFromFeed = this.feed.add((batch) => {
-      if (this.clients.size === 0) return;
-      const encoded = encodeBatch(this.encoder, batch);
-      if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
-    });
+    this.removeFromFeed = this.feed.add(
+      (batch) => {
+        if (this.clients.size === 0) return;
+        const encoded = encodeBatch(this.encoder, batch);
+        if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
+      },
+      (gap) => {
+        if (this.clients.size > 0 && this.encoder.admitsLink(gap)) this.outlet.pushUnreceived(gap.records);
+      },
+    );
     this.log.info({ host, port: this.boundPort }, 'PalmTrace listener ready');
     return this.boundPort;
   }
@@ -109,7 +114,14 @@ export class PalmTraceListener {
   private accept(socket: Socket): void {
     const counters: SendCounters = { messagesSent: 0, bytesSent: 0 };
     const reader = this.outlet.reader(
-      socketSink(socket, counters, (n) => this.encoder.droppedNotice(n, 'this client was slower than the stream')),
+      socketSink(socket, counters, (n, reason) =>
+        this.encoder.droppedNotice(
+          n,
+          reason === 'unreceived'
+            ? 'they did not reach tracehub live; they are stored'
+            : 'this client was slower than the stream',
+        ),
+      ),
     );
     const client: ListenerClient = { socket, reader, counters, connectedAt: new Date() };
     this.clients.add(client);

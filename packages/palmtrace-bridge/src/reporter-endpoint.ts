@@ -62,6 +62,7 @@ export interface ReporterStatus {
 const WHY_MISSED: Record<MissedReason, string> = {
   slow: 'the Reporter was slower than the stream',
   away: 'the Reporter was not connected',
+  unreceived: 'they did not reach tracehub live; they are stored',
 };
 
 /**
@@ -128,10 +129,15 @@ export class ReporterEndpoint {
       }
     } else {
       // Runs in the NATS callback: filter, encode, push; never waits.
-      this.removeFromFeed = this.deps.feed.add((batch) => {
-        const encoded = encodeBatch(this.encoder, batch);
-        if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
-      });
+      this.removeFromFeed = this.deps.feed.add(
+        (batch) => {
+          const encoded = encodeBatch(this.encoder, batch);
+          if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
+        },
+        (gap) => {
+          if (this.encoder.admitsLink(gap)) this.outlet.pushUnreceived(gap.records);
+        },
+      );
     }
     this.connect();
   }

@@ -21,6 +21,7 @@ export interface LiveSink extends OutletSink<TraceRecord[]> {
 export const MISSED_REASONS: Record<MissedReason, string> = {
   slow: 'this client read slower than the records came',
   away: 'this client was not connected',
+  unreceived: 'they did not reach this server live (it fell behind NATS or reconnected); they are stored',
 };
 
 /** The text of `missed` messages: this many records, so many in all, and why. */
@@ -78,11 +79,18 @@ export class LiveHub {
   connect(match: RecordMatch, sink: LiveSink): LiveClient {
     const outlet = new Outlet<TraceRecord[]>({ records: this.queueRecords });
     const reader = outlet.reader(sink);
-    const removeFromFeed = this.feed.add((batch) => {
-      if (!admitsLink(match, batch)) return;
-      const records = batch.records.filter((r) => matchesRecord(match, r));
-      if (records.length > 0) outlet.push(records, records.length);
-    });
+    const removeFromFeed = this.feed.add(
+      (batch) => {
+        if (!admitsLink(match, batch)) return;
+        const records = batch.records.filter((r) => matchesRecord(match, r));
+        if (records.length > 0) outlet.push(records, records.length);
+      },
+      // Records of its links that never arrived: told, with how many (at most: its filter may not have taken them all).
+      (gap) => {
+        if (admitsLink(match, gap) && (match.sessions === undefined || match.sessions.includes(gap.session)))
+          outlet.pushUnreceived(gap.records);
+      },
+    );
     const client: LiveClient = {
       match,
       get delivered() {
