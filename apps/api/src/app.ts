@@ -25,8 +25,10 @@ import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
+import { linkConnectionRoutes } from './routes/link-connection.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
+import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
@@ -145,11 +147,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           maxPageSize: settings.maxPageSize,
           scanLimitBytes: settings.scanLimitBytes,
         });
+        await api.register(sessionChannelsRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
+        await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
       },
       { prefix: '/api/v1' },

@@ -1,5 +1,5 @@
 import { RequestError, type Subscription, TimeoutError } from '@nats-io/transport-node';
-import type { ControlReply, ControlRequest } from '@tracehub/contracts';
+import type { ControlReply, ControlRequest, LinkConnectionState } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 
 /** The most bytes one control request may carry (a QS-RX frame is far smaller). */
@@ -40,15 +40,16 @@ export type ControlQsSizes = NonNullable<ControlRequest['sizes']>;
 
 /**
  * What a control request asks: bytes to write to the target, a new link session (with why),
- * a QS-RX command with the target's answer, the link's control state, or that its front-end
- * port be freed.
+ * a QS-RX command with the target's answer, the link's control state, that its front-end
+ * port be freed, or how the link is connected.
  */
 export type ControlAsk =
   | { bytes: Uint8Array; replyWindowMs?: number }
   | { newSession: string }
   | { qs: ControlQsCommand; answerTimeoutMs?: number; sizes?: ControlQsSizes }
   | { status: true }
-  | { releaseFrontEnd: true };
+  | { releaseFrontEnd: true }
+  | { connection: true };
 
 /**
  * Asks the gateway that owns a link to act on it (see `ControlAsk`), and returns the gateway's
@@ -115,6 +116,8 @@ export interface ControlHandlers {
   status?(): Promise<ControlState>;
   /** Frees the link's front-end port; resolves to the control state after. */
   releaseFrontEnd?(): Promise<ControlState>;
+  /** How the link is connected: its source, the target and since when, connections not taken. */
+  connection?(): Promise<{ session?: string; connection: LinkConnectionState }>;
 }
 
 export interface ControlServer {
@@ -125,7 +128,7 @@ const NO_QS_POINT = 'this link has no QS control point (it is not a QS link)';
 
 /**
  * Answers the control requests of one link: checks each request (JSON; `newSession`,
- * `releaseFrontEnd`, `status`, `qs`, or base64 `bytes` of 1..MAX_CONTROL_BYTES) and answers a
+ * `releaseFrontEnd`, `status`, `connection`, `qs`, or base64 `bytes` of 1..MAX_CONTROL_BYTES) and answers a
  * bad one itself, hands a good one to its handler, and replies with what the handler resolves
  * to; a rejection becomes `{ ok: false, written: 0, error: <its message> }`, with the `field`
  * at fault when the error names one.
@@ -163,6 +166,11 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
       if (request?.status === true) {
         if (!handlers.status) refuse(NO_QS_POINT);
         else handlers.status().then(state, failed);
+        return;
+      }
+      if (request?.connection === true) {
+        if (!handlers.connection) refuse('this link cannot say how it is connected');
+        else handlers.connection().then((c) => reply({ ok: true, written: 0, ...c }), failed);
         return;
       }
       if (request?.qs !== undefined) {

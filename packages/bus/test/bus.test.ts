@@ -254,7 +254,7 @@ describe('control', () => {
     }
   });
 
-  it('carries QS commands with their answer, the control state and front-end release; a missing handler refuses', async () => {
+  it('carries QS commands with their answer, the control state, front-end release and the connection; a missing handler refuses', async () => {
     const target = { rig: 'rig1', link: 'ctl1' };
     const asked: unknown[] = [];
     const server = serveControl(bus, target, {
@@ -265,7 +265,13 @@ describe('control', () => {
         return { ok: false, written: 4, session: 's1', result: { outcome: 'error' }, error: 'Trg-ERR' };
       },
       status: async () => ({ session: 's1', status: { targetConnected: true } }),
+      connection: async () => ({ session: 's1', connection }),
     });
+    const connection = {
+      source: { kind: 'tcp-listen', description: 'tcp-listen 0.0.0.0:6601', secondTarget: 'refuse' as const },
+      target: { address: '10.0.0.7:40112', sinceMs: 1_764_000_000_000 },
+      notTaken: { refused: 2, replaced: 0, idleClosed: 1 },
+    };
     try {
       const answered = await requestControl(bus, target, { qs: { command: 'tick' }, answerTimeoutMs: 999_999 }, 2000);
       expect(answered).toEqual({
@@ -285,6 +291,8 @@ describe('control', () => {
       expect(status).toEqual({ ok: true, written: 0, session: 's1', status: { targetConnected: true } });
       const release = await requestControl(bus, target, { releaseFrontEnd: true }, 2000);
       expect(release).toMatchObject({ ok: false, written: 0, error: expect.stringMatching(/no QS control point/) });
+      const connected = await requestControl(bus, target, { connection: true }, 2000);
+      expect(connected).toEqual({ ok: true, written: 0, session: 's1', connection });
     } finally {
       server.stop();
     }

@@ -63,6 +63,26 @@ export interface ControlRequest {
   status?: boolean;
   /** Frees the link's front-end port from the front-end that holds it (it gets DETACH). */
   releaseFrontEnd?: boolean;
+  /** Asks how the link is connected (any protocol): its source, the target, connections not taken. */
+  connection?: boolean;
+}
+
+/** A link's connection as its gateway sees it: the answer to a `connection` request. */
+export interface LinkConnectionState {
+  /** What the gateway reads: `tcp-listen`, `tcp-connect`, `serial`, `udp`, `file`, `stdin`. */
+  source: {
+    kind: string;
+    /** The source as the gateway's log names it: `tcp-listen 0.0.0.0:6601`. */
+    description: string;
+    /** tcp-listen: what a second target connecting does to the first (`replace` or `refuse`). */
+    secondTarget?: 'replace' | 'refuse';
+    /** tcp-listen: a connection silent this long after it opens is closed, ms (0: never). */
+    idleTimeoutMs?: number;
+  };
+  /** The target the open session reads from (its `address:port`, or the device or file), since when (ms since the epoch). */
+  target: { address: string; sinceMs: number } | null;
+  /** Connections the link did not take or closed, since the gateway started (tcp-listen). */
+  notTaken: { refused: number; replaced: number; idleClosed: number };
 }
 
 /** Answer of the gateway that owns the link. */
@@ -80,4 +100,6 @@ export interface ControlReply {
   result?: Record<string, unknown>;
   /** The link's control state, for `status` requests. */
   status?: Record<string, unknown>;
+  /** The link's connection, for `connection` requests. */
+  connection?: LinkConnectionState;
 }

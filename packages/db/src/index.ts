@@ -42,6 +42,13 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
+export {
+  type ChannelCounts,
+  type MasterCounts,
+  type SessionChannels,
+  type SessionChannelsOptions,
+  sessionChannels,
+} from './queries/session-channels.js';
 // Read queries (records pages, filters, ...) live in ./queries/*.ts and are exported below.
 export {
   getSession,

@@ -1,5 +1,5 @@
 import { type Bus, type ControlServer, serveControl } from '@tracehub/bus';
-import type { LinkAddress } from '@tracehub/contracts';
+import type { LinkAddress, LinkConnectionState } from '@tracehub/contracts';
 import { type FrontEndEvent, type FrontEndOption, type QsCommand, QsLinkPoint } from '@tracehub/qspy-frontend';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
 import type { LinkSink, LinkSource } from './link-source.js';
@@ -67,6 +67,17 @@ export class Gateway {
     await this.options.source.start(point ? teeSink(this.publisher, point) : this.publisher);
   }
 
+  /** How the link is connected: its source, the target the open session reads from, connections not taken. */
+  connection(): LinkConnectionState {
+    const { source } = this.options;
+    const { refused, replaced, 'idle-closed': idleClosed } = this.publisher.stats.connections;
+    return {
+      source: { kind: source.kind, description: source.description, ...source.admission },
+      target: this.publisher.target ?? null,
+      notTaken: { refused, replaced, idleClosed },
+    };
+  }
+
   /** Stops reading, ends the session, and publishes what is buffered (until the deadline). */
   async stop(deadlineMs = 4000): Promise<void> {
     this.control?.stop();
@@ -75,7 +86,10 @@ export class Gateway {
     await this.publisher.close(deadlineMs);
   }
 
-  /** Answers `ctl.<rig>.<link>`: bytes to the target, new sessions, and the QS control point's requests. */
+  /**
+   * Answers `ctl.<rig>.<link>`: bytes to the target, new sessions, how the link is connected,
+   * and the QS control point's requests.
+   */
   private listenForControl(): void {
     const { bus, link, source } = this.options;
     const publisher = this.publisher;
@@ -90,6 +104,7 @@ export class Gateway {
           if (!session) throw new Error('the link has no open session (no target connected)');
           return session;
         },
+        connection: async () => ({ session: publisher.currentSession, connection: this.connection() }),
         ...(point && {
           releaseFrontEnd: async () => {
             const released = point.releaseFrontEnd();

@@ -2,7 +2,7 @@ export { newSessionId, nowNs } from './clock.js';
 export { Gateway, type GatewayOptions } from './gateway.js';
 export { createLinkSource, LINK_ADDRESS_FORMS, LinkAddressError, QSPY_PORT } from './link-address.js';
 export { LinkPublisher, type LinkPublisherOptions, type PublisherStats } from './link-publisher.js';
-export type { LinkSink, LinkSource } from './link-source.js';
+export type { LinkAdmission, LinkSink, LinkSource, LinkSourceKind } from './link-source.js';
 export { LinkWriteError } from './link-source.js';
 export { type LinkSpec, parseLinkSpecs } from './link-specs.js';
 export { FileSource, type FileSourceOptions, type ReplayPace } from './sources/file.js';

@@ -83,6 +83,7 @@ export class LinkPublisher implements LinkSink {
   private readonly flushMs: number;
   private readonly bufferBytes: number;
   private session: string | undefined;
+  private connection: { address: string; sinceMs: number } | undefined;
   private pieces: Uint8Array[] = [];
   private pieceBytes = 0;
   private lastRecvNs = 0n;
@@ -128,8 +129,18 @@ export class LinkPublisher implements LinkSink {
     return this.session;
   }
 
-  connected(description: string, endReason = 'new connection'): void {
-    if (this.session) this.disconnected(endReason);
+  /** The connection the open session reads from, as the source named it, and since when. */
+  get target(): { address: string; sinceMs: number } | undefined {
+    return this.connection;
+  }
+
+  connected(description: string): void {
+    this.beginSession(description, 'new connection');
+    this.connection = { address: description, sinceMs: Date.now() };
+  }
+
+  private beginSession(description: string, endReason: string): void {
+    if (this.session) this.endSession(endReason);
     this.session = newSessionId();
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
@@ -155,6 +166,11 @@ export class LinkPublisher implements LinkSink {
   }
 
   disconnected(reason: string): void {
+    this.connection = undefined;
+    this.endSession(reason);
+  }
+
+  private endSession(reason: string): void {
     if (!this.session) return;
     this.seal();
     this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
@@ -168,7 +184,8 @@ export class LinkPublisher implements LinkSink {
    */
   startNewSession(reason: string): string | undefined {
     if (!this.session) return undefined;
-    this.connected(`same connection (${reason})`, reason);
+    // The target stays connected: only the session changes.
+    this.beginSession(`same connection (${reason})`, reason);
     return this.session;
   }
 

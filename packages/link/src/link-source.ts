@@ -20,10 +20,22 @@ export interface LinkSink {
 
 export type ConnectionEvent = 'refused' | 'replaced' | 'idle-closed';
 
+/** The kinds of source, named as the schemes of link addresses. */
+export type LinkSourceKind = 'serial' | 'tcp-listen' | 'tcp-connect' | 'udp' | 'file' | 'stdin';
+
+/** tcp-listen: who may take the link (see `TcpListenOptions`). */
+export interface LinkAdmission {
+  secondTarget: 'replace' | 'refuse';
+  idleTimeoutMs: number;
+}
+
 /** One physical link: serial port, TCP, UDP, file or stdin. */
 export interface LinkSource {
+  readonly kind: LinkSourceKind;
   /** What it reads from, for logs: `tcp-listen 0.0.0.0:6601`. */
   readonly description: string;
+  /** Sources that targets connect to (tcp-listen): what a second target or a silent one meets. */
+  readonly admission?: LinkAdmission;
   start(sink: LinkSink): Promise<void>;
   stop(): Promise<void>;
   /** Writes bytes to the target (the control direction); resolves to the count written. */

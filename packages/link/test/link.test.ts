@@ -126,6 +126,36 @@ describe('gateway on tcp-listen', () => {
     for (const s of sessions) expect(chunks.filter((c) => c.session === s && c.eos)).toHaveLength(1);
   });
 
+  it('says who is connected and since when, through a new session on the same connection, and nobody after', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'refuse' });
+    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'who' }, source, flushMs: 5 });
+    await gateway.start();
+    expect(gateway.connection()).toEqual({
+      source: {
+        kind: 'tcp-listen',
+        description: `tcp-listen 127.0.0.1:${source.boundPort}`,
+        secondTarget: 'refuse',
+        idleTimeoutMs: 30_000,
+      },
+      target: null,
+      notTaken: { refused: 0, replaced: 0, idleClosed: 0 },
+    });
+    const before = Date.now();
+    const target = await connectTarget(source.boundPort);
+    await write(target, Buffer.from([1]));
+    await sleep(50);
+    const connected = gateway.connection().target;
+    expect(connected?.address).toBe(`127.0.0.1:${target.localPort}`);
+    expect(connected?.sinceMs).toBeGreaterThanOrEqual(before);
+    // New settings start a new session; the target is still the one connected since then.
+    expect(gateway.publisher.startNewSession('settings changed')).toBeDefined();
+    expect(gateway.connection().target).toEqual(connected);
+    target.end();
+    await sleep(100);
+    expect(gateway.connection().target).toBeNull();
+    await gateway.stop();
+  });
+
   it('cuts STP chunks at pauses and says how long the link was idle', async () => {
     const source = new TcpListenSource('127.0.0.1', 0);
     const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'stp' }, source, flushMs: 200 });

@@ -1,10 +1,18 @@
-import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import {
+  type ChunkContext,
+  type DecodedRecord,
+  type EmitRecord,
+  type JsonValue,
+  RecordName,
+  type TraceDecoder,
+} from '@tracehub/contracts';
 import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
 import { QsDecoderRecordId, QsRecordId } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { QsRecordDecoder } from './record-decoder.js';
+import { escapeFrame } from './serializer.js';
 
 const EMPTY = new Uint8Array(0);
 const SNAPSHOT_VERSION = 1;
@@ -332,4 +340,28 @@ export async function dictionaryFileAfter(
   const ignore = () => {};
   for await (const frame of frames) decoder.push(frame, { hostNs: 0n }, ignore);
   return decoder.saveDictionaries();
+}
+
+/** A stored record as far as a dictionary file needs it: its kind, name and frame (unescaped). */
+export interface StoredFrameRecord {
+  kind: string;
+  name: string;
+  raw: Uint8Array;
+}
+
+/**
+ * The `.dic` text qspy would save after a stored session's records (in seq order): its target
+ * infos and dictionary records, the frames that make a dictionary file, decoded again with
+ * `options` (the link's sizes).
+ */
+export async function dictionaryFileOfRecords(
+  records: AsyncIterable<StoredFrameRecord> | Iterable<StoredFrameRecord>,
+  options?: QsDecoderOptions,
+): Promise<string> {
+  async function* dictionaryFrames() {
+    for await (const r of records) {
+      if (r.raw.length >= 3 && (r.kind === 'dict' || r.name === RecordName.QS_TARGET_INFO)) yield escapeFrame(r.raw);
+    }
+  }
+  return dictionaryFileAfter(dictionaryFrames(), options);
 }

@@ -14,7 +14,13 @@ export {
   QsRecordName,
   QsRxId,
 } from './constants.js';
-export { dictionaryFileAfter, QsDecoder, type QsDecoderStats } from './decoder.js';
+export {
+  dictionaryFileAfter,
+  dictionaryFileOfRecords,
+  QsDecoder,
+  type QsDecoderStats,
+  type StoredFrameRecord,
+} from './decoder.js';
 export { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 export {
   DictionaryFileError,

@@ -1,18 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import {
-  type Bus,
-  type ControlAsk,
-  ControlTimeoutError,
-  NoGatewayError,
-  parseRecordBatch,
-  requestControl,
-} from '@tracehub/bus';
+import { type Bus, type ControlAsk, parseRecordBatch } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
+import { askGateway, gatewayErrors } from '../ask-gateway.js';
 import { HttpProblem, notFound } from '../plugins/problems.js';
 import { problemResponses, TraceRecordRef } from '../schemas.js';
 
@@ -205,12 +199,8 @@ const FrontEndStatus = Type.Object(
  */
 export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (app, { db, bus, timeoutMs }) => {
   const params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
-  const gatewayErrors = {
-    409: problemResponses[400],
-    502: problemResponses[400],
-    503: problemResponses[400],
-    504: problemResponses[400],
-  };
+  // 409: the link is not a QS link.
+  const controlErrors = { 409: problemResponses[400], ...gatewayErrors };
 
   async function qsLink(id: number) {
     const link = await getLinkById(db, id);
@@ -220,15 +210,8 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
     return link;
   }
 
-  async function ask(rig: string, linkName: string, request: ControlAsk, waitMs: number): Promise<ControlReply> {
-    try {
-      return await requestControl(bus, { rig, link: linkName }, request, waitMs);
-    } catch (error) {
-      if (error instanceof NoGatewayError) throw new HttpProblem(503, error.message);
-      if (error instanceof ControlTimeoutError) throw new HttpProblem(504, error.message);
-      throw error;
-    }
-  }
+  const ask = (rig: string, linkName: string, request: ControlAsk, waitMs: number): Promise<ControlReply> =>
+    askGateway(bus, { rig, link: linkName }, request, waitMs);
 
   app.post(
     '/links/:id/commands',
@@ -239,7 +222,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         tags: ['control'],
         params,
         body: Body,
-        response: { 200: Reply, ...gatewayErrors, ...problemResponses },
+        response: { 200: Reply, ...controlErrors, ...problemResponses },
       },
     },
     async (request) => {
@@ -327,7 +310,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       summary,
       tags: ['control'],
       params,
-      response: { 200: FrontEndStatus, ...gatewayErrors, ...problemResponses },
+      response: { 200: FrontEndStatus, ...controlErrors, ...problemResponses },
     },
   });
   app.get(

@@ -1,12 +1,20 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { type Bus, requestControl } from '@tracehub/bus';
-import { isProtocol, LinkSettingsError, validateLinkSettings } from '@tracehub/contracts';
+import {
+  isProtocol,
+  LinkSettingsError,
+  linkSettingsFromText,
+  linkSettingsSchema,
+  type Protocol,
+  validateLinkSettings,
+} from '@tracehub/contracts';
 import {
   type Database,
   getLinkById,
   type LinkSettingsChangeRow,
+  latestSession,
   linkSettingsChanges,
   setLinkSettings,
 } from '@tracehub/db';
@@ -39,16 +47,48 @@ const Change = Type.Object({
   settings: SettingsDocument,
 });
 
+const SettingName = Type.Object({
+  name: Type.String(),
+  takes: Type.String({ description: 'its values as text, as `text` in a PUT and `tracehub link set` take them' }),
+  description: Type.String(),
+});
+
+const InUse = Type.Object(
+  {
+    session: Type.String(),
+    startedAt: Type.String({ format: 'date-time' }),
+    settings: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'what the decoder took: stored, then fromAddress over it',
+    }),
+    stored: Type.Record(Type.String(), Type.Unknown(), {
+      description: "the link's stored document when the session started",
+    }),
+    fromAddress: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'settings the gateway gave with the session (its link address in TRACEHUB_LINKS, or tracehub replay flags): they override the stored ones',
+    }),
+  },
+  { description: 'the settings in use for the latest session' },
+);
+
 const SettingsReply = Type.Object({
   linkId: Type.Integer(),
   protocol: Type.String(),
   settings: SettingsDocument,
+  accepts: Type.Array(SettingName, { description: 'the settings a link of this protocol takes' }),
+  inUse: Type.Union([InUse, Type.Null()], { description: 'null when the link has no session yet' }),
   history: Type.Array(Change, { description: 'changes, newest first' }),
 });
 
 const PutBody = Type.Object(
   {
     settings: SettingsDocument,
+    text: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 65_536 }), {
+        description:
+          'settings written as text, laid over `settings`: `{"littleEndianMasters": "17,0x12", "version": "7.4.0"}`, read as `tracehub link set name=value` and link addresses read them',
+      }),
+    ),
     apply: Type.Optional(
       Type.Union([Type.Literal('next-session'), Type.Literal('now')], {
         description:
@@ -82,6 +122,39 @@ const changeOf = (row: LinkSettingsChangeRow) => ({
   settings: row.settings,
 });
 
+/** What a setting takes, in the words of its schema: `1, 2, 4 or 8`, `0..255`, `list of 0..65535`. */
+function takes(property: TSchema): string {
+  if (Array.isArray(property.anyOf)) {
+    const values = (property.anyOf as TSchema[]).map((p) => String(p.const));
+    return `${values.slice(0, -1).join(', ')} or ${values.at(-1)}`;
+  }
+  if (property.type === 'array') return `list of ${takes(property.items as TSchema)}, e.g. 17,0x12`;
+  if (property.type === 'integer' || property.type === 'number') {
+    return `${property.type === 'number' ? 'number ' : ''}${property.minimum}..${property.maximum}`;
+  }
+  return 'text';
+}
+
+function settingNames(protocol: Protocol): Static<typeof SettingName>[] {
+  return Object.entries(linkSettingsSchema(protocol).properties).map(([name, property]) => ({
+    name,
+    // qspy's -v takes the dotted form, and so does the text form of the QS version.
+    takes: protocol === 'qs' && name === 'version' ? '7.4.0 or 740' : takes(property),
+    description: String(property.description ?? ''),
+  }));
+}
+
+/**
+ * The link's stored document when a session started: the newest change made by then, or
+ * before any change the document the oldest change replaced (the decoder reads it as the
+ * session's first chunk comes, moments after the start).
+ */
+function storedAt(current: Record<string, unknown>, history: LinkSettingsChangeRow[], at: Date) {
+  const before = history.find((c) => c.changed_at <= at);
+  if (before) return before.settings;
+  return history.length > 0 ? history[history.length - 1].previous : current;
+}
+
 /** `token sha256:1a2b3c4d`: names the caller's token without revealing it. */
 function tokenFingerprint(request: FastifyRequest): string {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
@@ -106,8 +179,30 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
     async (request) => {
       const link = await getLinkById(db, request.params.id);
       if (!link) throw notFound(`no link with id ${request.params.id}`);
-      const history = await linkSettingsChanges(db, link.id);
-      return { linkId: link.id, protocol: link.protocol, settings: link.settings, history: history.map(changeOf) };
+      const [history, latest] = await Promise.all([
+        linkSettingsChanges(db, link.id),
+        latestSession(db, link.rig, link.name),
+      ]);
+      let inUse: Static<typeof InUse> | null = null;
+      if (latest) {
+        const stored = storedAt(link.settings, history, latest.started_at);
+        const fromAddress = latest.link_settings ?? {};
+        inUse = {
+          session: latest.id,
+          startedAt: latest.started_at.toISOString(),
+          settings: { ...stored, ...fromAddress },
+          stored,
+          fromAddress,
+        };
+      }
+      return {
+        linkId: link.id,
+        protocol: link.protocol,
+        settings: link.settings,
+        accepts: isProtocol(link.protocol) ? settingNames(link.protocol) : [],
+        inUse,
+        history: history.map(changeOf),
+      };
     },
   );
 
@@ -129,9 +224,18 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
       const link = await getLinkById(db, request.params.id);
       if (!link) throw notFound(`no link with id ${request.params.id}`);
       if (!isProtocol(link.protocol)) throw badRequest(`link ${link.id} has an unknown protocol '${link.protocol}'`);
+      let document = request.body.settings;
+      if (request.body.text) {
+        try {
+          document = { ...document, ...linkSettingsFromText(link.protocol, Object.entries(request.body.text)) };
+        } catch (error) {
+          if (error instanceof LinkSettingsError) throw badRequest(`body.text: ${error.message}`);
+          throw error;
+        }
+      }
       let settings: Record<string, unknown>;
       try {
-        settings = validateLinkSettings(link.protocol, request.body.settings) as Record<string, unknown>;
+        settings = validateLinkSettings(link.protocol, document) as Record<string, unknown>;
       } catch (error) {
         if (error instanceof LinkSettingsError) throw badRequest(`body.settings: ${error.message}`);
         throw error;

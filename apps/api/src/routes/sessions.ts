@@ -12,7 +12,7 @@ import {
   sessionsPage,
 } from '@tracehub/db';
 import { RedecodeError, redecodeSession } from '@tracehub/decoders';
-import { dictionaryFileAfter, escapeFrame } from '@tracehub/qs';
+import { dictionaryFileOfRecords } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
 import { badRequest, HttpProblem, notFound } from '../plugins/problems.js';
@@ -253,12 +253,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
         throw badRequest(`session ${session.id} is ${session.protocol}: .dic files are QS`);
       const link = await getLinkByName(db, session.rig, session.link);
       const sizes = Object.fromEntries(Object.entries(link?.settings ?? {}).filter(([, v]) => typeof v === 'number'));
-      async function* dictionaryFrames() {
-        for await (const row of sessionRecords(db, session.id)) {
-          if (row.raw.length >= 3 && (row.kind === 'dict' || row.name === 'QS_TARGET_INFO')) yield escapeFrame(row.raw);
-        }
-      }
-      const text = await dictionaryFileAfter(dictionaryFrames(), sizes);
+      const text = await dictionaryFileOfRecords(sessionRecords(db, session.id), sizes);
       return reply
         .type('text/plain')
         .header('content-disposition', `attachment; filename="${session.id}.dic"`)

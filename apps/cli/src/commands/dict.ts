@@ -75,8 +75,10 @@ export function registerDict(program: Command): void {
     .option('-o, --output <file>', "file to write ('-': standard output)", '-');
   addConnectionOptions(exportCmd, { db: true });
   exportCmd.action(async (opts: DictOptions) => {
-    const [{ createDb, getSession, getLinkByName, sessionRecords }, { dictionaryFileAfter, escapeFrame }] =
-      await Promise.all([import('@tracehub/db'), import('@tracehub/qs')]);
+    const [{ createDb, getSession, getLinkByName, sessionRecords }, { dictionaryFileOfRecords }] = await Promise.all([
+      import('@tracehub/db'),
+      import('@tracehub/qs'),
+    ]);
     const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-dict', maxConnections: 2 });
     try {
       const session = await getSession(db, opts.session).catch((err: Error) => {
@@ -91,13 +93,7 @@ export function registerDict(program: Command): void {
       const sizes = Object.fromEntries(
         Object.entries(link?.settings ?? {}).filter(([, value]) => typeof value === 'number'),
       );
-      const id = session.id;
-      async function* dictionaryFrames() {
-        for await (const row of sessionRecords(db, id)) {
-          if (row.raw.length >= 3 && (row.kind === 'dict' || row.name === 'QS_TARGET_INFO')) yield escapeFrame(row.raw);
-        }
-      }
-      const text = Buffer.from(await dictionaryFileAfter(dictionaryFrames(), sizes), 'latin1');
+      const text = Buffer.from(await dictionaryFileOfRecords(sessionRecords(db, session.id), sizes), 'latin1');
       if (opts.output === '-') process.stdout.write(text);
       else writeFileSync(opts.output, text);
     } finally {

@@ -1,5 +1,7 @@
 import { ApiError, getJson, type LinkSummary, token } from '../api.js';
 import { h } from '../dom.js';
+import { settingText as shown } from '../setting-text.js';
+import { type SettingsInUse, settingsInUse } from './link-settings-in-use.js';
 
 interface SettingsChange {
   at: string;
@@ -10,10 +12,19 @@ interface SettingsChange {
   settings: Record<string, unknown>;
 }
 
+/** A setting the link's protocol takes: its name, its values as text, what it does. */
+interface SettingName {
+  name: string;
+  takes: string;
+  description: string;
+}
+
 interface SettingsReply {
   linkId: number;
   protocol: string;
   settings: Record<string, unknown>;
+  accepts: SettingName[];
+  inUse: SettingsInUse | null;
   history: SettingsChange[];
 }
 
@@ -22,19 +33,6 @@ interface PutReply {
   applies: 'next-session' | 'now';
   session: string | null;
   note?: string;
-}
-
-/** What a `.dic` text says of itself, in one line: its build and how many names it holds. */
-export function dictionarySummary(text: string): string {
-  const build = /^-t(\d{6}_\d{6})$/m.exec(text)?.[1];
-  const names = text.split('\n').filter((l) => /^(0x[0-9A-Fa-f]+|\d{8} 0x[0-9A-Fa-f]+) /.test(l)).length;
-  return `qspy .dic file: ${names} names${build ? `, build ${build}` : ''}`;
-}
-
-/** A settings value as the table shows it (a .dic text as its summary). */
-function shown(name: string, value: unknown): string {
-  if (name === 'dictionaries' && typeof value === 'string') return dictionarySummary(value);
-  return Array.isArray(value) ? value.join(', ') : String(value);
 }
 
 function changed(previous: Record<string, unknown>, next: Record<string, unknown>): string {
@@ -51,9 +49,11 @@ function changed(previous: Record<string, unknown>, next: Record<string, unknown
 }
 
 /**
- * The link's settings: the document with who changed it when, a form to change one setting
- * (control scope), and for QS links the qspy `.dic` file: give the link one, or save the
- * dictionaries of its latest session as one.
+ * The link's settings: the stored document with who changed it when, a form to change one
+ * setting (control scope; the value is sent as text, which the API reads as `tracehub link
+ * set` does), the settings the protocol takes, those in use for the latest session, and for
+ * QS links the qspy `.dic` file: give the link one, or save the dictionaries of its latest
+ * session as one.
  */
 export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void {
   const base = `/api/v1/links/${link.id}/settings`;
@@ -67,8 +67,30 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
   );
   const problem = h('p', { class: 'problem', id: 'settings-problem', hidden: true });
   const done = h('p', { class: 'status', id: 'settings-done', hidden: true });
-  const name = h('input', { name: 'name', placeholder: 'setting, e.g. objPtrSize', size: 18 });
-  const value = h('input', { name: 'value', placeholder: 'value (empty: remove)', size: 18 });
+  const names = h('datalist', { id: 'setting-names' });
+  const name = h('input', {
+    name: 'name',
+    list: 'setting-names',
+    placeholder: 'setting',
+    size: 20,
+    autocomplete: 'off',
+  });
+  const value = h('input', { name: 'value', placeholder: 'value (empty: remove)', size: 24 });
+  const hint = h('p', { class: 'status setting-hint', id: 'settings-hint' });
+  const namesBody = h('tbody', {});
+  const namesTable = h(
+    'details',
+    { id: 'settings-names', open: true },
+    // "a QS link", "an STP link", "an SWD link": as the letters are said.
+    h('summary', {}, `Settings ${link.protocol === 'qs' ? 'a' : 'an'} ${link.protocol.toUpperCase()} link takes`),
+    h(
+      'table',
+      { class: 'fleet' },
+      h('thead', {}, h('tr', {}, ...['setting', 'values', 'what it is'].map((t) => h('th', {}, t)))),
+      namesBody,
+    ),
+  );
+  const inUseBox = h('div', { id: 'settings-in-use-box' }, h('p', { class: 'status' }, 'loading…'));
   const applyNow = h('input', { type: 'checkbox', name: 'now' });
   const form = h(
     'form',
@@ -92,24 +114,71 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
       'section',
       { class: 'link-settings', id: 'link-settings' },
       h('h3', {}, 'Settings'),
-      table,
-      form,
-      link.protocol === 'qs' ? dicRow : '',
-      problem,
-      done,
+      h(
+        'div',
+        { class: 'settings-columns' },
+        h(
+          'div',
+          {},
+          h('h4', {}, 'Stored, for the next session'),
+          table,
+          form,
+          names,
+          hint,
+          link.protocol === 'qs' ? dicRow : '',
+          problem,
+          done,
+        ),
+        h('div', {}, h('h4', {}, 'In use for the latest session'), inUseBox),
+      ),
+      namesTable,
       h('h4', {}, 'Changes, newest first'),
       history,
     ),
   );
 
   let current: Record<string, unknown> = {};
+  let accepts: SettingName[] = [];
+  // What the named setting takes, under the form, as the value's placeholder too.
+  const showHint = () => {
+    const known = accepts.find((a) => a.name === name.value.trim());
+    value.placeholder = known ? `${known.takes} (empty: remove)` : 'value (empty: remove)';
+    hint.textContent = known ? `${known.name}: ${known.description}. Values: ${known.takes}.` : '';
+    hint.hidden = !known;
+  };
+  name.addEventListener('input', showHint);
   const show = (reply: SettingsReply) => {
     current = reply.settings;
+    if (accepts.length === 0) {
+      accepts = reply.accepts;
+      names.replaceChildren(...accepts.map((a) => h('option', { value: a.name }, a.takes)));
+      namesBody.replaceChildren(
+        ...accepts.map((a) => {
+          const pick = h('button', { type: 'button', class: 'link-button', title: 'change this setting' }, a.name);
+          pick.addEventListener('click', () => {
+            name.value = a.name;
+            showHint();
+            value.focus();
+          });
+          return h(
+            'tr',
+            { 'data-key': a.name },
+            h('td', { class: 'mono' }, pick),
+            h('td', {}, a.name === 'dictionaries' ? 'a qspy .dic file (the file button above)' : a.takes),
+            h('td', {}, a.description),
+          );
+        }),
+      );
+      showHint();
+    }
+    inUseBox.replaceChildren(settingsInUse(reply.inUse, reply.settings));
     const entries = Object.entries(reply.settings);
     table.replaceChildren(
       ...(entries.length === 0
         ? [h('tr', {}, h('td', {}, 'No settings: every value is the decoder default.'))]
-        : entries.map(([k, v]) => h('tr', { 'data-key': k }, h('th', {}, k), h('td', {}, shown(k, v))))),
+        : entries.map(([k, v]) =>
+            h('tr', { 'data-key': k }, h('th', {}, k), h('td', { class: 'setting-value' }, shown(k, v))),
+          )),
     );
     historyBody.replaceChildren(
       ...(reply.history.length === 0
@@ -134,11 +203,12 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
   };
   const load = async () => show(await getJson<SettingsReply>(`/links/${link.id}/settings`));
 
-  async function put(settings: Record<string, unknown>, now: boolean): Promise<void> {
+  /** Replaces the document with `settings`, and `text` (values as typed) read by the API over it. */
+  async function put(settings: Record<string, unknown>, now: boolean, text?: Record<string, string>): Promise<void> {
     const res = await fetch(base, {
       method: 'PUT',
       headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ settings, apply: now ? 'now' : 'next-session', via: 'dashboard' }),
+      body: JSON.stringify({ settings, ...(text && { text }), apply: now ? 'now' : 'next-session', via: 'dashboard' }),
     });
     const body = (await res.json()) as PutReply & { detail?: string };
     if (!res.ok) {
@@ -163,15 +233,10 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
     const key = name.value.trim();
     if (key === '') return say('Name the setting to change.', true);
     const next: Record<string, unknown> = { ...current };
+    delete next[key];
     const text = value.value.trim();
-    if (text === '') delete next[key];
-    else
-      next[key] = /^-?\d+$/.test(text)
-        ? Number(text)
-        : text.includes(',')
-          ? text.split(',').map((v) => v.trim())
-          : text;
-    await put(next, applyNow.checked);
+    // The value goes as typed: the API reads `17,18`, `0x11` or `7.4.0` for the setting it names.
+    await put(next, applyNow.checked, text === '' ? undefined : { [key]: text });
   });
   dicInput.addEventListener('change', async () => {
     const file = dicInput.files?.[0];

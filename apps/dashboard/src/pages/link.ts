@@ -10,6 +10,7 @@ import {
   OBJECT_KINDS,
 } from '../control-commands.js';
 import { ago, h } from '../dom.js';
+import { linkConnectionSection } from './link-connection.js';
 import { linkSettingsSection } from './link-settings.js';
 
 interface FrontEndPortState {
@@ -78,15 +79,16 @@ const HISTORY_LIMIT = 200;
 const STATE_REFRESH_MS = 3000;
 
 /**
- * A link: its counts and, for a QS link, the control panel (a control-scoped token): the
- * QS-RX commands grouped as in QView, the history of what was sent with the target's answer
- * to each, and the front-end port (who is attached, release).
+ * A link: its counts, its connection and settings and, for a QS link, the control panel (a
+ * control-scoped token): the QS-RX commands grouped as in QView, the history of what was sent
+ * with the target's answer to each, and the front-end port (who is attached, release).
  */
 export function linkPage(root: HTMLElement, id: string): () => void {
   const title = h('h2', {}, `Link ${id}`);
   const summary = h('p', { class: 'status' }, 'loading…');
   root.append(title, summary);
-  let stop = () => {};
+  let left = false;
+  const stops: Array<() => void> = [];
   void (async () => {
     try {
       const link = await getJson<LinkSummary>(`/links/${encodeURIComponent(id)}`);
@@ -100,6 +102,8 @@ export function linkPage(root: HTMLElement, id: string): () => void {
         ' · ',
         h('a', { href: `#/search?${where}` }, 'search'),
       );
+      if (left) return;
+      stops.push(linkConnectionSection(root, link));
       linkSettingsSection(root, link);
       if (link.protocol !== 'qs') {
         root.append(
@@ -111,13 +115,16 @@ export function linkPage(root: HTMLElement, id: string): () => void {
         );
         return;
       }
-      stop = controlPanel(root, link);
+      stops.push(controlPanel(root, link));
     } catch (e) {
       summary.textContent = (e as Error).message;
       summary.className = 'problem';
     }
   })();
-  return () => stop();
+  return () => {
+    left = true;
+    for (const stop of stops) stop();
+  };
 }
 
 function controlPanel(root: HTMLElement, link: LinkSummary): () => void {

@@ -1,4 +1,5 @@
 import { getJson, type Session, streamUrl } from '../api.js';
+import { channelTree, type SessionChannels } from '../channel-tree.js';
 import { h } from '../dom.js';
 import { toMermaid, toPlantUml } from '../sequence-text.js';
 import { type Diagram, drawSequence } from '../sequence-view.js';
@@ -97,12 +98,44 @@ export function sessionPage(root: HTMLElement, id: string, params: URLSearchPara
         tabs,
       );
       if (view === 'sequence') stop = sequenceSection(body, id, params);
+      else if (view === 'channels') channelsSection(body, s, params);
       else body.textContent = '';
     } catch (e) {
       info.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
     }
   })();
   return () => stop();
+}
+
+/**
+ * The STP master/channel tree with the stream's errors above it; the folded masters are in
+ * the URL. A channel opens its records on the STP page (the search page for SWD sessions,
+ * which the STP page's protocol filter would leave out).
+ */
+function channelsSection(root: HTMLElement, s: Session, params: URLSearchParams): void {
+  const enc = encodeURIComponent(s.id);
+  const status = h('p', { class: 'status' }, 'counting the records of every master and channel…');
+  root.replaceChildren(status);
+  const collapsed = new Set(
+    (params.get('collapsed') ?? '')
+      .split(',')
+      .filter((m) => m !== '')
+      .map(Number),
+  );
+  const save = (folded: Set<number>) => {
+    const p = new URLSearchParams({ view: 'channels' });
+    if (folded.size) p.set('collapsed', [...folded].sort((a, b) => a - b).join(','));
+    writeViewState(`session/${enc}`, p);
+  };
+  void (async () => {
+    try {
+      const data = await getJson<SessionChannels>(`/sessions/${enc}/channels`);
+      const recordsPath = s.protocol === 'stp' ? 'stp' : 'search';
+      root.replaceChildren(channelTree(data, { recordsPath, collapsed, onToggle: save }));
+    } catch (e) {
+      root.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
+    }
+  })();
 }
 
 /** The sequence diagram: a page of steps, zoom, paging, exports; its state in the URL. */

@@ -23,6 +23,7 @@ export interface FileSourceOptions {
  * it reads only as fast as the publisher has room: nothing is ever dropped.
  */
 export class FileSource implements LinkSource {
+  readonly kind = 'file';
   readonly description: string;
   readonly finished: Promise<void>;
   private finish!: () => void;

@@ -6,6 +6,7 @@ import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.j
  * when the port goes away (USB unplugged) it is reopened with backoff.
  */
 export class SerialSource implements LinkSource {
+  readonly kind = 'serial';
   private port: SerialPort | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;

@@ -3,6 +3,7 @@ import { LinkWriteError } from '../link-source.js';
 
 /** `-`: bytes from standard input, as one link session that ends at end of input. */
 export class StdinSource implements LinkSource {
+  readonly kind = 'stdin';
   readonly description = 'stdin';
   readonly finished: Promise<void>;
   private finish!: () => void;

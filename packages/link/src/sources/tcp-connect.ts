@@ -4,6 +4,7 @@ import { writeSocket } from './tcp-listen.js';
 
 /** `tcp-connect:HOST:PORT`: we connect to a target or trace box, and reconnect with backoff. */
 export class TcpConnectSource implements LinkSource {
+  readonly kind = 'tcp-connect';
   private socket: net.Socket | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.js';
+import { type LinkAdmission, type LinkSink, type LinkSource, LinkWriteError } from '../link-source.js';
 
 /** What a tcp-listen link does when a target connects while another is connected. */
 export type SecondTargetPolicy = 'replace' | 'refuse';
@@ -23,11 +23,11 @@ export interface TcpListenOptions {
  * the link. Each of these is told to the sink (logged and counted there).
  */
 export class TcpListenSource implements LinkSource {
+  readonly kind = 'tcp-listen';
   private server: net.Server | undefined;
   private socket: net.Socket | undefined;
   private readonly secondTarget: SecondTargetPolicy;
   private readonly idleTimeoutMs: number;
-  readonly description: string;
 
   constructor(
     private readonly host: string,
@@ -36,12 +36,20 @@ export class TcpListenSource implements LinkSource {
   ) {
     this.secondTarget = options.secondTarget ?? 'replace';
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
-    this.description = `tcp-listen ${host}:${port}`;
+  }
+
+  /** `tcp-listen HOST:PORT`, with the port actually listened on once started (port 0 picks one). */
+  get description(): string {
+    return `tcp-listen ${this.host}:${this.port}`;
   }
 
   /** The port actually listened on (useful with port 0). */
   get boundPort(): number {
     return this.port;
+  }
+
+  get admission(): LinkAdmission {
+    return { secondTarget: this.secondTarget, idleTimeoutMs: this.idleTimeoutMs };
   }
 
   /** Who is connected now (`address:port`), if anyone. */

@@ -6,6 +6,7 @@ import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.j
  * with the first datagram and lasts until the gateway stops; replies go to the last sender.
  */
 export class UdpSource implements LinkSource {
+  readonly kind = 'udp';
   private socket: dgram.Socket | undefined;
   private peer: { address: string; port: number } | undefined;
   readonly description: string;

@@ -1,0 +1,30 @@
+import { type Bus, type ControlAsk, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
+import type { ControlReply } from '@tracehub/contracts';
+import { HttpProblem } from './plugins/problems.js';
+import { problemResponses } from './schemas.js';
+
+/**
+ * Asks the gateway that serves a link (`requestControl`); no gateway is a 503 and no answer
+ * in time a 504, each with the bus helper's sentence as the problem's detail.
+ */
+export async function askGateway(
+  bus: Bus,
+  target: { rig: string; link: string },
+  request: ControlAsk,
+  timeoutMs: number,
+): Promise<ControlReply> {
+  try {
+    return await requestControl(bus, target, request, timeoutMs);
+  } catch (error) {
+    if (error instanceof NoGatewayError) throw new HttpProblem(503, error.message);
+    if (error instanceof ControlTimeoutError) throw new HttpProblem(504, error.message);
+    throw error;
+  }
+}
+
+/** The problems of a route that asks a gateway, for its response schema. */
+export const gatewayErrors = {
+  502: problemResponses[400],
+  503: problemResponses[400],
+  504: problemResponses[400],
+};

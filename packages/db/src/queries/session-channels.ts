@@ -1,0 +1,149 @@
+import type { TraceRecord } from '@tracehub/contracts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { blockRecords, ScanBudget } from './block-reader.js';
+import { inOneSnapshot } from './snapshot.js';
+
+/** What one STP channel of a master carried in a session. */
+export interface ChannelCounts {
+  channel: number;
+  records: number;
+  errors: number;
+  /** Host receive time of the channel's first and last record, ns since the epoch. */
+  firstHostNs: string;
+  lastHostNs: string;
+  /** The record names seen on the channel, sorted. */
+  names: string[];
+}
+
+/** One STP master: its totals and its channels, by channel number. */
+export interface MasterCounts {
+  master: number;
+  records: number;
+  errors: number;
+  channels: ChannelCounts[];
+}
+
+/** A session's records by STP master and channel, and its error records by name. */
+export interface SessionChannels {
+  /** Every record of the session, addressed or not. */
+  records: number;
+  /** Records on no master/channel: markers, and errors of the stream itself (bytes skipped, ...). */
+  unaddressed: number;
+  masters: MasterCounts[];
+  /** The session's error records, on a channel or not, by name: most frequent first. */
+  errors: Array<{ name: string; count: number }>;
+}
+
+export interface SessionChannelsOptions {
+  /** What the query may read (default: `ScanBudget`'s default); over it, `ScanLimitError`. */
+  budget?: ScanBudget;
+}
+
+/** Blocks read per statement: enough to keep round trips few, few enough not to hold a big session's blocks at once. */
+const BLOCKS_PER_ROUND = 32;
+
+/** Host times are decimal ns without leading zeros: the shorter is the earlier, then text order is number order. */
+const isEarlier = (a: string, b: string) => (a.length !== b.length ? a.length < b.length : a < b);
+
+interface ChannelTally {
+  master: number;
+  channel: number;
+  records: number;
+  errors: number;
+  firstHostNs: string;
+  lastHostNs: string;
+  names: Set<string>;
+}
+
+/**
+ * Counts a session's records per STP master and channel (records, errors, host-time span,
+ * names) and its error records per name. Block summaries name the channels a block holds but
+ * not how many records each has, so every block is decoded: a budget bounds the work, and the
+ * blocks are read a few at a time on one snapshot, so a compaction meanwhile neither doubles
+ * nor drops records.
+ */
+export async function sessionChannels(
+  db: Kysely<Database>,
+  session: string,
+  opts: SessionChannelsOptions = {},
+): Promise<SessionChannels> {
+  const budget = opts.budget ?? new ScanBudget();
+  const tallies = new Map<string, ChannelTally>();
+  const errors = new Map<string, number>();
+  let records = 0;
+  let unaddressed = 0;
+  const count = (r: TraceRecord) => {
+    records++;
+    const isError = r.kind === 'error';
+    if (isError) errors.set(r.name, (errors.get(r.name) ?? 0) + 1);
+    if (!r.stp) {
+      unaddressed++;
+      return;
+    }
+    const key = `${r.stp.master}/${r.stp.channel}`;
+    let t = tallies.get(key);
+    if (!t) {
+      t = {
+        master: r.stp.master,
+        channel: r.stp.channel,
+        records: 0,
+        errors: 0,
+        firstHostNs: r.hostNs,
+        lastHostNs: r.hostNs,
+        names: new Set(),
+      };
+      tallies.set(key, t);
+    }
+    t.records++;
+    if (isError) t.errors++;
+    if (isEarlier(r.hostNs, t.firstHostNs)) t.firstHostNs = r.hostNs;
+    if (isEarlier(t.lastHostNs, r.hostNs)) t.lastHostNs = r.hostNs;
+    t.names.add(r.name);
+  };
+  await inOneSnapshot(db, async (snapshot) => {
+    let after = -1n;
+    for (;;) {
+      const blocks = await snapshot
+        .selectFrom('record_blocks')
+        .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
+        .where('session', '=', session)
+        .where('first_seq', '>', after)
+        .orderBy('first_seq')
+        .limit(BLOCKS_PER_ROUND)
+        .execute();
+      for (const block of blocks) for (const r of blockRecords(block, budget)) count(r);
+      if (blocks.length < BLOCKS_PER_ROUND) return;
+      after = BigInt(blocks[blocks.length - 1].first_seq);
+    }
+  });
+  return {
+    records,
+    unaddressed,
+    masters: mastersOf([...tallies.values()]),
+    errors: [...errors]
+      .map(([name, n]) => ({ name, count: n }))
+      .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : 1)),
+  };
+}
+
+/** Channel tallies grouped by master, both in number order. */
+function mastersOf(tallies: ChannelTally[]): MasterCounts[] {
+  const masters = new Map<number, MasterCounts>();
+  tallies.sort((a, b) => a.master - b.master || a.channel - b.channel);
+  for (const t of tallies) {
+    let m = masters.get(t.master);
+    if (!m) masters.set(t.master, (m = { master: t.master, records: 0, errors: 0, channels: [] }));
+    m.records += t.records;
+    m.errors += t.errors;
+    m.channels.push({
+      channel: t.channel,
+      records: t.records,
+      errors: t.errors,
+      firstHostNs: t.firstHostNs,
+      lastHostNs: t.lastHostNs,
+      names: [...t.names].sort(),
+    });
+  }
+  return [...masters.values()];
+}

@@ -1,0 +1,149 @@
+// GET /links/{id}/connection against gateways in process on real NATS: who is connected to a
+// tcp-listen link and since when, a second target refused or taking the link, a silent one
+// closed (each counted), for a QS and an STP link alike; a 503 when no gateway serves a link.
+import net from 'node:net';
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
+import { createDb, type Database, migrateToLatest, upsertLink } from '@tracehub/db';
+import { Gateway, TcpListenSource } from '@tracehub/link';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+const gateways: Gateway[] = [];
+const sockets: net.Socket[] = [];
+const ids = { refuse: 0, replace: 0, unserved: 0 };
+const ports = { refuse: 0, replace: 0 };
+
+beforeAll(async () => {
+  fresh = await freshDatabase('linkconn');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'link-connection-test', prefix: uniquePrefix('lconn') });
+  await ensureTopology(bus);
+  ids.refuse = await upsertLink(db, { rig: 'rigC', name: 'qs-refuse', protocol: 'qs' });
+  ids.replace = await upsertLink(db, { rig: 'rigC', name: 'stp-replace', protocol: 'stp' });
+  ids.unserved = await upsertLink(db, { rig: 'rigC', name: 'nobody', protocol: 'qs' });
+  const refuse = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'refuse' });
+  const replace = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'replace', idleTimeoutMs: 300 });
+  gateways.push(
+    new Gateway({ bus, link: { protocol: 'qs', rig: 'rigC', link: 'qs-refuse' }, source: refuse, flushMs: 5 }),
+    new Gateway({ bus, link: { protocol: 'stp', rig: 'rigC', link: 'stp-replace' }, source: replace, flushMs: 5 }),
+  );
+  for (const g of gateways) await g.start();
+  ports.refuse = refuse.boundPort;
+  ports.replace = replace.boundPort;
+  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000 }) });
+});
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await app?.close();
+  for (const g of gateways) await g.stop(1000);
+  await removeTopology(bus);
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+/** A target connection, and a promise that resolves when the gateway closes it. */
+async function connectTarget(port: number) {
+  const socket = await new Promise<net.Socket>((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.once('error', reject);
+  });
+  socket.on('error', () => {});
+  sockets.push(socket);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  return { socket, closed, address: `127.0.0.1:${socket.localPort}` };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function connection(id: number) {
+  const res = await app.inject({
+    url: `/api/v1/links/${id}/connection`,
+    headers: { authorization: `Bearer ${READ_TOKEN}` },
+  });
+  return { status: res.statusCode, body: res.json() };
+}
+
+describe('a link connection', () => {
+  it('says nobody is connected, and what the link listens with, before a target comes', async () => {
+    const { status, body } = await connection(ids.refuse);
+    expect(status).toBe(200);
+    expect(body).toEqual({
+      linkId: ids.refuse,
+      targetConnected: false,
+      target: null,
+      session: null,
+      source: {
+        kind: 'tcp-listen',
+        description: `tcp-listen 127.0.0.1:${ports.refuse}`,
+        secondTarget: 'refuse',
+        idleTimeoutMs: 30_000,
+      },
+      notTaken: { refused: 0, replaced: 0, idleClosed: 0 },
+    });
+  });
+
+  it('shows the first target of a QS link after a second one was refused, with the count', async () => {
+    const before = Date.now();
+    const first = await connectTarget(ports.refuse);
+    first.socket.write(Buffer.from([0x7e]));
+    await sleep(100);
+    const second = await connectTarget(ports.refuse);
+    await second.closed;
+    const { status, body } = await connection(ids.refuse);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      targetConnected: true,
+      target: { address: first.address },
+      session: gateways[0].publisher.currentSession,
+      notTaken: { refused: 1, replaced: 0, idleClosed: 0 },
+    });
+    expect(Date.parse(body.target.since)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(body.target.since)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('shows the second target of an STP link once it replaced the first, and a silent one closed', async () => {
+    const silent = await connectTarget(ports.replace);
+    await silent.closed;
+    expect((await connection(ids.replace)).body).toMatchObject({
+      targetConnected: false,
+      target: null,
+      source: { kind: 'tcp-listen', secondTarget: 'replace', idleTimeoutMs: 300 },
+      notTaken: { refused: 0, replaced: 0, idleClosed: 1 },
+    });
+
+    const first = await connectTarget(ports.replace);
+    first.socket.write(Buffer.from([0xf0]));
+    await sleep(100);
+    const secondConnecting = Date.now();
+    const second = await connectTarget(ports.replace);
+    second.socket.write(Buffer.from([0xf0]));
+    await first.closed;
+    await sleep(50);
+    const { status, body } = await connection(ids.replace);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      targetConnected: true,
+      target: { address: second.address },
+      session: gateways[1].publisher.currentSession,
+      notTaken: { refused: 0, replaced: 1, idleClosed: 1 },
+    });
+    expect(Date.parse(body.target.since)).toBeGreaterThanOrEqual(secondConnecting);
+  });
+
+  it('is a 503 naming the link when no gateway serves it, and a 404 for an unknown link', async () => {
+    const unserved = await connection(ids.unserved);
+    expect(unserved.status).toBe(503);
+    expect(unserved.body.detail).toMatch(/no gateway serves link rigC\/nobody/);
+    expect((await connection(999_999)).status).toBe(404);
+  });
+});

@@ -1,0 +1,93 @@
+// Issue 15: an STP session's masters and channels with per-channel counts and the stream's
+// errors, from real vectors stored as storage stores them; what is expected is counted from
+// `tracehub decode`'s output of the same vector, never from what the route answered.
+import { type App, buildApp } from '@tracehub/api';
+import { type Bus, connectBus } from '@tracehub/bus';
+import type { TraceRecord } from '@tracehub/contracts';
+import { createDb, type Database, migrateToLatest, upsertLink, upsertSession } from '@tracehub/db';
+import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Kysely } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+let fresh: FreshDatabase;
+let db: Kysely<Database>;
+let bus: Bus;
+let app: App;
+let issue27: TraceRecord[];
+let gerr: TraceRecord[];
+
+const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
+const auth = { authorization: `Bearer ${READ_TOKEN}` };
+const get = (url: string, target = app) => target.inject({ url, headers: auth });
+
+beforeAll(async () => {
+  fresh = await freshDatabase('channels');
+  db = createDb(fresh.url);
+  await migrateToLatest(db);
+  bus = await connectBus({ url: natsUrl(), name: 'channels-test', prefix: uniquePrefix('chan') });
+  // A real CoreSight capture: two channels of one master, a message left open at the end, bytes skipped.
+  issue27 = await storeStpFixture(db, 'coresight_issue27', { rig: 'rig1', link: 'stm0', session: 's-27', startNs: T0 });
+  // GERR closes every open buffer: three masters.
+  gerr = await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm1', session: 's-gerr', startNs: T0 });
+  await upsertLink(db, { rig: 'rig1', name: 'uart0', protocol: 'qs' });
+  await upsertSession(db, { id: 's-qs', rig: 'rig1', link: 'uart0', protocol: 'qs', startedAt: new Date() });
+  app = await buildApp({ db, bus, settings: testApiSettings() });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app?.close();
+  await bus?.close();
+  await db?.destroy();
+  await fresh?.drop();
+});
+
+describe('GET /api/v1/sessions/{id}/channels', () => {
+  it("counts a real capture's records per master and channel, and its errors by name", async () => {
+    const res = await get('/api/v1/sessions/s-27/channels');
+    expect(res.statusCode).toBe(200);
+    const expected = expectedChannels(issue27);
+    // The vector has what the tree is for: channels, errors on one of them, errors of the stream itself.
+    expect(expected.masters[0].channels.length).toBeGreaterThan(1);
+    expect(expected.masters[0].errors).toBeGreaterThan(0);
+    expect(expected.unaddressed).toBeGreaterThan(0);
+    expect(res.json()).toEqual({ session: 's-27', ...expected });
+    expect(Number(res.headers['x-tracehub-scanned-bytes'])).toBeGreaterThan(0);
+  });
+
+  it('keeps masters apart', async () => {
+    const res = await get('/api/v1/sessions/s-gerr/channels');
+    expect(res.statusCode).toBe(200);
+    const expected = expectedChannels(gerr);
+    expect(expected.masters.length).toBe(3);
+    expect(res.json()).toEqual({ session: 's-gerr', ...expected });
+  });
+
+  it('answers 404 for an unknown session, 400 for a bad id or a QS session', async () => {
+    const unknown = await get('/api/v1/sessions/nope/channels');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().detail).toMatch(/no session nope/);
+    for (const id of ['a\u0000b', '\u0000', 'x'.repeat(65)]) {
+      const res = await get(`/api/v1/sessions/${encodeURIComponent(id)}/channels`);
+      expect(res.statusCode, JSON.stringify(id)).toBe(400);
+      expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
+    }
+    const qs = await get('/api/v1/sessions/s-qs/channels');
+    expect(qs.statusCode).toBe(400);
+    expect(qs.json().detail).toMatch(/STP/);
+    expect((await app.inject({ url: '/api/v1/sessions/s-27/channels' })).statusCode).toBe(401);
+  });
+
+  it('is a 422 past the scan limit', async () => {
+    const narrow = await buildApp({ db, bus, settings: testApiSettings({ scanLimitBytes: 1000 }) });
+    try {
+      const res = await get('/api/v1/sessions/s-27/channels', narrow);
+      expect(res.statusCode).toBe(422);
+      expect(res.json().detail).toMatch(/would scan more than/);
+    } finally {
+      await narrow.close();
+    }
+  });
+});
