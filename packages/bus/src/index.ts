@@ -28,6 +28,7 @@ export {
   requestControl,
   serveControl,
 } from './control.js';
+export { announceLinkStarted, watchLinksStarted } from './link-started.js';
 export {
   consumeInOrder,
   ensureOrderedConsumer,

@@ -61,6 +61,10 @@ export interface BusNames {
   rawSubject(protocol: Protocol, rig: string, link: string): string;
   recSubject(protocol: Protocol, rig: string, link: string): string;
   ctlSubject(rig: string, link: string): string;
+  /** Where a gateway says a link's session started (its first chunk is on the raw stream): decoders wake to claim it. */
+  linkStartedSubject(protocol: Protocol, rig: string, link: string): string;
+  /** Wildcard over the session-start notices of a protocol. */
+  linkStartedFilter(protocol: Protocol): string;
   /** Wildcard over every raw subject of a protocol (or all protocols). */
   rawFilter(protocol?: Protocol): string;
   /** Wildcard over every record subject (`rec.>`), or those of one protocol / rig / link. */
@@ -103,6 +107,12 @@ export function busNames(prefix = ''): BusNames {
       assertValidName('link', link);
       return `${s}ctl.${rig}.${link}`;
     },
+    linkStartedSubject: (protocol, rig, link) => {
+      assertValidName('rig', rig);
+      assertValidName('link', link);
+      return `${s}started.${protocol}.${rig}.${link}`;
+    },
+    linkStartedFilter: (protocol) => `${s}started.${protocol}.>`,
     rawFilter: (protocol) => (protocol ? `${s}raw.${protocol}.>` : `${s}raw.>`),
     recFilter: (filter = {}) => {
       if (!filter.protocol && !filter.rig && !filter.link) return `${s}rec.>`;

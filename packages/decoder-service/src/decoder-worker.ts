@@ -9,6 +9,7 @@ import {
   type OrderedConsumerHandle,
   publishRecordBatch,
   readRawChunkMeta,
+  watchLinksStarted,
 } from '@tracehub/bus';
 import {
   bucketKeySubject,
@@ -106,6 +107,9 @@ export class DecoderWorker {
   private leaseTtlMs = 0;
   private running = false;
   private ticking: Promise<void> = Promise.resolve();
+  /** A tick asked for by a link-started notice and not yet run. */
+  private tickAsked = false;
+  private startedWatch: { stop(): void } | undefined;
   private readonly log: WorkerLog;
 
   constructor(private readonly options: DecoderWorkerOptions) {
@@ -140,16 +144,33 @@ export class DecoderWorker {
       this.options.workerId,
     );
     this.running = true;
+    // A link whose session starts is claimed at once, not at the next tick: its first
+    // records come as soon as later ones do.
+    this.startedWatch = watchLinksStarted(this.options.bus, this.options.protocols, (link) => {
+      if (this.links.has(leaseKey(link.protocol, link.rig, link.link))) return;
+      this.tickSoon();
+    });
     await this.tick();
     const every = this.options.tickMs ?? 1000;
-    this.timer = setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tick()).catch((err) => this.log.error({ err }, 'worker tick failed'));
-    }, every);
+    this.timer = setInterval(() => this.tickSoon(), every);
+  }
+
+  /** Runs a tick after the one running (if any); asks made meanwhile are one tick. */
+  private tickSoon(): void {
+    if (this.tickAsked) return;
+    this.tickAsked = true;
+    this.ticking = this.ticking
+      .then(() => {
+        this.tickAsked = false;
+        return this.tick();
+      })
+      .catch((err) => this.log.error({ err }, 'worker tick failed'));
   }
 
   /** Stops consuming, waits for the chunks in flight, and releases every lease at once. */
   async stop(): Promise<void> {
     this.running = false;
+    this.startedWatch?.stop();
     if (this.timer) clearInterval(this.timer);
     await this.ticking.catch(() => {});
     await Promise.all([...this.links.values()].map((l) => l.close(true)));

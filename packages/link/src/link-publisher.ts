@@ -1,4 +1,4 @@
-import { type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
+import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
 import type { LinkAddress } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
@@ -345,6 +345,8 @@ export class LinkPublisher implements LinkSink {
       this.stats.queuedBytes = this.queuedBytes;
       this.stats.bytesPublished += chunk.data.length;
       this.stats.chunksPublished++;
+      // A session's first chunk is there: decoders claim the link now instead of at their next look.
+      if (chunk.chunk === 0) announceLinkStarted(this.options.bus, this.options.link);
       if (chunk.eos) this.nextChunk.delete(chunk.session);
       this.options.onPublished?.({
         session: chunk.session,
