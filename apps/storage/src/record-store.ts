@@ -4,6 +4,7 @@ import {
   consumeStorageRecords,
   RECORDS_HEADER,
   type RecordBatchMeta,
+  type RecordsPayload,
   readRecordMessage,
 } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
@@ -13,6 +14,8 @@ import {
   type Database,
   lockSessions,
   markSessionEnded,
+  pieceJson,
+  type RecordPiece,
   recordLoss,
   type SessionRecords,
   setSessionRecordTotal,
@@ -199,8 +202,8 @@ export class RecordStore {
   /** A message's envelope and records JSON; one that is not a record batch is said so and dropped. */
   private read(msg: JsMsg): StoredMessage | undefined {
     try {
-      const { meta, recordsJson } = readRecordMessage(this.options.bus.names, msg.subject, msg.headers, msg.data);
-      return { msg, meta, json: recordsJson, dropped: false };
+      const { meta, records } = readRecordMessage(this.options.bus.names, msg.subject, msg.headers, msg.data);
+      return { msg, meta, records, dropped: false };
     } catch (err) {
       const records = Math.max(1, Number(msg.headers?.get(RECORDS_HEADER)) || 1);
       this.drop(msg, err, 'unreadable record batch dropped', records, 'unreadable');
@@ -309,7 +312,7 @@ export class RecordStore {
       let group = bySession.get(meta.session);
       if (!group) bySession.set(meta.session, (group = { first: meta, ends: [], items: [] }));
       if (meta.eos) group.ends.push(meta);
-      if (item.json.length > 0) group.items.push(item);
+      if (('json' in item.records ? item.records.json.length : item.records.jsonBytes) > 0) group.items.push(item);
     }
     // A session's records go to storeRecords as the messages carried them: with the summaries
     // their decoder made, they are stored without being parsed here.
@@ -319,10 +322,10 @@ export class RecordStore {
       const { protocol, rig, link } = group.first;
       const place = { session, protocol, rig, link };
       if (group.items.every((item) => usableSummary(item.meta))) {
-        const pieces = group.items.map((item) => ({ json: item.json, summary: item.meta.summary! }));
+        const pieces = group.items.map((item): RecordPiece => ({ ...item.records, summary: item.meta.summary! }));
         batch.push({ session, place, pieces: pieces.sort((a, b) => a.summary.firstSeq - b.summary.firstSeq) });
       } else {
-        batch.push({ session, records: group.items.flatMap((item) => parseRecords(item.json)) });
+        batch.push({ session, records: group.items.flatMap((item) => parseRecords(pieceJson(item.records))) });
       }
     }
     const sessions = [...bySession.keys()].sort(compareText);
@@ -387,11 +390,11 @@ function usableSummary(meta: RecordBatchMeta): boolean {
   );
 }
 
-/** One message being stored: its envelope, and its records as JSON without the brackets. */
+/** One message being stored: its envelope, and its records unparsed (JSON without the brackets, or its zstd frame). */
 interface StoredMessage {
   msg: JsMsg;
   meta: RecordBatchMeta;
-  json: Uint8Array;
+  records: RecordsPayload;
   /** Refused by Postgres as data: terminated, never acked. */
   dropped: boolean;
 }

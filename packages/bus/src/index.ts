@@ -48,17 +48,22 @@ export {
   MAX_BATCH_PAYLOAD,
   PART_HEADER,
   PARTS_HEADER,
+  PAYLOAD_HEADER,
   parseRecordBatch,
+  parseRecordMessage,
   publishRecordBatch,
+  RECORDS_BYTES_HEADER,
   RECORDS_HEADER,
   type RecordBatchMeta,
   type RecordMessage,
+  type RecordsPayload,
   readRecordBatchMeta,
   readRecordMessage,
   recordPayloadJson,
   recordsJsonOf,
   SESSION_RECORDS_HEADER,
   SUMMARY_HEADER,
+  ZSTD_RECORDS_PAYLOAD,
 } from './record-batches.js';
 export { consumeStorageRecords, type StorageConsumerOptions } from './storage-consumer.js';
 export {

@@ -28,6 +28,15 @@ export const SESSION_RECORDS_HEADER = 'th-session-records';
  * a block of them, made where the records are objects already, so storage never parses them.
  */
 export const SUMMARY_HEADER = 'th-summary';
+/**
+ * How the payload holds the records: `zstd-records`, the inside of the records' JSON array as
+ * one zstd frame, the envelope being in the subject and headers (storage keeps the frame as it
+ * is); absent, the batch as JSON (`RecordBatch`), compressed or not.
+ */
+export const PAYLOAD_HEADER = 'th-payload';
+export const ZSTD_RECORDS_PAYLOAD = 'zstd-records';
+/** With `zstd-records`: bytes of the records' JSON (the frame's content). */
+export const RECORDS_BYTES_HEADER = 'th-records-bytes';
 
 const encoder = new TextEncoder();
 const textDecoder = new TextDecoder();
@@ -88,6 +97,10 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
     h.set(RECORDS_HEADER, String(parts[i].records));
     h.set(ERRORS_HEADER, String(parts[i].errors));
     if (parts[i].summary) h.set(SUMMARY_HEADER, JSON.stringify(parts[i].summary));
+    if (parts[i].jsonBytes !== undefined) {
+      h.set(PAYLOAD_HEADER, ZSTD_RECORDS_PAYLOAD);
+      h.set(RECORDS_BYTES_HEADER, String(parts[i].jsonBytes));
+    }
     if (batch.eos && i === parts.length - 1) {
       h.set(Headers.Eos, '1');
       if (batch.sessionRecordCount !== undefined) h.set(SESSION_RECORDS_HEADER, String(batch.sessionRecordCount));
@@ -103,6 +116,8 @@ interface BatchPart {
   records: number;
   errors: number;
   summary?: RecordsSummary;
+  /** With a `zstd-records` payload: bytes of the records' JSON in it. */
+  jsonBytes?: number;
 }
 
 function splitBatch(batch: RecordBatch): BatchPart[] {
@@ -118,14 +133,15 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
     const part = records.slice(from, from + counts[i]);
     from += counts[i];
     const summary = part.length > 0 ? summarizeRecords(part) : undefined;
+    const common = { records: counts[i], errors: summary?.errorCount ?? 0, summary };
+    if (nodeZstd) {
+      // The records alone, as one frame: storage keeps it as it comes.
+      const inside = encoder.encode(json).subarray(1, -1);
+      return { ...common, payload: nodeZstd.compress(inside, 1), jsonBytes: inside.length };
+    }
     const eos = batch.eos && i === groups.length - 1;
     const envelope = JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);
-    return {
-      payload: compressPayload(encoder.encode(`${envelope},"records":${json}}`)),
-      records: counts[i],
-      errors: summary?.errorCount ?? 0,
-      summary,
-    };
+    return { ...common, payload: compressPayload(encoder.encode(`${envelope},"records":${json}}`)) };
   });
 }
 
@@ -224,10 +240,16 @@ export function recordsJsonOf(payload: Uint8Array): Uint8Array | undefined {
   return from <= n - 2 ? payload.subarray(from, n - 2) : undefined;
 }
 
-/** A record message as storage takes it: its envelope, and its records' JSON without the brackets. */
+/**
+ * A message's records as storage takes them: the inside of their JSON array, or that inside
+ * as the zstd frame it came in (with its length uncompressed).
+ */
+export type RecordsPayload = { json: Uint8Array } | { frame: Uint8Array; jsonBytes: number };
+
+/** A record message as storage takes it: its envelope, and its records unparsed. */
 export interface RecordMessage {
   meta: RecordBatchMeta;
-  recordsJson: Uint8Array;
+  records: RecordsPayload;
 }
 
 export class BadRecordMessageError extends Error {
@@ -246,10 +268,19 @@ export function readRecordMessage(
   h: MsgHdrs | undefined,
   data: Uint8Array,
 ): RecordMessage {
+  if (h?.get(PAYLOAD_HEADER) === ZSTD_RECORDS_PAYLOAD) {
+    const meta = readRecordBatchMeta(names, subject, h);
+    const jsonBytes = Number(h.get(RECORDS_BYTES_HEADER));
+    if (!meta) throw new BadRecordMessageError('a zstd-records message without its envelope in the headers');
+    if (!Number.isSafeInteger(jsonBytes) || jsonBytes < 0)
+      throw new BadRecordMessageError(`a zstd-records message without a valid ${RECORDS_BYTES_HEADER}`);
+    if (!isCompressedPayload(data)) throw new BadRecordMessageError('a zstd-records message whose payload is not zstd');
+    return { meta, records: { frame: data, jsonBytes } };
+  }
   data = recordPayloadJson(data);
   const fast = readRecordBatchMeta(names, subject, h);
   const cut = fast ? recordsJsonOf(data) : undefined;
-  if (fast && cut) return { meta: fast, recordsJson: cut };
+  if (fast && cut) return { meta: fast, records: { json: cut } };
   let parsed: RecordBatch;
   try {
     parsed = parseRecordBatch(data);
@@ -282,5 +313,22 @@ export function readRecordMessage(
   };
   if (meta.eos && Number.isSafeInteger(envelope.sessionRecordCount))
     meta.sessionRecordCount = envelope.sessionRecordCount;
-  return { meta, recordsJson: encoder.encode(JSON.stringify(records)).subarray(1, -1) };
+  return { meta, records: { json: encoder.encode(JSON.stringify(records)).subarray(1, -1) } };
+}
+
+/**
+ * A record message as the batch it holds, whichever way its publisher laid it out (live
+ * readers: the api's feed, `tracehub tail`). Throws when it is not a record batch.
+ */
+export function parseRecordMessage(
+  names: BusNames,
+  subject: string,
+  h: MsgHdrs | undefined,
+  data: Uint8Array,
+): RecordBatch {
+  if (h?.get(PAYLOAD_HEADER) !== ZSTD_RECORDS_PAYLOAD) return parseRecordBatch(data);
+  const { meta, records } = readRecordMessage(names, subject, h, data);
+  const { recordCount: _count, summary: _summary, ...envelope } = meta;
+  const json = recordPayloadJson((records as { frame: Uint8Array }).frame);
+  return { ...envelope, records: JSON.parse(`[${textDecoder.decode(json)}]`) as TraceRecord[] };
 }

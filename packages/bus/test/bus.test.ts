@@ -12,16 +12,20 @@ import {
   MAX_BATCH_PAYLOAD,
   MAX_CONTROL_BYTES,
   NoGatewayError,
-  parseRecordBatch,
+  PAYLOAD_HEADER,
+  parseRecordMessage,
   publishRawChunk,
   publishRecordBatch,
+  RECORDS_BYTES_HEADER,
   readRawChunkMeta,
   readRecordBatchMeta,
+  readRecordMessage,
   recordPayloadJson,
   recordsJsonOf,
   removeTopology,
   requestControl,
   serveControl,
+  ZSTD_RECORDS_PAYLOAD,
 } from '../src/index.js';
 
 let bus: Bus;
@@ -164,17 +168,20 @@ describe('record batches', () => {
     const parts = [];
     for (const ack of acks) {
       const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
-      // Compressed on the bus; each part's JSON still within the size a part may have.
+      // Each part's records as one zstd frame; their JSON within the size a part may have.
+      expect(msg!.header.get(PAYLOAD_HEADER)).toBe(ZSTD_RECORDS_PAYLOAD);
       expect(isCompressedPayload(msg!.data)).toBe(true);
-      expect(recordPayloadJson(msg!.data).length).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD + 1024);
-      expect(msg!.data.length).toBeLessThan(recordPayloadJson(msg!.data).length / 10);
-      parts.push(parseRecordBatch(msg!.data));
+      const json = recordPayloadJson(msg!.data);
+      expect(json.length).toBe(Number(msg!.header.get(RECORDS_BYTES_HEADER)));
+      expect(json.length).toBeLessThanOrEqual(MAX_BATCH_PAYLOAD);
+      expect(msg!.data.length).toBeLessThan(json.length / 10);
+      parts.push(parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data));
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
     expect(parts.map((p) => p.eos)).toEqual([...parts.slice(1).map(() => false), true]);
   });
 
-  it('carry their envelope in headers, and their records can be cut out without parsing', async () => {
+  it('carry their envelope in headers, and their records as a frame storage keeps as it is', async () => {
     const tricky = {
       ...record(0, 'text with "records":[ inside'),
       fields: { records: [1, 2], note: '"records":[' },
@@ -214,14 +221,28 @@ describe('record batches', () => {
       dictionary: [],
       targetInfo: null,
     });
-    const cut = recordsJsonOf(recordPayloadJson(msg!.data));
-    expect(JSON.parse(`[${Buffer.from(cut!).toString()}]`)).toEqual(batch.records);
-    // An empty batch cuts to nothing; a payload of another layout is not cut.
+    const { meta: read, records } = readRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data);
+    expect(read).toEqual(meta);
+    expect('frame' in records && records.frame).toEqual(msg!.data);
+    const inside = recordPayloadJson(msg!.data);
+    expect('jsonBytes' in records && records.jsonBytes).toBe(inside.length);
+    expect(JSON.parse(`[${Buffer.from(inside).toString()}]`)).toEqual(batch.records);
+    expect(parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data)).toEqual(batch);
+    // An empty batch is an empty frame.
     const [emptyAck] = await publishRecordBatch(bus, { ...batch, chunk: 8, records: [] });
     const empty = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: emptyAck.seq });
-    expect(recordsJsonOf(recordPayloadJson(empty!.data))?.length).toBe(0);
+    expect(recordPayloadJson(empty!.data).length).toBe(0);
+    // Another publisher's layout (the batch as JSON): its records are cut out without parsing.
+    const other = new TextEncoder().encode(JSON.stringify(batch));
+    const fromJson = readRecordMessage(bus.names, msg!.subject, undefined, other);
+    expect(JSON.parse(`[${Buffer.from((fromJson.records as { json: Uint8Array }).json).toString()}]`)).toEqual(
+      batch.records,
+    );
     expect(recordsJsonOf(new TextEncoder().encode('{"records":[],"eos":true}'))).toBeUndefined();
     expect(readRecordBatchMeta(bus.names, msg!.subject, undefined)).toBeUndefined();
+    // A message that says it holds a frame but does not is refused, saying why.
+    const h = msg!.header;
+    expect(() => readRecordMessage(bus.names, msg!.subject, h, other)).toThrow(/payload is not zstd/);
   });
 });
 

@@ -92,6 +92,7 @@ export {
   insertRecordBlocks,
   MAX_BLOCK_RECORDS,
   MAX_BLOCK_SPAN_NS,
+  pieceJson,
   type RecordPiece,
   type SessionBatchSummary,
   type SessionRecords,

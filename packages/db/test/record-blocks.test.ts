@@ -1,4 +1,4 @@
-import { summarizeRecords, type TraceRecord } from '@tracehub/contracts';
+import { nodeZstd, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
 import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
 import {
   type Kysely,
@@ -11,6 +11,7 @@ import {
 } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  BlockCodec,
   compactRecordBlocks,
   createDb,
   type Database,
@@ -270,6 +271,54 @@ describe('records that arrive out of order', () => {
     expect(rows.map((r) => Number(r.seq))).toEqual(Array.from({ length: 400 }, (_, i) => i));
     await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
     expect((await sessionRecordsPage(db, 'S-GAP', -1, 10_000)).length).toBe(400);
+  });
+});
+
+describe('pieces that came as zstd frames', () => {
+  it('are stored as they came, and read back, searched and compacted as any block', async () => {
+    const place = { session: 'S-FRAMES', rig: 'rig7', link: 'uart7', protocol: 'qs' };
+    const list = all
+      .filter((r) => r.session === 'S-C' && r.seq < 600)
+      .map((r) => ({ ...r, session: 'S-FRAMES', rig: 'rig7', link: 'uart7' }));
+    // As the bus carries them: the inside of each piece's JSON array as one frame.
+    const framed = (records: TraceRecord[]) => {
+      const inside = Buffer.from(JSON.stringify(records).slice(1, -1));
+      return { frame: nodeZstd!.compress(inside, 1), jsonBytes: inside.length, summary: summarizeRecords(records) };
+    };
+    for (let at = 0; at < list.length; at += 100) {
+      await storeRecords(db, [
+        {
+          session: 'S-FRAMES',
+          place,
+          pieces: [framed(list.slice(at, at + 50)), framed(list.slice(at + 50, at + 100))],
+        },
+      ]);
+    }
+    const codecs = await db
+      .selectFrom('record_blocks')
+      .select(['codec', 'byte_count'])
+      .where('session', '=', 'S-FRAMES')
+      .execute();
+    expect(codecs.map((b) => b.codec)).toEqual(Array(6).fill(BlockCodec.ZstdPieces));
+    // A block's byte count is its records' JSON as an array, as for any block.
+    expect(codecs[0].byte_count).toBe(Buffer.byteLength(JSON.stringify(list.slice(0, 100))));
+    const rows = await sessionRecordsPage(db, 'S-FRAMES', -1, 10_000);
+    expect(rows.map((r) => [Number(r.seq), r.text])).toEqual(list.map((r) => [r.seq, r.text]));
+    const needle = list.find((r) => r.text.includes('needleX'))!;
+    const found = await recordsPage(db, { session: 'S-FRAMES', text: 'needlex' }, { order: 'asc', limit: 100 });
+    expect(found.rows.map((r) => Number(r.seq))).toEqual(
+      list.filter((r) => r.text.includes('needleX')).map((r) => r.seq),
+    );
+    expect(found.rows[0].text).toBe(needle.text);
+    // A re-delivery of a framed piece is sorted out record by record.
+    const again = await storeRecords(db, [{ session: 'S-FRAMES', place, pieces: [framed(list.slice(90, 120))] }]);
+    expect(again.inserted).toBe(0);
+    await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
+    const merged = await db.selectFrom('record_blocks').select('codec').where('session', '=', 'S-FRAMES').execute();
+    expect(merged).toHaveLength(1);
+    expect((await sessionRecordsPage(db, 'S-FRAMES', -1, 10_000)).map((r) => Number(r.seq))).toEqual(
+      list.map((r) => r.seq),
+    );
   });
 });
 

@@ -1,4 +1,11 @@
-import { type Bus, connectBus, ensureTopology, parseRecordBatch, publishRawChunk, removeTopology } from '@tracehub/bus';
+import {
+  type Bus,
+  connectBus,
+  ensureTopology,
+  parseRecordMessage,
+  publishRawChunk,
+  removeTopology,
+} from '@tracehub/bus';
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,7 +92,7 @@ async function recordsOf(
   for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
     const msg = await on.jsm.streams.getMessage(on.names.recStream, { seq }).catch(() => null);
     if (!msg || (link !== '' && !msg.subject.endsWith(`.${link}`))) continue;
-    for (const r of parseRecordBatch(msg.data).records)
+    for (const r of parseRecordMessage(on.names, msg.subject, msg.header, msg.data).records)
       out.push({ session: r.session, seq: r.seq, text: r.text, chunk: r.chunk });
   }
   return out;

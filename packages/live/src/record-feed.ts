@@ -1,5 +1,5 @@
 import type { Subscription } from '@nats-io/transport-node';
-import { type Bus, parseRecordBatch } from '@tracehub/bus';
+import { type Bus, parseRecordMessage } from '@tracehub/bus';
 import type { RecordBatch } from '@tracehub/contracts';
 
 /**
@@ -156,7 +156,7 @@ export class RecordFeed {
         }
         let batch: RecordBatch;
         try {
-          batch = parseRecordBatch(msg.data);
+          batch = parseRecordMessage(this.bus.names, msg.subject, msg.headers, msg.data);
         } catch {
           this.unreadable++;
           return;

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { type Bus, type ControlAsk, parseRecordBatch } from '@tracehub/bus';
+import { type Bus, type ControlAsk, parseRecordMessage } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
@@ -252,7 +252,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
               callback: (err, msg) => {
                 if (err) return;
                 try {
-                  const batch = parseRecordBatch(msg.data);
+                  const batch = parseRecordMessage(bus.names, msg.subject, msg.headers, msg.data);
                   if (Array.isArray(batch.records)) collected.push(...batch.records);
                 } catch {}
               },

@@ -36,7 +36,7 @@ export function registerTail(program: Command): void {
         throw new Error(`bad --${what} '${value}': letters, digits, '_' or '-'`);
     }
     // Loaded here, not at start-up: every other command would pay for the NATS client.
-    const { connectBus, parseRecordBatch } = await import('@tracehub/bus');
+    const { connectBus, parseRecordMessage } = await import('@tracehub/bus');
     const bus = await connectBus({ ...natsConnection(opts), name: 'tracehub-tail', prefix: opts.busPrefix });
     const filter = bus.names.recFilter({
       protocol: opts.protocol as Protocol | undefined,
@@ -51,7 +51,7 @@ export function registerTail(program: Command): void {
     for await (const msg of bus.nc.subscribe(filter)) {
       let text = '';
       try {
-        for (const r of parseRecordBatch(msg.data).records) {
+        for (const r of parseRecordMessage(bus.names, msg.subject, msg.headers, msg.data).records) {
           if (opts.format === 'json') text += `${JSON.stringify(r)}\n`;
           else if (r.text !== '') text += `${r.rig}/${r.link} ${r.text}\n`;
         }

@@ -1,5 +1,5 @@
 import { type RecordsSummary, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
-import { compressBlock, decompressBlock, WRITE_CODEC } from './compression.js';
+import { BlockCodec, compressBlock, decompressBlock, encodePieceFrames, WRITE_CODEC } from './compression.js';
 
 /**
  * A block of records: consecutive records (by seq) of one link session, stored as the JSON
@@ -55,6 +55,28 @@ export function encodeJsonBlock(
   parts.push(CLOSE);
   const json = Buffer.concat(parts);
   return { ...place, summary, codec: WRITE_CODEC, byteCount: json.length, data: compressBlock(json, level) };
+}
+
+/**
+ * A block from pieces that came as zstd frames (the bus's record payloads: the inside of a
+ * JSON array each, and its length uncompressed), stored as they came: no decompression, no
+ * second compression, no copy of the records' JSON (`BlockCodec.ZstdPieces`).
+ */
+export function encodeFramedBlock(
+  place: BlockPlace,
+  summary: RecordsSummary,
+  pieces: ReadonlyArray<{ frame: Uint8Array; jsonBytes: number }>,
+): EncodedRecordBlock {
+  const kept = pieces.filter((p) => p.jsonBytes > 0);
+  // The JSON the block reads as: the pieces, commas between them, and the brackets.
+  const byteCount = kept.reduce((n, p) => n + p.jsonBytes, 0) + Math.max(0, kept.length - 1) + 2;
+  return {
+    ...place,
+    summary,
+    codec: BlockCodec.ZstdPieces,
+    byteCount,
+    data: encodePieceFrames(kept.map((p) => p.frame)),
+  };
 }
 
 /** A block of `records` (one session, seq order, at least one), serialised here. */

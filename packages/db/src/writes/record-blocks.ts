@@ -1,6 +1,7 @@
 import {
   type DictionaryEntry,
   mergeSummaries,
+  nodeZstd,
   type RecordsSummary,
   summarizeRecords,
   type TraceRecord,
@@ -9,16 +10,32 @@ import { type Kysely, sql } from 'kysely';
 import {
   type BlockPlace,
   type EncodedRecordBlock,
+  encodeFramedBlock,
   encodeJsonBlock,
   encodeRecordBlock,
 } from '../blocks/record-block.js';
 import type { Database } from '../database.js';
 import type { SessionCounts } from './sessions.js';
 
-/** Records as they arrived in one message: the inside of its records JSON array, and their summary. */
-export interface RecordPiece {
-  json: Uint8Array;
-  summary: RecordsSummary;
+/**
+ * Records as they arrived in one message, with their summary: the inside of its records JSON
+ * array, or that inside as the zstd frame it travelled in and its length uncompressed.
+ */
+export type RecordPiece = { summary: RecordsSummary } & (
+  | { json: Uint8Array }
+  | { frame: Uint8Array; jsonBytes: number }
+);
+
+/** A piece's JSON (the inside of an array), decompressed when it came as a frame. */
+export function pieceJson(piece: { json: Uint8Array } | { frame: Uint8Array }): Uint8Array {
+  if ('json' in piece) return piece.json;
+  if (!nodeZstd)
+    throw new BadRecordsError('22P02', `records came zstd-compressed and Node ${process.version} has no zstd`);
+  try {
+    return nodeZstd.decompress(piece.frame);
+  } catch (err) {
+    throw new BadRecordsError('22P02', `a records frame does not decompress: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -98,17 +115,17 @@ export async function storeRecords(
       if (input.place && fast.has(input.session)) {
         for (const run of pieceRuns(input.pieces)) {
           const merged = run.map((p) => p.summary).reduce(mergeSummaries);
+          // Pieces that all came as frames are stored as they came; others as one JSON block.
+          const framed = run.every((p) => 'frame' in p);
           blocks.push(
-            encodeJsonBlock(
-              input.place,
-              merged,
-              run.map((p) => p.json),
-            ),
+            framed
+              ? encodeFramedBlock(input.place, merged, run as ReadonlyArray<{ frame: Uint8Array; jsonBytes: number }>)
+              : encodeJsonBlock(input.place, merged, run.map(pieceJson)),
           );
           summary = summary ? mergeSummaries(summary, merged) : merged;
         }
       } else {
-        const all = input.records ?? input.pieces.flatMap((p) => parsePiece(p.json));
+        const all = input.records ?? input.pieces.flatMap((p) => parsePiece(pieceJson(p)));
         const fresh = await freshRecords(trx, { session: input.session, records: all });
         for (const run of blockRuns(fresh.records, fresh.breaks)) {
           const block = encodeRecordBlock(run);
