@@ -1,30 +1,16 @@
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import {
-  createDb,
-  type Database,
-  insertRecords,
-  migrateToLatest,
-  recordLoss,
-  upsertLink,
-  upsertSession,
-} from '@tracehub/db';
+import { type Database, insertRecords, recordLoss, upsertLink, upsertSession } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import {
-  type FreshDatabase,
-  freshDatabase,
-  natsUrl,
-  qspyLines,
-  qspySequence,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { qspyLines, qspySequence } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -38,10 +24,8 @@ const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 
 beforeAll(async () => {
-  fresh = await freshDatabase('api');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'api-test', prefix: uniquePrefix('api') });
+  backends = await testBackends('api');
+  ({ db, bus } = backends);
   dpp = await storeQsFixture(db, 'dpp_qv', { rig: 'rig17', link: 'uart0', session: 's-dpp', startNs: T0 });
   defer = await storeQsFixture(db, 'defer', {
     rig: 'rig17',
@@ -94,9 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 const key = (r: { session: string; seq: number }) => `${r.session}/${r.seq}`;

@@ -1,17 +1,17 @@
 import net from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
+import type { Bus } from '@tracehub/bus';
 import type { RecordBatch } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import type { Database } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { CONTROL_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -22,11 +22,8 @@ const arrived: Buffer[] = [];
 let scripted: ScriptedTarget;
 
 beforeAll(async () => {
-  fresh = await freshDatabase('ctl');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'control-test', prefix: uniquePrefix('ctl') });
-  await ensureTopology(bus);
+  backends = await testBackends('ctl', { topology: true });
+  ({ db, bus } = backends);
   // The link's last session came from a target with 8-byte pointers and 2-byte signals.
   stored = await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig9',
@@ -54,10 +51,7 @@ afterAll(async () => {
   target?.destroy();
   await app?.close();
   await gateway?.stop(1000);
-  await removeTopology(bus);
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 /** A QS frame as the spec lays it out: seq, id, payload, checksum (~sum), escaped, then the 0x7E flag. */

@@ -1,11 +1,11 @@
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Bus } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
 import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
 // A query that cannot finish is made real, not simulated: another connection holds an
@@ -14,22 +14,20 @@ import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 const STATEMENT_TIMEOUT_MS = 400;
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
 
 beforeAll(async () => {
-  fresh = await freshDatabase('heavy');
-  db = createDb(fresh.url, { statementTimeoutMs: STATEMENT_TIMEOUT_MS });
-  await migrateToLatest(db);
+  backends = await testBackends('heavy', { db: { statementTimeoutMs: STATEMENT_TIMEOUT_MS } });
+  ({ db, bus } = backends);
   await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig1',
     link: 'uart0',
     session: 's1',
     startNs: 1_764_000_000_000_000_000n,
   });
-  bus = await connectBus({ url: natsUrl(), name: 'heavy-test', prefix: uniquePrefix('heavy') });
   app = await buildApp({
     db,
     bus,
@@ -39,14 +37,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 /** Locks every table of the database until `release` is called. */
 async function lockEveryTable(): Promise<{ release: () => Promise<void> }> {
-  const client = new pg.Client({ connectionString: fresh.url });
+  const client = new pg.Client({ connectionString: backends.fresh.url });
   await client.connect();
   const { rows } = await sql<{ name: string }>`
     select format('%I', tablename) as name from pg_tables where schemaname = 'public'

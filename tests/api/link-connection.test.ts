@@ -3,15 +3,15 @@
 // closed (each counted), for a QS and an STP link alike; a 503 when no gateway serves a link.
 import net from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
-import { createDb, type Database, migrateToLatest, upsertLink } from '@tracehub/db';
+import type { Bus } from '@tracehub/bus';
+import { type Database, upsertLink } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -21,11 +21,8 @@ const ids = { refuse: 0, replace: 0, unserved: 0 };
 const ports = { refuse: 0, replace: 0 };
 
 beforeAll(async () => {
-  fresh = await freshDatabase('linkconn');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'link-connection-test', prefix: uniquePrefix('lconn') });
-  await ensureTopology(bus);
+  backends = await testBackends('linkconn', { topology: true });
+  ({ db, bus } = backends);
   ids.refuse = await upsertLink(db, { rig: 'rigC', name: 'qs-refuse', protocol: 'qs' });
   ids.replace = await upsertLink(db, { rig: 'rigC', name: 'stp-replace', protocol: 'stp' });
   ids.unserved = await upsertLink(db, { rig: 'rigC', name: 'nobody', protocol: 'qs' });
@@ -45,10 +42,7 @@ afterAll(async () => {
   for (const s of sockets) s.destroy();
   await app?.close();
   for (const g of gateways) await g.stop(1000);
-  await removeTopology(bus);
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 /** A target connection, and a promise that resolves when the gateway closes it. */

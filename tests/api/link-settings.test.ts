@@ -2,32 +2,22 @@
 // protocol takes, values written as text (as `tracehub link set` writes them), and the settings
 // in use for the latest session, the gateway's over the stored ones.
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
-import {
-  createDb,
-  type Database,
-  getLinkByName,
-  migrateToLatest,
-  setSessionLinkSettings,
-  upsertLink,
-  upsertSession,
-} from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import type { Bus } from '@tracehub/bus';
+import { type Database, getLinkByName, setSessionLinkSettings, upsertLink, upsertSession } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
 const ids = { stp: 0, qs: 0 };
 
 beforeAll(async () => {
-  fresh = await freshDatabase('linkset-api');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'link-settings-test', prefix: uniquePrefix('lset') });
+  backends = await testBackends('linkset-api');
+  ({ db, bus } = backends);
   ids.stp = await upsertLink(db, { rig: 'rigS', name: 'stm0', protocol: 'stp' });
   ids.qs = await upsertLink(db, { rig: 'rigS', name: 'uart0', protocol: 'qs' });
   app = await buildApp({ db, bus, settings: testApiSettings() });
@@ -35,9 +25,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,23 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
+import { type Bus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import {
-  type FreshDatabase,
-  freshDatabase,
-  natsUrl,
-  recordBatchOf,
-  uniquePrefix,
-  waitUntil,
-} from '@tracehub/tests/support';
+import type { Database } from '@tracehub/db';
+import { recordBatchOf, waitUntil } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -30,10 +24,8 @@ const TOTAL = BATCHES * PER_BATCH;
 const padding = 'x'.repeat(2000);
 
 beforeAll(async () => {
-  fresh = await freshDatabase('live');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'live-test', prefix: uniquePrefix('live') });
+  backends = await testBackends('live');
+  ({ db, bus } = backends);
   app = await buildApp({
     db,
     bus,
@@ -45,9 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 function record(seq: number): TraceRecord {

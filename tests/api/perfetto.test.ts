@@ -1,14 +1,15 @@
 // The Perfetto (Chrome JSON trace) export of a real capture, checked against qspy's text of it.
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
+import type { Bus } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
+import { qspyLines } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -25,10 +26,8 @@ interface TraceEvent {
 }
 
 beforeAll(async () => {
-  fresh = await freshDatabase('perfetto');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'perfetto-test', prefix: uniquePrefix('pf') });
+  backends = await testBackends('perfetto');
+  ({ db, bus } = backends);
   await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig17',
     link: 'uart0',
@@ -40,9 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 /** qspy's lines of a capture as [timestamp, what, rest]. */

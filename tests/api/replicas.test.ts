@@ -8,7 +8,7 @@ import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { PalmReporterStandIn } from '@tracehub/palmtrace';
-import { type FreshDatabase, freePort, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freePort, freshDatabase, natsUrl, uniquePrefix, until } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
@@ -70,16 +70,6 @@ async function listed(api: Api): Promise<Status[]> {
   const res = await call(api, 'GET', '/reporters');
   expect(res.status).toBe(200);
   return res.body.reporters;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false) {
-  const end = Date.now() + 15_000;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 let seq = 0;

@@ -2,16 +2,16 @@
 // errors, from real vectors stored as storage stores them; what is expected is counted from
 // `tracehub decode`'s output of the same vector, never from what the route answered.
 import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest, upsertLink, upsertSession } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { type Database, upsertLink, upsertSession } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
@@ -23,10 +23,8 @@ const auth = { authorization: `Bearer ${READ_TOKEN}` };
 const get = (url: string, target = app) => target.inject({ url, headers: auth });
 
 beforeAll(async () => {
-  fresh = await freshDatabase('channels');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'channels-test', prefix: uniquePrefix('chan') });
+  backends = await testBackends('channels');
+  ({ db, bus } = backends);
   // A real CoreSight capture: two channels of one master, a message left open at the end, bytes skipped.
   issue27 = await storeStpFixture(db, 'coresight_issue27', { rig: 'rig1', link: 'stm0', session: 's-27', startNs: T0 });
   // GERR closes every open buffer: three masters.
@@ -39,9 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 describe('GET /api/v1/sessions/{id}/channels', () => {

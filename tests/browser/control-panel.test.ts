@@ -2,36 +2,28 @@
 // gateway whose TCP link ends at a scripted QS target (its answers are decoded from the
 // records it sends), with a front-end attached to the link's UDP port.
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
 import { upsertLink } from '@tracehub/db';
 import type { ScriptedTarget } from '@tracehub/qspy-frontend';
-import { repoRoot } from '@tracehub/tests/support';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
+import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
+import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
 
 let backends: ControlBackends;
-let app: App;
 let scripted: ScriptedTarget;
 let served: StoredFixture;
 let unserved: StoredFixture;
 let stpLinkId: number;
 let fe: Socket;
 const fromPort: Buffer[] = [];
-let chrome: TestBrowser;
+let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
-const shots = join(repoRoot, 'test-output', 'browser');
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  const dist = await buildDashboard('dashboard-dist-control');
   backends = await controlBackends('panel', 'rig4', 'uart1');
   const { db, bus, link } = backends;
   served = backends.stored;
@@ -45,9 +37,12 @@ beforeAll(async () => {
   });
   stpLinkId = await upsertLink(db, { rig: 'rig8', name: 'stp0', protocol: 'stp' });
 
-  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000, dashboardDir: dist }) });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  dashboard = await serveDashboard(
+    'dashboard-dist-control',
+    { db, bus },
+    { height: 1000, settings: { controlTimeoutMs: 2000 } },
+  );
+  ({ base, page } = dashboard);
 
   // A QUTest-style front-end holds the link's UDP port (text channel only).
   fe = createSocket('udp4');
@@ -55,15 +50,11 @@ beforeAll(async () => {
   await new Promise<void>((r) => fe.bind(0, '127.0.0.1', () => r()));
   await new Promise<void>((r) => fe.send(Uint8Array.of(0, 0x80, 2), link.frontEndPort, '127.0.0.1', () => r()));
   for (let i = 0; i < 200 && fromPort.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
-
-  chrome = await launchChromium({ width: 1400, height: 1000 });
-  page = chrome.page;
 });
 
 afterAll(async () => {
-  await chrome?.close();
+  await dashboard?.close();
   fe?.close();
-  await app?.close();
   await backends?.close();
 });
 
@@ -148,7 +139,7 @@ describe('control panel in Chromium', () => {
     );
     expect(await page.locator('#command-history tbody tr').count()).toBe(2);
     expect(scripted.received.length).toBe(before);
-    await page.screenshot({ path: join(shots, 'control-panel.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'control-panel.png'), fullPage: true });
     await peek.locator('input[name=offset]').fill('0');
   });
 
@@ -162,7 +153,7 @@ describe('control panel in Chromium', () => {
     // The front-end got DETACH.
     for (let i = 0; i < 200 && fromPort.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(fromPort.map((d) => d[1])).toEqual([0x81]);
-    await page.locator('.control-right').screenshot({ path: join(shots, 'control-frontend.png') });
+    await page.locator('.control-right').screenshot({ path: join(screenshotsDir, 'control-frontend.png') });
   });
 
   it('shows more of a command answer: data, done with the output, names resolved', async () => {
@@ -195,11 +186,11 @@ describe('control panel in Chromium', () => {
     expect(await data.locator('.badge').textContent()).toBe('data');
     expect(await data.locator('td.answer .mono').textContent()).toContain('Trg-Peek');
     await done.locator('details summary').click();
-    await page.screenshot({ path: join(shots, 'control-history.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'control-history.png'), fullPage: true });
     // On a laptop screen nothing runs off the page sideways.
     await page.setViewportSize({ width: 1024, height: 800 });
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(1024);
-    await page.screenshot({ path: join(shots, 'control-narrow.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'control-narrow.png'), fullPage: true });
     await page.setViewportSize({ width: 1400, height: 1000 });
     // The history stays with the tab.
     await page.reload();
@@ -217,7 +208,7 @@ describe('control panel in Chromium', () => {
     await notice.waitFor();
     expect(await notice.textContent()).toMatch(/^Read-only: this token may read trace but not control targets/);
     expect(await page.locator('#control-commands form[data-command=info] button').isDisabled()).toBe(true);
-    await page.screenshot({ path: join(shots, 'control-read-only.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'control-read-only.png') });
   });
 
   it('says when no gateway serves the link, and when the link is not QS', async () => {
@@ -228,7 +219,7 @@ describe('control panel in Chromium', () => {
       /^No gateway serves link rig9\/uart0 .*Commands cannot reach the target until a gateway serves the link/,
     );
     expect(await page.locator('#control-commands form[data-command=info] button').isDisabled()).toBe(true);
-    await page.screenshot({ path: join(shots, 'control-no-gateway.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'control-no-gateway.png') });
     await openLink(stpLinkId, CONTROL_TOKEN);
     await page.locator('#control-notice', { hasText: 'No control panel' }).waitFor();
     expect(await page.locator('#control-commands').count()).toBe(0);

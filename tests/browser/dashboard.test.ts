@@ -1,46 +1,28 @@
-import { mkdirSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import type { App } from '@tracehub/api';
+import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import {
-  addSessionCounts,
-  createDb,
-  type Database,
-  insertRecordsJson,
-  migrateToLatest,
-  upsertLink,
-  upsertSession,
-} from '@tracehub/db';
-import {
-  type FreshDatabase,
-  fixturePath,
-  freshDatabase,
-  natsUrl,
-  qspySequence,
-  recordBatchOf,
-  repoRoot,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { addSessionCounts, type Database, insertRecordsJson, upsertLink, upsertSession } from '@tracehub/db';
+import { fixturePath, qspySequence, recordBatchOf } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import { offlineDecode } from '../pipeline/harness.js';
-import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let app: App;
-let chrome: TestBrowser;
+let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
 let dpp: StoredFixture;
 let stp: TraceRecord[];
-const shots = join(repoRoot, 'test-output', 'browser');
 
 /** The text of a file the page offered for download. */
 async function readDownload(download: Download): Promise<string> {
@@ -51,12 +33,8 @@ async function readDownload(download: Download): Promise<string> {
 }
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  const dist = await buildDashboard('dashboard-dist');
-  fresh = await freshDatabase('browser');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'browser-test', prefix: uniquePrefix('web') });
+  backends = await testBackends('browser');
+  ({ db, bus } = backends);
   dpp = await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig17',
     link: 'uart0',
@@ -82,25 +60,19 @@ beforeAll(async () => {
   await upsertSession(db, { id: 's-stp', rig: 'rig8', link: 'stp0', protocol: 'stp', startedAt });
   const { sessions } = await insertRecordsJson(db, Buffer.from(JSON.stringify(stp)));
   for (const { session, counts } of sessions) await addSessionCounts(db, session, counts);
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({ liveQueueRecords: 20_000, dashboardDir: dist }),
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  chrome = await launchChromium({ width: 1400, height: 900 });
-  page = chrome.page;
+  dashboard = await serveDashboard(
+    'dashboard-dist',
+    { db, bus },
+    { height: 900, settings: { liveQueueRecords: 20_000 } },
+  );
+  ({ app, base, page } = dashboard);
   // The token arrives once in the URL and stays in localStorage.
   await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
 });
 
 afterAll(async () => {
-  await chrome?.close();
-  await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await dashboard?.close();
+  await backends?.close();
 });
 
 describe('dashboard in Chromium', () => {
@@ -110,7 +82,7 @@ describe('dashboard in Chromium', () => {
     await row.waitFor();
     expect(await row.locator('td[data-col=records]').textContent()).toBe(String(dpp.records.length));
     expect(await page.locator('tr[data-link="rig4/uart2"]').count()).toBe(1);
-    await page.screenshot({ path: join(shots, 'fleet.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'fleet.png') });
     // Counts open the records they count.
     await row.locator('td[data-col=records] a').click();
     await page.locator('#search-status', { hasText: `${dpp.records.length} records` }).waitFor();
@@ -137,7 +109,7 @@ describe('dashboard in Chromium', () => {
     expect(rows).toBeGreaterThan(0);
     expect(rows).toBeLessThan(200);
     expect(await page.locator('.vrow').last().getAttribute('data-seq')).toBe(String(total - 1));
-    await page.screenshot({ path: join(shots, 'live.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'live.png') });
   });
 
   it('searches history with a filter', async () => {
@@ -146,7 +118,7 @@ describe('dashboard in Chromium', () => {
     await page.locator('#search-status', { hasText: `${expected} records` }).waitFor();
     const first = await page.locator('.vrow').first().textContent();
     expect(first).toContain('PHILO_STAT');
-    await page.screenshot({ path: join(shots, 'search.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'search.png') });
   });
 
   it('draws the sequence diagram of dpp_qv with each publish, time event and initial transition once', async () => {
@@ -175,7 +147,7 @@ describe('dashboard in Chromium', () => {
     // The target's description is a table, not JSON.
     expect(await page.locator('table.target-info tr[data-key=version] td').textContent()).toBe('7.4.0');
     expect(await page.locator('.session-info pre').count()).toBe(0);
-    await page.screenshot({ path: join(shots, 'session.png'), fullPage: false });
+    await page.screenshot({ path: join(screenshotsDir, 'session.png'), fullPage: false });
   });
 
   it('zooms, pages and exports the sequence diagram', async () => {
@@ -210,7 +182,7 @@ describe('dashboard in Chromium', () => {
     await page.locator('#sequence svg.sequence').waitFor();
     const first = Number(await page.locator('#sequence [data-seq]').first().getAttribute('data-seq'));
     expect(dpp.records[first].seq).toBeGreaterThan(dpp.records.findIndex((r) => r.name === 'QS_QF_PUBLISH'));
-    await page.screenshot({ path: join(shots, 'session-sequence-zoomed.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'session-sequence-zoomed.png') });
   });
 
   it('draws the timeline of a session: a track per active object, states, marks, a record on click', async () => {
@@ -223,7 +195,7 @@ describe('dashboard in Chromium', () => {
       dpp.records.filter((r) => r.name.startsWith('QS_QEP_') && r.qs?.obj).map((r) => r.qs!.obj as string),
     );
     for (const o of objects) expect(rows.some(([, track]) => track === o)).toBe(true);
-    await page.screenshot({ path: join(shots, 'timeline.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'timeline.png') });
     // Click the first dispatch to Table_inst: its record shows.
     const from = BigInt((await canvas.getAttribute('data-from'))!);
     const to = BigInt((await canvas.getAttribute('data-to'))!);
@@ -244,14 +216,14 @@ describe('dashboard in Chromium', () => {
     await page.locator('#timeline[data-state=ready]').waitFor();
     const both = JSON.parse((await page.locator('#timeline').getAttribute('data-rows'))!) as Array<[string]>;
     expect(new Set(both.map(([s]) => s))).toEqual(new Set(['s-dpp', 's-defer']));
-    await page.screenshot({ path: join(shots, 'timeline-two-links.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'timeline-two-links.png') });
   });
 
   it('lists sessions with a time range, kept in the URL', async () => {
     await page.goto(`${base}/#/sessions`);
     await page.locator('tr[data-session="s-dpp"]').waitFor();
     expect(await page.locator('tr[data-session]').count()).toBe(3);
-    await page.screenshot({ path: join(shots, 'sessions.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'sessions.png') });
     await page.fill('form.filters input[name=rig]', 'rig17');
     await page.waitForFunction("document.querySelectorAll('tr[data-session]').length === 1");
     expect(page.url()).toContain('#/sessions?rig=rig17');
@@ -284,7 +256,7 @@ describe('dashboard in Chromium', () => {
     expect(await error.textContent()).toMatch(/kind .*one of record, dict, info, marker, error/);
     expect(await page.locator('#exports').isHidden()).toBe(true);
     expect(await page.locator('.vrow').count()).toBe(0);
-    await page.screenshot({ path: join(shots, 'search-error.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'search-error.png') });
     await page.fill('form.filters input[name=kind]', 'error');
     await page.fill('form.filters input[name=session]', 's-dpp');
     await page.locator('#search-status', { hasText: /^0 records$/ }).waitFor();
@@ -310,7 +282,7 @@ describe('dashboard in Chromium', () => {
     await status.filter({ hasText: '1000 records (more available)' }).waitFor();
     await page.click('#more');
     await status.filter({ hasText: new RegExp(`^${expected.length} records$`) }).waitFor();
-    await page.screenshot({ path: join(shots, 'stp.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'stp.png') });
     await page.goto(`${base}/#/stp?rig=rig8&master=${master}&channel=1`);
     await status.filter({ hasText: /^0 records$/ }).waitFor();
   });
@@ -334,7 +306,7 @@ describe('dashboard in Chromium', () => {
       await row.locator('td', { hasText: 'yes' }).waitFor();
       expect(await row.locator('td').nth(1).textContent()).toBe(`127.0.0.1:${port}`);
       expect(await row.locator('td').nth(2).textContent()).toBe('live');
-      await page.screenshot({ path: join(shots, 'reporters.png') });
+      await page.screenshot({ path: join(screenshotsDir, 'reporters.png') });
     } finally {
       await app.inject({ method: 'DELETE', url: '/api/v1/reporters/lab1', headers: control });
       await new Promise((resolve) => reporter.close(resolve));

@@ -3,38 +3,30 @@
 // connection panel, the settings form taking values as `tracehub link set` does, and the
 // settings in use for the latest session with what the link address laid over them.
 
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
+import type { Bus } from '@tracehub/bus';
 import {
-  createDb,
   type Database,
   getLinkByName,
-  migrateToLatest,
   setLinkSettings,
   setSessionLinkSettings,
   upsertLink,
   upsertSession,
 } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
-import { type FreshDatabase, freshDatabase, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
+import { CONTROL_TOKEN } from '../api/fixture-data.js';
+import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 
-const shots = join(repoRoot, 'test-output', 'browser');
-
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
 let gateway: Gateway;
-let app: App;
-let chrome: TestBrowser;
+let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
 let stpLinkId: number;
@@ -42,13 +34,8 @@ let unservedLinkId: number;
 let target: net.Socket;
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  const dist = await buildDashboard('dashboard-dist-link-page');
-  fresh = await freshDatabase('linkpage');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'link-page-test', prefix: uniquePrefix('lpage') });
-  await ensureTopology(bus);
+  backends = await testBackends('linkpage', { topology: true });
+  ({ db, bus } = backends);
 
   // The link's latest session: stored settings from before it, and the gateway's address
   // (`?maxPauseMs=20&start=hot_plug`) over them.
@@ -78,22 +65,19 @@ beforeAll(async () => {
   second.on('error', () => {});
   await new Promise((r) => second.once('close', r));
 
-  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000, dashboardDir: dist }) });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  chrome = await launchChromium({ width: 1400, height: 1000 });
-  page = chrome.page;
+  dashboard = await serveDashboard(
+    'dashboard-dist-link-page',
+    { db, bus },
+    { height: 1000, settings: { controlTimeoutMs: 2000 } },
+  );
+  ({ base, page } = dashboard);
 });
 
 afterAll(async () => {
-  await chrome?.close();
-  await app?.close();
+  await dashboard?.close();
   target?.destroy();
   await gateway?.stop(1000);
-  await removeTopology(bus);
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await backends?.close();
 });
 
 describe("an STP link's page in Chromium", () => {
@@ -108,7 +92,7 @@ describe("an STP link's page in Chromium", () => {
     expect(await row('second target')).toMatch(/is refused/);
     expect(await row('not taken')).toMatch(/^1 refused · 0 replaced · 0 closed for silence/);
     expect(await row('session')).toBe(gateway.publisher.currentSession);
-    await page.screenshot({ path: join(shots, 'link-connection.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'link-connection.png'), fullPage: true });
   });
 
   it('takes littleEndianMasters 17,18 and version 1 in the settings form, and lists the STP settings', async () => {
@@ -139,7 +123,7 @@ describe("an STP link's page in Chromium", () => {
     await page.locator('#settings-in-use-box', { hasText: 'stored settings changed since' }).waitFor();
     await page.fill('#settings-form [name=name]', '');
     await page.fill('#settings-form [name=value]', '');
-    await page.screenshot({ path: join(shots, 'link-settings-stp.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'link-settings-stp.png'), fullPage: true });
   });
 
   it('says no gateway serves a link nothing answers for', async () => {

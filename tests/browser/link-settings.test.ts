@@ -1,42 +1,34 @@
 // A link's settings on its page in Chromium, against the real api and Postgres: the document,
 // a change made there and kept with who made it, and a qspy .dic file given to the link and
 // saved from its latest session.
-import { mkdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
+import type { App } from '@tracehub/api';
 import { getLinkByName } from '@tracehub/db';
-import { fixturesDir, repoRoot } from '@tracehub/tests/support';
+import { fixturesDir } from '@tracehub/tests/support';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
+import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
+import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
 
 const DIC = join(fixturesDir, 'qspy-udp', 'qspy_cwd', 'qspy261123_180225.dic');
-const shots = join(repoRoot, 'test-output', 'browser');
 
 let backends: ControlBackends;
 let app: App;
-let chrome: TestBrowser;
+let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  const dist = await buildDashboard('dashboard-dist-settings');
   backends = await controlBackends('linksettings', 'rig5', 'uart0');
   const { db, bus } = backends;
-  app = await buildApp({ db, bus, settings: testApiSettings({ dashboardDir: dist }) });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  chrome = await launchChromium({ width: 1400, height: 1000 });
-  page = chrome.page;
+  dashboard = await serveDashboard('dashboard-dist-settings', { db, bus }, { height: 1000 });
+  ({ app, base, page } = dashboard);
 });
 
 afterAll(async () => {
-  await chrome?.close();
-  await app?.close();
+  await dashboard?.close();
   await backends?.close();
 });
 
@@ -73,7 +65,7 @@ describe("a link's settings in Chromium", () => {
     expect((await getLinkByName(backends.db, 'rig5', 'uart0'))?.settings.dictionaries).toBe(
       readFileSync(DIC, 'latin1'),
     );
-    await page.screenshot({ path: join(shots, 'link-settings.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'link-settings.png'), fullPage: true });
 
     // The latest session's names, saved as a .dic file.
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#dic-save')]);
@@ -93,6 +85,6 @@ describe("a link's settings in Chromium", () => {
     await page.fill('#settings-form [name=value]', '1');
     await page.click('#settings-form button');
     await page.locator('#settings-problem', { hasText: 'control scope' }).waitFor();
-    await page.screenshot({ path: join(shots, 'link-settings-read-only.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'link-settings-read-only.png'), fullPage: true });
   });
 });

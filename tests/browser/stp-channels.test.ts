@@ -1,60 +1,42 @@
-// Issue 15: an STP session page shows its masters and channels as a tree with per-channel
-// counts and the stream's errors, in Chromium against the real api and Postgres. What the page
-// must show is counted from `tracehub decode`'s output of the same vectors.
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, connectBus } from '@tracehub/bus';
+import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
+import type { Database } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
-import { buildDashboard, launchChromium, type TestBrowser } from '../support/chromium.js';
+import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
 import { type ExpectedChannels, expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 
-const shots = join(repoRoot, 'test-output', 'browser');
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 
-let fresh: FreshDatabase;
+let backends: TestBackends;
 let db: Kysely<Database>;
 let bus: Bus;
-let app: App;
-let chrome: TestBrowser;
+let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
 let issue27: TraceRecord[];
 let gerr: TraceRecord[];
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  const dist = await buildDashboard('dashboard-dist-channels');
-  fresh = await freshDatabase('channelsweb');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'channels-web-test', prefix: uniquePrefix('chweb') });
+  backends = await testBackends('channelsweb');
+  ({ db, bus } = backends);
   issue27 = await storeStpFixture(db, 'coresight_issue27', { rig: 'rig1', link: 'stm0', session: 's-27', startNs: T0 });
   gerr = await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm1', session: 's-gerr', startNs: T0 });
   await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart0', session: 's-qs', startNs: T0 });
-  app = await buildApp({ db, bus, settings: testApiSettings({ dashboardDir: dist }) });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  chrome = await launchChromium({ width: 1400, height: 900 });
-  page = chrome.page;
+  dashboard = await serveDashboard('dashboard-dist-channels', { db, bus }, { height: 900 });
+  ({ base, page } = dashboard);
   // The token arrives once in the URL and stays in localStorage.
   await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
 });
 
 afterAll(async () => {
-  await chrome?.close();
-  await app?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
+  await dashboard?.close();
+  await backends?.close();
 });
 
 /** Checks every master, channel and error the page shows against what was expected. */
@@ -90,7 +72,7 @@ describe("an STP session's masters and channels in Chromium", () => {
     await page.locator('nav.tabs a.active', { hasText: 'Masters and channels' }).waitFor();
     await expectTree(expected);
     expect(await page.locator('#channels-status').textContent()).toContain(`${expected.unaddressed} on no channel`);
-    await page.screenshot({ path: join(shots, 'stp-channels.png'), fullPage: true });
+    await page.screenshot({ path: join(screenshotsDir, 'stp-channels.png'), fullPage: true });
   });
 
   it('folds and unfolds each master, keeping it in the URL', async () => {
@@ -104,7 +86,7 @@ describe("an STP session's masters and channels in Chromium", () => {
     expect(await channelsOf(first.master).first().isHidden()).toBe(true);
     expect(await channelsOf(second.master).first().isVisible()).toBe(true);
     expect(page.url()).toContain(`collapsed=${first.master}`);
-    await page.screenshot({ path: join(shots, 'stp-channels-folded.png') });
+    await page.screenshot({ path: join(screenshotsDir, 'stp-channels-folded.png') });
     // A reload keeps the master folded; unfolding shows its channels again.
     await page.reload();
     await page.locator('#channel-tree').waitFor();

@@ -6,7 +6,7 @@ import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
-import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix, until } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
@@ -91,15 +91,9 @@ async function status(id: string): Promise<Status> {
   return res.json();
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** `until` as the bridge's tests wait: every 20 ms, 10 s unless told. */
+const untilSoon = <T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000) =>
+  until(what, probe, timeoutMs, 20);
 
 function record(link: string, seq: number, over: Partial<TraceRecord> = {}): TraceRecord {
   return {
@@ -226,12 +220,12 @@ describe('PalmTrace bridge, live', () => {
   it('reconnects within 2 s after the Reporter restarts; counters show what was sent and dropped', async () => {
     const before = await status(id);
     await reporter.close();
-    await until('the endpoint to see the Reporter gone', async () => !(await status(id)).connected);
+    await untilSoon('the endpoint to see the Reporter gone', async () => !(await status(id)).connected);
     // 80 records while the Reporter is away (a session of their own: the feed checks each
     // session's seqs): the queue of 50 keeps the newest 50.
     const away = Array.from({ length: 80 }, (_, i) => record('uart0', 1000 + i, { session: 's-away' }));
     for (let i = 0; i < away.length; i += 10) publish(away.slice(i, i + 10));
-    await until('the records to be queued', async () => {
+    await untilSoon('the records to be queued', async () => {
       const s = await status(id);
       return s.queued + s.dropped - before.dropped === 80;
     });
@@ -270,13 +264,13 @@ describe('PalmTrace bridge, live', () => {
       }),
     );
     await new Promise((resolve) => socket.once('connect', resolve));
-    await until('the listener to see its client', async () => {
+    await untilSoon('the listener to see its client', async () => {
       const l = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
       return l.json().listener.clients.length === 1;
     });
     publish([record('uart1', 5000, { session: 's-listened-uart1' })]);
     publish([record('uart0', 5000, { session: 's-listened' }), record('uart0', 5001, { session: 's-listened' })]);
-    await until('two messages on the listening port', () => received.length >= 2);
+    await untilSoon('two messages on the listening port', () => received.length >= 2);
     expect(received.map((m) => m.text)).toEqual(['uart0 record 5000', 'uart0 record 5001']);
     socket.destroy();
   });
@@ -284,7 +278,7 @@ describe('PalmTrace bridge, live', () => {
   it('removes an endpoint and closes its connection', async () => {
     const res = await app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
     expect(res.statusCode).toBe(204);
-    await until('the Reporter to see the close', () => reporter.openConnections === 0);
+    await untilSoon('the Reporter to see the close', () => reporter.openConnections === 0);
     expect((await app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) })).statusCode).toBe(404);
   });
 });
@@ -324,7 +318,7 @@ describe('PalmTrace bridge, a Reporter that never reads', () => {
         peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
       }
     }
-    const counted = await until(
+    const counted = await untilSoon(
       'every record to be sent, queued or dropped',
       async () => {
         const s = await status(id);
@@ -350,7 +344,7 @@ describe('PalmTrace bridge, a Reporter that never reads', () => {
     // The Reporter reads again: every record it gets plus the dropped notices account for all 100 000.
     reporter.resumeReading();
     const isNotice = (m: { message: PalmTraceMessage }) => m.message.text?.startsWith('tracehub: ') === true;
-    const final = await until(
+    const final = await untilSoon(
       'the Reporter to receive every record that was not dropped',
       async () => {
         const s = await status(id);
@@ -391,7 +385,7 @@ describe('PalmTrace bridge, replay', () => {
       replay: { session: 's-dpp', pace: 'fast' },
     });
     const messages = await reporter.waitFor(expected.length, 10_000);
-    await until('the replay to finish', async () => (await status(id)).replay?.state === 'done');
+    await untilSoon('the replay to finish', async () => (await status(id)).replay?.state === 'done');
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(reporter.messages.length).toBe(expected.length);
     expect(messages.map((m) => m.text)).toEqual(expected);

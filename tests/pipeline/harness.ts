@@ -13,7 +13,7 @@ import {
   sessionLinkChunks,
   sessionRecords,
 } from '@tracehub/db';
-import { repoRoot } from '@tracehub/tests/support';
+import { freshDatabase, repoRoot, sleep } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { assertBuilt, type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
 
@@ -55,9 +55,55 @@ export async function startService(
   return Object.assign(proc, { pid: proc.child.pid! });
 }
 
+/**
+ * The database of a pipeline test that starts its services itself, and those services:
+ * `close()` stops them, then closes the database (and drops it, if it was made for the test).
+ */
+export interface PipelineTestRun {
+  databaseUrl: string;
+  db: Kysely<Database>;
+  /** The services the test started; `close()` stops every one still running. */
+  services: RunningProcess[];
+  close(): Promise<void>;
+}
+
+/** Checks the services are built, then makes a fresh database named after `label` (or opens `databaseUrl`). */
+export async function startPipelineTestRun(label: string, databaseUrl?: string): Promise<PipelineTestRun> {
+  requireBuild();
+  const fresh = databaseUrl === undefined ? await freshDatabase(label) : undefined;
+  const url = fresh?.url ?? databaseUrl!;
+  const db = createDb(url);
+  const services: RunningProcess[] = [];
+  return {
+    databaseUrl: url,
+    db,
+    services,
+    close: async () => {
+      await stopAll(services);
+      await db.destroy();
+      await fresh?.drop();
+    },
+  };
+}
+
 export async function stopAll(procs: RunningProcess[]): Promise<void> {
   for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
   await Promise.all(procs.map((p) => p.exited));
+}
+
+/**
+ * The sum of the series of a service's metric (read from its health port) whose labels
+ * include `labels` (e.g. `reason="full"`).
+ */
+export async function metric(port: number, name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (!(line.startsWith(`${name}{`) || line.startsWith(`${name} `))) continue;
+    if (labels && !line.includes(labels)) continue;
+    sum += Number(line.split(' ').pop());
+  }
+  return sum;
 }
 
 /** `tracehub <args>`; resolves with stdout. */
@@ -76,9 +122,35 @@ export async function cliBytes(args: string[], env: Record<string, string> = {})
   return stdout;
 }
 
-/** What `tracehub decode --format json` prints for a file: the expected side of every comparison. */
-export async function offlineDecode(file: string, protocol: 'qs' | 'stp' | 'swd'): Promise<TraceRecord[]> {
-  const out = await cli(['decode', '--protocol', protocol, '--format', 'json', file]);
+/** The environment that points `tracehub` at the test's NATS, database and bus prefix. */
+export function cliEnv(env: PipelineEnv): Record<string, string> {
+  return { NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix };
+}
+
+/** `tracehub replay` of `file` as `rig/link` (with `flags`, e.g. sizes); resolves with the session it made. */
+export async function replay(
+  env: PipelineEnv,
+  rig: string,
+  link: string,
+  protocol: string,
+  file: string,
+  flags: string[] = [],
+): Promise<string> {
+  return (
+    await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], cliEnv(env))
+  ).trim();
+}
+
+/**
+ * What `tracehub decode --format json` prints for a file (with `flags`, e.g. sizes or an STP
+ * configuration): the expected side of every comparison.
+ */
+export async function offlineDecode(
+  file: string,
+  protocol: 'qs' | 'stp' | 'swd',
+  flags: string[] = [],
+): Promise<TraceRecord[]> {
+  const out = await cli(['decode', '--protocol', protocol, '--format', 'json', ...flags, file]);
   return out
     .split('\n')
     .filter(Boolean)
@@ -157,6 +229,24 @@ export async function storedLinkBytes(
     chunks++;
   }
   return { bytes: Buffer.concat(parts), lost, chunks };
+}
+
+/**
+ * Waits until the link has a session, asking every 200 ms up to `tries` times; returns the
+ * link's sessions (none if it never had one: the caller's expectation says what was due).
+ */
+export async function waitForSessions(
+  db: Kysely<Database>,
+  rig: string,
+  link: string,
+  tries: number,
+): Promise<string[]> {
+  let sessions: string[] = [];
+  for (let i = 0; i < tries && sessions.length === 0; i++) {
+    sessions = await sessionsOf(db, rig, link);
+    if (sessions.length === 0) await sleep(200);
+  }
+  return sessions;
 }
 
 export async function sessionsOf(db: Kysely<Database>, rig: string, link: string): Promise<string[]> {

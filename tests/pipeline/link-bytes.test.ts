@@ -12,6 +12,7 @@ import { READ_TOKEN } from '../api/fixture-data.js';
 import {
   cli,
   cliBytes,
+  cliEnv,
   decoded,
   offlineDecode,
   type PipelineEnv,
@@ -41,8 +42,6 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
-
 /** Waits until every raw chunk of the session is stored. */
 async function linkStored(session: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -55,7 +54,7 @@ async function linkStored(session: string): Promise<void> {
 /** The raw export of a session through `tracehub export` (to a file). */
 async function cliRawExport(session: string): Promise<Buffer> {
   const out = join(work, `${session}.bin`);
-  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv());
+  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv(env));
   return readFileSync(out);
 }
 
@@ -144,9 +143,9 @@ describe('the link bytes, kept', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.rawPayload.equals(decodedBytes), 'GET /sessions/{id}/export?format=qspy').toBe(true);
     const out = join(work, `${session}.txt`);
-    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv());
+    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv(env));
     expect(readFileSync(out).equals(decodedBytes), 'tracehub export --format qspy').toBe(true);
-    const printed = await cliBytes(['records', '--rig', 'rigL', '--link', 'latin1', '--session', session], cliEnv());
+    const printed = await cliBytes(['records', '--rig', 'rigL', '--link', 'latin1', '--session', session], cliEnv(env));
     expect(printed.equals(decodedBytes), 'tracehub records').toBe(true);
   }, 120_000);
 

@@ -11,13 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import {
   cli,
+  cliEnv,
   decoded,
   decodedApartFromHostTime,
+  offlineDecode,
   type PipelineEnv,
-  sessionsOf,
+  replay,
   startService,
   stopAll,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
@@ -38,13 +41,9 @@ afterAll(async () => {
   await pipeline?.close();
 });
 
-const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
-
-async function replay(rig: string, link: string, protocol: string, file: string, flags: string[] = []) {
-  const session = (
-    await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], cliEnv())
-  ).trim();
-  return storedSession(db, session);
+/** Replays `file` as `rig/link`; resolves with the session's records once all are stored. */
+async function replayStored(rig: string, link: string, protocol: string, file: string, flags: string[] = []) {
+  return storedSession(db, await replay(env, rig, link, protocol, file, flags));
 }
 
 async function linkId(rig: string, link: string): Promise<number> {
@@ -64,20 +63,10 @@ function putSettings(id: number, body: object, token = CONTROL_TOKEN) {
 
 /** What `tracehub decode --stp-config VECTOR --format json` prints for a reference vector. */
 async function decodeWithStpConfig(name: string): Promise<TraceRecord[]> {
-  const out = await cli([
-    'decode',
-    '--protocol',
-    'stp',
-    '--format',
-    'json',
+  return offlineDecode(fixturePath('stp', `${name}.stp`), 'stp', [
     '--stp-config',
     fixturePath('stp', `${name}.expected.json`),
-    fixturePath('stp', `${name}.stp`),
   ]);
-  return out
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as TraceRecord);
 }
 
 /** What `tracehub decode --protocol qs --format json` prints with the sizes as its flags. */
@@ -86,11 +75,7 @@ async function decodeWithQsSizes(name: string, sizes: Record<string, number>): P
     `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`,
     String(v),
   ]);
-  const out = await cli(['decode', '--protocol', 'qs', '--format', 'json', ...flags, fixturePath('qs', `${name}.qs`)]);
-  return out
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as TraceRecord);
+  return offlineDecode(fixturePath('qs', `${name}.qs`), 'qs', flags);
 }
 
 /** The lines qspy prints for records (records that print nothing, as qspy, leave no line). */
@@ -118,7 +103,7 @@ describe('link settings through the API', () => {
     const expected = await decodeWithStpConfig(name);
     expect(expected.length).toBeGreaterThan(0);
     // The first session decodes with the defaults (STP v2, big-endian masters): not the vector's output.
-    const before = await replay('rigP', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
+    const before = await replayStored('rigP', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
     expect(before.map(decodedApartFromHostTime)).not.toEqual(expected.map(decodedApartFromHostTime));
 
     const id = await linkId('rigP', 'stp1');
@@ -134,7 +119,7 @@ describe('link settings through the API', () => {
     expect(put.statusCode, put.body).toBe(200);
     expect(put.json()).toMatchObject({ linkId: id, settings, applies: 'next-session', session: null });
 
-    const after = await replay('rigP', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
+    const after = await replayStored('rigP', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
     expect(after.map(decodedApartFromHostTime)).toEqual(expected.map(decodedApartFromHostTime));
 
     const shown = await app.inject({
@@ -153,11 +138,11 @@ describe('link settings through the API', () => {
   it('decodes an STP v1 interleaved vector with the settings the CLI sets', async () => {
     const name = 'v1_interleave';
     const expected = await decodeWithStpConfig(name);
-    await cli(['link', 'set', '--rig', 'rigP', '--link', 'stp2', '--protocol', 'stp', 'version=1'], cliEnv());
-    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], cliEnv());
+    await cli(['link', 'set', '--rig', 'rigP', '--link', 'stp2', '--protocol', 'stp', 'version=1'], cliEnv(env));
+    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], cliEnv(env));
     expect(shown).toMatch(/version = 1/);
     expect(shown).toMatch(/via cli \(next-session\)/);
-    const stored = await replay('rigP', 'stp2', 'stp', fixturePath('stp', `${name}.stp`));
+    const stored = await replayStored('rigP', 'stp2', 'stp', fixturePath('stp', `${name}.stp`));
     expect(stored.map(decodedApartFromHostTime)).toEqual(expected.map(decodedApartFromHostTime));
   }, 120_000);
 
@@ -166,10 +151,10 @@ describe('link settings through the API', () => {
     const settings = settingsFromQspyArgs(readFileSync(fixturePath('qs', `${name}.qspy-args`), 'utf8'));
     expect(settings).toEqual({ objPtrSize: 8, funPtrSize: 8, queueCtrSize: 2 });
     // The link is known (a first session streamed) before it gets its settings.
-    await replay('rigP', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    await replayStored('rigP', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
     const put = await putSettings(await linkId('rigP', 'qs1'), { settings });
     expect(put.statusCode, put.body).toBe(200);
-    const stored = await replay('rigP', 'qs1', 'qs', fixturePath('qs', `${name}.qs`));
+    const stored = await replayStored('rigP', 'qs1', 'qs', fixturePath('qs', `${name}.qs`));
     expect(stored.map(decoded)).toEqual((await decodeWithQsSizes(name, settings)).map(decoded));
     // Every line qspy printed with those options is there, in order. The AO-Defer and AO-RCall
     // lines of this capture are left out until the QS codec's fix for them lands (issue 18).
@@ -180,7 +165,7 @@ describe('link settings through the API', () => {
 
   it('takes the same settings from replay flags', async () => {
     const name = 'defer_midstream_sized';
-    const stored = await replay('rigP', 'qs2', 'qs', fixturePath('qs', `${name}.qs`), [
+    const stored = await replayStored('rigP', 'qs2', 'qs', fixturePath('qs', `${name}.qs`), [
       '--obj-ptr-size',
       '8',
       '--fun-ptr-size',
@@ -193,7 +178,7 @@ describe('link settings through the API', () => {
   }, 120_000);
 
   it('refuses settings that do not fit the protocol with a 400 naming the setting, and needs the control scope', async () => {
-    await replay('rigP', 'qs3', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    await replayStored('rigP', 'qs3', 'qs', fixturePath('qs', 'dpp_qv.qs'));
     const id = await linkId('rigP', 'qs3');
     const wrongSize = await putSettings(id, { settings: { objPtrSize: 3 } });
     expect(wrongSize.statusCode).toBe(400);
@@ -222,11 +207,7 @@ describe('link settings through the API', () => {
     });
     try {
       target.write(readFileSync(fixturePath('qs', 'dpp_qv.qs')));
-      let sessions: string[] = [];
-      for (let i = 0; i < 100 && sessions.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        sessions = await sessionsOf(db, 'rigP', 'tcp1');
-      }
+      const sessions = await waitForSessions(db, 'rigP', 'tcp1', 100);
       const put = await putSettings(await linkId('rigP', 'tcp1'), { settings: { sigSize: 2 }, apply: 'now' });
       expect(put.statusCode, put.body).toBe(200);
       expect(put.json().applies).toBe('now');

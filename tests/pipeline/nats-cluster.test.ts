@@ -7,50 +7,35 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureTopology } from '@tracehub/bus';
 import type { Database } from '@tracehub/db';
-import {
-  type FreshDatabase,
-  fixturePath,
-  freePort,
-  freshDatabase,
-  PrivateNatsCluster,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { fixturePath, freePort, PrivateNatsCluster, sleep, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProcess } from '../foundation/processes.js';
 import {
   connectBus,
-  createDb,
   decoded,
   offlineDecode,
-  requireBuild,
-  sessionsOf,
+  type PipelineTestRun,
+  startPipelineTestRun,
   startService,
-  stopAll,
   storedLinkBytes,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 
 let cluster: PrivateNatsCluster;
-let fresh: FreshDatabase;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
-let procs: RunningProcess[] = [];
 
 beforeAll(async () => {
-  requireBuild();
+  run = await startPipelineTestRun('natscluster');
+  ({ db } = run);
   cluster = await PrivateNatsCluster.start(3);
-  fresh = await freshDatabase('natscluster');
-  db = createDb(fresh.url);
 }, 60_000);
 
 afterAll(async () => {
-  await stopAll(procs);
-  await db?.destroy();
-  await fresh?.drop();
+  await run?.close();
   await cluster?.stop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The node leading a stream; asked again while the cluster is between leaders (or our node is away). */
 async function leaderOf(bus: Awaited<ReturnType<typeof connectBus>>, stream: string): Promise<string> {
@@ -68,7 +53,7 @@ async function leaderOf(bus: Awaited<ReturnType<typeof connectBus>>, stream: str
 describe('the pipeline on a 3-node JetStream cluster', () => {
   it('loses and doubles nothing when the raw stream leader is killed mid-stream, and then another node', async () => {
     const prefix = uniquePrefix('plcl');
-    const env = { natsUrl: cluster.url, databaseUrl: fresh.url, prefix };
+    const env = { natsUrl: cluster.url, databaseUrl: run.databaseUrl, prefix };
     const bus = await connectBus({ url: cluster.url, name: 'cluster-check', prefix });
     // Waits for the cluster to elect its leader, then makes the streams and buckets at 3 replicas.
     await ensureTopology(bus, { replicas: 3 });
@@ -77,7 +62,7 @@ describe('the pipeline on a 3-node JetStream cluster', () => {
 
     const port = await freePort();
     const replicated = { TRACEHUB_STREAM_REPLICAS: '3' };
-    procs = [
+    run.services.push(
       await startService('gateway', env, {
         ...replicated,
         TRACEHUB_LINKS: `qs/rigC/uart0=tcp-listen:127.0.0.1:${port}`,
@@ -85,7 +70,7 @@ describe('the pipeline on a 3-node JetStream cluster', () => {
       }),
       await startService('decoder-qs', env, replicated),
       await startService('storage', env, replicated),
-    ];
+    );
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
     const stream = Buffer.concat(Array.from({ length: 40 }, () => one));
@@ -119,11 +104,7 @@ describe('the pipeline on a 3-node JetStream cluster', () => {
     expect(secondKilled).not.toBe('');
     await new Promise<void>((r) => target.end(() => r()));
 
-    let sessions: string[] = [];
-    for (let i = 0; i < 200 && sessions.length === 0; i++) {
-      await sleep(200);
-      sessions = await sessionsOf(db, 'rigC', 'uart0');
-    }
+    const sessions = await waitForSessions(db, 'rigC', 'uart0', 200);
     expect(sessions).toHaveLength(1);
     const stored = await storedSession(db, sessions[0], 90_000);
     const file = join(tmpdir(), `th-cluster-${process.pid}.qs`);

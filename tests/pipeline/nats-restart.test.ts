@@ -3,68 +3,46 @@ import net from 'node:net';
 import { type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import { type Database, sessionLinkChunks } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import {
-  type FreshDatabase,
-  fixturePath,
-  freePort,
-  freshDatabase,
-  PrivateNats,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { fixturePath, freePort, PrivateNats, sleep, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProcess } from '../foundation/processes.js';
 import {
-  createDb,
   decoded,
-  requireBuild,
-  sessionsOf,
+  metric,
+  type PipelineTestRun,
+  startPipelineTestRun,
   startService,
-  stopAll,
   storedLinkBytes,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 
 let nats: PrivateNats;
-let fresh: FreshDatabase;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
-let procs: RunningProcess[] = [];
 
 beforeAll(async () => {
-  requireBuild();
+  run = await startPipelineTestRun('natsrestart');
+  ({ db } = run);
   nats = await PrivateNats.start();
-  fresh = await freshDatabase('natsrestart');
-  db = createDb(fresh.url);
 }, 60_000);
 
 afterAll(async () => {
-  await stopAll(procs);
-  await db?.destroy();
-  await fresh?.drop();
+  await run?.close();
   await nats?.stop();
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function metric(port: number, name: string): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) sum += Number(line.split(' ').pop());
-  return sum;
-}
 
 describe('the pipeline across a NATS server restart', () => {
   it('loses nothing acknowledged; th-lost says what the gateway dropped and the decoder reports the matching gap', async () => {
     const prefix = uniquePrefix('plnr');
-    const env = { natsUrl: nats.url, databaseUrl: fresh.url, prefix };
+    const env = { natsUrl: nats.url, databaseUrl: run.databaseUrl, prefix };
     const port = await freePort();
     const gateway = await startService('gateway', env, {
       TRACEHUB_LINKS: `qs/rigN/uart0=tcp-listen:127.0.0.1:${port}`,
       GATEWAY_BUFFER_BYTES: String(64 * 1024),
       GATEWAY_CHUNK_BYTES: '4096',
     });
-    procs = [gateway, await startService('decoder-qs', env), await startService('storage', env)];
+    run.services.push(gateway, await startService('decoder-qs', env), await startService('storage', env));
     const gatewayHealth = JSON.parse(gateway.stdout.find((l) => /"msg":"ready/.test(l))!).healthPort as number;
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
@@ -88,11 +66,7 @@ describe('the pipeline across a NATS server restart', () => {
     expect(killedAt).toBeGreaterThan(0);
     await new Promise<void>((r) => target.end(() => r()));
 
-    let sessions: string[] = [];
-    for (let i = 0; i < 200 && sessions.length === 0; i++) {
-      await sleep(200);
-      sessions = await sessionsOf(db, 'rigN', 'uart0');
-    }
+    const sessions = await waitForSessions(db, 'rigN', 'uart0', 200);
     expect(sessions).toHaveLength(1);
     const stored = await storedSession(db, sessions[0], 90_000);
 

@@ -6,66 +6,51 @@ import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import type { Database } from '@tracehub/db';
 import { migrateToLatest } from '@tracehub/db';
-import {
-  CuttableTcpProxy,
-  type FreshDatabase,
-  fixturePath,
-  freePort,
-  freshDatabase,
-  natsUrl,
-  repoRoot,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { CuttableTcpProxy, fixturePath, freePort, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProcess } from '../foundation/processes.js';
 import {
   CLI,
   cli,
+  cliEnv,
   connectBus,
-  createDb,
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
   type PipelineEnv,
+  type PipelineTestRun,
   removeBusPrefix,
-  requireBuild,
-  sessionsOf,
+  startPipelineTestRun,
   startService,
   stopAll,
   storedLinkBytes,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 
-let fresh: FreshDatabase;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
 let env: PipelineEnv;
-let services: RunningProcess[] = [];
 let work: string;
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('pipeline');
-  db = createDb(fresh.url);
+  run = await startPipelineTestRun('pipeline');
+  ({ db } = run);
   await migrateToLatest(db);
-  env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix: uniquePrefix('pl') };
+  env = { natsUrl: natsUrl(), databaseUrl: run.databaseUrl, prefix: uniquePrefix('pl') };
   work = mkdtempSync(join(tmpdir(), 'th-pipeline-'));
-  services = [
+  run.services.push(
     await startService('decoder-qs', env),
     await startService('decoder-stp', env),
     await startService('storage', env),
-  ];
+  );
 }, 120_000);
 
 afterAll(async () => {
-  await stopAll(services);
-  await db?.destroy();
-  await fresh?.drop();
+  await run?.close();
   if (env) await removeBusPrefix(env.natsUrl, env.prefix);
   rmSync(work, { recursive: true, force: true });
 });
-
-const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
 
 /** How many records of a link are stored so far. */
 async function storedOnLink(link: string): Promise<number> {
@@ -95,7 +80,7 @@ describe('the pipeline', () => {
     for (const name of ['dpp_qv.qs', 'fmt_v64.qs', 'dpp_qv_garbage.qs']) {
       const file = fixturePath('qs', name);
       const session = (
-        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], cliEnv())
+        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], cliEnv(env))
       ).trim();
       const stored = await storedSession(db, session);
       const expected = await offlineDecode(file, 'qs');
@@ -104,7 +89,7 @@ describe('the pipeline', () => {
       expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
       const printed = await cli(
         ['records', '--rig', 'rigR', '--link', 'file1', '--session', session, '--wait', '30'],
-        cliEnv(),
+        cliEnv(env),
       );
       const decodedText = await cli(['decode', '--protocol', 'qs', file]);
       expect(printed, name).toBe(decodedText);
@@ -128,11 +113,7 @@ describe('the pipeline', () => {
         if (Math.random() < 0.1) await new Promise((r) => setTimeout(r, 5));
       }
       await new Promise<void>((r) => target.end(() => r()));
-      let sessions: string[] = [];
-      for (let i = 0; i < 100 && sessions.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        sessions = await sessionsOf(db, 'rigT', 'tcp0');
-      }
+      const sessions = await waitForSessions(db, 'rigT', 'tcp0', 100);
       expect(sessions).toHaveLength(1);
       const stored = await storedSession(db, sessions[0]);
       const expected = await offlineDecode(file, 'qs');
@@ -144,11 +125,11 @@ describe('the pipeline', () => {
 
   it('loses and doubles nothing when a decoder is killed (SIGKILL) halfway with another one running', async () => {
     const second = await startService('decoder-qs', env);
-    services.push(second);
+    run.services.push(second);
     const file = longCapture('dpp_qv.qs', 40);
     const replay = spawn(process.execPath, [CLI, ...pacedReplay('rigK', 'kill', file)], {
       cwd: repoRoot,
-      env: { ...process.env, ...cliEnv() },
+      env: { ...process.env, ...cliEnv(env) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let session = '';
@@ -164,7 +145,7 @@ describe('the pipeline', () => {
         if ((await storedOnLink('kill')) < 5000) continue;
         const holder = (await leases.get('qs.rigK.kill'))?.string() ?? '';
         killed = Number(/:(\d+)$/.exec(holder)?.[1] ?? 0);
-        const victim = services.find((s) => s.child.pid === killed);
+        const victim = run.services.find((s) => s.child.pid === killed);
         expect(victim, `lease holder ${holder}`).toBeDefined();
         victim!.child.kill('SIGKILL');
       }
@@ -179,7 +160,11 @@ describe('the pipeline', () => {
     expect(stored.map(decoded)).toEqual(expected.map(decoded));
     const link = await storedLinkBytes(db, session.trim());
     expect(link.bytes.equals(readFileSync(file))).toBe(true);
-    services = services.filter((s) => s.child.pid !== killed);
+    // The killed decoder is no longer one of the services to stop.
+    run.services.splice(
+      run.services.findIndex((s) => s.child.pid === killed),
+      1,
+    );
   }, 180_000);
 });
 
@@ -215,7 +200,7 @@ describe('several links at once', () => {
               '400000',
               l.file,
             ],
-            cliEnv(),
+            cliEnv(env),
           )
         ).trim(),
       ),
@@ -246,14 +231,14 @@ describe('several links at once', () => {
 describe('the pipeline when storage dies', () => {
   it('loses and doubles nothing, in records or session counts, when storage is killed (SIGKILL) mid-stream', async () => {
     const prefix = uniquePrefix('plst');
-    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: fresh.url, prefix };
+    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: run.databaseUrl, prefix };
     // Small batches, so a kill lands between and inside transactions; a short ack wait, so
     // what the dead storage held comes back to the next one in seconds.
     const storageSettings = { STORAGE_BATCH_RECORDS: '500', STORAGE_ACK_WAIT_MS: '2000' };
     const procs = [await startService('decoder-qs', local), await startService('storage', local, storageSettings)];
     try {
       const file = longCapture('dpp_qv.qs', 40);
-      const replay = cli(pacedReplay('rigS', 'storekill', file), { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix });
+      const replay = cli(pacedReplay('rigS', 'storekill', file), { ...cliEnv(env), TRACEHUB_BUS_PREFIX: prefix });
       let storedBeforeKill = 0;
       for (let i = 0; i < 300 && storedBeforeKill < 3000; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -286,20 +271,20 @@ describe('the pipeline when storage dies', () => {
 describe('the pipeline while Postgres is away', () => {
   it('stores exactly the decoded records after a 10 s outage mid-stream', async () => {
     // Storage reaches Postgres through a proxy that the test cuts for 10 s.
-    const proxy = new CuttableTcpProxy('127.0.0.1', Number(new URL(fresh.url).port || 5432));
+    const proxy = new CuttableTcpProxy('127.0.0.1', Number(new URL(run.databaseUrl).port || 5432));
     await proxy.open();
-    const viaProxy = new URL(fresh.url);
+    const viaProxy = new URL(run.databaseUrl);
     viaProxy.port = String(proxy.listenPort);
     viaProxy.hostname = '127.0.0.1';
     const prefix = uniquePrefix('plpg');
-    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: fresh.url, prefix };
+    const local: PipelineEnv = { natsUrl: env.natsUrl, databaseUrl: run.databaseUrl, prefix };
     const procs = [
       await startService('decoder-qs', local),
       await startService('storage', { ...local, databaseUrl: viaProxy.toString() }),
     ];
     try {
       const file = longCapture('fmt_v64.qs', 30);
-      const replay = cli(pacedReplay('rigP', 'pg', file), { ...cliEnv(), TRACEHUB_BUS_PREFIX: prefix });
+      const replay = cli(pacedReplay('rigP', 'pg', file), { ...cliEnv(env), TRACEHUB_BUS_PREFIX: prefix });
       await new Promise((r) => setTimeout(r, 1000));
       await proxy.cut();
       await new Promise((r) => setTimeout(r, 10_000));

@@ -3,19 +3,19 @@ import net from 'node:net';
 import { type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import { type Database, sessionLinkChunks } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import { fixturePath, freePort, natsUrl, PrivatePostgres, uniquePrefix } from '@tracehub/tests/support';
+import { fixturePath, freePort, natsUrl, PrivatePostgres, sleep, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
 import {
-  createDb,
+  metric,
+  type PipelineTestRun,
   removeBusPrefix,
-  requireBuild,
-  sessionsOf,
+  startPipelineTestRun,
   startService,
-  stopAll,
   storedLinkBytes,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 
 /**
@@ -36,37 +36,22 @@ const LINKS = ['uart0', 'uart1', 'uart2'];
 const RIG = 'rigPG';
 
 let pg: PrivatePostgres;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
 let prefix: string;
-let procs: RunningProcess[] = [];
 
 beforeAll(async () => {
-  requireBuild();
   pg = await PrivatePostgres.start();
-  db = createDb(pg.url());
+  run = await startPipelineTestRun('pgout', pg.url());
+  ({ db } = run);
   prefix = uniquePrefix('pgout');
 }, 60_000);
 
 afterAll(async () => {
-  await stopAll(procs);
-  await db?.destroy();
+  await run?.close();
   await pg?.stop();
   if (prefix) await removeBusPrefix(natsUrl(), prefix);
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The sum of a metric's series whose labels include `labels` (e.g. `reason="full"`). */
-async function metric(port: number, name: string, labels = ''): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!(line.startsWith(`${name}{`) || line.startsWith(`${name} `))) continue;
-    if (labels && !line.includes(labels)) continue;
-    sum += Number(line.split(' ').pop());
-  }
-  return sum;
-}
 
 const healthPort = (p: RunningProcess) =>
   JSON.parse(p.stdout.find((l) => /"msg":"ready/.test(l))!).healthPort as number;
@@ -82,10 +67,10 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
       GATEWAY_BUFFER_BYTES: String(128 * 1024),
       GATEWAY_CHUNK_BYTES: '4096',
     });
-    procs = [gateway];
+    run.services.push(gateway);
     const decoder = await startService('decoder-qs', env, limits);
     const storage = await startService('storage', env, limits);
-    procs.push(decoder, storage);
+    run.services.push(decoder, storage);
     const gatewayMetrics = healthPort(gateway);
     const decoderMetrics = healthPort(decoder);
     const readyz = async (p: RunningProcess) => (await fetch(`http://127.0.0.1:${healthPort(p)}/readyz`)).status;
@@ -158,11 +143,7 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     let lostAll = 0;
     let publishedAll = 0;
     for (let i = 0; i < LINKS.length; i++) {
-      let sessions: string[] = [];
-      for (let n = 0; n < 100 && sessions.length === 0; n++) {
-        sessions = await sessionsOf(db, RIG, LINKS[i]);
-        if (sessions.length === 0) await sleep(200);
-      }
+      const sessions = await waitForSessions(db, RIG, LINKS[i], 100);
       expect(sessions).toHaveLength(1);
       const session = sessions[0];
       // Storage kept every chunk the gateway published, once and in order (checked as read).

@@ -16,7 +16,16 @@ import { fixturePath } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
-import { cli, decoded, decodedApartFromHostTime, offlineDecode, type PipelineEnv, storedSession } from './harness.js';
+import {
+  cli,
+  cliEnv,
+  decoded,
+  decodedApartFromHostTime,
+  offlineDecode,
+  type PipelineEnv,
+  replay,
+  storedSession,
+} from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
@@ -32,18 +41,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await pipeline?.close();
 });
-
-const cliEnv = () => ({ NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix });
-
-async function replay(
-  rig: string,
-  link: string,
-  protocol: string,
-  file: string,
-  flags: string[] = [],
-): Promise<string> {
-  return (await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], cliEnv())).trim();
-}
 
 async function stored(session: string): Promise<TraceRecord[]> {
   const out: TraceRecord[] = [];
@@ -67,23 +64,12 @@ async function redecode(session: string, token = CONTROL_TOKEN) {
 describe('redecode', () => {
   it('decodes an STP v1 session again with the settings fixed afterwards, replacing its records at once', async () => {
     const name = 'v1_data_sizes_endian';
-    const expected = (
-      await cli([
-        'decode',
-        '--protocol',
-        'stp',
-        '--format',
-        'json',
-        '--stp-config',
-        fixturePath('stp', `${name}.expected.json`),
-        fixturePath('stp', `${name}.stp`),
-      ])
-    )
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as TraceRecord);
+    const expected = await offlineDecode(fixturePath('stp', `${name}.stp`), 'stp', [
+      '--stp-config',
+      fixturePath('stp', `${name}.expected.json`),
+    ]);
     // Streamed with the defaults (STP v2, big-endian masters): not what the vector's hardware sent.
-    const session = await replay('rigR', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
+    const session = await replay(env, 'rigR', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
     const before = await storedSession(db, session);
     expect(before.map(decodedApartFromHostTime)).not.toEqual(expected.map(decodedApartFromHostTime));
 
@@ -125,13 +111,13 @@ describe('redecode', () => {
   }, 120_000);
 
   it('gives a QS session back exactly as decode prints it, from the command line', async () => {
-    const session = await replay('rigR', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    const session = await replay(env, 'rigR', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
     const before = await storedSession(db, session);
     // The link bytes are stored a little after the records: wait for them as the API does.
     let out = '';
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
-        out = await cli(['redecode', '--session', session], cliEnv());
+        out = await cli(['redecode', '--session', session], cliEnv(env));
         break;
       } catch (err) {
         if (!/not all stored yet/.test(String((err as Error).message))) throw err;
@@ -147,7 +133,7 @@ describe('redecode', () => {
   it('gives a QS session streamed in many chunks back record for record through the API, counts and dictionaries included', async () => {
     const file = fixturePath('qs', 'dpp_qv_gap.qs');
     // At the link's pace the gateway publishes a chunk every 10 ms: frames straddle chunks.
-    const session = await replay('rigR', 'qs3', 'qs', file, ['--pace', 'original', '--bps', '115200']);
+    const session = await replay(env, 'rigR', 'qs3', 'qs', file, ['--pace', 'original', '--bps', '115200']);
     const before = await storedSession(db, session);
     const rowBefore = await getSession(db, session);
     const dictionariesBefore = await sessionDictionaries(db, session);
@@ -180,7 +166,7 @@ describe('redecode', () => {
 
   it('decodes with the defaults, as the decoder service does, when the codec refuses the stored settings', async () => {
     const file = fixturePath('qs', 'dpp_qv.qs');
-    const session = await replay('rigR', 'qs4', 'qs', file);
+    const session = await replay(env, 'rigR', 'qs4', 'qs', file);
     await storedSession(db, session);
     // A .dic the api would not take (it reads one before storing it), as an older build may have kept.
     await db
@@ -198,7 +184,7 @@ describe('redecode', () => {
   it('keeps the settings the link was given at the gateway (replay flags), as the decoder service lays them over the stored ones', async () => {
     const name = 'defer_midstream_sized';
     // qspy -O8 -F8 -Q2 (its .qspy-args): a 64-bit target joined mid-run, before its target info.
-    const session = await replay('rigR', 'qs5', 'qs', fixturePath('qs', `${name}.qs`), [
+    const session = await replay(env, 'rigR', 'qs5', 'qs', fixturePath('qs', `${name}.qs`), [
       '--obj-ptr-size',
       '8',
       '--fun-ptr-size',
@@ -212,31 +198,20 @@ describe('redecode', () => {
     expect(res.json().settings).toEqual({ objPtrSize: 8, funPtrSize: 8, queueCtrSize: 2 });
     const after = await stored(session);
     expect(after).toEqual(before);
-    const expected = await cli([
-      'decode',
-      '--protocol',
-      'qs',
-      '--format',
-      'json',
+    const expected = await offlineDecode(fixturePath('qs', `${name}.qs`), 'qs', [
       '--obj-ptr-size',
       '8',
       '--fun-ptr-size',
       '8',
       '--queue-ctr-size',
       '2',
-      fixturePath('qs', `${name}.qs`),
     ]);
-    expect(after.map(decoded)).toEqual(
-      expected
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => decoded(JSON.parse(l) as TraceRecord)),
-    );
+    expect(after.map(decoded)).toEqual(expected.map(decoded));
   }, 120_000);
 
   it('says why it cannot: unknown session, read-only token, no link bytes kept, not ended', async () => {
     expect((await redecode('no-such-session')).statusCode).toBe(404);
-    const session = await replay('rigR', 'qs2', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    const session = await replay(env, 'rigR', 'qs2', 'qs', fixturePath('qs', 'dpp_qv.qs'));
     await storedSession(db, session);
     expect((await redecode(session, READ_TOKEN)).statusCode).toBe(403);
     // A session stored before link bytes were kept (before their migration ran).

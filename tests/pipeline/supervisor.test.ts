@@ -5,42 +5,33 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '@tracehub/db';
-import {
-  type FreshDatabase,
-  fixturePath,
-  freePort,
-  freshDatabase,
-  natsUrl,
-  uniquePrefix,
-} from '@tracehub/tests/support';
+import { fixturePath, freePort, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode, within } from '../foundation/processes.js';
 import {
-  createDb,
   decoded,
   offlineDecode,
+  type PipelineTestRun,
   removeBusPrefix,
-  requireBuild,
-  sessionsOf,
+  startPipelineTestRun,
   storedSession,
+  waitForSessions,
 } from './harness.js';
 
-let fresh: FreshDatabase;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
 let work: string;
 const prefix = uniquePrefix('sup');
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('supervisor');
-  db = createDb(fresh.url);
+  run = await startPipelineTestRun('supervisor');
+  ({ db } = run);
   work = mkdtempSync(join(tmpdir(), 'th-supervisor-'));
 });
 
 afterAll(async () => {
-  await db?.destroy();
-  await fresh?.drop();
+  await run?.close();
   await removeBusPrefix(natsUrl(), prefix);
   rmSync(work, { recursive: true, force: true });
 });
@@ -115,7 +106,7 @@ describe('npm start supervising the services', () => {
     const port = await freePort();
     const start = startNode('scripts/start-all.mjs', {
       NATS_URL: natsUrl(),
-      DATABASE_URL: fresh.url,
+      DATABASE_URL: run.databaseUrl,
       TRACEHUB_BUS_PREFIX: prefix,
       TRACEHUB_HEALTH_PORT_BASE: '0',
       API_PORT: '0',
@@ -153,11 +144,7 @@ describe('npm start supervising the services', () => {
       const bytes = await target.stop();
       const file = join(work, 'streamed.qs');
       writeFileSync(file, bytes);
-      let sessions: string[] = [];
-      for (let i = 0; i < 150 && sessions.length === 0; i++) {
-        await new Promise((r) => setTimeout(r, 200));
-        sessions = await sessionsOf(db, 'rigS', 'tcp0');
-      }
+      const sessions = await waitForSessions(db, 'rigS', 'tcp0', 150);
       expect(sessions).toHaveLength(1);
       const stored = await storedSession(db, sessions[0], 90_000);
       const expected = await offlineDecode(file, 'qs');

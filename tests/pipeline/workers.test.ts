@@ -9,20 +9,18 @@ import { Kvm } from '@nats-io/kv';
 import { ensureTopology } from '@tracehub/bus';
 import type { Database } from '@tracehub/db';
 import { LinkPublisher } from '@tracehub/link';
-import { type FreshDatabase, fixturePath, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { fixturePath, natsUrl, sleep, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningProcess } from '../foundation/processes.js';
 import {
   connectBus,
-  createDb,
   decoded,
   offlineDecode,
+  type PipelineTestRun,
   removeBusPrefix,
-  requireBuild,
   sessionsOf,
+  startPipelineTestRun,
   startService,
-  stopAll,
   storedLinkBytes,
   storedSession,
 } from './harness.js';
@@ -31,29 +29,23 @@ const LINKS = 64;
 /** Pieces each link's stream is sent in, one a round (about 150 ms), so every link always has work. */
 const ROUNDS = 160;
 
-let fresh: FreshDatabase;
+let run: PipelineTestRun;
 let db: Kysely<Database>;
 let bus: Awaited<ReturnType<typeof connectBus>>;
-const procs: RunningProcess[] = [];
 const prefix = uniquePrefix('plwk');
 
 beforeAll(async () => {
-  requireBuild();
-  fresh = await freshDatabase('workers');
-  db = createDb(fresh.url);
+  run = await startPipelineTestRun('workers');
+  ({ db } = run);
   bus = await connectBus({ url: natsUrl(), name: 'workers-check', prefix });
   await ensureTopology(bus);
 }, 60_000);
 
 afterAll(async () => {
-  await stopAll(procs);
-  await db?.destroy();
-  await fresh?.drop();
+  await run?.close();
   await bus?.close();
   await removeBusPrefix(natsUrl(), prefix);
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Leases on the fleet's links, counted by the worker holding them (leases of the `dead` pids left out). */
 async function linksPerWorker(dead: readonly number[]): Promise<Map<string, number>> {
@@ -84,12 +76,12 @@ async function evenSpread(workers: number, dead: readonly number[] = []): Promis
 
 describe('many decoder and storage workers', () => {
   it('share 64 links evenly, and lose and double nothing when a decoder and a storage are killed mid-stream', async () => {
-    const env = { natsUrl: natsUrl(), databaseUrl: fresh.url, prefix };
+    const env = { natsUrl: natsUrl(), databaseUrl: run.databaseUrl, prefix };
     const decoder = () => startService('decoder-qs', env);
     const storage = () => startService('storage', env);
     const decoders = [await decoder(), await decoder(), await decoder()];
     const storages = [await storage(), await storage()];
-    procs.push(...decoders, ...storages);
+    run.services.push(...decoders, ...storages);
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
     const stream = Buffer.concat([one, one, one, one]);
@@ -124,7 +116,7 @@ describe('many decoder and storage workers', () => {
     for (let i = 0; i < 5; i++) await sendRound();
     storages[0].child.kill('SIGKILL');
     for (let i = 0; i < 5; i++) await sendRound();
-    procs.push(await decoder());
+    run.services.push(await decoder());
     const joinedAt = Date.now();
     // ...until the two that lived and the one that joined share them evenly again.
     let spreadAfterKillAndJoin: number[] | undefined;
@@ -133,7 +125,7 @@ describe('many decoder and storage workers', () => {
       spreadAfterKillAndJoin = await evenSpread(3, [killed]);
     }
     const respreadMs = Date.now() - joinedAt;
-    procs.push(await storage());
+    run.services.push(await storage());
     while (round < ROUNDS) await sendRound();
     for (const p of publishers) p.disconnected('simulated target done');
     await Promise.all(publishers.map((p) => p.close()));
@@ -157,6 +149,6 @@ describe('many decoder and storage workers', () => {
     expect(respreadMs).toBeLessThan(10_000);
     // Two storages writing batches of the same links lock rows in one order: none is ever
     // aborted as a deadlock (each would cost a retry).
-    expect(procs.flatMap((p) => p.stdout).filter((line) => line.includes('deadlock detected'))).toEqual([]);
+    expect(run.services.flatMap((p) => p.stdout).filter((line) => line.includes('deadlock detected'))).toEqual([]);
   }, 240_000);
 });

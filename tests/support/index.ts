@@ -73,11 +73,32 @@ export { freePort, natsServerBinary, PrivateNats, PrivateNatsCluster, waitForPor
 export { PrivatePostgres } from './private-postgres.js';
 export { CuttableTcpProxy } from './tcp-proxy.js';
 
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Asks `probe` every `everyMs` until it answers something other than `undefined` or `false`,
+ * and resolves with that answer; throws after `timeoutMs`, naming `what`.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
 /** Polls `check` every 100 ms until it is true; throws after `timeoutMs`, naming `what`. */
 export async function waitUntil(check: () => Promise<boolean>, timeoutMs = 15_000, what = 'condition'): Promise<void> {
   const start = Date.now();
   while (!(await check())) {
     if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }

@@ -1,13 +1,13 @@
 // A QS link as a gateway serves it, with a scripted target on its TCP side: the answers the
 // control tests read are decoded from the records this target sends.
 import net from 'node:net';
-import { type Bus, connectBus, ensureTopology, removeTopology } from '@tracehub/bus';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import type { Bus } from '@tracehub/bus';
+import type { Database } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
-import { freshDatabase, natsUrl, uniquePrefix } from './index.js';
 import { type StoredFixture, storeQsFixture } from './qs-fixture-session.js';
+import { testBackends } from './test-backends.js';
 
 export interface ScriptedQsLink {
   gateway: Gateway;
@@ -74,11 +74,8 @@ export interface ControlBackends {
  * dpp_qv, and a gateway serving that link with a scripted target (`startScriptedQsLink`).
  */
 export async function controlBackends(label: string, rig: string, link: string): Promise<ControlBackends> {
-  const fresh = await freshDatabase(label);
-  const db = createDb(fresh.url);
-  await migrateToLatest(db);
-  const bus = await connectBus({ url: natsUrl(), name: `${label}-test`, prefix: uniquePrefix(label) });
-  await ensureTopology(bus);
+  const backends = await testBackends(label, { topology: true });
+  const { db, bus } = backends;
   const stored = await storeQsFixture(db, 'dpp_qv', {
     rig,
     link,
@@ -93,10 +90,7 @@ export async function controlBackends(label: string, rig: string, link: string):
     link: served,
     close: async () => {
       await served.stop();
-      await removeTopology(bus);
-      await bus.close();
-      await db.destroy();
-      await fresh.drop();
+      await backends.close();
     },
   };
 }
