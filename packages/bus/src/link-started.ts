@@ -27,5 +27,9 @@ export function watchLinksStarted(
       },
     }),
   );
-  return { stop: () => subs.forEach((s) => s.unsubscribe()) };
+  return {
+    stop: () => {
+      for (const sub of subs) sub.unsubscribe();
+    },
+  };
 }
