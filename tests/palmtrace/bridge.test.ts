@@ -4,7 +4,7 @@ import { runInNewContext } from 'node:vm';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import { createDb, type Database, migrateToLatest, upsertLink } from '@tracehub/db';
 import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
 import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix, until } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
@@ -40,6 +40,7 @@ beforeAll(async () => {
         queueBytes: 8 * 1024 * 1024,
         retryMs: 1000,
         leaseMs: 5000,
+        linkSettingsRefreshMs: 100,
       },
     }),
   });
@@ -273,6 +274,35 @@ describe('PalmTrace bridge, live', () => {
     await untilSoon('two messages on the listening port', () => received.length >= 2);
     expect(received.map((m) => m.text)).toEqual(['uart0 record 5000', 'uart0 record 5001']);
     socket.destroy();
+  });
+
+  it("gives a link's records the Process ID and module its settings name", async () => {
+    const linkId = await upsertLink(db, { rig: 'rig7', name: 'uart0', protocol: 'qs' });
+    const put = await app.inject({
+      method: 'PUT',
+      url: `/api/v1/links/${linkId}/settings`,
+      headers: auth(CONTROL_TOKEN),
+      payload: { settings: { palmProcessId: 4242, palmModule: 0x0601 }, by: 'bridge test' },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const before = reporter.messages.length;
+    // Not a state-machine record nor PHILO_STAT: the endpoint's tables do not name it.
+    const tick = (seq: number) =>
+      record('uart0', seq, { session: 's-palm-ids', type: 48, name: 'QS_QF_TICK', text: `tick ${seq}` });
+    let seq = 0;
+    // The bridge reads the links' settings again within its refresh (100 ms here).
+    await untilSoon('a message with the Process ID of the link', async () => {
+      publish([tick(seq++)]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return reporter.messages.slice(before).some((m) => m.message.processId === 4242);
+    });
+    const last = reporter.messages.at(-1)!.message;
+    expect([last.processId, last.module, last.text]).toEqual([4242, 0x0601, `tick ${seq - 1}`]);
+    // The endpoint's own table still wins for the records it names.
+    const count = reporter.messages.length + 1;
+    publish([record('uart0', seq, { session: 's-palm-ids', text: 'a transition' })]);
+    const named = (await reporter.waitFor(count))[count - 1];
+    expect([named.processId, named.module]).toEqual([4242, 0x0200]);
   });
 
   it('removes an endpoint and closes its connection', async () => {

@@ -14,6 +14,29 @@ const size = (qspy: string, what: string) =>
     description: `${what} in bytes until the target info says otherwise (qspy ${qspy})`,
   });
 
+/**
+ * How a link's records show in a legacy Palm Reporter (the api's PalmTrace bridge), for links
+ * of every protocol. A Reporter endpoint's own tables (`rigNumbers`, `modules`) name records
+ * more precisely and win over these.
+ */
+const PalmTraceLinkSettingsProperties = {
+  palmProcessId: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 0xffffffff,
+      description: "PalmTrace Process ID of the link's records (default: the digits the rig name ends with)",
+    }),
+  ),
+  palmModule: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 0xffff,
+      description:
+        "PalmTrace module (error class) of the link's records a Reporter's table does not name (default 0x8000)",
+    }),
+  ),
+};
+
 /** QS: the target's sizes and version, for a target joined mid-run (qspy's -v -O -F -T -S ...). */
 export const QsLinkSettingsSchema = Type.Object(
   {
@@ -36,6 +59,7 @@ export const QsLinkSettingsSchema = Type.Object(
           "a qspy .dic file's text (tracehub dict import): its configuration and names from the start of every session, and its names again after each target info of the same build, as qspy -d <file>",
       }),
     ),
+    ...PalmTraceLinkSettingsProperties,
   },
   { additionalProperties: false },
 );
@@ -67,6 +91,7 @@ export const StpLinkSettingsSchema = Type.Object(
     processor: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 255, description: 'SWD: processor index in the wrapper (default 0)' }),
     ),
+    ...PalmTraceLinkSettingsProperties,
   },
   { additionalProperties: false },
 );

@@ -64,6 +64,8 @@ export interface PalmTraceBridgeSettings {
   retryMs: number;
   /** How long a process holds an endpoint without renewing its lease, ms (renewed five times a lease). */
   leaseMs: number;
+  /** How often the links' PalmTrace settings (`palmProcessId`, `palmModule`) are read again, ms. */
+  linkSettingsRefreshMs?: number;
 }
 
 export const DEFAULT_PALMTRACE_SETTINGS: PalmTraceBridgeSettings = Object.freeze({

@@ -16,6 +16,7 @@ import type { RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
 import type { PalmTraceBridgeSettings } from './bridge-settings.js';
 import type { ReporterEndpointInput } from './endpoint-schema.js';
+import { LinkPalmIdsCache } from './link-palm-ids.js';
 import { type ListenerStatus, PalmTraceListener } from './palmtrace-listener.js';
 import { type BridgeLog, type CarriedStatus, ReporterEndpoint, type ReporterStatus } from './reporter-endpoint.js';
 
@@ -47,6 +48,7 @@ export class PalmTraceBridge {
   /** The endpoints this process serves. */
   private readonly served = new Map<string, ReporterEndpoint>();
   private listener: PalmTraceListener | null = null;
+  private readonly linkIds: LinkPalmIdsCache;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> = Promise.resolve();
   /** Until when (performance.now(), ms) the leases of `served` are certainly this process's. */
@@ -62,7 +64,9 @@ export class PalmTraceBridge {
       /** This process's name in leases (unique per process). */
       replicaId: string;
     },
-  ) {}
+  ) {
+    this.linkIds = new LinkPalmIdsCache(deps.db, deps.log, deps.settings.linkSettingsRefreshMs);
+  }
 
   get replicaId(): string {
     return this.deps.replicaId;
@@ -74,6 +78,7 @@ export class PalmTraceBridge {
 
   async start(): Promise<void> {
     const { settings, db } = this.deps;
+    await this.linkIds.start();
     await upsertConfiguredReporterEndpoints(
       db,
       settings.reporters.map((input, i) => {
@@ -87,6 +92,7 @@ export class PalmTraceBridge {
         settings.listenOptions,
         { records: settings.queueRecords, bytes: settings.queueBytes },
         this.deps.log,
+        this.linkIds.of,
       );
       await this.listener.listen(settings.listenPort, settings.listenHost);
     }
@@ -103,6 +109,7 @@ export class PalmTraceBridge {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
+    this.linkIds.stop();
     await this.ticking;
     await Promise.all([...this.served.values()].map((e) => e.stop()));
     this.served.clear();
@@ -161,6 +168,7 @@ export class PalmTraceBridge {
         db: this.deps.db,
         feed: this.deps.feed,
         log: this.deps.log,
+        linkIds: this.linkIds.of,
         retryMs: settings.retryMs,
         queueRecords: settings.queueRecords,
         queueBytes: settings.queueBytes,

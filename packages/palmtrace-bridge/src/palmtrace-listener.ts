@@ -1,6 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { ReporterOptions } from './endpoint-schema.js';
+import type { LinkPalmIdsOf } from './link-palm-ids.js';
 import { encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
 import type { BridgeLog } from './reporter-endpoint.js';
@@ -48,8 +49,9 @@ export class PalmTraceListener {
     options: ReporterOptions,
     queue: { records: number; bytes: number },
     private readonly log: BridgeLog,
+    linkIds?: LinkPalmIdsOf,
   ) {
-    this.encoder = new RecordMessageEncoder(options);
+    this.encoder = new RecordMessageEncoder(options, linkIds);
     this.outlet = new Outlet(queue);
   }
 

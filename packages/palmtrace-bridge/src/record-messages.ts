@@ -9,6 +9,7 @@ import {
 } from '@tracehub/palmtrace';
 import { qsRecordGroup } from '@tracehub/qs';
 import type { ReporterOptions } from './endpoint-schema.js';
+import type { LinkPalmIdsOf } from './link-palm-ids.js';
 
 /**
  * Target clock ticks per millisecond when an endpoint does not say. QS: the fixtures' POSIX
@@ -74,7 +75,11 @@ export class RecordMessageEncoder {
   private readonly defaultModule: number;
   private readonly ticksPerMs: Record<Protocol, number>;
 
-  constructor(private readonly options: ReporterOptions = {}) {
+  constructor(
+    private readonly options: ReporterOptions = {},
+    /** The PalmTrace ids the links' own settings give (`palmProcessId`, `palmModule`). */
+    private readonly linkIds: LinkPalmIdsOf = () => undefined,
+  ) {
     this.encoding = options.encoding ?? 'windows-1252';
     this.defaultModule = options.modules?.default ?? PalmErrorClass.appErrorClass;
     this.ticksPerMs = { ...DEFAULT_TICKS_PER_MS, ...options.targetTicksPerMs };
@@ -88,9 +93,14 @@ export class RecordMessageEncoder {
     return admitsLink(this.options.filter, link);
   }
 
+  /**
+   * The module of a record: the first of this endpoint's tables that names it, else the one
+   * its link's settings give, else the endpoint's default.
+   */
   moduleOf(record: TraceRecord): number {
     const m = this.options.modules;
-    if (!m) return this.defaultModule;
+    const fallback = () => this.linkIds(record.rig, record.link)?.module ?? this.defaultModule;
+    if (!m) return fallback();
     const byName = m.names?.[record.name];
     if (byName !== undefined) return byName;
     if (record.protocol === 'qs') {
@@ -100,14 +110,21 @@ export class RecordMessageEncoder {
       const byMaster = m.stpMasters?.[String(record.stp.master)];
       if (byMaster !== undefined) return byMaster;
     }
-    return this.defaultModule;
+    return fallback();
+  }
+
+  /** Process ID: this endpoint's number for the rig, else the link's setting, else the rig's own number. */
+  processIdOf(record: TraceRecord): number {
+    return (
+      this.options.rigNumbers?.[record.rig] ?? this.linkIds(record.rig, record.link)?.processId ?? rigNumber(record.rig)
+    );
   }
 
   /** The record's messages, or undefined when it sends nothing (empty text). */
   encode(record: TraceRecord): RecordMessages | undefined {
     const common = {
       module: this.moduleOf(record),
-      processId: rigNumber(record.rig, this.options.rigNumbers),
+      processId: this.processIdOf(record),
       threadId: threadIdOf(record),
       timestampMs: timestampMsOf(record, this.ticksPerMs[record.protocol]),
       maxDataBytes: MAX_DATA_BYTES,

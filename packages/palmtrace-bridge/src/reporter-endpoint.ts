@@ -3,6 +3,7 @@ import type { Database } from '@tracehub/db';
 import { type MissedReason, Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
 import type { ReplayRequest, ReporterEndpointInput } from './endpoint-schema.js';
+import type { LinkPalmIdsOf } from './link-palm-ids.js';
 import { chunkOf, encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
 import { OriginalPace, storedRecords } from './stored-records.js';
@@ -18,6 +19,8 @@ export interface ReporterEndpointDeps {
   log: BridgeLog;
   /** Wait between connection attempts while the Reporter is away (PalmTrace: 1000 ms). */
   retryMs: number;
+  /** The PalmTrace ids the links' settings give. */
+  linkIds?: LinkPalmIdsOf;
   /** Default queue bound when the endpoint does not set one. */
   queueRecords: number;
   queueBytes: number;
@@ -99,7 +102,7 @@ export class ReporterEndpoint {
     private readonly deps: ReporterEndpointDeps,
     private readonly carried?: CarriedStatus,
   ) {
-    this.encoder = new RecordMessageEncoder(config);
+    this.encoder = new RecordMessageEncoder(config, deps.linkIds);
     this.outlet = new Outlet({ records: config.queueRecords ?? deps.queueRecords, bytes: deps.queueBytes });
     this.reader = this.outlet.reader();
     this.droppedBefore = carried?.dropped ?? 0;

@@ -77,6 +77,26 @@ describe('record → PalmTrace message', () => {
     expect(other.module).toBe(0x7000);
   });
 
+  it("takes a link's own Process ID and module where the endpoint's tables do not name the record", () => {
+    const linkIds = (rig: string, link: string) =>
+      rig === 'rig4660' && link === 'uart0' ? { processId: 777, module: 0x0600 } : undefined;
+    const plain = new RecordMessageEncoder({}, linkIds);
+    const [a] = decode(plain.encode(qsRecord({ type: 48 })) as Uint8Array);
+    expect([a.processId, a.module]).toEqual([777, 0x0600]);
+    // Another link of the rig: the rig's number and the default module.
+    const [b] = decode(plain.encode(qsRecord({ type: 48, link: 'uart1' })) as Uint8Array);
+    expect([b.processId, b.module]).toEqual([0x1234, 0x8000]);
+    // The endpoint's tables name records more precisely and win.
+    const tables = new RecordMessageEncoder(
+      { rigNumbers: { rig4660: 5 }, modules: { qsGroups: { AO: 0x0100 } } },
+      linkIds,
+    );
+    const [c] = decode(tables.encode(qsRecord({ type: 14 })) as Uint8Array);
+    expect([c.processId, c.module]).toEqual([5, 0x0100]);
+    const [d] = decode(tables.encode(qsRecord({ type: 48 })) as Uint8Array);
+    expect(d.module).toBe(0x0600);
+  });
+
   it('sends STP payloads as binary (kind 2) when asked', () => {
     const encoder = new RecordMessageEncoder({ binaryStp: true });
     const stp = qsRecord({
