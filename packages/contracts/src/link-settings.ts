@@ -37,6 +37,9 @@ const PalmTraceLinkSettingsProperties = {
   ),
 };
 
+/** Link settings that are not the codec's (a change of them is no reason to decode afresh). */
+export const NOT_CODEC_LINK_SETTINGS: readonly string[] = Object.keys(PalmTraceLinkSettingsProperties);
+
 /** QS: the target's sizes and version, for a target joined mid-run (qspy's -v -O -F -T -S ...). */
 export const QsLinkSettingsSchema = Type.Object(
   {

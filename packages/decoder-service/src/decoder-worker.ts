@@ -16,6 +16,7 @@ import {
   bucketStream,
   type ChunkContext,
   type JsonValue,
+  NOT_CODEC_LINK_SETTINGS,
   type Protocol,
   type RecordBatch,
   RecordName,
@@ -555,8 +556,14 @@ class LinkDecoding {
   }
 }
 
+/** The same codec settings (settings of other consumers, such as the PalmTrace ids, left out). */
 function sameSettings(a: LinkSettings, b: LinkSettings): boolean {
-  const canonical = (s: LinkSettings) => JSON.stringify(Object.entries(s).sort(([x], [y]) => (x < y ? -1 : 1)));
+  const canonical = (s: LinkSettings) =>
+    JSON.stringify(
+      Object.entries(s)
+        .filter(([name]) => !NOT_CODEC_LINK_SETTINGS.includes(name))
+        .sort(([x], [y]) => (x < y ? -1 : 1)),
+    );
   return canonical(a) === canonical(b);
 }
 
