@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FreshDatabase, freshDatabase, PrivateNats, repoRoot } from '@tracehub/tests/support';
+import { type FreshDatabase, freshDatabase, PrivateNats, PrivatePostgres, repoRoot } from '@tracehub/tests/support';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, SERVICE_APPS, startNode, within } from './processes.js';
 
@@ -117,5 +118,60 @@ describe('security on the wire', () => {
         }
       }),
     );
+  });
+
+  it('every service reaches a Postgres that takes only TLS, verifying its certificate, and refuses one it cannot trust', async () => {
+    const postgres = await PrivatePostgres.start({ tls: { cert: certs.cert, key: certs.key } });
+    try {
+      const verified = `${postgres.url()}?sslmode=verify-full&sslrootcert=${encodeURIComponent(certs.ca)}`;
+      // The server refuses a connection without TLS.
+      const plain = new pg.Client({ connectionString: `${postgres.url()}?sslmode=disable` });
+      await expect(plain.connect()).rejects.toThrow(/no encryption|pg_hba/);
+      await plain.end().catch(() => {});
+      const env = {
+        NATS_URL: `tls://${NATS_USER}:${NATS_PASSWORD}@127.0.0.1:${nats.port}`,
+        NATS_TLS_CA: certs.ca,
+        DATABASE_URL: verified,
+        HEALTH_PORT: '0',
+        API_PORT: '0',
+        API_HOST: '127.0.0.1',
+      };
+      const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
+      try {
+        await Promise.all(
+          services.map(async ({ app, proc }) => {
+            const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
+            expect((await fetch(`http://127.0.0.1:${ready.healthPort}/readyz`)).status, app).toBe(200);
+          }),
+        );
+        // Their connections to Postgres are encrypted.
+        const check = new pg.Client({ connectionString: verified });
+        await check.connect();
+        const { rows } = await check.query(
+          "select count(*)::int as n, bool_and(s.ssl) as all_tls from pg_stat_ssl s join pg_stat_activity a using (pid) where a.backend_type = 'client backend' and a.application_name <> ''",
+        );
+        await check.end();
+        expect(rows[0].n).toBeGreaterThan(0);
+        expect(rows[0].all_tls).toBe(true);
+      } finally {
+        for (const { proc } of services) proc.child.kill('SIGKILL');
+      }
+      // A server whose certificate the service cannot verify (no CA given): it does not start, and says what to check.
+      const untrusted = startNode('apps/storage/dist/main.js', {
+        ...env,
+        DATABASE_URL: `${postgres.url()}?sslmode=verify-full`,
+      });
+      try {
+        const { value } = await within(untrusted.exited, 30_000, 'storage giving up');
+        expect(value).toBe(1);
+        expect(JSON.parse(untrusted.stdout.at(-1) ?? '{}').msg).toMatch(
+          /cannot connect to Postgres at .*check DATABASE_URL/,
+        );
+      } finally {
+        untrusted.child.kill('SIGKILL');
+      }
+    } finally {
+      await postgres.stop();
+    }
   });
 });

@@ -1,5 +1,14 @@
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,9 +30,14 @@ export class PrivatePostgres {
     private readonly bin: string,
     readonly dataDir: string,
     private readonly baseDir: string,
+    private readonly serverOptions: readonly string[] = [],
   ) {}
 
-  static async start(): Promise<PrivatePostgres> {
+  /**
+   * `tls`: a server certificate and key (PEM files) the server takes connections with, and
+   * only with: every connection that is not TLS is refused (pg_hba `hostnossl ... reject`).
+   */
+  static async start(opts: { tls?: { cert: string; key: string } } = {}): Promise<PrivatePostgres> {
     const bin = postgresBinDir();
     const baseDir = mkdtempSync(join(tmpdir(), 'th-pg-'));
     const dataDir = join(baseDir, 'data');
@@ -31,8 +45,34 @@ export class PrivatePostgres {
       const { uid, gid } = await postgresUser();
       chownSync(baseDir, uid, gid);
     }
-    const pg = new PrivatePostgres(await freePort(), bin, dataDir, baseDir);
+    const serverOptions: string[] = [];
+    if (opts.tls) {
+      // Postgres reads its key only when the key is its own and private to it.
+      const cert = join(baseDir, 'server.pem');
+      const key = join(baseDir, 'server.key');
+      copyFileSync(opts.tls.cert, cert);
+      copyFileSync(opts.tls.key, key);
+      chmodSync(key, 0o600);
+      if (asRoot()) {
+        const { uid, gid } = await postgresUser();
+        chownSync(cert, uid, gid);
+        chownSync(key, uid, gid);
+      }
+      serverOptions.push('-c ssl=on', `-c ssl_cert_file=${cert}`, `-c ssl_key_file=${key}`);
+    }
+    const pg = new PrivatePostgres(await freePort(), bin, dataDir, baseDir, serverOptions);
     await pg.exec('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+    if (opts.tls) {
+      const hba = join(dataDir, 'pg_hba.conf');
+      writeFileSync(
+        hba,
+        'local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostnossl all all 0.0.0.0/0 reject\n',
+      );
+      if (asRoot()) {
+        const { uid, gid } = await postgresUser();
+        chownSync(hba, uid, gid);
+      }
+    }
     await pg.resume();
     return pg;
   }
@@ -52,6 +92,7 @@ export class PrivatePostgres {
       '-c fsync=off',
       '-c synchronous_commit=off',
       '-c full_page_writes=off',
+      ...this.serverOptions,
     ].join(' ');
     await this.exec('pg_ctl', ['-D', this.dataDir, '-l', join(this.baseDir, 'log'), '-o', options, '-w', 'start']);
     this.running = true;
