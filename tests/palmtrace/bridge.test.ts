@@ -160,6 +160,21 @@ describe('PalmTrace bridge, live', () => {
       payload: { host: '127.0.0.1', port: reporter.port, replay: { pace: 'fast' } },
     });
     expect(noReplayTarget.statusCode).toBe(400);
+    // Values that would reach SQL or a date parser of the replay: refused before anything starts.
+    for (const replay of [
+      { session: 'a\u0000b' },
+      { from: '2026-01-01T23:59:60Z', to: '2026-01-02T00:00:00Z' },
+      { from: '2026-01-01T00:00:00Z', to: '2026-01-01T24:00:00Z' },
+    ]) {
+      const refused = await app.inject({
+        method: 'POST',
+        url: '/api/v1/reporters',
+        headers: auth(CONTROL_TOKEN),
+        payload: { host: '127.0.0.1', port: reporter.port, replay },
+      });
+      expect(refused.statusCode, JSON.stringify(replay)).toBe(400);
+      expect(refused.json().detail).toMatch(/replay/);
+    }
     ({ id } = await addReporter({
       id: 'lab1',
       host: '127.0.0.1',

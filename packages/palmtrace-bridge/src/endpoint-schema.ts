@@ -73,7 +73,7 @@ export type ReporterOptions = Static<typeof ReporterOptionsSchema>;
 /** A stored session or a host-time range, sent instead of the live stream. */
 export const ReplaySchema = Type.Object(
   {
-    session: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    session: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[^\\u0000]+$' })),
     from: Type.Optional(Type.String({ format: 'date-time', description: 'host time range start (inclusive)' })),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'host time range end (exclusive)' })),
     pace: Type.Optional(
@@ -108,6 +108,14 @@ export function replayProblem(replay: ReplayRequest | undefined): string | undef
   const hasRange = replay.from !== undefined || replay.to !== undefined;
   if (replay.session === undefined && !hasRange) return 'replay needs a session or a from/to time range';
   if (hasRange && (replay.from === undefined || replay.to === undefined)) return 'replay range needs both from and to';
+  for (const [name, value] of [
+    ['from', replay.from],
+    ['to', replay.to],
+  ] as const) {
+    // A date the schema lets through but no clock has (a leap second, 24:00): refused here, before any query.
+    if (value !== undefined && Number.isNaN(Date.parse(value)))
+      return `replay ${name} ${JSON.stringify(value)} is not a time: use RFC 3339, e.g. 2026-11-22T00:00:00Z`;
+  }
   if (replay.from !== undefined && replay.to !== undefined && Date.parse(replay.from) >= Date.parse(replay.to))
     return 'replay range: from must be before to';
   return undefined;
