@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectBus, removeTopology } from '@tracehub/bus';
@@ -25,8 +25,17 @@ export interface RunningProcess {
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<string>;
 }
 
+/** The node flags an app's package.json asks for (`tracehub.nodeFlags`), as `npm start` uses them. */
+function nodeFlagsOf(script: string): string[] {
+  const app = /(?:^|\/)apps\/([^/]+)\/dist\/main\.js$/.exec(script)?.[1];
+  const manifest = app && join(repoRoot, 'apps', app, 'package.json');
+  if (!manifest || !existsSync(manifest)) return [];
+  return JSON.parse(readFileSync(manifest, 'utf8')).tracehub?.nodeFlags ?? [];
+}
+
+/** Starts a built app (`apps/<app>/dist/main.js`) as `npm start` would: with its node flags. */
 export function startNode(script: string, env: NodeJS.ProcessEnv): RunningProcess {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeFlagsOf(script), script], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
