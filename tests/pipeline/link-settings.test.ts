@@ -156,11 +156,9 @@ describe('link settings through the API', () => {
     expect(put.statusCode, put.body).toBe(200);
     const stored = await replayStored('rigP', 'qs1', 'qs', fixturePath('qs', `${name}.qs`));
     expect(stored.map(decoded)).toEqual((await decodeWithQsSizes(name, settings)).map(decoded));
-    // Every line qspy printed with those options is there, in order. The AO-Defer and AO-RCall
-    // lines of this capture are left out until the QS codec's fix for them lands (issue 18).
-    expect(printedLines(stored).filter((l) => !l.includes('AO-Defer') && !l.includes('AO-RCall'))).toEqual(
-      qspyLines(name).filter((l) => !l.includes('AO-Defer') && !l.includes('AO-RCall')),
-    );
+    // Every line qspy printed with those options is there, in order, its AO-Defer lines with
+    // two dictionary misses included.
+    expect(printedLines(stored)).toEqual(qspyLines(name));
   }, 120_000);
 
   it('takes the same settings from replay flags', async () => {
@@ -195,10 +193,11 @@ describe('link settings through the API', () => {
     );
   }, 120_000);
 
-  it('applies at once when asked: the gateway starts a new session on the same connection', async () => {
+  it("applies at once when asked: the gateway starts a new session on the same connection, decoded with the new settings and its address's", async () => {
     const port = await freePort();
+    // The address gives one setting (qspy's -Q2); the others come from the API.
     const gateway = await startService('gateway', env, {
-      TRACEHUB_LINKS: `qs/rigP/tcp1=tcp-listen:127.0.0.1:${port}?objPtrSize=4`,
+      TRACEHUB_LINKS: `qs/rigP/tcp1=tcp-listen:127.0.0.1:${port}?queueCtrSize=2`,
     });
     const net = await import('node:net');
     const target = await new Promise<import('node:net').Socket>((resolve, reject) => {
@@ -208,7 +207,10 @@ describe('link settings through the API', () => {
     try {
       target.write(readFileSync(fixturePath('qs', 'dpp_qv.qs')));
       const sessions = await waitForSessions(db, 'rigP', 'tcp1', 100);
-      const put = await putSettings(await linkId('rigP', 'tcp1'), { settings: { sigSize: 2 }, apply: 'now' });
+      const put = await putSettings(await linkId('rigP', 'tcp1'), {
+        settings: { objPtrSize: 8, funPtrSize: 8 },
+        apply: 'now',
+      });
       expect(put.statusCode, put.body).toBe(200);
       expect(put.json().applies).toBe('now');
       expect(put.json().session).toMatch(/./);
@@ -216,6 +218,12 @@ describe('link settings through the API', () => {
       // The first session ended; the target is still connected.
       await storedSession(db, sessions[0]);
       expect(target.destroyed).toBe(false);
+      // On the same connection, a target joined mid-run: decoded with the sizes the API and the
+      // address gave (qspy -O8 -F8 -Q2), exactly as qspy printed it.
+      const name = 'defer_midstream_sized';
+      await new Promise<void>((resolve) => target.end(readFileSync(fixturePath('qs', `${name}.qs`)), () => resolve()));
+      const stored = await storedSession(db, put.json().session);
+      expect(printedLines(stored)).toEqual(qspyLines(name));
     } finally {
       target.destroy();
       await stopAll([gateway]);
