@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });
-        await api.register(controlRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
+        await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });

@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { type Bus, type ControlAsk, parseRecordMessage } from '@tracehub/bus';
+import type { Bus, ControlAsk } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
+import type { RecordFeed } from '@tracehub/live';
 import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
@@ -13,6 +14,8 @@ import { problemResponses, TraceRecordRef } from '../schemas.js';
 export interface ControlRoutesOptions {
   db: Kysely<Database>;
   bus: Bus;
+  /** The api's one live record feed: a reply window collects the link's records from it. */
+  feed: RecordFeed;
   timeoutMs: number;
 }
 
@@ -197,7 +200,10 @@ const FrontEndStatus = Type.Object(
  * which comes back matched to the command. `GET /links/{id}/control` shows the control point;
  * `POST /links/{id}/frontend/release` frees its front-end port. All need the `control` scope.
  */
-export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (app, { db, bus, timeoutMs }) => {
+export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = async (
+  app,
+  { db, bus, feed, timeoutMs },
+) => {
   const params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
   // 409: the link is not a QS link.
   const controlErrors = { 409: problemResponses[400], ...gatewayErrors };
@@ -246,18 +252,15 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       const answerTimeoutMs = body.answerTimeoutMs ?? 1000;
       const windowMs = body.replyWindowMs ?? 0;
       const collected: TraceRecord[] = [];
-      const sub =
+      const stopCollecting =
         windowMs > 0
-          ? bus.nc.subscribe(bus.names.recSubject('qs', link.rig, link.name), {
-              callback: (err, msg) => {
-                if (err) return;
-                try {
-                  const batch = parseRecordMessage(bus.names, msg.subject, msg.headers, msg.data);
-                  if (Array.isArray(batch.records)) collected.push(...batch.records);
-                } catch {}
-              },
+          ? feed.add((batch) => {
+              if (batch.protocol === 'qs' && batch.rig === link.rig && batch.link === link.name)
+                collected.push(...batch.records);
             })
           : undefined;
+      // The feed may have just opened its subscription: records from now on reach it.
+      if (stopCollecting) await feed.flush();
       try {
         const reply = await ask(
           link.rig,
@@ -290,7 +293,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
           records: collected,
         };
       } finally {
-        sub?.unsubscribe();
+        stopCollecting?.();
       }
     },
   );
