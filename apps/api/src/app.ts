@@ -30,6 +30,7 @@ import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
+import { sessionStateMachinesRoutes } from './routes/session-state-machines.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
 
@@ -148,6 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
           scanLimitBytes: settings.scanLimitBytes,
         });
         await api.register(sessionChannelsRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
+        await api.register(sessionStateMachinesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(liveRoutes, { hub });

@@ -6,6 +6,7 @@ export * from './link-settings.js';
 export * from './names.js';
 export * from './problem.js';
 export * from './record.js';
+export * from './record-match.js';
 export * from './record-names.js';
 export * from './records-summary.js';
 export * from './redact.js';

@@ -38,7 +38,7 @@ export {
   type RecordPosition,
   type RecordsPage,
   type RecordsPageOptions,
-  recordMatcher,
+  recordMatchOf,
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
@@ -63,6 +63,16 @@ export {
   sessionDictionaries,
   sessionsPage,
 } from './queries/sessions-list.js';
+export {
+  type SessionStateMachines,
+  type SignalCount,
+  type StateCounts,
+  type StateMachine,
+  type StateMachinesOptions,
+  sessionStateMachines,
+  type TransitionCount,
+  type TransitionKind,
+} from './queries/state-machines.js';
 export {
   type TimelineBucket,
   type TimelineCounts,

@@ -2,8 +2,7 @@ export { type MissedReason, Outlet, type OutletLimits, OutletReader, type Outlet
 export {
   type BatchConsumer,
   RecordFeed,
-  type RecordFeedLog,
   type UnreceivedConsumer,
   type UnreceivedRecords,
 } from './record-feed.js';
-export { admitsLink, matchesRecord, type RecordMatch } from './record-match.js';
+export { admitsLink, matchesRecord, type RecordMatch, recordMatcher } from './record-match.js';

@@ -1,6 +1,6 @@
 import type { Subscription } from '@nats-io/transport-node';
 import { type Bus, parseRecordMessage } from '@tracehub/bus';
-import type { RecordBatch } from '@tracehub/contracts';
+import { type Log, type RecordBatch, silentLog } from '@tracehub/contracts';
 
 /**
  * Takes one batch of live records. It runs in the NATS callback, so it must only filter,
@@ -24,10 +24,6 @@ export type UnreceivedConsumer = (gap: UnreceivedRecords) => void;
 
 /** Sessions whose next seq the feed remembers (the oldest forgotten first). */
 const SESSIONS_KEPT = 10_000;
-
-export interface RecordFeedLog {
-  warn(obj: object, msg: string): void;
-}
 
 /**
  * The process's one core-NATS subscription to the live records (`rec.>`): open while at least
@@ -58,7 +54,7 @@ export class RecordFeed {
 
   constructor(
     private readonly bus: Bus,
-    private readonly log: RecordFeedLog = { warn() {} },
+    private readonly log: Log = silentLog,
   ) {}
 
   /**

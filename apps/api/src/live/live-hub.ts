@@ -1,13 +1,12 @@
-import type { Protocol, RecordKind, TraceRecord } from '@tracehub/contracts';
-import type { RecordFilter } from '@tracehub/db';
+import type { TraceRecord } from '@tracehub/contracts';
 import {
   admitsLink,
   type MissedReason,
-  matchesRecord,
   Outlet,
   type OutletSink,
   type RecordFeed,
   type RecordMatch,
+  recordMatcher,
 } from '@tracehub/live';
 import type { LinkRates } from './link-rates.js';
 
@@ -30,26 +29,6 @@ export function missedMessages(): (records: number, reason: MissedReason) => str
   return (records, reason) => {
     total += records;
     return JSON.stringify({ missed: records, missedTotal: total, reason: MISSED_REASONS[reason] });
-  };
-}
-
-/** The records-page filter as the live records' filter (no time range: live is now). */
-export function recordMatchOf(f: RecordFilter): RecordMatch {
-  const one = <T>(v: T | undefined) => (v === undefined ? undefined : [v]);
-  return {
-    rigs: one(f.rig),
-    links: one(f.link),
-    sessions: one(f.session),
-    protocols: one(f.protocol as Protocol | undefined),
-    names: f.names,
-    types: f.types,
-    kinds: f.kinds as RecordKind[] | undefined,
-    qsObj: f.qsObj,
-    qsSig: f.qsSig,
-    qsPrio: f.qsPrio,
-    stpMaster: f.stpMaster,
-    stpChannel: f.stpChannel,
-    text: f.text,
   };
 }
 
@@ -78,11 +57,12 @@ export class LiveHub {
 
   connect(match: RecordMatch, sink: LiveSink): LiveClient {
     const outlet = new Outlet<TraceRecord[]>({ records: this.queueRecords });
+    const matches = recordMatcher(match);
     const reader = outlet.reader(sink);
     const removeFromFeed = this.feed.add(
       (batch) => {
         if (!admitsLink(match, batch)) return;
-        const records = batch.records.filter((r) => matchesRecord(match, r));
+        const records = batch.records.filter(matches);
         if (records.length > 0) outlet.push(records, records.length);
       },
       // Records of its links that never arrived: told, with how many (at most: its filter may not have taken them all).

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { recordMatchOf } from '@tracehub/db';
 import type { WebSocket } from 'ws';
 import { problemResponses, RecordFilterQuery, splitListParams, toRecordFilter } from '../schemas.js';
-import { type LiveHub, type LiveSink, missedMessages, recordMatchOf } from './live-hub.js';
+import { type LiveHub, type LiveSink, missedMessages } from './live-hub.js';
 
 export interface LiveRoutesOptions {
   hub: LiveHub;

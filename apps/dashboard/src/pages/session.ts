@@ -5,6 +5,7 @@ import { toMermaid, toPlantUml } from '../sequence-text.js';
 import { type Diagram, drawSequence } from '../sequence-view.js';
 import { targetInfoTable } from '../target-info.js';
 import { writeViewState } from '../view-state.js';
+import { stateMachinesSection } from './session-states.js';
 import { duration } from './sessions.js';
 
 const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'];
@@ -99,7 +100,7 @@ export function sessionPage(root: HTMLElement, id: string, params: URLSearchPara
       );
       if (view === 'sequence') stop = sequenceSection(body, id, params);
       else if (view === 'channels') channelsSection(body, s, params);
-      else body.textContent = '';
+      else stateMachinesSection(body, id, params);
     } catch (e) {
       info.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
     }

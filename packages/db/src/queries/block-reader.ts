@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import { literalPattern, type TraceRecord } from '@tracehub/contracts';
 import { decompressBlock } from '../blocks/compression.js';
 import { decodeRecordBlock } from '../blocks/record-block.js';
 
@@ -104,11 +104,6 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
  */
 export function jsonTextPattern(text: string): RegExp {
   return literalPattern(JSON.stringify(text).slice(1, -1));
-}
-
-/** `text` as a case-insensitive pattern that matches it literally. */
-export function literalPattern(text: string): RegExp {
-  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'iu');
 }
 
 /** µs of a record's host time: the unit of the (host time, session, seq) order. */

@@ -1,10 +1,10 @@
 import type { TraceRecord } from '@tracehub/contracts';
-import { channelKey, compareDecimal } from '@tracehub/contracts';
+import { channelKey, type Protocol, type RecordKind, type RecordMatch, recordMatcher } from '@tracehub/contracts';
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
 import { MAX_BLOCK_SPAN_NS } from '../writes/record-blocks.js';
-import { blockRecords, hostMicros, jsonTextPattern, literalPattern, ScanBudget } from './block-reader.js';
+import { blockRecords, hostMicros, jsonTextPattern, ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** What a records query may be narrowed by; every field is optional and they combine with AND. */
@@ -69,32 +69,30 @@ export function positionOf(row: RecordRow): RecordPosition {
   return { hostMicros: row.host_ns / 1000n, session: row.session, seq: row.seq };
 }
 
-/** Whether a record passes a filter (the part block summaries cannot decide). */
-export function recordMatcher(f: RecordFilter): (r: TraceRecord) => boolean {
-  const names = f.names?.length ? new Set(f.names) : undefined;
-  const types = f.types?.length ? new Set(f.types) : undefined;
-  const kinds = f.kinds?.length ? new Set(f.kinds) : undefined;
+/**
+ * A stored-records filter as the one record match of tracehub (`RecordMatch`): what a page
+ * matches its decoded records with, and what the live tail takes its query parameters as.
+ */
+export function recordMatchOf(f: RecordFilter): RecordMatch {
+  const one = <T>(v: T | undefined) => (v === undefined ? undefined : [v]);
   // µs bounds as ns bounds: floor(ns / 1000) >= from µs exactly when ns >= from µs * 1000.
-  const fromNs = f.from === undefined ? undefined : (BigInt(f.from.getTime()) * 1_000_000n).toString();
-  const toNs = f.to === undefined ? undefined : (BigInt(f.to.getTime()) * 1_000_000n).toString();
-  const text = f.text ? literalPattern(f.text) : undefined;
-  return (r) => {
-    if (f.rig !== undefined && r.rig !== f.rig) return false;
-    if (f.link !== undefined && r.link !== f.link) return false;
-    if (f.session !== undefined && r.session !== f.session) return false;
-    if (f.protocol !== undefined && r.protocol !== f.protocol) return false;
-    if (names && !names.has(r.name)) return false;
-    if (types && !types.has(r.type)) return false;
-    if (kinds && !kinds.has(r.kind)) return false;
-    if (f.qsObj !== undefined && r.qs?.obj !== f.qsObj) return false;
-    if (f.qsSig !== undefined && r.qs?.sig !== f.qsSig) return false;
-    if (f.qsPrio !== undefined && r.qs?.prio !== f.qsPrio) return false;
-    if (f.stpMaster !== undefined && r.stp?.master !== f.stpMaster) return false;
-    if (f.stpChannel !== undefined && r.stp?.channel !== f.stpChannel) return false;
-    if (fromNs !== undefined && compareDecimal(r.hostNs, fromNs) < 0) return false;
-    if (toNs !== undefined && compareDecimal(r.hostNs, toNs) >= 0) return false;
-    if (text !== undefined && !text.test(r.text)) return false;
-    return true;
+  const ns = (d: Date | undefined) => (d === undefined ? undefined : (BigInt(d.getTime()) * 1_000_000n).toString());
+  return {
+    rigs: one(f.rig),
+    links: one(f.link),
+    sessions: one(f.session),
+    protocols: one(f.protocol as Protocol | undefined),
+    names: f.names,
+    types: f.types,
+    kinds: f.kinds as RecordKind[] | undefined,
+    qsObj: f.qsObj,
+    qsSig: f.qsSig,
+    qsPrio: f.qsPrio,
+    stpMaster: f.stpMaster,
+    stpChannel: f.stpChannel,
+    text: f.text,
+    fromNs: ns(f.from),
+    toNs: ns(f.to),
   };
 }
 
@@ -170,7 +168,7 @@ export async function recordsPage(
   const asc = scanOrder === 'asc';
   const cursor = opts.before ?? opts.after;
   const budget = opts.budget ?? new ScanBudget();
-  const matches = recordMatcher(filter);
+  const matches = recordMatcher(recordMatchOf(filter));
   // A text search parses only the blocks whose JSON holds the text.
   const mustContain = filter.text ? jsonTextPattern(filter.text) : undefined;
   const cursorKey: Keyed | undefined = cursor && {

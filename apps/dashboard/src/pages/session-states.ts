@@ -1,0 +1,157 @@
+import { getJson } from '../api.js';
+import { h } from '../dom.js';
+import { drawStateMachine, type SignalCount, type StateMachine, type TransitionCount } from '../state-machine-view.js';
+import { writeViewState } from '../view-state.js';
+
+/** `GET /sessions/{id}/state-machines`. */
+interface SessionStateMachines {
+  session: string;
+  records: number;
+  machines: StateMachine[];
+}
+
+/** Record names of a transition kind, for the link to its records. */
+const RECORD_NAMES: Record<TransitionCount['kind'], string> = {
+  initial: 'QS_QEP_INIT_TRAN',
+  'state-initial': 'QS_QEP_STATE_INIT',
+  transition: 'QS_QEP_TRAN',
+  history: 'QS_QEP_TRAN_HIST',
+  'entry-point': 'QS_QEP_TRAN_EP',
+  'exit-point': 'QS_QEP_TRAN_XP',
+};
+
+const signals = (counts: SignalCount[]) => counts.map((c) => `${c.sig} ×${c.count}`).join(', ');
+
+/** Offers `svg` as a file download named `name`. */
+function downloadSvg(name: string, el: SVGSVGElement): void {
+  const text = `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(el)}\n`;
+  const url = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
+  const a = h('a', { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
+ * The state machines of a QS session's objects: a link per object, then the chosen one's
+ * diagram (states and the transitions seen, counted), its transitions and its states as
+ * tables whose counts open the records they count. The object is in the URL (`obj=`).
+ */
+export function stateMachinesSection(root: HTMLElement, id: string, params: URLSearchParams): void {
+  const enc = encodeURIComponent(id);
+  root.replaceChildren(h('p', { class: 'status', id: 'sm-status' }, 'counting the state-machine records…'));
+  void (async () => {
+    try {
+      const data = await getJson<SessionStateMachines>(`/sessions/${enc}/state-machines`);
+      if (data.machines.length === 0) {
+        root.replaceChildren(
+          h('p', { class: 'status', id: 'sm-status' }, 'No state-machine (QEP) records in this session.'),
+        );
+        return;
+      }
+      const chosen = data.machines.find((m) => m.obj === params.get('obj')) ?? data.machines[0];
+      writeViewState(`session/${enc}`, new URLSearchParams({ view: 'states', obj: chosen.obj }));
+      const objects = h(
+        'nav',
+        { class: 'objects', id: 'sm-objects' },
+        'object:',
+        ...data.machines.map((m) =>
+          h(
+            'a',
+            {
+              href: `#/session/${enc}?view=states&obj=${encodeURIComponent(m.obj)}`,
+              class: m === chosen ? 'sm-object active' : 'sm-object',
+              'data-obj': m.obj,
+              title: `${m.states.length} states, ${m.transitions.reduce((n, t) => n + t.count, 0)} transitions, ${m.dispatched} events dispatched`,
+            },
+            m.obj,
+          ),
+        ),
+      );
+      root.replaceChildren(objects, ...machineView(id, chosen));
+    } catch (e) {
+      root.replaceChildren(h('p', { class: 'problem' }, (e as Error).message));
+    }
+  })();
+}
+
+/** One object's diagram and tables. */
+function machineView(id: string, m: StateMachine): HTMLElement[] {
+  const records = (q: Record<string, string>) =>
+    `#/search?${new URLSearchParams({ session: id, obj: m.obj, ...q, order: 'asc' })}`;
+  const diagram = drawStateMachine(m);
+  const transitions = m.transitions.reduce((n, t) => n + t.count, 0);
+  const bar = h(
+    'div',
+    { class: 'bar' },
+    h(
+      'span',
+      { class: 'status', id: 'sm-summary' },
+      `${m.obj}: ${m.states.length} states, ${transitions} transitions, ${m.dispatched} events dispatched`,
+    ),
+    h('span', { class: 'spacer' }),
+    h(
+      'button',
+      { type: 'button', id: 'sm-svg', onclick: () => downloadSvg(`${id}-${m.obj}-states.svg`, diagram) },
+      'download SVG',
+    ),
+  );
+  const legend = h(
+    'p',
+    { class: 'legend' },
+    h('span', { class: 'l-tran' }, '→ transition: signal ×times (thicker: more often)'),
+    h('span', { class: 'l-init' }, '● → initial transition'),
+    h('span', { class: 'l-other' }, '⇢ history, entry or exit point'),
+    h('span', {}, 'in a state: internal transitions'),
+  );
+  const head = (...cols: string[]) => h('tr', {}, ...cols.map((c) => h('th', {}, c)));
+  const tranTable = h(
+    'table',
+    { class: 'fleet sm-transitions', id: 'sm-transitions' },
+    head('from', 'to', 'signal', 'kind', 'times'),
+    ...m.transitions.map((t) =>
+      h(
+        'tr',
+        { 'data-from': t.from ?? '', 'data-to': t.to, 'data-sig': t.sig ?? '', 'data-kind': t.kind },
+        h('td', {}, t.from ?? '●'),
+        h('td', {}, t.to),
+        h('td', {}, t.sig ?? ''),
+        h('td', {}, t.kind.replace('-', ' ')),
+        h(
+          'td',
+          { class: 'num', 'data-col': 'count' },
+          h('a', { href: records({ name: RECORD_NAMES[t.kind], ...(t.sig ? { sig: t.sig } : {}) }) }, String(t.count)),
+        ),
+      ),
+    ),
+  );
+  const stateTable = h(
+    'table',
+    { class: 'fleet sm-states', id: 'sm-states' },
+    head('state', 'entered', 'exited', 'internal transitions', 'ignored', 'turned away by a guard'),
+    ...m.states.map((s) =>
+      h(
+        'tr',
+        { 'data-state': s.name },
+        h('td', {}, s.name),
+        h('td', { class: 'num', 'data-col': 'entries' }, String(s.entries)),
+        h('td', { class: 'num', 'data-col': 'exits' }, String(s.exits)),
+        h('td', { 'data-col': 'internal' }, signals(s.internal)),
+        h('td', { 'data-col': 'ignored' }, signals(s.ignored)),
+        h('td', { 'data-col': 'unhandled' }, signals(s.unhandled)),
+      ),
+    ),
+  );
+  return [
+    bar,
+    legend,
+    h('div', { class: 'diagram sm-diagram', id: 'state-machine' }, diagram),
+    h(
+      'div',
+      { class: 'sm-tables' },
+      h('div', {}, h('h4', { class: 'sm-title' }, 'Transitions'), tranTable),
+      h('div', {}, h('h4', { class: 'sm-title' }, 'States'), stateTable),
+    ),
+  ];
+}
