@@ -3,6 +3,7 @@ export * from './decoded-record.js';
 export * from './envelopes.js';
 export * from './headers.js';
 export * from './link-settings.js';
+export * from './log.js';
 export * from './names.js';
 export * from './problem.js';
 export * from './record.js';
