@@ -1,5 +1,6 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { type Bus, ensureDurable, readRawChunkMeta, storageRawConsumerConfig } from '@tracehub/bus';
+import { Backoff, type Log } from '@tracehub/contracts';
 import {
   type Database,
   insertLinkChunks,
@@ -22,7 +23,7 @@ export interface LinkBytesStoreOptions {
   maxInFlight?: number;
   /** How long a delivered chunk may stay unacknowledged before JetStream delivers it again, ms. */
   ackWaitMs?: number;
-  log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
+  log?: Log;
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { chunks: number; stored: number; bytes: number; ms: number; attempts: number }) => void;
   /** Called for each raw chunk dropped, unreadable or refused by Postgres (metrics). */
@@ -142,7 +143,8 @@ export class LinkBytesStore {
   private async writeBatch(batch: HeldChunk[]): Promise<void> {
     const started = performance.now();
     let attempts = 0;
-    let backoff = 200;
+    // Waits between tries while Postgres is away, ms.
+    const backoff = new Backoff({ fromMs: 200, maxMs: 5000 });
     let stored = 0;
     let bytes = 0;
     for (;;) {
@@ -166,8 +168,7 @@ export class LinkBytesStore {
         this.stats.failures++;
         if (attempts === 1)
           this.options.log?.warn({ err }, 'Postgres write of link bytes failed; retrying with backoff');
-        await this.waitHolding(backoff, batch);
-        backoff = Math.min(backoff * 2, 5000);
+        await this.waitHolding(backoff.next(), batch);
       }
     }
     for (const held of batch) held.msg.ack();

@@ -7,7 +7,7 @@ import {
   type RecordsPayload,
   readRecordMessage,
 } from '@tracehub/bus';
-import type { TraceRecord } from '@tracehub/contracts';
+import { Backoff, type Log, type TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCountsMany,
   BadRecordsError,
@@ -42,7 +42,7 @@ export interface RecordStoreOptions {
   ackWaitMs?: number;
   /** Transactions written at the same time (Postgres uses a core for each). */
   writers?: number;
-  log?: { info(o: object, m: string): void; warn(o: object, m: string): void; error(o: object, m: string): void };
+  log?: Log;
   /**
    * Called for each message dropped (metrics): `unreadable`, not a record batch at all (no
    * session to charge it to), or `refused`, records Postgres refused as data (kept as a
@@ -52,6 +52,9 @@ export interface RecordStoreOptions {
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { messages: number; records: number; inserted: number; ms: number; attempts: number }) => void;
 }
+
+/** Waits between tries of a write while Postgres is away, ms. */
+const POSTGRES_RETRY = { fromMs: 200, maxMs: 5000 };
 
 /**
  * Moves records from TRACE_REC into Postgres. Messages are gathered into batches; a batch is
@@ -171,7 +174,7 @@ export class RecordStore {
       if (item) items.push(item);
     }
     let attempts = 0;
-    let backoff = 200;
+    const backoff = new Backoff(POSTGRES_RETRY);
     let inserted = 0;
     for (;;) {
       attempts++;
@@ -186,8 +189,7 @@ export class RecordStore {
         }
         this.stats.failures++;
         if (attempts === 1) this.options.log?.warn({ err }, 'Postgres write failed; retrying with backoff');
-        await this.waitHolding(backoff, msgs);
-        backoff = Math.min(backoff * 2, 5000);
+        await this.waitHolding(backoff.next(), msgs);
       }
     }
     if (attempts > 1) this.options.log?.info({ attempts }, 'Postgres is back; batch written');
@@ -226,7 +228,8 @@ export class RecordStore {
   private async refuse(item: StoredMessage, err: unknown): Promise<void> {
     const { meta } = item;
     const reason = (err as Error).message;
-    for (let backoff = 200; ; backoff = Math.min(backoff * 2, 5000)) {
+    const backoff = new Backoff(POSTGRES_RETRY);
+    for (;;) {
       try {
         await this.options.db.transaction().execute(async (trx) => {
           await recordLoss(trx, {
@@ -251,7 +254,7 @@ export class RecordStore {
           break;
         }
         this.stats.failures++;
-        await this.waitHolding(backoff, [item.msg]);
+        await this.waitHolding(backoff.next(), [item.msg]);
       }
     }
     item.dropped = true;
@@ -287,7 +290,8 @@ export class RecordStore {
   private async writeOneByOne(items: StoredMessage[]): Promise<number> {
     let inserted = 0;
     for (const item of items) {
-      for (let backoff = 200; ; backoff = Math.min(backoff * 2, 5000)) {
+      const backoff = new Backoff(POSTGRES_RETRY);
+      for (;;) {
         try {
           inserted += await this.write([item]);
           break;
@@ -297,7 +301,7 @@ export class RecordStore {
             break;
           }
           this.stats.failures++;
-          await this.waitHolding(backoff, [item.msg]);
+          await this.waitHolding(backoff.next(), [item.msg]);
         }
       }
     }

@@ -1,3 +1,4 @@
+export * from './backoff.js';
 export * from './codec.js';
 export * from './decoded-record.js';
 export * from './envelopes.js';

@@ -12,14 +12,17 @@ import {
   watchLinksStarted,
 } from '@tracehub/bus';
 import {
+  Backoff,
   bucketKeySubject,
   bucketStream,
   type ChunkContext,
   type JsonValue,
+  type Log,
   NOT_CODEC_LINK_SETTINGS,
   type Protocol,
   type RecordBatch,
   RecordName,
+  silentLog,
   type TraceDecoder,
   type TraceRecord,
   toTraceRecord,
@@ -40,12 +43,6 @@ export interface DecoderFactory {
    * session's last snapshot. Without it every session starts from nothing.
    */
   continueFrom?(link: LinkAddress, settings: LinkSettings, previous: JsonValue): TraceDecoder;
-}
-
-export interface WorkerLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
 }
 
 /** What the worker did with one raw chunk; services turn it into metrics. */
@@ -72,7 +69,7 @@ export interface DecoderWorkerOptions {
   tickMs?: number;
   /** How long a delivered chunk may stay unacked before it is delivered again, ms. */
   ackWaitMs?: number;
-  log?: WorkerLog;
+  log?: Log;
   onChunk?: (info: ChunkDecoded) => void;
   /** A record publish refused (`full`: the record stream is full) or failing; the link holds its chunk. */
   onRefused?: (info: { link: LinkAddress; full: boolean }) => void;
@@ -80,7 +77,6 @@ export interface DecoderWorkerOptions {
   maxHoldBackoffMs?: number;
 }
 
-const silentLog: WorkerLog = { info() {}, warn() {}, error() {} };
 /** Sessions a link remembers as closed, so a late chunk of one is never decoded into a new state. */
 const CLOSED_SESSIONS_KEPT = 8;
 /** How long a link idle and unleased still counts among the links the workers share, ms. */
@@ -111,7 +107,7 @@ export class DecoderWorker {
   /** A tick asked for by a link-started notice and not yet run. */
   private tickAsked = false;
   private startedWatch: { stop(): void } | undefined;
-  private readonly log: WorkerLog;
+  private readonly log: Log;
 
   constructor(private readonly options: DecoderWorkerOptions) {
     this.log = options.log ?? silentLog;
@@ -296,7 +292,7 @@ class LinkDecoding {
     private readonly store: CheckpointStore,
     readonly link: LinkAddress,
     readonly lease: LinkLease,
-    private readonly log: WorkerLog,
+    private readonly log: Log,
     /** How long the lease must still be certainly ours to go on with a chunk, ms. */
     private readonly leaseMarginMs = 1000,
   ) {}
@@ -506,8 +502,7 @@ class LinkDecoding {
    * Parts that were accepted before a refusal are de-duplicated when sent again.
    */
   private async publishHolding(batch: RecordBatch): Promise<void> {
-    const maxBackoff = this.options.maxHoldBackoffMs ?? 5000;
-    let backoff = 100;
+    const backoff = new Backoff({ fromMs: 100, maxMs: this.options.maxHoldBackoffMs ?? 5000 });
     let consumersChecked = true;
     for (;;) {
       try {
@@ -537,14 +532,13 @@ class LinkDecoding {
           );
         }
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, backoff);
+          const timer = setTimeout(resolve, backoff.next());
           this.wakeHold = () => {
             clearTimeout(timer);
             resolve();
           };
         });
         this.wakeHold = undefined;
-        backoff = Math.min(backoff * 2, maxBackoff);
       }
     }
   }

@@ -6,6 +6,5 @@ export {
   DecoderWorker,
   type DecoderWorkerOptions,
   type LinkSettings,
-  type WorkerLog,
 } from './decoder-worker.js';
 export { LinkLease, leaseKey } from './lease.js';

@@ -1,5 +1,5 @@
 import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
-import type { LinkAddress } from '@tracehub/contracts';
+import type { LinkAddress, Log } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
 
@@ -25,7 +25,7 @@ export interface LinkPublisherOptions {
   settings?: Record<string, unknown>;
   /** Every session is a capture of its own (a file replayed): marked so, decoded from nothing. */
   captures?: boolean;
-  log?: { info(o: object, m: string): void; warn(o: object, m: string): void };
+  log?: Log;
   /** Called after every acknowledged chunk (metrics). */
   onPublished?: (info: {
     session: string;

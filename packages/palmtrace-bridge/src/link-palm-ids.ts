@@ -1,3 +1,4 @@
+import type { Log } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import { type Kysely, sql } from 'kysely';
 
@@ -24,7 +25,7 @@ export class LinkPalmIdsCache {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly log: { warn(obj: object, msg: string): void },
+    private readonly log: Log,
     private readonly refreshMs = 5000,
   ) {}
 

@@ -1,3 +1,4 @@
+import type { Log } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import {
   claimReporterEndpoints,
@@ -18,7 +19,7 @@ import type { PalmTraceBridgeSettings } from './bridge-settings.js';
 import type { ReporterEndpointInput } from './endpoint-schema.js';
 import { LinkPalmIdsCache } from './link-palm-ids.js';
 import { type ListenerStatus, PalmTraceListener } from './palmtrace-listener.js';
-import { type BridgeLog, type CarriedStatus, ReporterEndpoint, type ReporterStatus } from './reporter-endpoint.js';
+import { type CarriedStatus, ReporterEndpoint, type ReporterStatus } from './reporter-endpoint.js';
 
 export class ReporterExistsError extends Error {
   override name = 'ReporterExistsError';
@@ -60,7 +61,7 @@ export class PalmTraceBridge {
       db: Kysely<Database>;
       feed: RecordFeed;
       settings: PalmTraceBridgeSettings;
-      log: BridgeLog;
+      log: Log;
       /** This process's name in leases (unique per process). */
       replicaId: string;
     },

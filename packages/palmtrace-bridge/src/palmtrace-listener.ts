@@ -1,10 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import type { Log } from '@tracehub/contracts';
 import { Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { ReporterOptions } from './endpoint-schema.js';
 import type { LinkPalmIdsOf } from './link-palm-ids.js';
 import { encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
-import type { BridgeLog } from './reporter-endpoint.js';
 
 export interface ListenerClientStatus {
   remoteAddress: string;
@@ -48,7 +48,7 @@ export class PalmTraceListener {
     private readonly feed: RecordFeed,
     options: ReporterOptions,
     queue: { records: number; bytes: number },
-    private readonly log: BridgeLog,
+    private readonly log: Log,
     linkIds?: LinkPalmIdsOf,
   ) {
     this.encoder = new RecordMessageEncoder(options, linkIds);

@@ -89,10 +89,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
     feed: options.feed,
     settings,
     replicaId: options.replicaId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-    log: {
-      info: (obj, msg) => app.log.info(obj, msg),
-      warn: (obj, msg) => app.log.warn(obj, msg),
-    },
+    log: app.log,
   });
   app.addHook('onReady', async () => bridge.start());
   app.addHook('onClose', async () => bridge.stop());

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import type { Log } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import { type MissedReason, Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
@@ -8,15 +9,10 @@ import { chunkOf, encodeBatch, type PalmChunk, type SendCounters, socketSink } f
 import { RecordMessageEncoder } from './record-messages.js';
 import { OriginalPace, storedRecords } from './stored-records.js';
 
-export interface BridgeLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 export interface ReporterEndpointDeps {
   db: Kysely<Database>;
   feed: RecordFeed;
-  log: BridgeLog;
+  log: Log;
   /** Wait between connection attempts while the Reporter is away (PalmTrace: 1000 ms). */
   retryMs: number;
   /** The PalmTrace ids the links' settings give. */

@@ -1,6 +1,6 @@
-import { QsPayloadWriter, type QsTargetConfig } from '@tracehub/qs';
+import { QsPayloadWriter, QsRxId, type QsTargetConfig } from '@tracehub/qs';
 import { QS_CMD_ENUM_GROUP } from './name-index.js';
-import { CMD_ENUM_FROM_VERSION, RxId } from './protocol.js';
+import { CMD_ENUM_FROM_VERSION } from './protocol.js';
 import type { QsTargetLink } from './target-link.js';
 
 /** A number, or its decimal or 0x-hex text (addresses and 64-bit values do not fit a JSON number). */
@@ -138,23 +138,23 @@ export function buildCommand(
   const f = (name: string) => `command.${name}`;
   switch (c.command) {
     case 'info':
-      return { body: out.u8(RxId.INFO).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_INFO).toBytes(), resolved };
     case 'reset':
-      return { body: out.u8(RxId.RESET).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_RESET).toBytes(), resolved };
     case 'tick':
       return {
         body: out
-          .u8(RxId.TICK)
+          .u8(QsRxId.QS_RX_TICK)
           .uint(intIn(f('rate'), c.rate ?? 0, 1), 1)
           .toBytes(),
         resolved,
       };
     case 'testSetup':
-      return { body: out.u8(RxId.TEST_SETUP).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_TEST_SETUP).toBytes(), resolved };
     case 'testTeardown':
-      return { body: out.u8(RxId.TEST_TEARDOWN).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_TEST_TEARDOWN).toBytes(), resolved };
     case 'testContinue':
-      return { body: out.u8(RxId.TEST_CONTINUE).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_TEST_CONTINUE).toBytes(), resolved };
     case 'command': {
       let cmd: bigint;
       if (typeof c.cmdId === 'string' && !isNumberText(c.cmdId)) {
@@ -173,7 +173,7 @@ export function buildCommand(
         resolved[c.cmdId] = String(value);
         cmd = BigInt(value);
       } else cmd = intIn(f('cmdId'), c.cmdId, 1);
-      out.u8(RxId.COMMAND).uint(cmd, 1);
+      out.u8(QsRxId.QS_RX_COMMAND).uint(cmd, 1);
       for (const p of ['p1', 'p2', 'p3'] as const) out.uint(intIn(f(p), c[p] ?? 0, 4), 4);
       return { body: out.toBytes(), resolved };
     }
@@ -195,7 +195,13 @@ export function buildCommand(
       if (params.length > 0xffff) throw new CommandFieldError(f('params'), 'at most 65535 bytes');
       for (const [i, p] of params.entries()) intIn(`${f('params')}[${i}]`, p, 1);
       return {
-        body: out.u8(RxId.EVENT).uint(prio, 1).uint(sig, sizes.sigSize).u16(params.length).raw(params).toBytes(),
+        body: out
+          .u8(QsRxId.QS_RX_EVENT)
+          .uint(prio, 1)
+          .uint(sig, sizes.sigSize)
+          .u16(params.length)
+          .raw(params)
+          .toBytes(),
         resolved,
       };
     }
@@ -203,7 +209,7 @@ export function buildCommand(
       const size = itemSize(f('size'), c.size);
       return {
         body: out
-          .u8(RxId.PEEK)
+          .u8(QsRxId.QS_RX_PEEK)
           .uint(intIn(f('offset'), c.offset, 2), 2)
           .u8(size)
           .uint(intIn(f('num'), c.num, 1), 1)
@@ -217,7 +223,7 @@ export function buildCommand(
         throw new CommandFieldError(f('items'), 'between 1 and 255 items');
       }
       out
-        .u8(RxId.POKE)
+        .u8(QsRxId.QS_RX_POKE)
         .uint(intIn(f('offset'), c.offset, 2), 2)
         .u8(size)
         .u8(c.items.length);
@@ -229,7 +235,7 @@ export function buildCommand(
       const num = intIn(f('num'), c.num, 1);
       return {
         body: out
-          .u8(RxId.FILL)
+          .u8(QsRxId.QS_RX_FILL)
           .uint(intIn(f('offset'), c.offset, 2), 2)
           .u8(size)
           .uint(num, 1)
@@ -241,7 +247,7 @@ export function buildCommand(
     case 'globalFilter':
       return {
         body: out
-          .u8(RxId.GLB_FILTER)
+          .u8(QsRxId.QS_RX_GLB_FILTER)
           .u8(16)
           .uint(filterMask(f('records'), c.records, RECORD_GROUP_MASKS), 16)
           .toBytes(),
@@ -250,7 +256,7 @@ export function buildCommand(
     case 'localFilter':
       return {
         body: out
-          .u8(RxId.LOC_FILTER)
+          .u8(QsRxId.QS_RX_LOC_FILTER)
           .u8(16)
           .uint(filterMask(f('qsIds'), c.qsIds, QS_ID_GROUP_MASKS), 16)
           .toBytes(),
@@ -263,7 +269,7 @@ export function buildCommand(
         throw new CommandFieldError(f('object'), 'the AO filter needs an active object, not address 0');
       return {
         body: out
-          .u8(RxId.AO_FILTER)
+          .u8(QsRxId.QS_RX_AO_FILTER)
           .u8(c.remove ? 1 : 0)
           .uint(object, sizes.objPtrSize)
           .toBytes(),
@@ -276,7 +282,7 @@ export function buildCommand(
       const byName = typeof c.object === 'string' && !isNumberText(c.object);
       const scopes = byName && (kind === 0 || kind === 1 || kind === 6);
       return {
-        body: out.u8(RxId.CURR_OBJ).u8(kind).uint(object, sizes.objPtrSize).toBytes(),
+        body: out.u8(QsRxId.QS_RX_CURR_OBJ).u8(kind).uint(object, sizes.objPtrSize).toBytes(),
         resolved,
         ...(scopes ? { scope: object } : {}),
       };
@@ -284,7 +290,7 @@ export function buildCommand(
     case 'queryCurrent': {
       const kind = objectKind(f('kind'), c.kind);
       if (kind > 5) throw new CommandFieldError(f('kind'), 'SM, AO, MP, EQ, TE or AP (0..5)');
-      return { body: out.u8(RxId.QUERY_CURR).u8(kind).toBytes(), resolved };
+      return { body: out.u8(QsRxId.QS_RX_QUERY_CURR).u8(kind).toBytes(), resolved };
     }
     case 'testProbe': {
       let fun: bigint;
@@ -298,7 +304,7 @@ export function buildCommand(
       } else fun = intIn(f('function'), c.function, sizes.funPtrSize, 'function pointers');
       return {
         body: out
-          .u8(RxId.TEST_PROBE)
+          .u8(QsRxId.QS_RX_TEST_PROBE)
           .uint(intIn(f('data'), c.data ?? 0, 4), 4)
           .uint(fun, sizes.funPtrSize)
           .toBytes(),

@@ -1,4 +1,5 @@
 import { type DecodedRecord, RecordName } from '@tracehub/contracts';
+import { QsRecordId, QsRxId } from '@tracehub/qs';
 import { QS_CMD_ENUM_GROUP } from './name-index.js';
 import {
   Channel,
@@ -7,8 +8,6 @@ import {
   FePacket,
   Lines,
   MAX_TEXT_CHARS,
-  QS_TARGET_INFO,
-  RxId,
   SILENT_TEXT_RECORDS,
 } from './protocol.js';
 import { MAX_RX_FRAME_BYTES, type QsTargetLink } from './target-link.js';
@@ -263,7 +262,7 @@ export class QspyFrontEnd {
     // An unknown signal is sent as signal 0 (a qspy quirk that test scripts may rely on).
     const sig = target.names.signal(name, target.scope) ?? 0;
     const body = bytes.slice(1, nameAt);
-    body[0] = RxId.EVENT;
+    body[0] = QsRxId.QS_RX_EVENT;
     writeLe(body, 2, BigInt(sig), sigSize);
     this.sendResolved(body, FePacket.SEND_EVENT);
   }
@@ -283,7 +282,7 @@ export class QspyFrontEnd {
       return;
     }
     const body = bytes.slice(1, nameAt);
-    body[0] = packetId === FePacket.SEND_AO_FILTER ? RxId.AO_FILTER : RxId.CURR_OBJ;
+    body[0] = packetId === FePacket.SEND_AO_FILTER ? QsRxId.QS_RX_AO_FILTER : QsRxId.QS_RX_CURR_OBJ;
     writePointer(body, 2, address, objSize);
     if (packetId === FePacket.SEND_CURR_OBJ) {
       const kind = body[1];
@@ -310,7 +309,7 @@ export class QspyFrontEnd {
       return;
     }
     const body = bytes.slice(1, 15);
-    body[0] = RxId.COMMAND;
+    body[0] = QsRxId.QS_RX_COMMAND;
     body[1] = value & 0xff;
     this.sendResolved(body, FePacket.SEND_COMMAND);
   }
@@ -330,7 +329,7 @@ export class QspyFrontEnd {
       return;
     }
     const body = bytes.slice(1, nameAt);
-    body[0] = RxId.TEST_PROBE;
+    body[0] = QsRxId.QS_RX_TEST_PROBE;
     writePointer(body, 5, fun, funSize);
     this.sendResolved(body, FePacket.SEND_TEST_PROBE);
   }
@@ -346,7 +345,10 @@ export class QspyFrontEnd {
       const id = raw[1];
       this.staleRec = id;
       if (id === 0 || this.peer === null) return;
-      if ((this.channels & Channel.BINARY) !== 0 || (id === QS_TARGET_INFO && (this.channels & Channel.TEXT) !== 0)) {
+      if (
+        (this.channels & Channel.BINARY) !== 0 ||
+        (id === QsRecordId.QS_TARGET_INFO && (this.channels & Channel.TEXT) !== 0)
+      ) {
         this.out(raw.subarray(0, raw.length - 1));
       }
       if ((this.channels & Channel.TEXT) === 0 || SILENT_TEXT_RECORDS.has(id) || record.text === '') return;

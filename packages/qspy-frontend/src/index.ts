@@ -32,7 +32,7 @@ export {
   takeFrontEndOption,
 } from './link-point.js';
 export { NameIndex, QS_CMD_ENUM_GROUP } from './name-index.js';
-export { Channel, FePacket, Lines, RxId } from './protocol.js';
+export { Channel, FePacket, Lines } from './protocol.js';
 export { ScriptedTarget, type ScriptedTargetOptions } from './scripted-target.js';
 export {
   MAX_RX_FRAME_BYTES,

@@ -1,7 +1,6 @@
 import { type DecodedRecord, jsonSafe } from '@tracehub/contracts';
-import { QS_RX_NAMES } from '@tracehub/qs';
+import { QS_RX_NAMES, QsRecordId, QsRxId } from '@tracehub/qs';
 import { buildCommand, CommandFieldError, type CommandSizes, type QsCommand } from './commands.js';
-import { RxId } from './protocol.js';
 import type { QsTargetLink } from './target-link.js';
 
 /** What the target answered to one command. */
@@ -59,11 +58,6 @@ export class CommandRejected extends Error {
 }
 
 const MAX_RECORDS = 200;
-const QS_TARGET_INFO = 64;
-const QS_TARGET_DONE = 65;
-const QS_RX_STATUS = 66;
-const QS_QUERY_DATA = 67;
-const QS_PEEK_DATA = 68;
 /** Trg-ERR codes that are about the frame, not about the command: the answer still follows. */
 const SEQUENCE_GAP_ERROR = 0x42;
 
@@ -134,7 +128,8 @@ export class QsLinkControl {
 
   /** Gives an answer to the oldest awaited frame it answers; the frames before it got none. */
   private attribute(record: DecodedRecord): void {
-    if (record.type < QS_TARGET_INFO || record.type > QS_PEEK_DATA || record.kind === 'error') return;
+    if (record.type < QsRecordId.QS_TARGET_INFO || record.type > QsRecordId.QS_PEEK_DATA || record.kind === 'error')
+      return;
     const r = answerRecord(record);
     for (let i = 0; i < this.awaited.length; i++) {
       const frame = this.awaited[i];
@@ -150,7 +145,7 @@ export class QsLinkControl {
       }
       return;
     }
-    if (record.type === QS_TARGET_INFO && record.fields.reset === true) {
+    if (record.type === QsRecordId.QS_TARGET_INFO && record.fields.reset === true) {
       for (const frame of this.awaited.splice(0)) frame.settle?.(unanswered(frame, 'the target reset'));
     }
   }
@@ -193,7 +188,7 @@ export class QsLinkControl {
       settle(
         acked
           ? { outcome: 'ack', answer: acked, error: `acknowledged, but not done within ${timeoutMs} ms` }
-          : rxId === RxId.RESET
+          : rxId === QsRxId.QS_RX_RESET
             ? { outcome: 'none', answer: null }
             : { outcome: 'timeout', answer: null, error: `the target did not answer within ${timeoutMs} ms` },
       );
@@ -242,10 +237,10 @@ function judge(
 ): Verdict | 'acked' | null {
   if (record.kind === 'error') return null;
   const f = record.fields;
-  if (record.type === QS_RX_STATUS) {
+  if (record.type === QsRecordId.QS_RX_STATUS) {
     if (f.ack === true) {
       if (!sameCommand(f.command, rxId)) return null;
-      return rxId === RxId.COMMAND || rxId === RxId.TICK || rxId === RxId.EVENT
+      return rxId === QsRxId.QS_RX_COMMAND || rxId === QsRxId.QS_RX_TICK || rxId === QsRxId.QS_RX_EVENT
         ? 'acked'
         : { outcome: 'ack', answer: r };
     }
@@ -257,11 +252,13 @@ function judge(
     }
     return null;
   }
-  if (record.type === QS_TARGET_DONE && acked && sameCommand(f.command, rxId)) return { outcome: 'done', answer: r };
-  if (record.type === QS_TARGET_INFO && (rxId === RxId.INFO || rxId === RxId.RESET))
+  if (record.type === QsRecordId.QS_TARGET_DONE && acked && sameCommand(f.command, rxId))
+    return { outcome: 'done', answer: r };
+  if (record.type === QsRecordId.QS_TARGET_INFO && (rxId === QsRxId.QS_RX_INFO || rxId === QsRxId.QS_RX_RESET))
     return { outcome: 'data', answer: r };
-  if (record.type === QS_PEEK_DATA && rxId === RxId.PEEK) return { outcome: 'data', answer: r };
-  if (record.type === QS_QUERY_DATA && rxId === RxId.QUERY_CURR) return { outcome: 'data', answer: r };
+  if (record.type === QsRecordId.QS_PEEK_DATA && rxId === QsRxId.QS_RX_PEEK) return { outcome: 'data', answer: r };
+  if (record.type === QsRecordId.QS_QUERY_DATA && rxId === QsRxId.QS_RX_QUERY_CURR)
+    return { outcome: 'data', answer: r };
   return null;
 }
 

@@ -1,7 +1,5 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-
-/** QS record ids of the dictionary records (qs-protocol spec 6). */
-export const DictRecordId = { ENUM: 54, SIG: 60, OBJ: 61, FUN: 62, USR: 63 } as const;
+import { QsRecordId } from '@tracehub/qs';
 
 /** Enumeration group that holds the QS_CMD (command) names. */
 export const QS_CMD_ENUM_GROUP = 7;
@@ -41,19 +39,19 @@ export class NameIndex {
     const name = typeof f.name === 'string' ? f.name : undefined;
     if (name === undefined) return;
     switch (record.type) {
-      case DictRecordId.OBJ:
+      case QsRecordId.QS_OBJ_DICT:
         if (typeof f.obj === 'string') this.objects.set(BigInt(f.obj), name);
         return;
-      case DictRecordId.FUN:
+      case QsRecordId.QS_FUN_DICT:
         if (typeof f.fun === 'string') this.functions.set(BigInt(f.fun), name);
         return;
-      case DictRecordId.USR:
+      case QsRecordId.QS_USR_DICT:
         if (typeof f.recId === 'number') this.userRecords.set(f.recId, name);
         return;
-      case DictRecordId.ENUM:
+      case QsRecordId.QS_ENUM_DICT:
         if (typeof f.value === 'number' && typeof f.group === 'number') this.enums[f.group & 7].set(f.value, name);
         return;
-      case DictRecordId.SIG:
+      case QsRecordId.QS_SIG_DICT:
         if (typeof f.sig === 'number' && typeof f.obj === 'string') this.addSignal(f.sig, BigInt(f.obj), name);
         return;
     }

@@ -1,3 +1,5 @@
+import { QsRecordId } from '@tracehub/qs';
+
 /** Packet ids a front-end sends to qspy above the raw QS-RX range (front-end spec 3.1). */
 export const FePacket = {
   ATTACH: 128,
@@ -24,31 +26,17 @@ export const FE_PACKET_NAMES: Readonly<Record<number, string>> = Object.freeze(
 /** Channel bits of an ATTACH (front-end spec 5.2). */
 export const Channel = { BINARY: 0x01, TEXT: 0x02 } as const;
 
-/** QS-RX record ids the name-resolved packets become (front-end spec 7.3). */
-export const RxId = {
-  INFO: 0,
-  COMMAND: 1,
-  RESET: 2,
-  TICK: 3,
-  PEEK: 4,
-  POKE: 5,
-  FILL: 6,
-  TEST_SETUP: 7,
-  TEST_TEARDOWN: 8,
-  TEST_PROBE: 9,
-  GLB_FILTER: 10,
-  LOC_FILTER: 11,
-  AO_FILTER: 12,
-  CURR_OBJ: 13,
-  TEST_CONTINUE: 14,
-  QUERY_CURR: 15,
-  EVENT: 16,
-} as const;
-
 /** Records whose lines qspy never sends on the text channel (front-end spec 6.3). */
-export const SILENT_TEXT_RECORDS: ReadonlySet<number> = new Set([0, 54, 60, 61, 62, 63, 64]);
+export const SILENT_TEXT_RECORDS: ReadonlySet<number> = new Set([
+  QsRecordId.QS_EMPTY,
+  QsRecordId.QS_ENUM_DICT,
+  QsRecordId.QS_SIG_DICT,
+  QsRecordId.QS_OBJ_DICT,
+  QsRecordId.QS_FUN_DICT,
+  QsRecordId.QS_USR_DICT,
+  QsRecordId.QS_TARGET_INFO,
+]);
 
-export const QS_TARGET_INFO = 64;
 /** Target version from which SEND_COMMAND names come from the QS_CMD enumeration (7.1.4). */
 export const CMD_ENUM_FROM_VERSION = 714;
 /** qspy caps a rendered line at this many characters. */

@@ -1,5 +1,4 @@
-import { QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
-import { RxId } from './protocol.js';
+import { QsDeframer, QsFrameBuilder, QsFrameError, QsPayloadWriter, QsRecordId, QsRxId } from '@tracehub/qs';
 
 export interface ScriptedTargetOptions {
   objPtrSize?: number;
@@ -21,8 +20,15 @@ export interface ScriptedTargetOptions {
 export class ScriptedTarget {
   private readonly tx = new QsFrameBuilder();
   private readonly o: Required<ScriptedTargetOptions>;
-  private pending: number[] = [];
-  private escaped = false;
+  /** QS-RX frames un-escaped and checksummed as qspy reads QS frames: the same framing both ways. */
+  private readonly rx = new QsDeframer({
+    frame: (buf, start, length) => this.frame(Array.from(buf.subarray(start, start + length))),
+    frameError: (error, _buf, _start, length) => {
+      // A frame that fails its checksum is refused; one too short to be a record (nothing
+      // between two flags) is passed over.
+      if (error === QsFrameError.BAD_CHECKSUM && length >= 3) this.status(0x80 | 0x41);
+    },
+  });
   private lastRxSeq = -1;
   private timestamp = 0;
   /** The current AP object (0: none): peek, poke and fill need one. */
@@ -56,28 +62,18 @@ export class ScriptedTarget {
     this.lastRxSeq = -1;
     this.targetInfo(true);
     for (const [address, name] of dictionaries.objects ?? []) {
-      this.record(61, this.w().uint(address, this.o.objPtrSize).str(name));
+      this.record(QsRecordId.QS_OBJ_DICT, this.w().uint(address, this.o.objPtrSize).str(name));
     }
     for (const [sig, obj, name] of dictionaries.signals ?? []) {
-      this.record(60, this.w().uint(sig, this.o.sigSize).uint(obj, this.o.objPtrSize).str(name));
+      this.record(QsRecordId.QS_SIG_DICT, this.w().uint(sig, this.o.sigSize).uint(obj, this.o.objPtrSize).str(name));
     }
-    for (const [value, name] of dictionaries.commands ?? []) this.record(54, this.w().u8(value).u8(7).str(name));
+    for (const [value, name] of dictionaries.commands ?? [])
+      this.record(QsRecordId.QS_ENUM_DICT, this.w().u8(value).u8(7).str(name));
   }
 
   /** Bytes from the host (QS-RX), cut anywhere. */
   receive(bytes: Uint8Array): void {
-    for (const b of bytes) {
-      if (b === 0x7e) {
-        const frame = this.pending;
-        this.pending = [];
-        this.escaped = false;
-        this.frame(frame);
-      } else if (b === 0x7d) this.escaped = true;
-      else {
-        this.pending.push(this.escaped ? b ^ 0x20 : b);
-        this.escaped = false;
-      }
-    }
+    this.rx.push(bytes);
   }
 
   /** Sends a user record (id 100..124) with a raw payload, as target output unrelated to commands. */
@@ -85,12 +81,8 @@ export class ScriptedTarget {
     this.send(this.tx.frame(id, payload));
   }
 
+  /** A frame with a good checksum: seq, record id, payload, checksum. */
   private frame(f: number[]): void {
-    if (f.length < 3) return;
-    if (f.reduce((a, b) => a + b, 0) % 256 !== 0xff) {
-      this.status(0x80 | 0x41);
-      return;
-    }
     const [seq, id] = f;
     const payload = f.slice(2, -1);
     this.received.push({ seq, id, payload });
@@ -98,32 +90,32 @@ export class ScriptedTarget {
     this.lastRxSeq = seq;
     const u = (at: number, n: number) => payload.slice(at, at + n).reduceRight((v, b) => v * 256 + b, 0);
     switch (id) {
-      case RxId.INFO:
+      case QsRxId.QS_RX_INFO:
         this.targetInfo(false);
         return;
-      case RxId.RESET:
+      case QsRxId.QS_RX_RESET:
         this.start();
         return;
-      case RxId.COMMAND:
-      case RxId.TICK:
-      case RxId.EVENT:
+      case QsRxId.QS_RX_COMMAND:
+      case QsRxId.QS_RX_TICK:
+      case QsRxId.QS_RX_EVENT:
         this.status(id);
         // A user record with one U8 element (format byte 1): the command's id.
         this.record(
-          100,
+          QsRecordId.QS_USER,
           this.w()
             .uint(this.timestamp++, 4)
             .u8(1)
             .u8(id),
         );
         this.record(
-          65,
+          QsRecordId.QS_TARGET_DONE,
           this.w()
             .uint(this.timestamp++, 4)
             .u8(id),
         );
         return;
-      case RxId.PEEK: {
+      case QsRxId.QS_RX_PEEK: {
         const size = payload[2];
         const num = payload[3];
         if (this.apObject === 0 || (size !== 1 && size !== 2 && size !== 4)) {
@@ -136,25 +128,25 @@ export class ScriptedTarget {
           .u8(size)
           .u8(num);
         for (let i = 0; i < num * size; i++) w.u8((u(0, 2) + i) & 0xff);
-        this.record(68, w);
+        this.record(QsRecordId.QS_PEEK_DATA, w);
         return;
       }
-      case RxId.FILL:
-      case RxId.POKE: {
+      case QsRxId.QS_RX_FILL:
+      case QsRxId.QS_RX_POKE: {
         const size = payload[2];
         this.status(this.apObject !== 0 && (size === 1 || size === 2 || size === 4) ? id : 0x80 | id);
         return;
       }
-      case RxId.AO_FILTER:
+      case QsRxId.QS_RX_AO_FILTER:
         this.status(u(1, this.o.objPtrSize) === 0 || payload[0] > 6 ? 0x80 | id : id);
         return;
-      case RxId.CURR_OBJ:
+      case QsRxId.QS_RX_CURR_OBJ:
         if (payload[0] === 5) this.apObject = u(1, this.o.objPtrSize);
         this.status(payload[0] > 6 ? 0x80 | id : id);
         return;
-      case RxId.QUERY_CURR:
+      case QsRxId.QS_RX_QUERY_CURR:
         this.record(
-          67,
+          QsRecordId.QS_QUERY_DATA,
           this.w()
             .uint(this.timestamp++, 4)
             .u8(payload[0])
@@ -163,14 +155,14 @@ export class ScriptedTarget {
         );
         return;
       default:
-        this.status(id <= RxId.EVENT ? id : 0x80 | 0x43);
+        this.status(id <= QsRxId.QS_RX_EVENT ? id : 0x80 | 0x43);
     }
   }
 
   private targetInfo(reset: boolean): void {
     const o = this.o;
     this.record(
-      64,
+      QsRecordId.QS_TARGET_INFO,
       this.w()
         .u8(reset ? 0xff : 0)
         .u16(o.version)
@@ -186,7 +178,7 @@ export class ScriptedTarget {
   }
 
   private status(code: number): void {
-    this.record(66, this.w().u8(code));
+    this.record(QsRecordId.QS_RX_STATUS, this.w().u8(code));
   }
 
   private w(): QsPayloadWriter {

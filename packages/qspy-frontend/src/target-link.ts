@@ -1,5 +1,5 @@
 import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
-import { encodeFrame, QsDecoder, type QsTargetConfig } from '@tracehub/qs';
+import { encodeFrame, QsDecoder, QsRecordId, type QsTargetConfig } from '@tracehub/qs';
 import { NameIndex } from './name-index.js';
 
 /** qspy's QS-RX encode buffer: no frame longer than this is ever written to a target. */
@@ -125,7 +125,7 @@ export class QsTargetLink {
 
   private record(record: DecodedRecord): void {
     if (record.kind === 'dict') this.names.add(record);
-    else if (record.type === 64 && record.kind === 'info') {
+    else if (record.type === QsRecordId.QS_TARGET_INFO && record.kind === 'info') {
       // The codec has already switched sizes and cleared its own dictionaries.
       const f = record.fields;
       if (f.reset === true || f.mismatch === true) this.names.resetTargetDictionaries();

@@ -1,8 +1,8 @@
 // tracehub's own commands through the link's control point, answered by a scripted target
 // from its decoded records: acks, dones, data, target errors, bad fields.
+import { QsRxId } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
 import { QsLinkControl } from '../src/link-control.js';
-import { RxId } from '../src/protocol.js';
 import { ScriptedTarget } from '../src/scripted-target.js';
 import { QsTargetLink } from '../src/target-link.js';
 
@@ -154,7 +154,7 @@ describe('QsLinkControl', () => {
     await control.execute({ command: 'currentObject', kind: 'AP', object: 'table' }, opts);
     // The target reads a front-end's peek of 3-byte items (Trg-ERR) and tracehub's good peek together.
     hold.frames = [];
-    link.send(Uint8Array.of(RxId.PEEK, 0, 0, 3, 1));
+    link.send(Uint8Array.of(QsRxId.QS_RX_PEEK, 0, 0, 3, 1));
     const peek = control.execute({ command: 'peek', offset: 0, size: 4, num: 1 }, opts);
     await new Promise((r) => setTimeout(r, 0));
     hold.release();
@@ -162,7 +162,7 @@ describe('QsLinkControl', () => {
     expect((await peek).text[0]).toBe('           Trg-ERR  QS_RX_PEEK');
     // The same for a tick: the first Trg-Done is the front-end's.
     hold.frames = [];
-    link.send(Uint8Array.of(RxId.TICK, 0));
+    link.send(Uint8Array.of(QsRxId.QS_RX_TICK, 0));
     const tick = control.execute({ command: 'tick' }, opts);
     await new Promise((r) => setTimeout(r, 0));
     hold.release();
@@ -175,7 +175,7 @@ describe('QsLinkControl', () => {
   it("does not wait for another sender's frame the target never answered; a reset ends every wait", async () => {
     const { link, lost, trg, control } = rig();
     lost.frames = true;
-    link.send(Uint8Array.of(RxId.QUERY_CURR, 0));
+    link.send(Uint8Array.of(QsRxId.QS_RX_QUERY_CURR, 0));
     lost.frames = false;
     const tick = await control.execute({ command: 'tick' }, opts);
     expect(tick).toMatchObject({ ok: true, outcome: 'done' });

@@ -26,7 +26,9 @@ export function createLogger(name: string, opts: LoggerOptions = {}): Logger {
 /**
  * One line for an error: its message, with the messages of what it wraps. Node reports a
  * refused connection to a host with several addresses as an AggregateError with an empty
- * message, so the inner errors are read too.
+ * message, so the inner errors are read too. Log it as the message with the error itself
+ * beside it, `log.error({ err }, describeError(err))`: the line says what happened, and pino
+ * keeps the stack under `err`.
  */
 export function describeError(error: unknown): string {
   if (!(error instanceof Error)) return String(error);

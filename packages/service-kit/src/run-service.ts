@@ -113,7 +113,9 @@ export async function runService<S extends TObject>(
   try {
     config = loadConfig(schema, env) as Static<S> & ServiceBaseConfig;
   } catch (error) {
-    logger.fatal(error instanceof ConfigError ? error.message : `cannot read configuration: ${describeError(error)}`);
+    // A ConfigError names the settings to fix; its stack would only point at the loader.
+    if (error instanceof ConfigError) logger.fatal(error.message);
+    else logger.fatal({ err: error }, `cannot read configuration: ${describeError(error)}`);
     return failedHandle(EXIT_CONFIG);
   }
 
@@ -123,7 +125,10 @@ export async function runService<S extends TObject>(
   try {
     healthPort = await health.listen();
   } catch (error) {
-    logger.fatal(`cannot open the health server on port ${config.HEALTH_PORT}: ${describeError(error)}`);
+    logger.fatal(
+      { err: error },
+      `cannot open the health server on port ${config.HEALTH_PORT}: ${describeError(error)}`,
+    );
     return failedHandle(EXIT_FAILURE);
   }
   // The port is logged with "ready" (or the failure): a start that fails leaves exactly one line.
@@ -134,7 +139,7 @@ export async function runService<S extends TObject>(
       try {
         await close();
       } catch (error) {
-        logger.warn(`closing failed: ${describeError(error)}`);
+        logger.warn({ err: error }, `closing failed: ${describeError(error)}`);
       }
     }
   };
@@ -166,7 +171,7 @@ export async function runService<S extends TObject>(
             code = EXIT_FAILURE;
           }
         } catch (error) {
-          logger.error(`stop failed: ${describeError(error)}`);
+          logger.error({ err: error }, `stop failed: ${describeError(error)}`);
           code = EXIT_FAILURE;
         } finally {
           clearTimeout(timer);
@@ -184,7 +189,7 @@ export async function runService<S extends TObject>(
 
   const fail = (error: unknown) => {
     if (stopping) return;
-    logger.fatal(describeError(error));
+    logger.fatal({ err: error }, describeError(error));
     failureCode = EXIT_FAILURE;
     void shutdown('failure');
   };
@@ -198,7 +203,7 @@ export async function runService<S extends TObject>(
     void shutdown(signal);
   };
   const onUncaught = (error: unknown) => {
-    logger.fatal(`unexpected error: ${describeError(error)}`);
+    logger.fatal({ err: error }, `unexpected error: ${describeError(error)}`);
     failureCode = EXIT_FAILURE;
     if (stopping) end(EXIT_FAILURE);
     else void shutdown('unexpected error');
@@ -237,7 +242,7 @@ export async function runService<S extends TObject>(
     running = await started;
   } catch (error) {
     if (!stopping) {
-      logger.fatal({ healthPort }, `cannot start: ${describeError(error)}`);
+      logger.fatal({ err: error, healthPort }, `cannot start: ${describeError(error)}`);
       failureCode = EXIT_FAILURE;
       await closeAll();
       await health.close().catch(() => {});

@@ -141,4 +141,19 @@ describe('runService', () => {
     expect(await service.exited).toBe(1);
     expect(lines.filter((l) => l.level === 'fatal').map((l) => l.msg)).toEqual(['lost the NATS connection for good']);
   });
+
+  it('logs the error itself beside its one-line message, so the stack and the causes are kept', async () => {
+    const { handle, lines } = run(async () => {
+      throw new Error('migrations failed', { cause: new Error('relation "x" already exists') });
+    });
+    const service = await handle;
+    expect(await service.exited).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0].msg).toBe('cannot start: migrations failed: relation "x" already exists');
+    expect(lines[0].err).toMatchObject({
+      type: 'Error',
+      message: expect.stringContaining('migrations failed'),
+      stack: expect.stringMatching(/run-service\.test\.ts/),
+    });
+  });
 });

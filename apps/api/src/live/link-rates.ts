@@ -1,5 +1,6 @@
 import { type ConsumerMessages, DeliverPolicy } from '@nats-io/jetstream';
 import { type Bus, ERRORS_HEADER, RECORDS_HEADER } from '@tracehub/bus';
+import { type Log, silentLog } from '@tracehub/contracts';
 
 interface RateWindow {
   rig: string;
@@ -35,7 +36,7 @@ export class LinkRates {
 
   constructor(
     private readonly bus: Bus,
-    private readonly log: { warn(o: object, m: string): void } = { warn() {} },
+    private readonly log: Log = silentLog,
   ) {}
 
   start(): void {

@@ -1,3 +1,4 @@
+import { Backoff } from '@tracehub/contracts';
 import { SerialPort } from 'serialport';
 import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.js';
 
@@ -10,7 +11,7 @@ export class SerialSource implements LinkSource {
   private port: SerialPort | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
-  private backoffMs = 500;
+  private readonly reopen = new Backoff({ fromMs: 500, maxMs: 5000 });
   readonly description: string;
 
   constructor(
@@ -39,7 +40,7 @@ export class SerialSource implements LinkSource {
         this.retry(sink);
         return;
       }
-      this.backoffMs = 500;
+      this.reopen.reset();
       this.port = port;
       sink.connected(this.description);
       port.on('data', (data: Buffer) => sink.data(data));
@@ -54,8 +55,7 @@ export class SerialSource implements LinkSource {
 
   private retry(sink: LinkSink): void {
     if (this.stopped) return;
-    this.retryTimer = setTimeout(() => this.open(sink), this.backoffMs);
-    this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+    this.retryTimer = setTimeout(() => this.open(sink), this.reopen.next());
   }
 
   async stop(): Promise<void> {

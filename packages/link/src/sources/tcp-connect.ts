@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { Backoff } from '@tracehub/contracts';
 import type { LinkSink, LinkSource } from '../link-source.js';
 import { writeSocket } from './tcp-listen.js';
 
@@ -8,7 +9,7 @@ export class TcpConnectSource implements LinkSource {
   private socket: net.Socket | undefined;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | undefined;
-  private backoffMs = 250;
+  private readonly reconnect = new Backoff({ fromMs: 250, maxMs: 5000 });
   readonly description: string;
 
   constructor(
@@ -29,7 +30,7 @@ export class TcpConnectSource implements LinkSource {
     socket.setNoDelay(true);
     socket.on('connect', () => {
       opened = true;
-      this.backoffMs = 250;
+      this.reconnect.reset();
       this.socket = socket;
       sink.connected(`${this.host}:${this.port}`);
     });
@@ -39,8 +40,7 @@ export class TcpConnectSource implements LinkSource {
       if (this.socket === socket) this.socket = undefined;
       if (opened) sink.disconnected('connection closed');
       if (this.stopped) return;
-      this.retryTimer = setTimeout(() => this.connect(sink), this.backoffMs);
-      this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+      this.retryTimer = setTimeout(() => this.connect(sink), this.reconnect.next());
     });
   }
 
