@@ -28,8 +28,16 @@ export class CommandOutput {
     return this.gone;
   }
 
-  async write(data: string | Uint8Array): Promise<void> {
-    if (this.gone || this.out.write(data)) return;
+  /**
+   * Writes `data`; `written` is called once the stream is done with it (so that its memory can
+   * be used again), or at once when the reader has gone.
+   */
+  async write(data: string | Uint8Array, written?: () => void): Promise<void> {
+    if (this.gone) {
+      written?.();
+      return;
+    }
+    if (this.out.write(data, written && (() => written()))) return;
     try {
       await once(this.out, 'drain');
     } catch (err) {

@@ -1,7 +1,30 @@
-import { buildProgram } from './program.js';
+import { enableCompileCache } from 'node:module';
+import type { Command } from 'commander';
 
-buildProgram()
-  .parseAsync(process.argv)
+// Start-up counts for a command that runs for a second: V8 keeps the compiled modules on disk
+// (in the temp folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off).
+enableCompileCache?.();
+
+/**
+ * `tracehub decode` loads its own command only: the others bring the NATS, Postgres and
+ * TypeBox modules (a thousand of them, a tenth of a second). Anything else, `--help` included,
+ * gets the whole program.
+ */
+async function program(argv: string[]): Promise<Command> {
+  if (argv[2] === 'decode') {
+    const [{ rootCommand }, { registerDecode }] = await Promise.all([
+      import('./root-command.js'),
+      import('./commands/decode.js'),
+    ]);
+    const root = rootCommand();
+    registerDecode(root);
+    return root;
+  }
+  return (await import('./program.js')).buildProgram();
+}
+
+program(process.argv)
+  .then((root) => root.parseAsync(process.argv))
   .catch((err: unknown) => {
     process.stderr.write(`tracehub: ${err instanceof Error ? err.message : `${err}`}\n`);
     process.exit(1);

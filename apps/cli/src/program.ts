@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { registerDecode } from './commands/decode.js';
 import { registerDict } from './commands/dict.js';
 import { registerExport } from './commands/export.js';
@@ -7,12 +7,11 @@ import { registerRecords } from './commands/records.js';
 import { registerRedecode } from './commands/redecode.js';
 import { registerReplay } from './commands/replay.js';
 import { registerTail } from './commands/tail.js';
+import { rootCommand } from './root-command.js';
 
 /** The `tracehub` command and its subcommands; each subcommand lives in `commands/`. */
 export function buildProgram(): Command {
-  const program = new Command('tracehub')
-    .description('tracehub: decode, replay and query embedded trace streams (QS, STP, SWD)')
-    .showHelpAfterError();
+  const program = rootCommand();
   registerDecode(program);
   registerReplay(program);
   registerRecords(program);

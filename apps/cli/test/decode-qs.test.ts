@@ -1,4 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -100,6 +102,29 @@ describe('tracehub decode --protocol qs', () => {
     const gaps = records.filter((r) => r.name === 'SEQ_GAP');
     expect(gaps.map((g) => g.fields.lost)).toEqual([1, 2, 1, 1]);
     expect(summary).toContain('4 gaps (5 frames lost)');
+  });
+
+  it('the built command writes through a pipe what it writes to a stream, over many output blocks', async () => {
+    // Every fixture, twenty times over: some 3 MB of text, a dozen output blocks used again and again.
+    const one = Buffer.concat(FIXTURES.map((name) => readFileSync(fixturePath('qs', `${name}.qs`))));
+    const dir = mkdtempSync(join(tmpdir(), 'tracehub-decode-'));
+    try {
+      const file = join(dir, 'repeated.qs');
+      writeFileSync(file, Buffer.concat(Array.from({ length: 20 }, () => one)));
+      const stdout = new SlowSink();
+      await runQsDecode(file, { format: 'text' }, { stdin: new PassThrough(), stdout, stderr: new PassThrough() });
+      const inProcess = Buffer.concat(stdout.chunks);
+      expect(inProcess.length).toBeGreaterThan(10 * 256 * 1024);
+      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+      const child = spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', file], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 1 << 28,
+      });
+      expect(child.status).toBe(0);
+      expect(child.stdout.equals(inProcess)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('applies the size options before target info', async () => {

@@ -1,14 +1,8 @@
-import {
-  type ChunkContext,
-  type DecodedRecord,
-  type EmitRecord,
-  type JsonValue,
-  RecordName,
-  type TraceDecoder,
-} from '@tracehub/contracts';
+// Types only: the package root of contracts loads TypeBox (a tenth of a second of start-up).
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
-import { QsDecoderRecordId, QsRecordId } from './constants.js';
+import { QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { QsRecordDecoder } from './record-decoder.js';
@@ -360,7 +354,7 @@ export async function dictionaryFileOfRecords(
 ): Promise<string> {
   async function* dictionaryFrames() {
     for await (const r of records) {
-      if (r.raw.length >= 3 && (r.kind === 'dict' || r.name === RecordName.QS_TARGET_INFO)) yield escapeFrame(r.raw);
+      if (r.raw.length >= 3 && (r.kind === 'dict' || r.name === QsRecordName.QS_TARGET_INFO)) yield escapeFrame(r.raw);
     }
   }
   return dictionaryFileAfter(dictionaryFrames(), options);

@@ -1,14 +1,16 @@
 /**
  * `tracehub decode --protocol qs` as a whole command on the big stress capture
  * (shared/bench/qs/big_stress.qs.gz, unpacked once into the temp folder), output to /dev/null,
- * next to qspy 7.4 on the same file when `qspy` is on PATH: the two run in alternation, five
- * times each, and each run's CPU time (user + system), wall time and peak RSS come from
- * `/usr/bin/time`. The ratio is of medians taken in this run, never of a stored figure.
+ * next to qspy 7.4 on the same file when a qspy binary is given (`QSPY=/path/to/qspy`, or
+ * `qspy` on PATH): the two run in alternation, five times each (`BENCH_ROUNDS`), and each run's
+ * CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Before timing,
+ * one run of each checks that both print the same lines. The ratio is of medians taken in this
+ * run, never of a stored figure; the load average before and after says how busy the machine was.
  * Run with `npm run bench -w apps/cli` (after a build).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -46,9 +48,30 @@ function timed(command: string, args: string[]): Run {
   return { cpuS: user + sys, wallS: wall, rssMB: rssKB / 1024 };
 }
 
-function onPath(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+/** The qspy to compare with: `QSPY`, else `qspy` on PATH, else none. */
+function findQspy(): string | undefined {
+  if (process.env.QSPY) return process.env.QSPY;
+  return spawnSync('sh', ['-c', 'command -v qspy'], { stdio: 'ignore' }).status === 0 ? 'qspy' : undefined;
 }
+
+/** A command's standard output as bytes. */
+function stdoutOf(command: string, args: string[]): Buffer {
+  const out = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 30 });
+  return out.stdout;
+}
+
+/** qspy's lines from line 8 up to its closing empty line and `QSPY Done`, as tracehub prints them. */
+function qspyRecordLines(text: Buffer): Buffer {
+  let start = 0;
+  for (let i = 0; i < 7; i++) start = text.indexOf(10, start) + 1;
+  const done = text.lastIndexOf('\nQSPY Done');
+  return text.subarray(start, done > 0 ? done : text.length);
+}
+
+const loads = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
@@ -56,16 +79,25 @@ const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...x
 const file = capture();
 const bytes = statSync(file).size;
 const records = 1_200_051; // qspy's output lines for this capture (fixtures README)
-const withQspy = onPath('qspy');
+const qspy = findQspy();
+const tracehubArgs = [cli, 'decode', '--protocol', 'qs', file];
+const qspyArgs = ['-k', '-u0', '-r', 'c0', '-f', file];
+if (qspy) {
+  const same = stdoutOf(process.execPath, tracehubArgs).equals(qspyRecordLines(stdoutOf(qspy, qspyArgs)));
+  console.log(`output: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
+  if (!same) process.exitCode = 1;
+}
+const loadBefore = loads();
 const runs: Record<string, Run[]> = { tracehub: [], qspy: [] };
 for (let i = 0; i < ROUNDS; i++) {
-  runs.tracehub.push(timed(process.execPath, [cli, 'decode', '--protocol', 'qs', file]));
-  if (withQspy) runs.qspy.push(timed('qspy', ['-k', '-u0', '-r', 'c0', '-f', file]));
+  runs.tracehub.push(timed(process.execPath, tracehubArgs));
+  if (qspy) runs.qspy.push(timed(qspy, qspyArgs));
 }
 console.log(`big_stress.qs, ${(bytes / 1e6).toFixed(1)} MB, ${ROUNDS} runs each in alternation, output to /dev/null`);
+console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${loads()} after`);
 for (const [tool, list] of Object.entries(runs)) {
   if (list.length === 0) {
-    console.log(`${tool.padEnd(9)} not on PATH: no figures (and no ratio)`);
+    console.log(`${tool.padEnd(9)} not given (QSPY=... or on PATH): no figures (and no ratio)`);
     continue;
   }
   const cpu = median(list.map((r) => r.cpuS));
@@ -76,7 +108,7 @@ for (const [tool, list] of Object.entries(runs)) {
       `${(records / 1e6 / cpu).toFixed(2)} M records/s CPU, peak RSS ${median(list.map((r) => r.rssMB)).toFixed(1)} MB`,
   );
 }
-if (withQspy) {
+if (qspy) {
   const t = median(runs.tracehub.map((r) => r.cpuS));
   const q = median(runs.qspy.map((r) => r.cpuS));
   const tw = median(runs.tracehub.map((r) => r.wallS));

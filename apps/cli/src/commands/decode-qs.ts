@@ -80,7 +80,9 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   let chunkIndex = 0;
   let hostNs = 0n;
   // Lines go straight into output blocks, so that no record outlives the call that decoded it.
-  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8');
+  // Only the process's own stdout (a file, pipe or terminal) is done with a block when its write
+  // calls back; a stream in the process (a test's PassThrough) may still hold it.
+  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8', stdout === process.stdout);
   const seen = { lengthErrors: 0, targetInfos: 0 };
   const notice = (r: DecodedRecord) => {
     if (r.type === QsDecoderRecordId.QS_RECORD_LENGTH) seen.lengthErrors++;
@@ -107,7 +109,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
         };
   const out = new CommandOutput(stdout);
   const flush = async () => {
-    for (const block of output.take()) await out.write(block);
+    for (const block of output.take()) await out.write(block, () => output.recycle(block));
   };
 
   let read = 0;
@@ -192,18 +194,24 @@ export function qsDecodeVerdict(s: {
  * qspy wrote it; JSON as UTF-8). Lines are joined a few hundred at a time and each batch is
  * encoded into the current block in one go: encoding costs a call into the runtime, which
  * once per line cost more than decoding the record. A batch is short enough that its lines
- * die young, as the records they come from do.
+ * die young, as the records they come from do. A block the output stream is done with is filled
+ * again: a fresh 256 KiB buffer costs its page faults every time.
  */
 class OutputBlocks {
   private static readonly SIZE = 256 * 1024;
   private static readonly BATCH = 256;
-  private block = Buffer.allocUnsafe(OutputBlocks.SIZE);
+  private block: Buffer = Buffer.allocUnsafe(OutputBlocks.SIZE);
   private pos = 0;
   private full: Buffer[] = [];
+  /** Blocks written out, to be filled again. */
+  private free: Buffer[] = [];
   /** Lines not encoded yet, with an empty last one so that the batch joins with a final newline. */
   private lines: string[] = [];
 
-  constructor(private readonly encoding: 'latin1' | 'utf8') {}
+  constructor(
+    private readonly encoding: 'latin1' | 'utf8',
+    private readonly reuse: boolean,
+  ) {}
 
   line(s: string): void {
     this.lines.push(s);
@@ -217,6 +225,14 @@ class OutputBlocks {
     const blocks = this.full;
     this.full = [];
     return blocks;
+  }
+
+  /** Gives back a block from `take()` once the output stream is done with it. */
+  recycle(block: Buffer): void {
+    // A block of SIZE owns its ArrayBuffer (Node pools only small buffers).
+    if (this.reuse && block.buffer.byteLength === OutputBlocks.SIZE && this.free.length < 8) {
+      this.free.push(Buffer.from(block.buffer, 0, OutputBlocks.SIZE));
+    }
   }
 
   private encodeLines(): void {
@@ -236,7 +252,7 @@ class OutputBlocks {
   private cut(): void {
     if (this.pos === 0) return;
     this.full.push(this.block.subarray(0, this.pos));
-    this.block = Buffer.allocUnsafe(OutputBlocks.SIZE);
+    this.block = this.free.pop() ?? Buffer.allocUnsafe(OutputBlocks.SIZE);
     this.pos = 0;
   }
 }
