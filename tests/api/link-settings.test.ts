@@ -60,6 +60,8 @@ describe("a link's settings", () => {
       'start',
       'port',
       'processor',
+      'palmProcessId',
+      'palmModule',
     ]);
     expect(stp.accepts[0]).toEqual({ name: 'version', takes: '1 or 2', description: 'STP version (default 2)' });
     expect(stp.accepts[1].takes).toBe('list of 0..65535, e.g. 17,0x12');

@@ -175,6 +175,11 @@ describe('two API processes behind one address', () => {
     ]);
     expect((await call(b, 'GET', '/reporters/lab1')).body).toMatchObject({ id: 'lab1', servedBy: idA });
 
+    // A has written lab1's counters since (every fifth of a lease): B goes on from them.
+    await until('A to have written what it sent', async () => {
+      const s = (await call(b, 'GET', '/reporters/lab1')).body as Status;
+      return s.messagesSent >= 50;
+    });
     // A dies: B takes lab1 within a lease, and lab1 never has two connections.
     let most = 0;
     const watch = setInterval(() => {

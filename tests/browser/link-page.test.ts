@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { join } from 'node:path';
 import type { Bus } from '@tracehub/bus';
+import { StpLinkSettingsSchema } from '@tracehub/contracts';
 import {
   type Database,
   getLinkByName,
@@ -97,7 +98,10 @@ describe("an STP link's page in Chromium", () => {
 
   it('takes littleEndianMasters 17,18 and version 1 in the settings form, and lists the STP settings', async () => {
     await page.locator('#settings-names tr[data-key=littleEndianMasters]').waitFor();
-    expect(await page.locator('#settings-names tbody tr').count()).toBe(8);
+    // Every setting an STP link takes (the contract's schema), one row each.
+    expect(await page.locator('#settings-names tbody tr').count()).toBe(
+      Object.keys(StpLinkSettingsSchema.properties).length,
+    );
     // The settings of the latest session: the link address over the stored ones.
     const inUse = (key: string) => page.locator(`#settings-in-use tr[data-key="${key}"]`);
     expect(await inUse('maxPauseMs').getAttribute('data-from')).toBe('address');

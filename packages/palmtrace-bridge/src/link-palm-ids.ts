@@ -32,7 +32,10 @@ export class LinkPalmIdsCache {
   readonly of: LinkPalmIdsOf = (rig, link) => this.ids.get(`${rig}/${link}`);
 
   async start(): Promise<void> {
-    await this.refresh();
+    // Without them the bridge still serves (with the rigs' own numbers); the next refresh retries.
+    await this.refresh().catch((err) =>
+      this.log.warn({ err }, 'could not read the links’ PalmTrace settings; will try again'),
+    );
     this.timer = setInterval(() => {
       this.refresh().catch((err) =>
         this.log.warn({ err }, 'could not read the links’ PalmTrace settings; keeping the last'),
