@@ -27,6 +27,7 @@ import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { linkConnectionRoutes } from './routes/link-connection.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
+import { recordRatesRoutes } from './routes/record-rates.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
@@ -142,6 +143,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       async (api) => {
         await api.register(fleetRoutes, { db, hub });
         await api.register(historyRoutes, { db });
+        await api.register(recordRatesRoutes, { db });
         await api.register(sessionRoutes, { db, maxPageSize: settings.maxPageSize });
         await api.register(recordRoutes, {
           db,

@@ -66,13 +66,13 @@ function route(): void {
       cleanup = sessionsPage(main, params);
       break;
     case 'link':
-      cleanup = linkPage(main, decodeURIComponent(arg ?? ''));
+      cleanup = linkPage(main, decodeURIComponent(arg ?? ''), params);
       break;
     case 'session':
       cleanup = sessionPage(main, decodeURIComponent(arg ?? ''), params);
       break;
     default:
-      cleanup = fleetPage(main);
+      cleanup = fleetPage(main, params);
   }
 }
 

@@ -32,6 +32,12 @@ export { getLinkById, getRig, type LinkSummary, linkSummaries, listRigs } from '
 export { isSessionLinkComplete, type LinkLoss, sessionLinkChunks, sessionLinkLosses } from './queries/link-bytes.js';
 export { linkBytesKeptSince } from './queries/link-bytes-kept.js';
 export {
+  bucketWidthNs,
+  type LinkRateSeries,
+  type RecordRatesWindow,
+  recordRates,
+} from './queries/record-rates.js';
+export {
   filteredRecords,
   positionOf,
   type RecordFilter,

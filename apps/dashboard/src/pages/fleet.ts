@@ -1,5 +1,6 @@
 import { getJson, type LinkSummary } from '../api.js';
 import { ago, h } from '../dom.js';
+import { perLinkRates, ratePlots } from '../rate-plots.js';
 
 interface ReporterStatus {
   id: string;
@@ -16,6 +17,7 @@ interface ReporterStatus {
 
 interface Rig {
   name: string;
+  firstSeen: string;
   lastSeen: string;
   links: LinkSummary[];
 }
@@ -36,13 +38,25 @@ function linkState(l: LinkSummary): LinkState {
   return age < 600_000 ? 'idle' : 'down';
 }
 
-/** Every rig and link: live record rate, errors, gaps, last seen. Refreshes every 2 s. */
-export function fleetPage(root: HTMLElement): () => void {
+/**
+ * Every rig and link: live record rate, errors, gaps, last seen (refreshed every 2 s), under a
+ * plot of each link's records/s over the URL's time range (the last hour unless it names one).
+ */
+export function fleetPage(root: HTMLElement, params: URLSearchParams): () => void {
   const table = h('table', { class: 'fleet' });
   const status = h('p', { class: 'status' }, 'loading…');
   const reporters = h('table', { class: 'fleet reporters' });
   const reportersTitle = h('h3', { hidden: true }, 'PalmTrace Reporters');
-  root.append(h('h2', {}, 'Fleet'), status, table, reportersTitle, reporters);
+  const plots = ratePlots(params, {
+    path: 'fleet',
+    since: async () => {
+      const { rigs } = await getJson<{ rigs: Rig[] }>('/rigs');
+      const first = rigs.map((r) => r.firstSeen).sort()[0];
+      return first ?? new Date(Date.now() - 3_600_000).toISOString();
+    },
+    plots: [{ id: 'fleet-rates', title: 'Records per second, per link', yLabel: 'records/s', series: perLinkRates }],
+  });
+  root.append(h('h2', {}, 'Fleet'), plots.element, status, table, reportersTitle, reporters);
   // The PalmTrace bridge's endpoints: a small panel below the links, shown when there are any.
   const loadReporters = async () => {
     const { reporters: list, listener } = await getJson<{
@@ -138,5 +152,8 @@ export function fleetPage(root: HTMLElement): () => void {
   };
   void load();
   const timer = setInterval(load, 2000);
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    plots.stop();
+  };
 }

@@ -10,6 +10,7 @@ import {
   OBJECT_KINDS,
 } from '../control-commands.js';
 import { ago, h } from '../dom.js';
+import { ERROR_COLOR, GAP_COLOR, type RatesAnswer, ratePlots } from '../rate-plots.js';
 import { linkConnectionSection } from './link-connection.js';
 import { linkSettingsSection } from './link-settings.js';
 
@@ -83,7 +84,7 @@ const STATE_REFRESH_MS = 3000;
  * control-scoped token): the QS-RX commands grouped as in QView, the history of what was sent
  * with the target's answer to each, and the front-end port (who is attached, release).
  */
-export function linkPage(root: HTMLElement, id: string): () => void {
+export function linkPage(root: HTMLElement, id: string, params: URLSearchParams): () => void {
   const title = h('h2', {}, `Link ${id}`);
   const summary = h('p', { class: 'status' }, 'loading…');
   root.append(title, summary);
@@ -103,6 +104,18 @@ export function linkPage(root: HTMLElement, id: string): () => void {
         h('a', { href: `#/search?${where}` }, 'search'),
       );
       if (left) return;
+      const plots = ratePlots(params, {
+        path: `link/${encodeURIComponent(id)}`,
+        rig: link.rig,
+        link: link.name,
+        since: async () => (await getJson<{ firstSeen: string }>(`/rigs/${encodeURIComponent(link.rig)}`)).firstSeen,
+        plots: [
+          { id: 'link-rate', title: 'Records per second', yLabel: 'records/s', series: linkRate },
+          { id: 'link-faults', title: 'Errors and gaps', yLabel: 'per bucket', series: linkFaults },
+        ],
+      });
+      root.append(plots.element);
+      stops.push(plots.stop);
       stops.push(linkConnectionSection(root, link));
       linkSettingsSection(root, link);
       if (link.protocol !== 'qs') {
@@ -126,6 +139,22 @@ export function linkPage(root: HTMLElement, id: string): () => void {
     for (const stop of stops) stop();
   };
 }
+
+/** The link's records per second (`/rates` narrowed to the link answers it alone, or nothing). */
+const linkRate = (answer: RatesAnswer) =>
+  answer.links.map((l) => ({
+    label: 'records/s',
+    values: l.recordsPerSecond,
+    color: '#1d5fa0',
+    style: 'area' as const,
+  }));
+
+/** Its error records (bars) and sequence gaps (a line over them) in each bucket. */
+const linkFaults = (answer: RatesAnswer) =>
+  answer.links.flatMap((l) => [
+    { label: 'errors', values: l.errors, color: ERROR_COLOR, style: 'bars' as const },
+    { label: 'gaps', values: l.gaps, color: GAP_COLOR, style: 'steps' as const },
+  ]);
 
 function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
   const base = `/links/${link.id}`;

@@ -70,8 +70,12 @@ type WindowBlock = Pick<
 >;
 
 /** The blocks of the session that may hold records of the window, in seq order. */
-async function windowBlocks(db: Kysely<Database>, w: TimelineWindow): Promise<WindowBlock[]> {
-  return db
+async function windowBlocks(
+  db: Kysely<Database>,
+  w: TimelineWindow,
+  { withStates = false }: { withStates?: boolean } = {},
+): Promise<WindowBlock[]> {
+  let query = db
     .selectFrom('record_blocks')
     .select(['id', 'session', 'codec', 'byte_count', 'data', 'record_count', 'first_seq'])
     .where('session', '=', w.session)
@@ -79,9 +83,10 @@ async function windowBlocks(db: Kysely<Database>, w: TimelineWindow): Promise<Wi
     .where('link', '=', w.link)
     .where('max_host_ns', '>=', w.fromNs)
     .where('min_host_ns', '<', w.toNs)
-    .where('host_time', '<', instant(w.toNs + 1000n))
-    .orderBy('first_seq')
-    .execute();
+    .where('host_time', '<', instant(w.toNs + 1000n));
+  // A block's summary names the last state of each object it changes (null: it changes none).
+  if (withStates) query = query.where('states', 'is not', null);
+  return query.orderBy('first_seq').execute();
 }
 
 const inWindow = (w: TimelineWindow) => (r: TraceRecord) => {
@@ -186,7 +191,7 @@ export async function timelineStateChanges(
       keep(track, { track, seq: BigInt(s.seq), hostNs: BigInt(s.hostNs), targetTs: s.targetTs, state: s.state });
   }
   const inside: TimelineStateChange[] = [];
-  for (const block of await windowBlocks(db, w)) {
+  for (const block of await windowBlocks(db, w, { withStates: true })) {
     for (const r of blockRecords(block)) {
       const state = r.qs?.obj !== undefined ? stateOf(r) : null;
       if (state === null) continue;
@@ -194,6 +199,10 @@ export async function timelineStateChanges(
       if (change.hostNs < w.fromNs) keep(change.track, change);
       else if (change.hostNs < w.toNs) inside.push(change);
     }
+    // Blocks come in seq order, which is host-time order within a session: once `limit` changes
+    // are in, later blocks hold only later ones, which are cut off below anyway. (Without this a
+    // whole session of 1.2 M records was decoded to keep its first 5 000 changes: 5 s.)
+    if (inside.length >= limit) break;
   }
   inside.sort((a, b) => (a.hostNs < b.hostNs ? -1 : a.hostNs > b.hostNs ? 1 : Number(a.seq - b.seq)));
   return [...[...latestBefore.values()].sort((a, b) => (a.hostNs < b.hostNs ? -1 : 1)), ...inside.slice(0, limit)];
