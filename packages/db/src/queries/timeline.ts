@@ -2,8 +2,9 @@ import type { TraceRecord } from '@tracehub/contracts';
 import { stateOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database, RecordBlockRow } from '../database.js';
-import { blockRecords } from './block-reader.js';
+import { blockRecords, type StoredBlockData } from './block-reader.js';
 import { instant } from './records-page.js';
+import { inOneSnapshot } from './snapshot.js';
 
 /**
  * What a timeline draws, read from one link session's records in a host-time window:
@@ -64,12 +65,13 @@ export function trackOf(r: TraceRecord): string | null {
   return null;
 }
 
-type WindowBlock = Pick<
-  RecordBlockRow,
-  'id' | 'session' | 'codec' | 'byte_count' | 'data' | 'record_count' | 'first_seq'
->;
+type WindowBlock = Pick<RecordBlockRow, 'id' | 'session' | 'codec' | 'byte_count' | 'record_count' | 'first_seq'>;
 
-/** The blocks of the session that may hold records of the window, in seq order. */
+/**
+ * The blocks of the session that may hold records of the window, in seq order: their summary
+ * columns only. Their data is read apart (`withData`) for the blocks a view decodes: a sampled
+ * or cut-off view of a long session reads a fraction of them.
+ */
 async function windowBlocks(
   db: Kysely<Database>,
   w: TimelineWindow,
@@ -77,7 +79,7 @@ async function windowBlocks(
 ): Promise<WindowBlock[]> {
   let query = db
     .selectFrom('record_blocks')
-    .select(['id', 'session', 'codec', 'byte_count', 'data', 'record_count', 'first_seq'])
+    .select(['id', 'session', 'codec', 'byte_count', 'record_count', 'first_seq'])
     .where('session', '=', w.session)
     .where('rig', '=', w.rig)
     .where('link', '=', w.link)
@@ -89,13 +91,40 @@ async function windowBlocks(
   return query.orderBy('first_seq').execute();
 }
 
+/** Blocks read per statement when a view decodes blocks until it has enough. */
+const DATA_BATCH = 8;
+
+/**
+ * The given blocks with their data, `DATA_BATCH` a statement, in the order given. Run on the
+ * snapshot the blocks were listed on: a block compacted away meanwhile is still there.
+ */
+async function* withData(db: Kysely<Database>, blocks: readonly WindowBlock[]): AsyncGenerator<StoredBlockData> {
+  for (let i = 0; i < blocks.length; i += DATA_BATCH) {
+    const part = blocks.slice(i, i + DATA_BATCH);
+    const rows = await db
+      .selectFrom('record_blocks')
+      .select(['id', 'data'])
+      .where(
+        'id',
+        'in',
+        part.map((b) => b.id),
+      )
+      .execute();
+    const data = new Map(rows.map((r) => [r.id, r.data]));
+    for (const b of part) {
+      const bytes = data.get(b.id);
+      if (bytes) yield { ...b, data: bytes };
+    }
+  }
+}
+
 const inWindow = (w: TimelineWindow) => (r: TraceRecord) => {
   const host = BigInt(r.hostNs);
   return host >= w.fromNs && host < w.toNs;
 };
 
 /** Windows holding more records than this are counted from a sample of their blocks. */
-const EXACT_LIMIT = 100_000;
+const EXACT_LIMIT = 50_000;
 
 export interface TimelineCounts {
   buckets: TimelineBucket[];
@@ -105,7 +134,7 @@ export interface TimelineCounts {
 
 /**
  * Per track, records and errors in each of `buckets` equal slices of the window. A window of
- * more than 100 000 records is counted from every n-th block (counts scaled back by n), so a
+ * more than 50 000 records is counted from every n-th block (counts scaled back by n), so a
  * whole long session costs about what a short one does.
  */
 export async function timelineBuckets(
@@ -114,49 +143,54 @@ export async function timelineBuckets(
   buckets: number,
 ): Promise<TimelineCounts> {
   const width = (w.toNs - w.fromNs + BigInt(buckets) - 1n) / BigInt(buckets);
-  const blocks = await windowBlocks(db, w);
-  const total = blocks.reduce((n, b) => n + b.record_count, 0);
-  const every = total > EXACT_LIMIT ? Math.ceil(total / EXACT_LIMIT) : 1;
-  const inside = inWindow(w);
-  const counts = new Map<string, TimelineBucket>();
-  for (let i = 0; i < blocks.length; i += every) {
-    for (const r of blockRecords(blocks[i])) {
-      if (!inside(r)) continue;
-      const track = trackOf(r);
-      const bucket = Number((BigInt(r.hostNs) - w.fromNs) / width);
-      if (bucket < 0 || bucket >= buckets) continue;
-      const key = `${bucket}\u0000${track ?? ''}\u0000${track === null ? 0 : 1}`;
-      let entry = counts.get(key);
-      if (!entry) counts.set(key, (entry = { track, bucket, records: 0, errors: 0 }));
-      entry.records += every;
-      if (r.kind === 'error') entry.errors += every;
+  return inOneSnapshot(db, async (snapshot) => {
+    const blocks = await windowBlocks(snapshot, w);
+    const total = blocks.reduce((n, b) => n + b.record_count, 0);
+    const every = total > EXACT_LIMIT ? Math.ceil(total / EXACT_LIMIT) : 1;
+    const inside = inWindow(w);
+    const counts = new Map<string, TimelineBucket>();
+    const sampled = blocks.filter((_, i) => i % every === 0);
+    for await (const block of withData(snapshot, sampled)) {
+      for (const r of blockRecords(block)) {
+        if (!inside(r)) continue;
+        const track = trackOf(r);
+        const bucket = Number((BigInt(r.hostNs) - w.fromNs) / width);
+        if (bucket < 0 || bucket >= buckets) continue;
+        const key = `${bucket}\u0000${track ?? ''}\u0000${track === null ? 0 : 1}`;
+        let entry = counts.get(key);
+        if (!entry) counts.set(key, (entry = { track, bucket, records: 0, errors: 0 }));
+        entry.records += every;
+        if (r.kind === 'error') entry.errors += every;
+      }
     }
-  }
-  return { buckets: [...counts.values()], sampleEvery: every };
+    return { buckets: [...counts.values()], sampleEvery: every };
+  });
 }
 
 /** The window's records in host-time order, at most `limit` (one more tells that there are more). */
 export async function timelineItems(db: Kysely<Database>, w: TimelineWindow, limit: number): Promise<TimelineItem[]> {
   const inside = inWindow(w);
   const items: TimelineItem[] = [];
-  for (const block of await windowBlocks(db, w)) {
-    for (const r of blockRecords(block)) {
-      if (r.kind === 'dict' || !inside(r)) continue;
-      items.push({
-        track: trackOf(r),
-        seq: BigInt(r.seq),
-        hostNs: BigInt(r.hostNs),
-        targetTs: r.targetTs,
-        kind: r.kind,
-        name: r.name,
-        sig: r.qs?.sig ?? null,
-        state: stateOf(r),
-        text: r.text,
-      });
+  await inOneSnapshot(db, async (snapshot) => {
+    for await (const block of withData(snapshot, await windowBlocks(snapshot, w))) {
+      for (const r of blockRecords(block)) {
+        if (r.kind === 'dict' || !inside(r)) continue;
+        items.push({
+          track: trackOf(r),
+          seq: BigInt(r.seq),
+          hostNs: BigInt(r.hostNs),
+          targetTs: r.targetTs,
+          kind: r.kind,
+          name: r.name,
+          sig: r.qs?.sig ?? null,
+          state: stateOf(r),
+          text: r.text,
+        });
+      }
+      // Records of a session come in host-time order by seq: once enough are in, later blocks add nothing earlier.
+      if (items.length >= limit * 2) break;
     }
-    // Records of a session come in host-time order by seq: once enough are in, later blocks add nothing earlier.
-    if (items.length >= limit * 2) break;
-  }
+  });
   items.sort((a, b) => (a.hostNs < b.hostNs ? -1 : a.hostNs > b.hostNs ? 1 : Number(a.seq - b.seq)));
   return items.slice(0, limit);
 }
@@ -191,19 +225,21 @@ export async function timelineStateChanges(
       keep(track, { track, seq: BigInt(s.seq), hostNs: BigInt(s.hostNs), targetTs: s.targetTs, state: s.state });
   }
   const inside: TimelineStateChange[] = [];
-  for (const block of await windowBlocks(db, w, { withStates: true })) {
-    for (const r of blockRecords(block)) {
-      const state = r.qs?.obj !== undefined ? stateOf(r) : null;
-      if (state === null) continue;
-      const change = { track: r.qs!.obj!, seq: BigInt(r.seq), hostNs: BigInt(r.hostNs), targetTs: r.targetTs, state };
-      if (change.hostNs < w.fromNs) keep(change.track, change);
-      else if (change.hostNs < w.toNs) inside.push(change);
+  await inOneSnapshot(db, async (snapshot) => {
+    for await (const block of withData(snapshot, await windowBlocks(snapshot, w, { withStates: true }))) {
+      for (const r of blockRecords(block)) {
+        const state = r.qs?.obj !== undefined ? stateOf(r) : null;
+        if (state === null) continue;
+        const change = { track: r.qs!.obj!, seq: BigInt(r.seq), hostNs: BigInt(r.hostNs), targetTs: r.targetTs, state };
+        if (change.hostNs < w.fromNs) keep(change.track, change);
+        else if (change.hostNs < w.toNs) inside.push(change);
+      }
+      // Blocks come in seq order, which is host-time order within a session: once `limit` changes
+      // are in, later blocks hold only later ones, which are cut off below anyway. (Without this a
+      // whole session of 1.2 M records was decoded to keep its first 5 000 changes: 5 s.)
+      if (inside.length >= limit) break;
     }
-    // Blocks come in seq order, which is host-time order within a session: once `limit` changes
-    // are in, later blocks hold only later ones, which are cut off below anyway. (Without this a
-    // whole session of 1.2 M records was decoded to keep its first 5 000 changes: 5 s.)
-    if (inside.length >= limit) break;
-  }
+  });
   inside.sort((a, b) => (a.hostNs < b.hostNs ? -1 : a.hostNs > b.hostNs ? 1 : Number(a.seq - b.seq)));
   return [...[...latestBefore.values()].sort((a, b) => (a.hostNs < b.hostNs ? -1 : 1)), ...inside.slice(0, limit)];
 }
