@@ -36,7 +36,8 @@ export function start(app: string, env: Record<string, string>, name = app): Ser
   const nodeArgs = [...flags, ...(profiled.has(app) ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: repo,
-    env: { PATH: process.env.PATH, ...env },
+    // glibc's malloc as npm start sets it (scripts/start-all.mjs says why).
+    env: { PATH: process.env.PATH, MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ready = new Promise<void>((resolve, reject) => {

@@ -37,7 +37,8 @@ function nodeFlagsOf(script: string): string[] {
 export function startNode(script: string, env: NodeJS.ProcessEnv): RunningProcess {
   const child = spawn(process.execPath, [...nodeFlagsOf(script), script], {
     cwd: repoRoot,
-    env: { PATH: process.env.PATH, ...env },
+    // glibc's malloc as npm start sets it (scripts/start-all.mjs says why).
+    env: { PATH: process.env.PATH, MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const stdout: string[] = [];
