@@ -124,7 +124,7 @@ const inWindow = (w: TimelineWindow) => (r: TraceRecord) => {
 };
 
 /** Windows holding more records than this are counted from a sample of their blocks. */
-const EXACT_LIMIT = 50_000;
+const EXACT_LIMIT = 20_000;
 
 export interface TimelineCounts {
   buckets: TimelineBucket[];
@@ -134,7 +134,7 @@ export interface TimelineCounts {
 
 /**
  * Per track, records and errors in each of `buckets` equal slices of the window. A window of
- * more than 50 000 records is counted from every n-th block (counts scaled back by n), so a
+ * more than 20 000 records is counted from every n-th block (counts scaled back by n), so a
  * whole long session costs about what a short one does.
  */
 export async function timelineBuckets(
