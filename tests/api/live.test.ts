@@ -224,13 +224,13 @@ describe('live tail', () => {
     await waitForClients(0);
     const parsedBefore = app.liveHub.batches;
     let chunk = 0;
-    const publish = (records: number, errors: number) => {
+    const publish = (link: string, records: number, errors: number) => {
       const batch = recordBatchOf(
         Array.from({ length: records }, (_, i) => ({
           ...record(chunk * 1000 + i),
           rig: 'rig6',
-          link: 'uart1',
-          session: 'rates-1',
+          link,
+          session: `rates-${link}`,
           chunk,
           kind: i < errors ? ('error' as const) : ('record' as const),
         })),
@@ -239,17 +239,18 @@ describe('live tail', () => {
       chunk++;
       return publishRecordBatch(bus, batch);
     };
-    const rate = () => app.liveHub.linkRates().find((r) => r.rig === 'rig6' && r.link === 'uart1');
-    // The api reads the stream from the moment its consumer exists: publish until it counts.
+    const rate = (link: string) => app.liveHub.linkRates().find((r) => r.rig === 'rig6' && r.link === link);
+    // The api reads the stream from the moment its consumer exists: publish on a probe link
+    // until it counts (the probe's records stay out of the link measured below).
     await waitUntil(async () => {
-      await publish(1, 0);
-      return rate() !== undefined;
+      await publish('probe', 1, 0);
+      return rate('probe') !== undefined;
     }, 15_000);
-    const base = rate()!;
-    await publish(40, 3);
-    await publish(60, 2);
-    await waitUntil(async () => Math.round((rate()!.recordsPerSecond - base.recordsPerSecond) * 10) === 100);
-    expect(rate()!.recentErrors - base.recentErrors).toBe(5);
+    await publish('uart1', 40, 3);
+    await publish('uart1', 60, 2);
+    // 100 records in the 10 s window: 10 records/s.
+    await waitUntil(async () => Math.round((rate('uart1')?.recordsPerSecond ?? 0) * 10) === 100);
+    expect(rate('uart1')!.recentErrors).toBe(5);
     expect(app.liveHub.batches).toBe(parsedBefore);
     await removeTopology(bus);
   });
