@@ -33,32 +33,43 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database for one test file; `drop()` removes it (call it in afterAll). */
-export async function freshDatabase(label = 'th'): Promise<FreshDatabase> {
+/** A database of its own for one test file, named after `label`, not made yet: `create()` makes it. */
+export interface PlannedDatabase extends FreshDatabase {
+  create(): Promise<void>;
+}
+
+/**
+ * The name and URL of a database of its own for one test file, known before the database is
+ * made (`create()`); `drop()` removes it (call it in afterAll).
+ */
+export function plannedDatabase(label = 'th'): PlannedDatabase {
   const name = `${label.replace(/[^a-z0-9_]/gi, '').toLowerCase()}_${randomBytes(5).toString('hex')}`;
-  const admin = adminUrl();
-  const client = new pg.Client({ connectionString: admin });
-  await client.connect();
-  try {
-    await client.query(`create database "${name}"`);
-  } finally {
-    await client.end();
-  }
   const url = new URL(databaseUrl());
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
-    drop: async () => {
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      try {
-        await c.query(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await c.end();
-      }
-    },
+    create: () => asAdmin(`create database "${name}"`),
+    drop: () => asAdmin(`drop database if exists "${name}" with (force)`),
   };
+}
+
+/** Creates an empty database for one test file; `drop()` removes it (call it in afterAll). */
+export async function freshDatabase(label = 'th'): Promise<FreshDatabase> {
+  const { create, ...database } = plannedDatabase(label);
+  await create();
+  return database;
+}
+
+/** Runs one statement on the server's `postgres` database (creating or dropping one of the tests'). */
+async function asAdmin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl() });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
 }
 
 function adminUrl(): string {

@@ -1,33 +1,17 @@
-import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   addSessionCounts,
-  createDb,
-  type Database,
   getLinkSettings,
   insertRecordsJson,
   markSessionEnded,
-  migrateToLatest,
   upsertLink,
   upsertRig,
   upsertSession,
 } from '../src/index.js';
 import { qsRecord } from './records-fixture.js';
+import { migratedDatabaseForFile } from './test-database.js';
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-
-beforeAll(async () => {
-  fresh = await freshDatabase('dbcat');
-  db = createDb(fresh.url);
-  await migrateToLatest(db, { partitionDaysAhead: 0 });
-});
-
-afterAll(async () => {
-  await db?.destroy();
-  await fresh?.drop();
-});
+const db = migratedDatabaseForFile('dbcat', { partitionDaysAhead: 0 });
 
 describe('rigs and links', () => {
   it('keep first_seen and move last_seen forward', async () => {

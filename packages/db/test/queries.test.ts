@@ -1,13 +1,8 @@
-import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  createDb,
-  type Database,
   filteredRecords,
   insertRecords,
   linkSummaries,
-  migrateToLatest,
   positionOf,
   type RecordPosition,
   recordsPage,
@@ -16,15 +11,12 @@ import {
   upsertSession,
 } from '../src/index.js';
 import { qsRecord, stpRecord } from './records-fixture.js';
+import { migratedDatabaseForFile } from './test-database.js';
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
+const db = migratedDatabaseForFile('dbq');
 const T0 = 1_764_000_000_000_000_000n;
 
 beforeAll(async () => {
-  fresh = await freshDatabase('dbq');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
   await upsertLink(db, { rig: 'rig7', name: 'uart0', protocol: 'qs' });
   await upsertLink(db, { rig: 'rig8', name: 'stp-a', protocol: 'stp' });
   for (const [id, rig, link, ms] of [
@@ -42,11 +34,6 @@ beforeAll(async () => {
   }
   for (let i = 0; i < 10; i++) records.push(stpRecord(i, (T0 + BigInt(i) * 1000n).toString(), 'c'));
   await insertRecords(db, records);
-});
-
-afterAll(async () => {
-  await db?.destroy();
-  await fresh?.drop();
 });
 
 const ids = (rows: Array<{ session: string; seq: bigint }>) => rows.map((r) => `${r.session}/${r.seq}`);

@@ -1,5 +1,5 @@
 import { nodeZstd, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
-import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
+import { freshDatabase } from '@tracehub/tests/support';
 import {
   type Kysely,
   type KyselyPlugin,
@@ -9,7 +9,7 @@ import {
   sql,
   type UnknownRow,
 } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   BlockCodec,
   compactRecordBlocks,
@@ -28,23 +28,12 @@ import {
   storeRecords,
   timelineStateChanges,
 } from '../src/index.js';
+import { migratedDatabaseForFile } from './test-database.js';
 
 /** A small deterministic generator (an LCG): the same dataset on every run. */
 const seededRandom = (seed: number) => () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x80000000;
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-
-beforeAll(async () => {
-  fresh = await freshDatabase('dbblocks');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-});
-
-afterAll(async () => {
-  await db?.destroy();
-  await fresh?.drop();
-});
+const db = migratedDatabaseForFile('dbblocks');
 
 // Well in the past, so compaction finds every block settled.
 const T0 = BigInt(Date.UTC(2026, 0, 5, 8)) * 1_000_000n;

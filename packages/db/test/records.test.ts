@@ -1,31 +1,16 @@
-import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
-import { type Kysely, sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
 import {
-  createDb,
-  type Database,
   ensurePartitions,
   insertRecords,
   insertRecordsJson,
   listPartitions,
-  migrateToLatest,
   sessionRecordsPage,
 } from '../src/index.js';
 import { qsRecord, stpRecord } from './records-fixture.js';
+import { migratedDatabaseForFile } from './test-database.js';
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-
-beforeAll(async () => {
-  fresh = await freshDatabase('dbrec');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-});
-
-afterAll(async () => {
-  await db?.destroy();
-  await fresh?.drop();
-});
+const db = migratedDatabaseForFile('dbrec');
 
 /** Which table the block holding a stored record physically sits in. */
 async function partitionOf(session: string, seq: number): Promise<string> {

@@ -1,34 +1,18 @@
-import { type FreshDatabase, freshDatabase } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   applyRetention,
-  createDb,
-  type Database,
   ensurePartitions,
   historyRange,
   insertLinkChunks,
   insertRecords,
   listPartitions,
-  migrateToLatest,
   sessionLinkChunks,
   upsertSession,
 } from '../src/index.js';
 import { qsRecord } from './records-fixture.js';
+import { migratedDatabaseForFile } from './test-database.js';
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-
-beforeAll(async () => {
-  fresh = await freshDatabase('dbret');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-});
-
-afterAll(async () => {
-  await db.destroy();
-  await fresh.drop();
-});
+const db = migratedDatabaseForFile('dbret');
 
 const DAY = 86_400_000;
 const NOW = new Date('2026-03-20T12:00:00Z');
