@@ -77,7 +77,6 @@ export {
   type StateMachinesOptions,
   sessionStateMachines,
   type TransitionCount,
-  type TransitionKind,
 } from './queries/state-machines.js';
 export {
   type TimelineBucket,

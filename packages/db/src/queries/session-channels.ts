@@ -1,8 +1,8 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
-import { blockRecords, ScanBudget } from './block-reader.js';
-import { inOneSnapshot } from './snapshot.js';
+import { ScanBudget } from './block-reader.js';
+import { forEachSessionRecord } from './session-blocks.js';
 
 /** What one STP channel of a master carried in a session. */
 export interface ChannelCounts {
@@ -40,9 +40,6 @@ export interface SessionChannelsOptions {
   budget?: ScanBudget;
 }
 
-/** Blocks read per statement: enough to keep round trips few, few enough not to hold a big session's blocks at once. */
-const BLOCKS_PER_ROUND = 32;
-
 /** Host times are decimal ns without leading zeros: the shorter is the earlier, then text order is number order. */
 const isEarlier = (a: string, b: string) => (a.length !== b.length ? a.length < b.length : a < b);
 
@@ -68,7 +65,6 @@ export async function sessionChannels(
   session: string,
   opts: SessionChannelsOptions = {},
 ): Promise<SessionChannels> {
-  const budget = opts.budget ?? new ScanBudget();
   const tallies = new Map<string, ChannelTally>();
   const errors = new Map<string, number>();
   let records = 0;
@@ -101,22 +97,7 @@ export async function sessionChannels(
     if (isEarlier(t.lastHostNs, r.hostNs)) t.lastHostNs = r.hostNs;
     t.names.add(r.name);
   };
-  await inOneSnapshot(db, async (snapshot) => {
-    let after = -1n;
-    for (;;) {
-      const blocks = await snapshot
-        .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
-        .where('session', '=', session)
-        .where('first_seq', '>', after)
-        .orderBy('first_seq')
-        .limit(BLOCKS_PER_ROUND)
-        .execute();
-      for (const block of blocks) for (const r of blockRecords(block, budget)) count(r);
-      if (blocks.length < BLOCKS_PER_ROUND) return;
-      after = BigInt(blocks[blocks.length - 1].first_seq);
-    }
-  });
+  await forEachSessionRecord(db, session, opts.budget ?? new ScanBudget(), count);
   return {
     records,
     unaddressed,

@@ -1,11 +1,13 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import {
+  STATE_MACHINE_RECORD_NAMES,
+  TRANSITION_RECORD_NAMES,
+  type TraceRecord,
+  type TransitionKind,
+} from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
-import { blockRecords, ScanBudget } from './block-reader.js';
-import { inOneSnapshot } from './snapshot.js';
-
-/** How a transition was recorded: QS_QEP_INIT_TRAN, QS_QEP_STATE_INIT, QS_QEP_TRAN, _HIST, _EP, _XP. */
-export type TransitionKind = 'initial' | 'state-initial' | 'transition' | 'history' | 'entry-point' | 'exit-point';
+import { ScanBudget } from './block-reader.js';
+import { forEachSessionRecord } from './session-blocks.js';
 
 /** One transition of a state machine as the records show it, counted. */
 export interface TransitionCount {
@@ -62,33 +64,10 @@ export interface StateMachinesOptions {
   budget?: ScanBudget;
 }
 
-/** The record names a state machine is drawn from. */
-const QEP_NAMES = [
-  'QS_QEP_STATE_ENTRY',
-  'QS_QEP_STATE_EXIT',
-  'QS_QEP_STATE_INIT',
-  'QS_QEP_INIT_TRAN',
-  'QS_QEP_INTERN_TRAN',
-  'QS_QEP_TRAN',
-  'QS_QEP_IGNORED',
-  'QS_QEP_DISPATCH',
-  'QS_QEP_UNHANDLED',
-  'QS_QEP_TRAN_HIST',
-  'QS_QEP_TRAN_EP',
-  'QS_QEP_TRAN_XP',
-];
-
-const TRANSITION_KINDS: Record<string, TransitionKind> = {
-  QS_QEP_INIT_TRAN: 'initial',
-  QS_QEP_STATE_INIT: 'state-initial',
-  QS_QEP_TRAN: 'transition',
-  QS_QEP_TRAN_HIST: 'history',
-  QS_QEP_TRAN_EP: 'entry-point',
-  QS_QEP_TRAN_XP: 'exit-point',
-};
-
-/** Blocks read per statement, as `sessionChannels` reads them. */
-const BLOCKS_PER_ROUND = 32;
+/** A transition's kind by the record that recorded it. */
+const TRANSITION_KINDS = new Map<string, TransitionKind>(
+  Object.entries(TRANSITION_RECORD_NAMES).map(([kind, name]) => [name, kind as TransitionKind]),
+);
 
 /** A field's value as a name (functions and signals are numbers when no dictionary named them). */
 const nameOf = (v: unknown): string | null => (v === undefined || v === null ? null : String(v));
@@ -155,7 +134,7 @@ class MachineTally {
         return;
       }
       default: {
-        const kind = TRANSITION_KINDS[r.name];
+        const kind = TRANSITION_KINDS.get(r.name);
         const from = nameOf(f.source);
         const to = nameOf(f.target);
         if (kind === undefined || from === null || to === null) return;
@@ -213,42 +192,27 @@ function order(a: TransitionCount, b: TransitionCount): number {
  * The state machines of a QS session's objects, from its QEP records: per object its states
  * (entries, exits, internal transitions, ignored and unhandled events, by signal) and the
  * transitions seen between them, by signal, counted. Only blocks whose summary names a QEP
- * record (of `obj`, when given) are decoded, under a budget, on one snapshot as
- * `sessionChannels` reads them.
+ * record (of `obj`, when given) are decoded, under a budget, on one snapshot.
  */
 export async function sessionStateMachines(
   db: Kysely<Database>,
   session: string,
   opts: StateMachinesOptions = {},
 ): Promise<SessionStateMachines> {
-  const budget = opts.budget ?? new ScanBudget();
   const machines = new Map<string, MachineTally>();
-  const qep = new Set(QEP_NAMES);
+  const qep = new Set(STATE_MACHINE_RECORD_NAMES);
   let records = 0;
-  await inOneSnapshot(db, async (snapshot) => {
-    let after = -1n;
-    for (;;) {
-      let q = snapshot
-        .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
-        .where('session', '=', session)
-        .where('first_seq', '>', after)
-        .where(sql<boolean>`names && ${QEP_NAMES}::text[]`);
-      if (opts.obj !== undefined) q = q.where(sql<boolean>`${opts.obj} = any(objs)`);
-      const blocks = await q.orderBy('first_seq').limit(BLOCKS_PER_ROUND).execute();
-      for (const block of blocks) {
-        for (const r of blockRecords(block, budget)) {
-          const obj = r.qs?.obj;
-          if (!qep.has(r.name) || obj === undefined || (opts.obj !== undefined && obj !== opts.obj)) continue;
-          let m = machines.get(obj);
-          if (!m) machines.set(obj, (m = new MachineTally()));
-          m.count(r);
-          records++;
-        }
-      }
-      if (blocks.length < BLOCKS_PER_ROUND) return;
-      after = BigInt(blocks[blocks.length - 1].first_seq);
-    }
+  const count = (r: TraceRecord) => {
+    const obj = r.qs?.obj;
+    if (!qep.has(r.name) || obj === undefined || (opts.obj !== undefined && obj !== opts.obj)) return;
+    let m = machines.get(obj);
+    if (!m) machines.set(obj, (m = new MachineTally()));
+    m.count(r);
+    records++;
+  };
+  await forEachSessionRecord(db, session, opts.budget ?? new ScanBudget(), count, (blocks) => {
+    const qepBlocks = blocks.where(sql<boolean>`names && ${STATE_MACHINE_RECORD_NAMES}::text[]`);
+    return opts.obj === undefined ? qepBlocks : qepBlocks.where(sql<boolean>`${opts.obj} = any(objs)`);
   });
   return {
     records,

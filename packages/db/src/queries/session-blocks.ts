@@ -1,0 +1,45 @@
+import type { TraceRecord } from '@tracehub/contracts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { blockRecords, type ScanBudget } from './block-reader.js';
+import { inOneSnapshot } from './snapshot.js';
+
+/** Blocks read per statement: enough to keep round trips few, few enough not to hold a big session's blocks at once. */
+const BLOCKS_PER_ROUND = 32;
+
+/** A round of a session's blocks after `after` (a first seq), with the columns their records are read from. */
+const blocksAfter = (db: Kysely<Database>, session: string, after: bigint) =>
+  db
+    .selectFrom('record_blocks')
+    .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
+    .where('session', '=', session)
+    .where('first_seq', '>', after);
+
+export type SessionBlocksQuery = ReturnType<typeof blocksAfter>;
+
+/**
+ * Gives `visit` every record of a session's blocks, in seq order. The blocks are read a few
+ * at a time on one snapshot, so a compaction meanwhile neither doubles nor drops records,
+ * and each is decoded under `budget`. `narrow` leaves out the blocks whose summary says they
+ * hold nothing the reader wants.
+ */
+export async function forEachSessionRecord(
+  db: Kysely<Database>,
+  session: string,
+  budget: ScanBudget,
+  visit: (r: TraceRecord) => void,
+  narrow: (query: SessionBlocksQuery) => SessionBlocksQuery = (query) => query,
+): Promise<void> {
+  await inOneSnapshot(db, async (snapshot) => {
+    let after = -1n;
+    for (;;) {
+      const blocks = await narrow(blocksAfter(snapshot, session, after))
+        .orderBy('first_seq')
+        .limit(BLOCKS_PER_ROUND)
+        .execute();
+      for (const block of blocks) for (const r of blockRecords(block, budget)) visit(r);
+      if (blocks.length < BLOCKS_PER_ROUND) return;
+      after = BigInt(blocks[blocks.length - 1].first_seq);
+    }
+  });
+}
