@@ -3,16 +3,11 @@ import type { RecordKind, TraceRecord } from './record.js';
 import { compareDecimal } from './records-summary.js';
 
 /**
- * Which records a reader wants: the one record filter of tracehub. The live tail's query
- * parameters, a PalmTrace endpoint's `filter` and a stored-records query (`RecordFilter` of
- * `@tracehub/db`, which prunes blocks with it first) all become one, matched by
- * {@link recordMatcher}. Every part is optional; lists mean "any of", parts combine with AND.
+ * What a record's own content is matched by: the part every record filter of tracehub has,
+ * the live tail's, a PalmTrace endpoint's and a stored-records query's (`RecordFilter` of
+ * `@tracehub/db`) alike. Lists mean "any of"; parts combine with AND.
  */
-export interface RecordMatch {
-  rigs?: readonly string[];
-  links?: readonly string[];
-  sessions?: readonly string[];
-  protocols?: readonly Protocol[];
+export interface RecordContentMatch {
   names?: readonly string[];
   types?: readonly number[];
   kinds?: readonly RecordKind[];
@@ -23,6 +18,19 @@ export interface RecordMatch {
   stpChannel?: number;
   /** Case-insensitive substring of the record's text, taken literally (Unicode case folding). */
   text?: string;
+}
+
+/**
+ * Which records a reader wants: the one record filter of tracehub. The live tail's query
+ * parameters, a PalmTrace endpoint's `filter` and a stored-records query (which prunes
+ * blocks with its own first) all become one, matched by {@link recordMatcher}. Every part is
+ * optional; lists mean "any of", parts combine with AND.
+ */
+export interface RecordMatch extends RecordContentMatch {
+  rigs?: readonly string[];
+  links?: readonly string[];
+  sessions?: readonly string[];
+  protocols?: readonly Protocol[];
   /** Host time range, ns since the epoch as decimal text: from inclusive, to exclusive. */
   fromNs?: string;
   toNs?: string;

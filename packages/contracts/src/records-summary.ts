@@ -7,7 +7,7 @@ import { RecordName } from './record-names.js';
  * merges the summaries of the messages it puts in one block, and queries prune on it. JSON
  * throughout (clocks as decimal strings), so it travels in a message header.
  */
-export interface RecordsSummary {
+export interface RecordsSummary extends RecordsValues {
   firstSeq: number;
   lastSeq: number;
   recordCount: number;
@@ -23,6 +23,19 @@ export interface RecordsSummary {
   gapCount: number;
   /** Sum of `fields.lostBytes` of the error records. */
   lostBytes: number;
+  /** Per active object, the last state it entered (null when no record entered one). */
+  states: Record<string, StateChange> | null;
+  /** Dictionary entries the `dict` records define (the latest of each key). */
+  dictionary: DictionaryEntry[];
+  /** The latest target-info record's fields, with its seq. */
+  targetInfo: { seq: number; fields: Record<string, unknown> } | null;
+}
+
+/**
+ * The distinct values of the fields queries narrow by, of a run of records: a stored block's
+ * summary keeps them as arrays, and a query leaves out the blocks none of whose values it wants.
+ */
+export interface RecordsValues {
   names: string[];
   kinds: string[];
   types: number[];
@@ -31,12 +44,6 @@ export interface RecordsSummary {
   prios: number[];
   /** STP master/channel pairs, `master/channel`. */
   channels: string[];
-  /** Per active object, the last state it entered (null when no record entered one). */
-  states: Record<string, StateChange> | null;
-  /** Dictionary entries the `dict` records define (the latest of each key). */
-  dictionary: DictionaryEntry[];
-  /** The latest target-info record's fields, with its seq. */
-  targetInfo: { seq: number; fields: Record<string, unknown> } | null;
 }
 
 /** One active object entering a state. */

@@ -1,3 +1,4 @@
+import type { RecordsValues, StateChange } from '@tracehub/contracts';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -98,10 +99,11 @@ export interface DictionariesTable {
 }
 
 /**
- * A block of consecutive records of one session: the summary queries prune on, and the
- * records themselves compressed in `data` (see `blocks/record-block.ts`).
+ * A block of consecutive records of one session: the summary queries prune on (with the
+ * distinct values of its records, `RecordsValues`), and the records themselves compressed in
+ * `data` (see `blocks/record-block.ts`).
  */
-export interface RecordBlocksTable {
+export interface RecordBlocksTable extends RecordsValues {
   id: Generated<bigint>;
   session: string;
   first_seq: Int8;
@@ -121,20 +123,8 @@ export interface RecordBlocksTable {
   error_count: number;
   gap_count: number;
   lost_bytes: Int8;
-  names: string[];
-  kinds: string[];
-  types: number[];
-  objs: string[];
-  sigs: string[];
-  prios: number[];
-  /** STP master/channel pairs as `master/channel`. */
-  channels: string[];
   /** Per active object, the last state it entered in the block. */
-  states: ColumnType<
-    Record<string, { seq: number; hostNs: string; targetTs: string | null; state: string }> | null,
-    string | null,
-    string | null
-  >;
+  states: ColumnType<Record<string, StateChange> | null, string | null, string | null>;
   /** `BlockCodec` of `data`. */
   codec: number;
   /** Bytes of the records' JSON before compression. */

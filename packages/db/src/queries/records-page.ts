@@ -1,5 +1,11 @@
 import type { TraceRecord } from '@tracehub/contracts';
-import { channelKey, type Protocol, type RecordKind, type RecordMatch, recordMatcher } from '@tracehub/contracts';
+import {
+  channelKey,
+  type Protocol,
+  type RecordContentMatch,
+  type RecordMatch,
+  recordMatcher,
+} from '@tracehub/contracts';
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
@@ -7,8 +13,12 @@ import { MAX_BLOCK_SPAN_NS } from '../writes/record-blocks.js';
 import { blockRecords, hostMicros, jsonTextPattern, ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
-/** What a records query may be narrowed by; every field is optional and they combine with AND. */
-export interface RecordFilter {
+/**
+ * What a records query may be narrowed by: a record's content as every filter matches it,
+ * and the link, session and host-time range that prune blocks by their summary. Every field
+ * is optional and they combine with AND.
+ */
+export interface RecordFilter extends RecordContentMatch {
   rig?: string;
   link?: string;
   session?: string;
@@ -17,19 +27,6 @@ export interface RecordFilter {
   from?: Date;
   /** Host time range, exclusive end. */
   to?: Date;
-  /** Any of these record names. */
-  names?: readonly string[];
-  /** Any of these numeric record types. */
-  types?: readonly number[];
-  /** Any of these kinds (`record`, `error`, ...). */
-  kinds?: readonly string[];
-  qsObj?: string;
-  qsSig?: string;
-  qsPrio?: number;
-  stpMaster?: number;
-  stpChannel?: number;
-  /** Case-insensitive substring of `text`, taken literally (Unicode case folding). */
-  text?: string;
 }
 
 /**
@@ -77,22 +74,15 @@ export function recordMatchOf(f: RecordFilter): RecordMatch {
   const one = <T>(v: T | undefined) => (v === undefined ? undefined : [v]);
   // µs bounds as ns bounds: floor(ns / 1000) >= from µs exactly when ns >= from µs * 1000.
   const ns = (d: Date | undefined) => (d === undefined ? undefined : (BigInt(d.getTime()) * 1_000_000n).toString());
+  const { rig, link, session, protocol, from, to, ...content } = f;
   return {
-    rigs: one(f.rig),
-    links: one(f.link),
-    sessions: one(f.session),
-    protocols: one(f.protocol as Protocol | undefined),
-    names: f.names,
-    types: f.types,
-    kinds: f.kinds as RecordKind[] | undefined,
-    qsObj: f.qsObj,
-    qsSig: f.qsSig,
-    qsPrio: f.qsPrio,
-    stpMaster: f.stpMaster,
-    stpChannel: f.stpChannel,
-    text: f.text,
-    fromNs: ns(f.from),
-    toNs: ns(f.to),
+    ...content,
+    rigs: one(rig),
+    links: one(link),
+    sessions: one(session),
+    protocols: one(protocol as Protocol | undefined),
+    fromNs: ns(from),
+    toNs: ns(to),
   };
 }
 
