@@ -116,19 +116,8 @@ export {
   storeRecordsJson,
 } from './writes/record-blocks.js';
 export { type RecordLoss, type RecordLossRow, recordLoss, sessionRecordLosses } from './writes/record-losses.js';
-export {
-  claimReporterEndpoints,
-  deleteReporterEndpoint,
-  heartbeatApiReplica,
-  insertReporterEndpoint,
-  listReporterEndpoints,
-  type ReporterEndpointRow,
-  releaseReporterEndpoints,
-  removeApiReplica,
-  renewReporterLeases,
-  type SharedReporterEndpoint,
-  upsertConfiguredReporterEndpoints,
-} from './writes/reporter-endpoints.js';
+// Reporter endpoints and their leases, as the PalmTrace bridge shares them out: the module whole.
+export * from './writes/reporter-endpoints.js';
 export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {
