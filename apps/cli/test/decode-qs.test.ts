@@ -127,6 +127,28 @@ describe('tracehub decode --protocol qs', () => {
     }
   });
 
+  it('the built command decodes on several threads exactly what qspy printed, wherever the segments are cut', () => {
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const decode = (args: string[], input?: Buffer) =>
+      spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', ...args], {
+        input,
+        stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+        maxBuffer: 1 << 28,
+      });
+    for (const name of FIXTURES) {
+      const file = fixturePath('qs', `${name}.qs`);
+      const one = decode(['--threads', '1', file]);
+      expect(one.status).toBe(0);
+      const many = decode(['--threads', '3', '--segment-bytes', '997', file]);
+      expect(many.status, `${name}: ${many.stderr}`).toBe(0);
+      expect(many.stdout.equals(expectedText(name)), name).toBe(true);
+      // The summary sums what every segment's decoder counted.
+      expect(many.stderr.toString()).toBe(one.stderr.toString());
+      const piped = decode(['--threads', '2', '--segment-bytes', '1500', '-'], readFileSync(file));
+      expect(piped.stdout.equals(expectedText(name)), `${name} from stdin`).toBe(true);
+    }
+  });
+
   it('applies the size options before target info', async () => {
     const stdout = new SlowSink();
     const stderr = new PassThrough();

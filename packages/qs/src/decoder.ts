@@ -10,6 +10,28 @@ import { escapeFrame } from './serializer.js';
 
 const EMPTY = new Uint8Array(0);
 const SNAPSHOT_VERSION = 1;
+const IGNORE: EmitRecord = () => {};
+
+/**
+ * The records whose decoding changes how later ones decode: the target info (sizes, version,
+ * dictionaries reset), the dictionary records, and QS_EMPTY (a target reset before QS 5.5).
+ * Every other record only reads that state.
+ */
+const STATE_RECORDS: Uint8Array = (() => {
+  const ids = new Uint8Array(256);
+  for (const id of [
+    QsRecordId.QS_EMPTY,
+    QsRecordId.QS_ENUM_DICT,
+    QsRecordId.QS_SIG_DICT,
+    QsRecordId.QS_OBJ_DICT,
+    QsRecordId.QS_FUN_DICT,
+    QsRecordId.QS_USR_DICT,
+    QsRecordId.QS_TARGET_INFO,
+  ]) {
+    ids[id] = 1;
+  }
+  return ids;
+})();
 
 /** Counters of one decoder (TraceDecoder.stats). */
 export interface QsDecoderStats {
@@ -72,6 +94,24 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     this.chunkOffset = bytes.byteOffset;
     this.deframer.push(bytes);
   }
+
+  /**
+   * Feeds `chunk` for the state it leaves, as fast as deframing: afterwards `snapshot()` is what
+   * it would be after `push(chunk)` (its counters aside), but only the records that change
+   * state (STATE_RECORDS) are decoded and nothing is emitted. What comes next can then be
+   * decoded by another decoder, restored from that snapshot, while this one skims on: how
+   * `tracehub decode` spreads one stream over several threads.
+   */
+  skim(chunk: Uint8Array): void {
+    this.skimming = true;
+    try {
+      this.push(chunk, { hostNs: 0n }, IGNORE);
+    } finally {
+      this.skimming = false;
+    }
+  }
+
+  private skimming = false;
 
   /** The memory of the chunk being pushed, which frames found in place are views of. */
   private chunkBuffer: ArrayBufferLike = EMPTY.buffer;
@@ -165,21 +205,18 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const c = this.counters;
     c.frames++;
     if (this.badRun.open) this.endBadRun();
+    const id = buf[start + 1];
+    if (gapFrom >= 0) this.gap(gapFrom, buf[start]);
+    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && id !== QsRecordId.QS_TARGET_INFO && id !== 0) {
+      this.announceDefaults();
+    }
+    if (this.skimming && STATE_RECORDS[id] === 0) return;
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
     const raw = this.deframer.ownsBuffer(buf)
       ? copyBytes(buf, start, len)
       : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
-    if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
-    if (
-      !this.records.targetInfoSeen &&
-      !this.defaultsAnnounced &&
-      raw[1] !== QsRecordId.QS_TARGET_INFO &&
-      raw[1] !== 0
-    ) {
-      this.announceDefaults();
-    }
     const record = this.records.decode(raw, len, raw);
     if (record.kind === 'error') c.errors++;
     else c.records++;
@@ -331,8 +368,7 @@ export async function dictionaryFileAfter(
   options?: QsDecoderOptions,
 ): Promise<string> {
   const decoder = new QsDecoder(options);
-  const ignore = () => {};
-  for await (const frame of frames) decoder.push(frame, { hostNs: 0n }, ignore);
+  for await (const frame of frames) decoder.push(frame, { hostNs: 0n }, IGNORE);
   return decoder.saveDictionaries();
 }
 

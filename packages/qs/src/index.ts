@@ -43,3 +43,4 @@ export {
   qsTextBytes,
   writeEscapedFrame,
 } from './serializer.js';
+export { QsStreamSegments } from './stream-segments.js';

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
-import { QsDecoder, type QsDecoderOptions, QsDecoderRecordId, QsRecordId } from '@tracehub/qs';
+import { QsDecoder, type QsDecoderOptions, type QsDecoderStats } from '@tracehub/qs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CommandOutput, openInput } from '../command-io.js';
+import type { ProgressBar } from '../progress-bar.js';
+import { decodeQsTextInThreads, SEGMENT_BYTES } from './decode-qs-threads.js';
+import { noticeQsRecord, OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
 
 /** The size overrides of `tracehub decode --protocol qs`, QSPY's -O -F -T -S -E -Q -P -B -C (spec 4.3). */
 const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; what: string }[] = [
@@ -50,6 +55,20 @@ export function addQsDecodeOptions(cmd: Command): void {
       'qs: QS version until the target info arrives, e.g. 7.4 (qspy -v; default 7.0)',
     ).argParser(parseVersion),
   );
+  cmd.addOption(
+    new Option(
+      '--threads <n>',
+      'qs text: threads that decode (default: one per core, up to 4, for files of 8 MiB or more)',
+    ).argParser(parseCount),
+  );
+  // Segments far smaller than the default cut a small capture in many places (tests).
+  cmd.addOption(new Option('--segment-bytes <bytes>').argParser(parseCount).hideHelp());
+}
+
+function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number, 1 or more');
+  return n;
 }
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
@@ -71,10 +90,59 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     if (opts[camel] !== undefined) (options as Record<string, number>)[o.key] = Number(opts[camel]);
   }
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
-  const decoder = new QsDecoder(options);
 
   const { input, progress } = openInput(file, stdin, stderr);
+  const out = new CommandOutput(stdout);
+  const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
+  const threads = format === 'text' ? textThreads(file, opts.threads as number | undefined, segmentBytes) : 1;
+  const { stats: s, seen } =
+    threads > 1
+      ? await decodeQsTextInThreads(
+          input,
+          options,
+          { threads, segmentBytes, recycle: stdout === process.stdout },
+          out,
+          progress,
+        )
+      : await decodeInProcess(input, options, format, out, stdout === process.stdout, progress);
+  progress?.done();
+  out.close();
 
+  stderr.write(
+    `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
+      ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
+  );
+  const verdict = qsDecodeVerdict({
+    bytes: s.bytes,
+    frames: s.frames,
+    bytesSkipped: s.bytesSkipped,
+    ...seen,
+  });
+  if (verdict.warning) stderr.write(`qs: warning: ${verdict.warning}\n`);
+  if (verdict.failure) throw new Error(verdict.failure);
+}
+
+/**
+ * How many threads decode the text: `--threads`, or by default one per core (at most four) for
+ * a file of at least two segments; stdin, small files and JSON (whose record numbers run
+ * through the whole stream) decode in this thread.
+ */
+function textThreads(file: string, threads: number | undefined, segmentBytes: number): number {
+  if (threads !== undefined) return threads;
+  if (file === '-' || statSync(file).size < 2 * segmentBytes) return 1;
+  return Math.min(availableParallelism(), 4);
+}
+
+/** Decodes the whole input with one decoder, in this thread, writing as it goes. */
+async function decodeInProcess(
+  input: AsyncIterable<Buffer> & Readable,
+  options: QsDecoderOptions,
+  format: 'text' | 'json',
+  out: CommandOutput,
+  ownStdout: boolean,
+  progress: ProgressBar | undefined,
+): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
+  const decoder = new QsDecoder(options);
   const session = `offline-${randomUUID()}`;
   let seq = 0;
   let chunkIndex = 0;
@@ -82,20 +150,13 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   // Lines go straight into output blocks, so that no record outlives the call that decoded it.
   // Only the process's own stdout (a file, pipe or terminal) is done with a block when its write
   // calls back; a stream in the process (a test's PassThrough) may still hold it.
-  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8', stdout === process.stdout);
-  const seen = { lengthErrors: 0, targetInfos: 0 };
-  const notice = (r: DecodedRecord) => {
-    if (r.type === QsDecoderRecordId.QS_RECORD_LENGTH) seen.lengthErrors++;
-    else if (r.type === QsRecordId.QS_TARGET_INFO) seen.targetInfos++;
-  };
+  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8', ownStdout);
+  const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
   const collect =
     format === 'text'
-      ? (r: DecodedRecord) => {
-          if (r.kind !== 'record') notice(r);
-          if (r.text !== '') output.line(r.text);
-        }
+      ? qsTextSink(output, seen)
       : (r: DecodedRecord) => {
-          if (r.kind !== 'record') notice(r);
+          if (r.kind !== 'record') noticeQsRecord(r, seen);
           const record = toTraceRecord(r, {
             rig: 'offline',
             link: 'file',
@@ -107,7 +168,6 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
           });
           output.line(JSON.stringify(record));
         };
-  const out = new CommandOutput(stdout);
   const flush = async () => {
     for (const block of output.take()) await out.write(block, () => output.recycle(block));
   };
@@ -128,22 +188,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   hostNs = BigInt(Date.now()) * 1_000_000n;
   decoder.end({ hostNs }, collect);
   await flush();
-  progress?.done();
-  out.close();
-
-  const s = decoder.stats();
-  stderr.write(
-    `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
-      ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
-  );
-  const verdict = qsDecodeVerdict({
-    bytes: s.bytes,
-    frames: s.frames,
-    bytesSkipped: s.bytesSkipped,
-    ...seen,
-  });
-  if (verdict.warning) stderr.write(`qs: warning: ${verdict.warning}\n`);
-  if (verdict.failure) throw new Error(verdict.failure);
+  return { stats: decoder.stats() as unknown as QsDecoderStats, seen };
 }
 
 /**
@@ -187,72 +232,4 @@ export function qsDecodeVerdict(s: {
     };
   }
   return {};
-}
-
-/**
- * Output bytes in blocks of 256 KiB (text as Latin-1, so that every target byte comes out as
- * qspy wrote it; JSON as UTF-8). Lines are joined a few hundred at a time and each batch is
- * encoded into the current block in one go: encoding costs a call into the runtime, which
- * once per line cost more than decoding the record. A batch is short enough that its lines
- * die young, as the records they come from do. A block the output stream is done with is filled
- * again: a fresh 256 KiB buffer costs its page faults every time.
- */
-class OutputBlocks {
-  private static readonly SIZE = 256 * 1024;
-  private static readonly BATCH = 256;
-  private block: Buffer = Buffer.allocUnsafe(OutputBlocks.SIZE);
-  private pos = 0;
-  private full: Buffer[] = [];
-  /** Blocks written out, to be filled again. */
-  private free: Buffer[] = [];
-  /** Lines not encoded yet, with an empty last one so that the batch joins with a final newline. */
-  private lines: string[] = [];
-
-  constructor(
-    private readonly encoding: 'latin1' | 'utf8',
-    private readonly reuse: boolean,
-  ) {}
-
-  line(s: string): void {
-    this.lines.push(s);
-    if (this.lines.length === OutputBlocks.BATCH) this.encodeLines();
-  }
-
-  /** The blocks filled so far (the current one included), to be written in order. */
-  take(): Buffer[] {
-    this.encodeLines();
-    this.cut();
-    const blocks = this.full;
-    this.full = [];
-    return blocks;
-  }
-
-  /** Gives back a block from `take()` once the output stream is done with it. */
-  recycle(block: Buffer): void {
-    // A block of SIZE owns its ArrayBuffer (Node pools only small buffers).
-    if (this.reuse && block.buffer.byteLength === OutputBlocks.SIZE && this.free.length < 8) {
-      this.free.push(Buffer.from(block.buffer, 0, OutputBlocks.SIZE));
-    }
-  }
-
-  private encodeLines(): void {
-    if (this.lines.length === 0) return;
-    this.lines.push('');
-    const text = this.lines.join('\n');
-    this.lines = [];
-    // Latin-1 is one byte per character; UTF-8 at most three per UTF-16 unit.
-    const max = this.encoding === 'latin1' ? text.length : text.length * 3;
-    if (this.pos + max > this.block.length) {
-      this.cut();
-      if (max > this.block.length) this.block = Buffer.allocUnsafe(max);
-    }
-    this.pos += this.block.write(text, this.pos, this.encoding);
-  }
-
-  private cut(): void {
-    if (this.pos === 0) return;
-    this.full.push(this.block.subarray(0, this.pos));
-    this.block = this.free.pop() ?? Buffer.allocUnsafe(OutputBlocks.SIZE);
-    this.pos = 0;
-  }
 }
