@@ -1,8 +1,8 @@
 /**
- * `tracehub decode --protocol qs` as a whole command on the big stress capture
- * (shared/bench/qs/big_stress.qs.gz, unpacked once into the temp folder), output to /dev/null,
- * next to qspy 7.4 on the same file when a qspy binary is given (`QSPY=/path/to/qspy`, or
- * `qspy` on PATH): the two run in alternation, five times each (`BENCH_ROUNDS`), and each run's
+ * `tracehub decode --protocol qs` as a whole command, on one thread and on one per core (up to
+ * four), on the big stress capture (shared/bench/qs/big_stress.qs.gz, unpacked once into the
+ * temp folder), output to /dev/null, next to qspy 7.4 on the same file when a qspy binary is
+ * given (`QSPY=/path/to/qspy`, or `qspy` on PATH): the three run in alternation, five times each (`BENCH_ROUNDS`), and each run's
  * CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Before timing,
  * one run of each checks that both print the same lines. The ratio is of medians taken in this
  * run, never of a stored figure; the load average before and after says how busy the machine was.
@@ -10,7 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
@@ -80,40 +80,52 @@ const file = capture();
 const bytes = statSync(file).size;
 const records = 1_200_051; // qspy's output lines for this capture (fixtures README)
 const qspy = findQspy();
-const tracehubArgs = [cli, 'decode', '--protocol', 'qs', file];
+// One thread, and the default (one per core, up to four, for a capture of this size).
+const threads = Math.min(availableParallelism(), 4);
+const tracehubArgs = {
+  'tracehub, 1 thread': [cli, 'decode', '--protocol', 'qs', '--threads', '1', file],
+  [`tracehub, ${threads} threads`]: [cli, 'decode', '--protocol', 'qs', '--threads', String(threads), file],
+};
 const qspyArgs = ['-k', '-u0', '-r', 'c0', '-f', file];
 if (qspy) {
-  const same = stdoutOf(process.execPath, tracehubArgs).equals(qspyRecordLines(stdoutOf(qspy, qspyArgs)));
-  console.log(`output: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
-  if (!same) process.exitCode = 1;
+  const expected = qspyRecordLines(stdoutOf(qspy, qspyArgs));
+  for (const [tool, args] of Object.entries(tracehubArgs)) {
+    const same = stdoutOf(process.execPath, args).equals(expected);
+    console.log(`output of ${tool}: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
+    if (!same) process.exitCode = 1;
+  }
 }
 const loadBefore = loads();
-const runs: Record<string, Run[]> = { tracehub: [], qspy: [] };
+const runs: Record<string, Run[]> = { qspy: [] };
+for (const tool of Object.keys(tracehubArgs)) runs[tool] = [];
 for (let i = 0; i < ROUNDS; i++) {
-  runs.tracehub.push(timed(process.execPath, tracehubArgs));
+  for (const [tool, args] of Object.entries(tracehubArgs)) runs[tool].push(timed(process.execPath, args));
   if (qspy) runs.qspy.push(timed(qspy, qspyArgs));
 }
 console.log(`big_stress.qs, ${(bytes / 1e6).toFixed(1)} MB, ${ROUNDS} runs each in alternation, output to /dev/null`);
 console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${loads()} after`);
+const width = Math.max(...Object.keys(runs).map((t) => t.length)) + 1;
 for (const [tool, list] of Object.entries(runs)) {
   if (list.length === 0) {
-    console.log(`${tool.padEnd(9)} not given (QSPY=... or on PATH): no figures (and no ratio)`);
+    console.log(`${tool.padEnd(width)} not given (QSPY=... or on PATH): no figures (and no ratio)`);
     continue;
   }
   const cpu = median(list.map((r) => r.cpuS));
   const wall = median(list.map((r) => r.wallS));
   console.log(
-    `${tool.padEnd(9)} CPU ${cpu.toFixed(2)} s (${range(list.map((r) => r.cpuS))}), wall ${wall.toFixed(2)} s ` +
+    `${tool.padEnd(width)} CPU ${cpu.toFixed(2)} s (${range(list.map((r) => r.cpuS))}), wall ${wall.toFixed(2)} s ` +
       `(${range(list.map((r) => r.wallS))}): ${(bytes / 1e6 / cpu).toFixed(1)} MB/s CPU, ` +
       `${(records / 1e6 / cpu).toFixed(2)} M records/s CPU, peak RSS ${median(list.map((r) => r.rssMB)).toFixed(1)} MB`,
   );
 }
 if (qspy) {
-  const t = median(runs.tracehub.map((r) => r.cpuS));
   const q = median(runs.qspy.map((r) => r.cpuS));
-  const tw = median(runs.tracehub.map((r) => r.wallS));
   const qw = median(runs.qspy.map((r) => r.wallS));
-  console.log(
-    `tracehub / qspy: ${(q / t).toFixed(2)}× qspy's speed by CPU time, ${(qw / tw).toFixed(2)}× by wall time`,
-  );
+  for (const tool of Object.keys(tracehubArgs)) {
+    const t = median(runs[tool].map((r) => r.cpuS));
+    const tw = median(runs[tool].map((r) => r.wallS));
+    console.log(
+      `${tool} / qspy: ${(q / t).toFixed(2)}× qspy's speed by CPU time, ${(qw / tw).toFixed(2)}× by wall time`,
+    );
+  }
 }
