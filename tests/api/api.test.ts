@@ -1,19 +1,13 @@
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, insertRecords, recordLoss, upsertLink, upsertSession } from '@tracehub/db';
+import { insertRecords, recordLoss, upsertLink, upsertSession } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 import { qspyLines, qspySequence } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { CONTROL_TOKEN, READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 let dpp: StoredFixture;
 let defer: StoredFixture;
 let fmt: StoredFixture;
@@ -24,8 +18,8 @@ const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 
 beforeAll(async () => {
-  backends = await testBackends('api');
-  ({ db, bus } = backends);
+  api = await testApi('api');
+  const { db } = api;
   dpp = await storeQsFixture(db, 'dpp_qv', { rig: 'rig17', link: 'uart0', session: 's-dpp', startNs: T0 });
   defer = await storeQsFixture(db, 'defer', {
     rig: 'rig17',
@@ -69,17 +63,9 @@ beforeAll(async () => {
   }
   await insertRecords(db, stp);
   all.push(...dpp.records, ...defer.records, ...fmt.records, ...stp);
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings(),
-  });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 const key = (r: { session: string; seq: number }) => `${r.session}/${r.seq}`;
 /** The (host time, session, seq) order the api promises, oldest first. */
@@ -90,7 +76,7 @@ const byTime = (a: TraceRecord, b: TraceRecord) => {
 };
 
 async function get(url: string, headers: Record<string, string> = auth) {
-  return app.inject({ method: 'GET', url, headers });
+  return api.app.inject({ method: 'GET', url, headers });
 }
 
 /** Every record a filter query returns, following `next` cursors. */
@@ -129,7 +115,7 @@ describe('auth', () => {
       /unknown bearer token/,
     );
     expectProblem(await get('/metrics', {}), 401, /missing bearer token/);
-    const res = await app.inject({
+    const res = await api.app.inject({
       method: 'POST',
       url: `/api/v1/links/${dpp.linkId}/commands`,
       headers: auth,
@@ -426,7 +412,7 @@ describe('bad input', () => {
 
   it('refuses bad control bodies with 4xx', async () => {
     const post = (payload: string, type = 'application/json') =>
-      app.inject({
+      api.app.inject({
         method: 'POST',
         url: `/api/v1/links/${dpp.linkId}/commands`,
         headers: { authorization: `Bearer ${CONTROL_TOKEN}`, 'content-type': type },
@@ -445,7 +431,7 @@ describe('bad input', () => {
     // Well-formed, but no gateway answers on this bus prefix.
     expectProblem(await post('{"command":{"command":"info"}}'), 503, /no gateway serves link rig17\/uart0/);
     const stpLink = (await get('/api/v1/links?rig=rig3')).json().links.find((l: { name: string }) => l.name === 'stp0');
-    const res = await app.inject({
+    const res = await api.app.inject({
       method: 'POST',
       url: `/api/v1/links/${stpLink.id}/commands`,
       headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
@@ -460,8 +446,8 @@ describe('record losses', () => {
     expect((await get('/api/v1/sessions/s-defer')).json().recordsRefused).toBe(0);
     expect((await get('/api/v1/sessions/s-defer/losses')).json()).toEqual({ losses: [] });
     // A session of its own (the others' counts are checked elsewhere).
-    await upsertSession(db, { id: 's-lossy', rig: 'rig17', link: 'uart1', protocol: 'qs', startedAt: new Date(0) });
-    await recordLoss(db, {
+    await upsertSession(api.db, { id: 's-lossy', rig: 'rig17', link: 'uart1', protocol: 'qs', startedAt: new Date(0) });
+    await recordLoss(api.db, {
       session: 's-lossy',
       chunk: 7,
       firstSeq: 40,

@@ -1,20 +1,13 @@
 import net from 'node:net';
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import type { RecordBatch } from '@tracehub/contracts';
-import type { Database } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publishLive } from '../support/publish-live.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { CONTROL_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { CONTROL_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 let gateway: Gateway;
 let target: net.Socket;
 let stored: StoredFixture;
@@ -22,8 +15,8 @@ const arrived: Buffer[] = [];
 let scripted: ScriptedTarget;
 
 beforeAll(async () => {
-  backends = await testBackends('ctl', { topology: true });
-  ({ db, bus } = backends);
+  api = await testApi('ctl', { topology: true, settings: { controlTimeoutMs: 2000 } });
+  const { db, bus } = api;
   // The link's last session came from a target with 8-byte pointers and 2-byte signals.
   stored = await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig9',
@@ -40,18 +33,12 @@ beforeAll(async () => {
   // The target answers as a QP/C QUTest target does (it has not sent its target info yet).
   scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 8, funPtrSize: 8 });
   target.on('data', (d) => scripted.receive(d));
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({ controlTimeoutMs: 2000 }),
-  });
 });
 
 afterAll(async () => {
   target?.destroy();
-  await app?.close();
   await gateway?.stop(1000);
-  await backends?.close();
+  await api?.close();
 });
 
 /** A QS frame as the spec lays it out: seq, id, payload, checksum (~sum), escaped, then the 0x7E flag. */
@@ -68,7 +55,7 @@ function qsFrame(seq: number, id: number, payload: number[]): Buffer {
 }
 
 async function command(body: object) {
-  return app.inject({
+  return api.app.inject({
     method: 'POST',
     url: `/api/v1/links/${stored.linkId}/commands`,
     headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
@@ -123,17 +110,7 @@ describe('control', () => {
     // Stand in for the decoder: when the target receives the reset, the link's next records appear on rec.qs.rig9.uart0.
     const answer = stored.records.find((r) => r.name === 'QS_TARGET_INFO')!;
     target.once('data', () => {
-      const batch: RecordBatch = {
-        protocol: 'qs',
-        rig: 'rig9',
-        link: 'uart0',
-        session: 'after-reset',
-        chunk: 0,
-        hostNs: answer.hostNs,
-        eos: false,
-        records: [{ ...answer, session: 'after-reset', seq: 0 }],
-      };
-      bus.nc.publish(bus.names.recSubject('qs', 'rig9', 'uart0'), JSON.stringify(batch));
+      publishLive(api.bus, [{ ...answer, session: 'after-reset', seq: 0 }], 0);
     });
     const res = await command({ command: { command: 'reset' }, replyWindowMs: 300 });
     expect(res.statusCode, res.body).toBe(200);

@@ -1,12 +1,9 @@
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi, withApiSettings } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
 // A query that cannot finish is made real, not simulated: another connection holds an
 // ACCESS EXCLUSIVE lock on every table, so the api's statements wait on Postgres until the
@@ -14,39 +11,31 @@ import { READ_TOKEN, testApiSettings } from './fixture-data.js';
 const STATEMENT_TIMEOUT_MS = 400;
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 
 beforeAll(async () => {
-  backends = await testBackends('heavy', { db: { statementTimeoutMs: STATEMENT_TIMEOUT_MS } });
-  ({ db, bus } = backends);
+  api = await testApi('heavy', {
+    db: { statementTimeoutMs: STATEMENT_TIMEOUT_MS },
+    settings: { statementTimeoutMs: STATEMENT_TIMEOUT_MS, heavyQueries: 1 },
+  });
+  const { db } = api;
   await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig1',
     link: 'uart0',
     session: 's1',
     startNs: 1_764_000_000_000_000_000n,
   });
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({ statementTimeoutMs: STATEMENT_TIMEOUT_MS, heavyQueries: 1 }),
-  });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 /** Locks every table of the database until `release` is called. */
 async function lockEveryTable(): Promise<{ release: () => Promise<void> }> {
-  const client = new pg.Client({ connectionString: backends.fresh.url });
+  const client = new pg.Client({ connectionString: api.fresh.url });
   await client.connect();
   const { rows } = await sql<{ name: string }>`
     select format('%I', tablename) as name from pg_tables where schemaname = 'public'
-  `.execute(db);
+  `.execute(api.db);
   await client.query('begin');
   await client.query(`lock table ${rows.map((r) => r.name).join(', ')} in access exclusive mode`);
   return {
@@ -62,15 +51,15 @@ describe('heavy requests', () => {
     const lock = await lockEveryTable();
     try {
       const started = Date.now();
-      const stuck = app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
+      const stuck = api.app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
       // While it waits on Postgres, a second heavy request is turned away at once.
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const turnedAway = await app.inject({ method: 'GET', url: '/api/v1/timeline?session=s1', headers: auth });
+      const turnedAway = await api.app.inject({ method: 'GET', url: '/api/v1/timeline?session=s1', headers: auth });
       expect(turnedAway.statusCode).toBe(503);
       expect(turnedAway.headers['retry-after']).toBe('2');
       expect(turnedAway.json().detail).toMatch(/already running 1 heavy requests.*try again in a few seconds/);
       // A light request is not held back by the limit.
-      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+      expect((await api.app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 
       const timedOut = await stuck;
       expect(Date.now() - started).toBeGreaterThanOrEqual(STATEMENT_TIMEOUT_MS);
@@ -82,15 +71,14 @@ describe('heavy requests', () => {
       await lock.release();
     }
     // Its place is free again, and with the lock gone the same request is answered.
-    const answered = await app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
+    const answered = await api.app.inject({ method: 'GET', url: '/api/v1/records?rig=rig1&limit=50', headers: auth });
     expect(answered.statusCode).toBe(200);
     expect(answered.json().records).toHaveLength(50);
   });
 
   it('answers a search that would read more than the scan limit with a 422 asking for a narrower query', async () => {
     // The same api with a limit of 1 kB of records a page; dpp_qv's session holds more.
-    const narrow = await buildApp({ db, bus, settings: testApiSettings({ scanLimitBytes: 1_000 }) });
-    try {
+    await withApiSettings(api, { scanLimitBytes: 1_000 }, async (narrow) => {
       const res = await narrow.inject({
         method: 'GET',
         url: '/api/v1/records?text=no-such-text&limit=10',
@@ -102,11 +90,13 @@ describe('heavy requests', () => {
         /would scan more than 1 kB of records .*: narrow the time range or add a rig, link or session filter/,
       );
       // What a page read is said with every page.
-      const ok = await app.inject({ method: 'GET', url: '/api/v1/records?text=no-such-text&limit=10', headers: auth });
+      const ok = await api.app.inject({
+        method: 'GET',
+        url: '/api/v1/records?text=no-such-text&limit=10',
+        headers: auth,
+      });
       expect(ok.statusCode).toBe(200);
       expect(Number(ok.headers['x-tracehub-scanned-bytes'])).toBeGreaterThan(1_000);
-    } finally {
-      await narrow.close();
-    }
+    });
   });
 });

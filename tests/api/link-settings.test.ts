@@ -1,37 +1,27 @@
 // A link's settings as the link page reads and writes them, on real Postgres: the names a
 // protocol takes, values written as text (as `tracehub link set` writes them), and the settings
 // in use for the latest session, the gateway's over the stored ones.
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import { type Database, getLinkByName, setSessionLinkSettings, upsertLink, upsertSession } from '@tracehub/db';
-import type { Kysely } from 'kysely';
+import { getLinkByName, setSessionLinkSettings, upsertLink, upsertSession } from '@tracehub/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { CONTROL_TOKEN, READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 const ids = { stp: 0, qs: 0 };
 
 beforeAll(async () => {
-  backends = await testBackends('linkset-api');
-  ({ db, bus } = backends);
+  api = await testApi('linkset-api');
+  const { db } = api;
   ids.stp = await upsertLink(db, { rig: 'rigS', name: 'stm0', protocol: 'stp' });
   ids.qs = await upsertLink(db, { rig: 'rigS', name: 'uart0', protocol: 'qs' });
-  app = await buildApp({ db, bus, settings: testApiSettings() });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function show(id: number) {
-  const res = await app.inject({
+  const res = await api.app.inject({
     url: `/api/v1/links/${id}/settings`,
     headers: { authorization: `Bearer ${READ_TOKEN}` },
   });
@@ -40,7 +30,7 @@ async function show(id: number) {
 }
 
 function put(id: number, body: object) {
-  return app.inject({
+  return api.app.inject({
     method: 'PUT',
     url: `/api/v1/links/${id}/settings`,
     headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
@@ -83,7 +73,7 @@ describe("a link's settings", () => {
     expect(one.json().settings).toEqual({ littleEndianMasters: [17] });
     const version = await put(ids.qs, { settings: { objPtrSize: 8 }, text: { version: '7.4.0' } });
     expect(version.statusCode, version.body).toBe(200);
-    expect((await getLinkByName(db, 'rigS', 'uart0'))?.settings).toEqual({ objPtrSize: 8, version: 740 });
+    expect((await getLinkByName(api.db, 'rigS', 'uart0'))?.settings).toEqual({ objPtrSize: 8, version: 740 });
   });
 
   it('refuses text the setting cannot take, naming it, and stores nothing', async () => {
@@ -93,15 +83,15 @@ describe("a link's settings", () => {
     const unknown = await put(ids.stp, { settings: {}, text: { objPtrSize: '4' } });
     expect(unknown.statusCode).toBe(400);
     expect(unknown.json().detail).toMatch(/unknown stp link setting 'objPtrSize': use version, littleEndianMasters/);
-    expect((await getLinkByName(db, 'rigS', 'stm0'))?.settings).toEqual({ littleEndianMasters: [17] });
+    expect((await getLinkByName(api.db, 'rigS', 'stm0'))?.settings).toEqual({ littleEndianMasters: [17] });
   });
 
   it("shows the latest session's settings: the stored ones when it started, the gateway's over them", async () => {
     await put(ids.stp, { settings: { version: 1, output: 'phonet' } });
     await sleep(20);
-    await upsertSession(db, { id: 's-stm0', rig: 'rigS', link: 'stm0', protocol: 'stp', startedAt: new Date() });
+    await upsertSession(api.db, { id: 's-stm0', rig: 'rigS', link: 'stm0', protocol: 'stp', startedAt: new Date() });
     // The gateway's address said `?version=2&port=11` for this session.
-    await setSessionLinkSettings(db, 's-stm0', { version: 2, port: 11 });
+    await setSessionLinkSettings(api.db, 's-stm0', { version: 2, port: 11 });
     await sleep(20);
     // A change after the session started is for the next one.
     await put(ids.stp, { settings: { version: 1, output: 'ost' } });

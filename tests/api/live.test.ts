@@ -1,20 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type App, buildApp } from '@tracehub/api';
-import { type Bus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
+import { ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import type { Database } from '@tracehub/db';
 import { recordBatchOf, waitUntil } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { publishLive } from '../support/publish-live.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 let base: string;
 
 const QUEUE = 1000;
@@ -24,21 +19,12 @@ const TOTAL = BATCHES * PER_BATCH;
 const padding = 'x'.repeat(2000);
 
 beforeAll(async () => {
-  backends = await testBackends('live');
-  ({ db, bus } = backends);
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({ liveQueueRecords: QUEUE }),
-  });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  api = await testApi('live', { settings: { liveQueueRecords: QUEUE } });
+  await api.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 function record(seq: number): TraceRecord {
   return {
@@ -64,8 +50,8 @@ function record(seq: number): TraceRecord {
 async function publishAll(): Promise<void> {
   for (let b = 0; b < BATCHES; b++) {
     const records = Array.from({ length: PER_BATCH }, (_, i) => record(b * PER_BATCH + i));
-    bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, b)));
-    await bus.nc.flush();
+    publishLive(api.bus, records, b);
+    await api.bus.nc.flush();
   }
 }
 
@@ -132,8 +118,8 @@ function sseClient(query: string): {
 }
 
 async function waitForClients(n: number): Promise<void> {
-  for (let i = 0; i < 300 && app.liveHub.clientCount !== n; i++) await new Promise((r) => setTimeout(r, 10));
-  expect(app.liveHub.clientCount).toBe(n);
+  for (let i = 0; i < 300 && api.app.liveHub.clientCount !== n; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(api.app.liveHub.clientCount).toBe(n);
 }
 
 const increasing = (seqs: number[]) => seqs.every((s, i) => i === 0 || s > seqs[i - 1]);
@@ -191,7 +177,7 @@ describe('live tail', () => {
     await waitForClients(1);
     const send = (from: number, to: number) => {
       const records = Array.from({ length: to - from }, (_, i) => ({ ...record(from + i), session: 'live-2' }));
-      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, from)));
+      publishLive(api.bus, records, from);
     };
     send(0, 10);
     send(5, 15); // a decoder that took the link over sent 5-14 again
@@ -208,21 +194,21 @@ describe('live tail', () => {
   });
 
   it('refuses a live request with a bad filter or without a token', async () => {
-    const bad = await app.inject({
+    const bad = await api.app.inject({
       method: 'GET',
       url: '/api/v1/live/sse?kind=nonsense',
       headers: { authorization: `Bearer ${READ_TOKEN}` },
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().detail).toMatch(/kind/);
-    const anonymous = await app.inject({ method: 'GET', url: '/api/v1/live/sse' });
+    const anonymous = await api.app.inject({ method: 'GET', url: '/api/v1/live/sse' });
     expect(anonymous.statusCode).toBe(401);
   });
 
   it("counts each link's records for the fleet page from message headers, receiving no records while nobody watches", async () => {
-    await ensureTopology(bus);
+    await ensureTopology(api.bus);
     await waitForClients(0);
-    const parsedBefore = app.liveHub.batches;
+    const parsedBefore = api.app.liveHub.batches;
     let chunk = 0;
     const publish = (link: string, records: number, errors: number) => {
       const batch = recordBatchOf(
@@ -237,9 +223,9 @@ describe('live tail', () => {
         chunk,
       );
       chunk++;
-      return publishRecordBatch(bus, batch);
+      return publishRecordBatch(api.bus, batch);
     };
-    const rate = (link: string) => app.liveHub.linkRates().find((r) => r.rig === 'rig6' && r.link === link);
+    const rate = (link: string) => api.app.liveHub.linkRates().find((r) => r.rig === 'rig6' && r.link === link);
     // The api reads the stream from the moment its consumer exists: publish on a probe link
     // until it counts (the probe's records stay out of the link measured below).
     await waitUntil(async () => {
@@ -251,7 +237,7 @@ describe('live tail', () => {
     // 100 records in the 10 s window: 10 records/s.
     await waitUntil(async () => Math.round((rate('uart1')?.recordsPerSecond ?? 0) * 10) === 100);
     expect(rate('uart1')!.recentErrors).toBe(5);
-    expect(app.liveHub.batches).toBe(parsedBefore);
-    await removeTopology(bus);
+    expect(api.app.liveHub.batches).toBe(parsedBefore);
+    await removeTopology(api.bus);
   });
 });

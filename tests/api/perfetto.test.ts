@@ -1,18 +1,11 @@
 // The Perfetto (Chrome JSON trace) export of a real capture, checked against qspy's text of it.
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
 import { qspyLines } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 
 interface TraceEvent {
   ph: string;
@@ -26,21 +19,17 @@ interface TraceEvent {
 }
 
 beforeAll(async () => {
-  backends = await testBackends('perfetto');
-  ({ db, bus } = backends);
+  api = await testApi('perfetto');
+  const { db } = api;
   await storeQsFixture(db, 'dpp_qv', {
     rig: 'rig17',
     link: 'uart0',
     session: 's-dpp',
     startNs: 1_764_000_000_000_000_000n,
   });
-  app = await buildApp({ db, bus, settings: testApiSettings() });
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 /** qspy's lines of a capture as [timestamp, what, rest]. */
 function qspyRecords(name: string): Array<{ ts: number | null; what: string; line: string }> {
@@ -54,7 +43,7 @@ function qspyRecords(name: string): Array<{ ts: number | null; what: string; lin
 
 describe('perfetto export', () => {
   it('exports dpp_qv as a valid trace: one track per active object, its states as slices', async () => {
-    const res = await app.inject({
+    const res = await api.app.inject({
       url: '/api/v1/sessions/s-dpp/export?format=perfetto',
       headers: { authorization: `Bearer ${READ_TOKEN}` },
     });

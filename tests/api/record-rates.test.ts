@@ -2,23 +2,19 @@
 // spans chosen by the test; what each bucket should hold is worked out from those spans by
 // `expectedRates` (each block's counts shared out by the part of its span in the bucket) and, for
 // one link, by hand; never from the route.
-import { type App, buildApp } from '@tracehub/api';
-import type { Database } from '@tracehub/db';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BlockSummary, expectedRates, storeBlockSummaries } from '../support/block-summaries.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let app: App;
+let api: TestApi;
 
 const T0_MS = 1_764_000_000_000; // 2025-11-24T16:00:00Z
 const T0 = BigInt(T0_MS) * 1_000_000n;
 const S = 1_000_000_000n;
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
-const get = (url: string) => app.inject({ url, headers: auth });
+const get = (url: string) => api.app.inject({ url, headers: auth });
 const iso = (ms: number) => new Date(ms).toISOString();
 
 // Ten minutes in ten buckets of a minute.
@@ -43,17 +39,12 @@ const BLOCKS: BlockSummary[] = [
 ];
 
 beforeAll(async () => {
-  backends = await testBackends('rates');
-  db = backends.db;
+  api = await testApi('rates');
+  const { db } = api;
   await storeBlockSummaries(db, BLOCKS);
-  app = await buildApp({ db, bus: backends.bus, settings: testApiSettings() });
-  await app.ready();
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 describe('GET /api/v1/rates', () => {
   const range = `from=${iso(T0_MS)}&to=${iso(T0_MS + 600_000)}`;
@@ -130,7 +121,7 @@ describe('GET /api/v1/rates', () => {
       expect(String(res.headers['content-type'])).toMatch(/^application\/problem\+json/);
     }
     expect((await get(`/api/v1/rates?from=${iso(T0_MS + 1)}&to=${iso(T0_MS)}`)).json().detail).toMatch(/after from/);
-    expect((await app.inject({ url: `/api/v1/rates?${range}` })).statusCode).toBe(401);
+    expect((await api.app.inject({ url: `/api/v1/rates?${range}` })).statusCode).toBe(401);
   });
 
   it('stays fast over weeks of blocks', async () => {
@@ -145,8 +136,8 @@ describe('GET /api/v1/rates', () => {
         ${weekStart.toString()}::bigint + i * ${(20n * S).toString()}::bigint,
         ${weekStart.toString()}::bigint + (i + 1) * ${(20n * S).toString()}::bigint - 1,
         'rig3', 'busy', 'qs', 4000, 0, 0, i % 3, 0, 0, '{}', '{}', '{}', '{}', '{}', '{}', '{}', 0, 0, ''::bytea
-      from generate_series(0, 90719) as i`.execute(db);
-    await sql`analyze record_blocks`.execute(db);
+      from generate_series(0, 90719) as i`.execute(api.db);
+    await sql`analyze record_blocks`.execute(api.db);
     const fromMs = Number(weekStart / 1_000_000n);
     const url = `/api/v1/rates?rig=rig3&from=${iso(fromMs)}&to=${iso(fromMs + 21 * 86_400_000)}&buckets=500`;
     await get(url);

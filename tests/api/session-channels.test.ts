@@ -1,44 +1,33 @@
 // Issue 15: an STP session's masters and channels with per-channel counts and the stream's
 // errors, from real vectors stored as storage stores them; what is expected is counted from
 // `tracehub decode`'s output of the same vector, never from what the route answered.
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, upsertLink, upsertSession } from '@tracehub/db';
-import type { Kysely } from 'kysely';
+import { upsertLink, upsertSession } from '@tracehub/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi, withApiSettings } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 let issue27: TraceRecord[];
 let gerr: TraceRecord[];
 
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
-const get = (url: string, target = app) => target.inject({ url, headers: auth });
+const get = (url: string, target = api.app) => target.inject({ url, headers: auth });
 
 beforeAll(async () => {
-  backends = await testBackends('channels');
-  ({ db, bus } = backends);
+  api = await testApi('channels');
+  const { db } = api;
   // A real CoreSight capture: two channels of one master, a message left open at the end, bytes skipped.
   issue27 = await storeStpFixture(db, 'coresight_issue27', { rig: 'rig1', link: 'stm0', session: 's-27', startNs: T0 });
   // GERR closes every open buffer: three masters.
   gerr = await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm1', session: 's-gerr', startNs: T0 });
   await upsertLink(db, { rig: 'rig1', name: 'uart0', protocol: 'qs' });
   await upsertSession(db, { id: 's-qs', rig: 'rig1', link: 'uart0', protocol: 'qs', startedAt: new Date() });
-  app = await buildApp({ db, bus, settings: testApiSettings() });
-  await app.ready();
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 describe('GET /api/v1/sessions/{id}/channels', () => {
   it("counts a real capture's records per master and channel, and its errors by name", async () => {
@@ -73,17 +62,14 @@ describe('GET /api/v1/sessions/{id}/channels', () => {
     const qs = await get('/api/v1/sessions/s-qs/channels');
     expect(qs.statusCode).toBe(400);
     expect(qs.json().detail).toMatch(/STP/);
-    expect((await app.inject({ url: '/api/v1/sessions/s-27/channels' })).statusCode).toBe(401);
+    expect((await api.app.inject({ url: '/api/v1/sessions/s-27/channels' })).statusCode).toBe(401);
   });
 
   it('is a 422 past the scan limit', async () => {
-    const narrow = await buildApp({ db, bus, settings: testApiSettings({ scanLimitBytes: 1000 }) });
-    try {
+    await withApiSettings(api, { scanLimitBytes: 1000 }, async (narrow) => {
       const res = await get('/api/v1/sessions/s-27/channels', narrow);
       expect(res.statusCode).toBe(422);
       expect(res.json().detail).toMatch(/would scan more than/);
-    } finally {
-      await narrow.close();
-    }
+    });
   });
 });

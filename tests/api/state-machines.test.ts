@@ -1,25 +1,18 @@
 // Issue 17: the state machines of a QS session's objects, from real captures stored as storage
 // stores them; what is expected is counted from the reference qspy's text of each capture,
 // never from what the route answered.
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ExpectedMachine, qspyStateMachines } from '../support/qspy-state-machines.js';
 import { storeStpFixture } from '../support/stp-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { type TestApi, testApi, withApiSettings } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
-const get = (url: string, target = app) => target.inject({ url, headers: auth });
+const get = (url: string, target = api.app) => target.inject({ url, headers: auth });
 
 /** A state no dictionary named is its handler's address: qspy prints 8 hex digits, the records the pointer's size. */
 const address = (name: string) => (/^0x[0-9A-F]+$/i.test(name) ? `0x${BigInt(name).toString(16)}` : name);
@@ -51,22 +44,17 @@ const sorted = (m: ExpectedMachine) => ({
 });
 
 beforeAll(async () => {
-  backends = await testBackends('statemachines');
-  ({ db, bus } = backends);
+  api = await testApi('statemachines');
+  const { db } = api;
   await storeQsFixture(db, 'dpp_qv', { rig: 'rig1', link: 'uart0', session: 's-dpp', startNs: T0 });
   // Internal transitions (TServer_busy handles NEW_REQUEST_SIG without leaving).
   await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart1', session: 's-defer', startNs: T0 });
   // Nested initial transitions, history, entry and exit points, 64-bit pointers.
   await storeQsFixture(db, 'fmt_v64', { rig: 'rig1', link: 'uart2', session: 's-v64', startNs: T0 });
   await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm0', session: 's-stp', startNs: T0 });
-  app = await buildApp({ db, bus, settings: testApiSettings() });
-  await app.ready();
 });
 
-afterAll(async () => {
-  await app?.close();
-  await backends?.close();
-});
+afterAll(() => api?.close());
 
 describe('GET /api/v1/sessions/{id}/state-machines', () => {
   it("gives every object's states and transitions of dpp_qv with the counts qspy's text has", async () => {
@@ -137,17 +125,14 @@ describe('GET /api/v1/sessions/{id}/state-machines', () => {
     const stp = await get('/api/v1/sessions/s-stp/state-machines');
     expect(stp.statusCode).toBe(400);
     expect(stp.json().detail).toMatch(/state machines are QS's/);
-    expect((await app.inject({ url: '/api/v1/sessions/s-dpp/state-machines' })).statusCode).toBe(401);
+    expect((await api.app.inject({ url: '/api/v1/sessions/s-dpp/state-machines' })).statusCode).toBe(401);
   });
 
   it('is a 422 past the scan limit', async () => {
-    const narrow = await buildApp({ db, bus, settings: testApiSettings({ scanLimitBytes: 1000 }) });
-    try {
+    await withApiSettings(api, { scanLimitBytes: 1000 }, async (narrow) => {
       const res = await get('/api/v1/sessions/s-dpp/state-machines', narrow);
       expect(res.statusCode).toBe(422);
       expect(res.json().detail).toMatch(/would scan more than/);
-    } finally {
-      await narrow.close();
-    }
+    });
   });
 });

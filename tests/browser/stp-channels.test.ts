@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import type { Database } from '@tracehub/db';
+import type { Database, SessionChannels } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
-import { type ExpectedChannels, expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
+import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 /** Checks every master, channel and error the page shows against what was expected. */
-async function expectTree(expected: ExpectedChannels) {
+async function expectTree(expected: SessionChannels) {
   const tree = page.locator('#channel-tree');
   await tree.waitFor();
   expect(await tree.locator('tr.master').count()).toBe(expected.masters.length);

@@ -1,24 +1,22 @@
 // Real STP data for API and dashboard tests: a vector as `tracehub decode` decodes it, stored as
 // storage stores it, and what its masters and channels carry, counted from that output alone.
 import type { TraceRecord } from '@tracehub/contracts';
-import { addSessionCounts, type Database, insertRecordsJson, upsertLink, upsertSession } from '@tracehub/db';
+import type { Database, SessionChannels } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { offlineDecode } from '../pipeline/harness.js';
 import { fixturePath } from './paths.js';
-
-export interface StpPlace {
-  rig: string;
-  link: string;
-  session: string;
-  startNs: bigint;
-}
+import { type SessionPlace, storeRecordBatches, storeSessionStart } from './stored-session.js';
 
 /**
  * Decodes `fixtures/stp/<vector>.stp` with `tracehub decode` and stores its records in a
  * session of their own, a few records per batch (so the session has many blocks); record
  * `seq` is received `seq` ms after `startNs`, three records a chunk as a link delivers them.
  */
-export async function storeStpFixture(db: Kysely<Database>, vector: string, place: StpPlace): Promise<TraceRecord[]> {
+export async function storeStpFixture(
+  db: Kysely<Database>,
+  vector: string,
+  place: SessionPlace,
+): Promise<TraceRecord[]> {
   const records = (await offlineDecode(fixturePath('stp', `${vector}.stp`), 'stp')).map((r) => ({
     ...r,
     rig: place.rig,
@@ -26,41 +24,15 @@ export async function storeStpFixture(db: Kysely<Database>, vector: string, plac
     session: place.session,
     hostNs: String(place.startNs + BigInt(Math.floor(r.seq / 3)) * 1_000_000n),
   }));
-  await upsertLink(db, { rig: place.rig, name: place.link, protocol: 'stp' });
-  await upsertSession(db, {
-    id: place.session,
-    rig: place.rig,
-    link: place.link,
-    protocol: 'stp',
-    startedAt: new Date(Number(place.startNs / 1_000_000n)),
-  });
-  for (let i = 0; i < records.length; i += 8) {
-    const { sessions } = await insertRecordsJson(db, Buffer.from(JSON.stringify(records.slice(i, i + 8))));
-    for (const { session, counts } of sessions) await addSessionCounts(db, session, counts);
-  }
+  await storeSessionStart(db, place, 'stp');
+  await storeRecordBatches(db, records, 8);
   return records;
-}
-
-export interface ExpectedChannel {
-  channel: number;
-  records: number;
-  errors: number;
-  firstHostNs: string;
-  lastHostNs: string;
-  names: string[];
-}
-
-export interface ExpectedChannels {
-  records: number;
-  unaddressed: number;
-  masters: Array<{ master: number; records: number; errors: number; channels: ExpectedChannel[] }>;
-  errors: Array<{ name: string; count: number }>;
 }
 
 const byNumber = (a: number, b: number) => a - b;
 
 /** What each master and channel of `records` carries, counted directly from the records. */
-export function expectedChannels(records: TraceRecord[]): ExpectedChannels {
+export function expectedChannels(records: TraceRecord[]): SessionChannels {
   const addressed = records.filter((r) => r.stp !== undefined);
   const masters = [...new Set(addressed.map((r) => r.stp!.master))].sort(byNumber).map((master) => {
     const ofMaster = addressed.filter((r) => r.stp!.master === master);

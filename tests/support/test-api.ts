@@ -1,0 +1,52 @@
+// The api as the api and PalmTrace tests call it (`app.inject`, or on a port they listen on):
+// built on a database and a bus of the test file's own, with the test settings.
+import { type ApiSettings, type App, buildApp } from '@tracehub/api';
+import type { CreateDbOptions } from '@tracehub/db';
+import { testApiSettings } from '../api/fixture-data.js';
+import { type TestBackends, testBackends } from './test-backends.js';
+
+export interface TestApi extends TestBackends {
+  app: App;
+  /** Closes the api, then the backends (see `TestBackends.close`). */
+  close(): Promise<void>;
+}
+
+/**
+ * `testBackends(label, options)` and the api on them, ready, with `testApiSettings(settings)`.
+ */
+export async function testApi(
+  label: string,
+  options: { topology?: boolean; db?: CreateDbOptions; settings?: Partial<ApiSettings> } = {},
+): Promise<TestApi> {
+  const backends = await testBackends(label, options);
+  try {
+    const app = await buildApp({ db: backends.db, bus: backends.bus, settings: testApiSettings(options.settings) });
+    await app.ready();
+    return {
+      ...backends,
+      app,
+      close: async () => {
+        await app.close();
+        await backends.close();
+      },
+    };
+  } catch (err) {
+    // The test's afterAll has nothing to close yet.
+    await backends.close();
+    throw err;
+  }
+}
+
+/** Runs `use` on a second api on the same database and bus with other settings, then closes it. */
+export async function withApiSettings<T>(
+  backends: Pick<TestBackends, 'db' | 'bus'>,
+  settings: Partial<ApiSettings>,
+  use: (app: App) => Promise<T>,
+): Promise<T> {
+  const app = await buildApp({ db: backends.db, bus: backends.bus, settings: testApiSettings(settings) });
+  try {
+    return await use(app);
+  } finally {
+    await app.close();
+  }
+}
