@@ -1,28 +1,23 @@
 // GET /links/{id}/connection against gateways in process on real NATS: who is connected to a
 // tcp-listen link and since when, a second target refused or taking the link, a silent one
 // closed (each counted), for a QS and an STP link alike; a 503 when no gateway serves a link.
-import net from 'node:net';
-import { type App, buildApp } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import { type Database, upsertLink } from '@tracehub/db';
+import type net from 'node:net';
+import { upsertLink } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
-import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+import { connectWatchedTarget, secondTargetAfterFirst, type WatchedTarget } from '../support/tcp-target.js';
+import { type TestApi, testApi } from '../support/test-api.js';
+import { READ_TOKEN } from './fixture-data.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let app: App;
+let api: TestApi;
 const gateways: Gateway[] = [];
 const sockets: net.Socket[] = [];
 const ids = { refuse: 0, replace: 0, unserved: 0 };
 const ports = { refuse: 0, replace: 0 };
 
 beforeAll(async () => {
-  backends = await testBackends('linkconn', { topology: true });
-  ({ db, bus } = backends);
+  api = await testApi('linkconn', { topology: true, settings: { controlTimeoutMs: 2000 } });
+  const { db, bus } = api;
   ids.refuse = await upsertLink(db, { rig: 'rigC', name: 'qs-refuse', protocol: 'qs' });
   ids.replace = await upsertLink(db, { rig: 'rigC', name: 'stp-replace', protocol: 'stp' });
   ids.unserved = await upsertLink(db, { rig: 'rigC', name: 'nobody', protocol: 'qs' });
@@ -35,32 +30,32 @@ beforeAll(async () => {
   for (const g of gateways) await g.start();
   ports.refuse = refuse.boundPort;
   ports.replace = replace.boundPort;
-  app = await buildApp({ db, bus, settings: testApiSettings({ controlTimeoutMs: 2000 }) });
 });
 
 afterAll(async () => {
   for (const s of sockets) s.destroy();
-  await app?.close();
   for (const g of gateways) await g.stop(1000);
-  await backends?.close();
+  await api?.close();
 });
 
-/** A target connection, and a promise that resolves when the gateway closes it. */
-async function connectTarget(port: number) {
-  const socket = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  socket.on('error', () => {});
-  sockets.push(socket);
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return { socket, closed, address: `127.0.0.1:${socket.localPort}` };
+/** `connectWatchedTarget`, closed after the file's tests. */
+async function connectTarget(port: number): Promise<WatchedTarget> {
+  const target = await connectWatchedTarget(port);
+  sockets.push(target.socket);
+  return target;
+}
+
+/** `secondTargetAfterFirst` 100 ms apart, both closed after the file's tests. */
+async function secondTarget(port: number, bytes: number[]) {
+  const targets = await secondTargetAfterFirst(port, Buffer.from(bytes), 100);
+  sockets.push(targets.first.socket, targets.second.socket);
+  return targets;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function connection(id: number) {
-  const res = await app.inject({
+  const res = await api.app.inject({
     url: `/api/v1/links/${id}/connection`,
     headers: { authorization: `Bearer ${READ_TOKEN}` },
   });
@@ -88,10 +83,7 @@ describe('a link connection', () => {
 
   it('shows the first target of a QS link after a second one was refused, with the count', async () => {
     const before = Date.now();
-    const first = await connectTarget(ports.refuse);
-    first.socket.write(Buffer.from([0x7e]));
-    await sleep(100);
-    const second = await connectTarget(ports.refuse);
+    const { first, second } = await secondTarget(ports.refuse, [0x7e]);
     await second.closed;
     const { status, body } = await connection(ids.refuse);
     expect(status).toBe(200);
