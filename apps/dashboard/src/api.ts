@@ -1,4 +1,5 @@
 /** Talking to the api: the bearer token lives in localStorage (set it once in the header). */
+import type { LinkSummary as StoredLinkSummary } from '@tracehub/db';
 import { readableProblem } from './problem.js';
 
 const TOKEN_KEY = 'tracehub.token';
@@ -52,35 +53,16 @@ export function streamUrl(path: string, query: URLSearchParams): string {
   return `/api/v1${path}?${q}`;
 }
 
-export interface TraceRecord {
-  rig: string;
-  link: string;
-  session: string;
-  seq: number;
-  protocol: string;
-  hostNs: string;
-  targetTs: string | null;
-  kind: string;
-  type: number;
-  name: string;
-  qs?: { obj?: string; sig?: string; prio?: number };
-  stp?: { master: number; channel: number };
-  fields?: Record<string, unknown>;
-  text: string;
-}
-
-export interface LinkSummary {
-  id: number;
-  rig: string;
-  name: string;
-  protocol: string;
-  sessions: number;
+/**
+ * A link of `GET /rigs` and `GET /links/{id}`: its stored summary as JSON (counts as numbers,
+ * the newest record's time as RFC 3339 text), with its live record rate.
+ */
+export interface LinkSummary extends Omit<StoredLinkSummary, 'records' | 'errors' | 'gaps' | 'lostBytes' | 'lastSeen'> {
   records: number;
   errors: number;
   gaps: number;
   lostBytes: number;
   lastSeen: string | null;
-  latestSession: string | null;
   recordsPerSecond: number;
 }
 

@@ -1,25 +1,8 @@
+import type { SessionChannels } from '@tracehub/db';
 import { h, hostTime } from './dom.js';
 
 /** `GET /sessions/{id}/channels`: an STP session's records per master and channel, its errors by name. */
-export interface SessionChannels {
-  session: string;
-  records: number;
-  unaddressed: number;
-  masters: Array<{
-    master: number;
-    records: number;
-    errors: number;
-    channels: Array<{
-      channel: number;
-      records: number;
-      errors: number;
-      firstHostNs: string;
-      lastHostNs: string;
-      names: string[];
-    }>;
-  }>;
-  errors: Array<{ name: string; count: number }>;
-}
+export type SessionChannelsAnswer = SessionChannels & { session: string };
 
 /** Names shown in a row before "+n more" (all of them in its tooltip). */
 const NAMES_SHOWN = 4;
@@ -53,7 +36,7 @@ export interface ChannelTreeOptions {
  * The session's errors by name, then a tree of its masters, each unfolding into its channels
  * with their counts, errors, host-time span and record names. A channel opens its records.
  */
-export function channelTree(data: SessionChannels, options: ChannelTreeOptions): HTMLElement {
+export function channelTree(data: SessionChannelsAnswer, options: ChannelTreeOptions): HTMLElement {
   const session = encodeURIComponent(data.session);
   const records = (q: string) => `#/${options.recordsPath}?session=${session}&${q}`;
   const errorNames = new Set(data.errors.map((e) => e.name));

@@ -4,12 +4,15 @@
  * (`querystring kind.0: must be equal to constant`) is turned into one here.
  */
 
+import { EXPORT_FORMATS } from '@tracehub/contracts/export-formats';
+import { PROTOCOLS } from '@tracehub/contracts/names';
+
 /** Values the api accepts for enumerated parameters, named the way the api names them. */
 const ALLOWED: Record<string, readonly string[]> = {
   kind: ['record', 'dict', 'info', 'marker', 'error'],
-  protocol: ['qs', 'stp', 'swd'],
+  protocol: PROTOCOLS,
   order: ['asc', 'desc'],
-  format: ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'],
+  format: EXPORT_FORMATS,
 };
 
 const LABELS: Record<string, string> = {

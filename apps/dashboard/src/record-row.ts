@@ -1,4 +1,4 @@
-import type { TraceRecord } from './api.js';
+import type { TraceRecord } from '@tracehub/contracts';
 import { hostTime } from './dom.js';
 
 export const ROW_HEIGHT = 22;

@@ -1,32 +1,4 @@
-/** One transition of a state machine, counted (`GET /sessions/{id}/state-machines`). */
-export interface TransitionCount {
-  from: string | null;
-  to: string;
-  sig: string | null;
-  kind: 'initial' | 'state-initial' | 'transition' | 'history' | 'entry-point' | 'exit-point';
-  count: number;
-}
-
-export interface SignalCount {
-  sig: string;
-  count: number;
-}
-
-export interface StateCounts {
-  name: string;
-  entries: number;
-  exits: number;
-  internal: SignalCount[];
-  ignored: SignalCount[];
-  unhandled: SignalCount[];
-}
-
-export interface StateMachine {
-  obj: string;
-  dispatched: number;
-  states: StateCounts[];
-  transitions: TransitionCount[];
-}
+import type { StateCounts, StateMachine, TransitionCount } from '@tracehub/db';
 
 const SVG = 'http://www.w3.org/2000/svg';
 /** Internal transitions listed inside a state's box; more are summed up in one line. */

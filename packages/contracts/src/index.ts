@@ -2,6 +2,7 @@ export * from './backoff.js';
 export * from './codec.js';
 export * from './decoded-record.js';
 export * from './envelopes.js';
+export * from './export-formats.js';
 export * from './headers.js';
 export * from './link-settings.js';
 export * from './log.js';

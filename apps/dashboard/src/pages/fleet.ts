@@ -1,19 +1,7 @@
+import type { ListenerStatus, ReporterStatus } from '@tracehub/palmtrace-bridge';
 import { getJson, type LinkSummary } from '../api.js';
 import { ago, h } from '../dom.js';
 import { perLinkRates, ratePlots } from '../rate-plots.js';
-
-interface ReporterStatus {
-  id: string;
-  host: string;
-  port: number;
-  mode: 'live' | 'replay';
-  connected: boolean;
-  messagesSent: number;
-  bytesSent: number;
-  dropped: number;
-  reconnects: number;
-  queued: number;
-}
 
 interface Rig {
   name: string;
@@ -61,7 +49,7 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   const loadReporters = async () => {
     const { reporters: list, listener } = await getJson<{
       reporters: ReporterStatus[];
-      listener: { port: number; clients: unknown[] } | null;
+      listener: ListenerStatus | null;
     }>('/reporters');
     reportersTitle.hidden = list.length === 0 && listener === null;
     const head = h(

@@ -1,4 +1,5 @@
-import { streamUrl, type TraceRecord } from '../api.js';
+import type { TraceRecord } from '@tracehub/contracts';
+import { streamUrl } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { ROW_HEIGHT, renderRecordRow } from '../record-row.js';

@@ -1,4 +1,6 @@
-import { getJson, streamUrl, type TraceRecord } from '../api.js';
+import type { TraceRecord } from '@tracehub/contracts';
+import { EXPORT_FORMATS, isExportAllowed } from '@tracehub/contracts/export-formats';
+import { getJson, streamUrl } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { ROW_HEIGHT, renderRecordRow } from '../record-row.js';
@@ -10,8 +12,6 @@ interface Page {
   records: TraceRecord[];
   next: string | null;
 }
-
-const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'];
 
 /**
  * Search over history with the api's filters and a time range; shows the newest records at
@@ -68,8 +68,7 @@ export function searchPage(
   };
   // Exports of what is shown, offered only once the api accepted the filters.
   const showExports = (q: URLSearchParams) => {
-    const exportable = q.has('session') || q.has('rig') || q.has('from');
-    exportLinks.hidden = !exportable;
+    exportLinks.hidden = !isExportAllowed(Object.fromEntries(q));
     exportLinks.replaceChildren(
       'export:',
       ...EXPORT_FORMATS.map((f) => {

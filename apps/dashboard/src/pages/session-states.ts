@@ -1,24 +1,9 @@
+import { TRANSITION_RECORD_NAMES } from '@tracehub/contracts/record-names';
+import type { SessionStateMachines, SignalCount, StateMachine } from '@tracehub/db';
 import { getJson } from '../api.js';
 import { h } from '../dom.js';
-import { drawStateMachine, type SignalCount, type StateMachine, type TransitionCount } from '../state-machine-view.js';
+import { drawStateMachine } from '../state-machine-view.js';
 import { writeViewState } from '../view-state.js';
-
-/** `GET /sessions/{id}/state-machines`. */
-interface SessionStateMachines {
-  session: string;
-  records: number;
-  machines: StateMachine[];
-}
-
-/** Record names of a transition kind, for the link to its records. */
-const RECORD_NAMES: Record<TransitionCount['kind'], string> = {
-  initial: 'QS_QEP_INIT_TRAN',
-  'state-initial': 'QS_QEP_STATE_INIT',
-  transition: 'QS_QEP_TRAN',
-  history: 'QS_QEP_TRAN_HIST',
-  'entry-point': 'QS_QEP_TRAN_EP',
-  'exit-point': 'QS_QEP_TRAN_XP',
-};
 
 const signals = (counts: SignalCount[]) => counts.map((c) => `${c.sig} ×${c.count}`).join(', ');
 
@@ -121,7 +106,11 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
         h(
           'td',
           { class: 'num', 'data-col': 'count' },
-          h('a', { href: records({ name: RECORD_NAMES[t.kind], ...(t.sig ? { sig: t.sig } : {}) }) }, String(t.count)),
+          h(
+            'a',
+            { href: records({ name: TRANSITION_RECORD_NAMES[t.kind], ...(t.sig ? { sig: t.sig } : {}) }) },
+            String(t.count),
+          ),
         ),
       ),
     ),

@@ -1,5 +1,6 @@
+import { EXPORT_FORMATS } from '@tracehub/contracts/export-formats';
 import { getJson, type Session, streamUrl } from '../api.js';
-import { channelTree, type SessionChannels } from '../channel-tree.js';
+import { channelTree, type SessionChannelsAnswer } from '../channel-tree.js';
 import { h } from '../dom.js';
 import { toMermaid, toPlantUml } from '../sequence-text.js';
 import { type Diagram, drawSequence } from '../sequence-view.js';
@@ -8,7 +9,6 @@ import { writeViewState } from '../view-state.js';
 import { stateMachinesSection } from './session-states.js';
 import { duration } from './sessions.js';
 
-const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'];
 const STEPS_PER_PAGE = 2000;
 const ZOOMS = [0.4, 0.55, 0.7, 0.85, 1, 1.25, 1.6, 2];
 
@@ -130,7 +130,7 @@ function channelsSection(root: HTMLElement, s: Session, params: URLSearchParams)
   };
   void (async () => {
     try {
-      const data = await getJson<SessionChannels>(`/sessions/${enc}/channels`);
+      const data = await getJson<SessionChannelsAnswer>(`/sessions/${enc}/channels`);
       const recordsPath = s.protocol === 'stp' ? 'stp' : 'search';
       root.replaceChildren(channelTree(data, { recordsPath, collapsed, onToggle: save }));
     } catch (e) {

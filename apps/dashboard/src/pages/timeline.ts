@@ -1,19 +1,14 @@
+import type { TimelineBucket, TimelineItem, TimelineStateChange } from '@tracehub/db';
 import { getJson } from '../api.js';
 import { h } from '../dom.js';
 import { writeViewState } from '../view-state.js';
 
-interface Item {
-  track: string | null;
-  seq: number;
-  hostNs: string;
-  targetTs: string | null;
-  kind: string;
-  name: string;
-  sig: string | null;
-  state: string | null;
-  text: string;
-}
+/** A timeline row of db as the API's JSON carries it: `seq` a number, `hostNs` decimal text. */
+type Sent<T extends { seq: bigint; hostNs: bigint }> = Omit<T, 'seq' | 'hostNs'> & { seq: number; hostNs: string };
 
+type Item = Sent<TimelineItem>;
+
+/** One session's lane of `GET /timeline`. */
 interface Lane {
   session: string;
   rig: string;
@@ -23,9 +18,9 @@ interface Lane {
   toNs: string;
   detail: boolean;
   sampleEvery: number;
-  buckets: Array<{ track: string | null; bucket: number; records: number; errors: number }>;
+  buckets: TimelineBucket[];
   items: Item[];
-  states: Array<{ track: string; seq: number; hostNs: string; targetTs: string | null; state: string }>;
+  states: Sent<TimelineStateChange>[];
 }
 
 interface Timeline {

@@ -1,0 +1,26 @@
+/**
+ * The formats records are exported in (`?format=` of the export routes): the text qspy
+ * prints, one TraceRecord per line, a CSV row per record, the bytes the link sent, and a
+ * Perfetto (Chrome JSON) trace. The API serves exactly these; the dashboard offers them.
+ */
+export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** The parts of a records filter of which an export needs one (present: not undefined). */
+export interface ExportScope {
+  session?: unknown;
+  rig?: unknown;
+  from?: unknown;
+}
+
+/**
+ * Whether the records a filter matches may be exported: those of a session, of a rig, or
+ * from a start time on. Exporting the whole store is not offered.
+ */
+export function isExportAllowed(filter: ExportScope): boolean {
+  return filter.session !== undefined || filter.rig !== undefined || filter.from !== undefined;
+}
+
+/** Why an export was refused, for a filter `isExportAllowed` turns down. */
+export const EXPORT_SCOPE_NEEDED =
+  'an export needs a session, a rig or a from time (exporting the whole store is not offered)';
