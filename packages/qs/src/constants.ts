@@ -103,6 +103,21 @@ export const QsRecordId = {
 } as const;
 export type QsRecordId = (typeof QsRecordId)[keyof typeof QsRecordId];
 
+/**
+ * The records that set up how the ones after them decode: QS_EMPTY (a target reset before
+ * QS 5.5), the dictionaries and the target info. Every other record only reads that state.
+ * qspy sends none of them on its text channel.
+ */
+export const QS_STATE_RECORD_IDS: readonly QsRecordId[] = Object.freeze([
+  QsRecordId.QS_EMPTY,
+  QsRecordId.QS_ENUM_DICT,
+  QsRecordId.QS_SIG_DICT,
+  QsRecordId.QS_OBJ_DICT,
+  QsRecordId.QS_FUN_DICT,
+  QsRecordId.QS_USR_DICT,
+  QsRecordId.QS_TARGET_INFO,
+]);
+
 /** Names of the predefined records 0..99, as QSPY 7.4 names them (81..99: QS_RESERVED). */
 export const QS_RECORD_NAMES: readonly string[] = Object.freeze([
   'QS_EMPTY',

@@ -2,7 +2,7 @@
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
-import { QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
+import { QS_STATE_RECORD_IDS, QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { QsRecordDecoder } from './record-decoder.js';
@@ -12,24 +12,10 @@ const EMPTY = new Uint8Array(0);
 const SNAPSHOT_VERSION = 1;
 const IGNORE: EmitRecord = () => {};
 
-/**
- * The records whose decoding changes how later ones decode: the target info (sizes, version,
- * dictionaries reset), the dictionary records, and QS_EMPTY (a target reset before QS 5.5).
- * Every other record only reads that state.
- */
+/** QS_STATE_RECORD_IDS by id: the records a skim decodes. */
 const STATE_RECORDS: Uint8Array = (() => {
   const ids = new Uint8Array(256);
-  for (const id of [
-    QsRecordId.QS_EMPTY,
-    QsRecordId.QS_ENUM_DICT,
-    QsRecordId.QS_SIG_DICT,
-    QsRecordId.QS_OBJ_DICT,
-    QsRecordId.QS_FUN_DICT,
-    QsRecordId.QS_USR_DICT,
-    QsRecordId.QS_TARGET_INFO,
-  ]) {
-    ids[id] = 1;
-  }
+  for (const id of QS_STATE_RECORD_IDS) ids[id] = 1;
   return ids;
 })();
 

@@ -126,30 +126,27 @@ export class QsDeframer {
     let i = from;
     while (i < n) {
       let b = chunk[i++];
+      // QSPY names an overflow by whether the byte that overflowed was escaped.
+      let overflow: QsFrameError = QsFrameError.TOO_LONG;
       if (esc) {
         esc = false;
         b ^= QS_ESC_XOR;
-        if (pos < QS_RECORD_SIZE_MAX) {
-          sum += b;
-          buf[pos++] = b;
-        } else {
-          this.sink.frameError(QsFrameError.TOO_LONG_ESCAPED, buf, 0, pos);
-          pos = 0;
-          sum = 0;
-        }
+        overflow = QsFrameError.TOO_LONG_ESCAPED;
       } else if (b === QS_ESC) {
         esc = true;
+        continue;
       } else if (b === QS_FRAME) {
         this.pos = 0;
         this.chksum = 0;
         this.esc = false;
         this.endFrame(buf, 0, pos, sum);
         return i;
-      } else if (pos < QS_RECORD_SIZE_MAX) {
+      }
+      if (pos < QS_RECORD_SIZE_MAX) {
         sum += b;
         buf[pos++] = b;
       } else {
-        this.sink.frameError(QsFrameError.TOO_LONG, buf, 0, pos);
+        this.sink.frameError(overflow, buf, 0, pos);
         pos = 0;
         sum = 0;
       }

@@ -9,6 +9,7 @@ export {
   QS_OBJ_KIND_NAMES,
   QS_RECORD_NAMES,
   QS_RX_NAMES,
+  QS_STATE_RECORD_IDS,
   QsDecoderRecordId,
   QsRecordId,
   QsRecordName,

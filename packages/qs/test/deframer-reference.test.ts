@@ -31,28 +31,26 @@ function referenceEvents(stream: Uint8Array): Event[] {
     }
   };
   for (const byte of stream) {
+    let b = byte;
+    let overflow: QsFrameError = QsFrameError.TOO_LONG;
     if (esc) {
       esc = false;
-      const b = byte ^ 0x20;
-      if (buf.length < MAX) {
-        sum += b;
-        buf.push(b);
-      } else {
-        events.push(`error ${QsFrameError.TOO_LONG_ESCAPED} ${buf.join(',')}`);
-        buf.length = 0;
-        sum = 0;
-      }
+      b ^= 0x20;
+      overflow = QsFrameError.TOO_LONG_ESCAPED;
     } else if (byte === ESC) {
       esc = true;
+      continue;
     } else if (byte === FLAG) {
       end();
       buf.length = 0;
       sum = 0;
-    } else if (buf.length < MAX) {
-      sum += byte;
-      buf.push(byte);
+      continue;
+    }
+    if (buf.length < MAX) {
+      sum += b;
+      buf.push(b);
     } else {
-      events.push(`error ${QsFrameError.TOO_LONG} ${buf.join(',')}`);
+      events.push(`error ${overflow} ${buf.join(',')}`);
       buf.length = 0;
       sum = 0;
     }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QSPY_SIZE_OPTIONS, QsDecoder, type QsDecoderOptions } from '@tracehub/qs';
-import { fixturePath } from '@tracehub/tests/support';
+import { fixturePath, qspyLines } from '@tracehub/tests/support';
 
 export const FIXTURE_NAMES: string[] = readdirSync(fixturePath('qs'))
   .filter((f) => f.endsWith('.qs'))
@@ -59,6 +59,31 @@ export function qspyRun(name: string): { bytes: Uint8Array; options: QsDecoderOp
     options: existsSync(argsPath) ? optionsFromQspyArgs(readFileSync(argsPath, 'utf8')) : {},
     lines: lines.slice(start, end),
   };
+}
+
+/** A stream with the lines qspy printed for it and the options it was given. */
+export interface QspyCase {
+  /** `dpp_qv.qs`, or `the generated random_latin1.qs` for the streams made here. */
+  label: string;
+  bytes: Uint8Array;
+  options: QsDecoderOptions;
+  lines: string[];
+  /** Made here (packages/qs/test/fixtures) rather than captured from a target. */
+  generated: boolean;
+}
+
+/** Every stream qspy's output is known for: the shared fixtures, then the generated streams. */
+export function qspyCases(): QspyCase[] {
+  return [
+    ...FIXTURE_NAMES.map((name) => ({
+      label: `${name}.qs`,
+      bytes: captureBytes(name),
+      options: fixtureOptions(name),
+      lines: qspyLines(name),
+      generated: false,
+    })),
+    ...QSPY_RUN_NAMES.map((name) => ({ label: `the generated ${name}.qs`, ...qspyRun(name), generated: true })),
+  ];
 }
 
 const ctx = { hostNs: 0n };

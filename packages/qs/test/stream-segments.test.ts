@@ -1,16 +1,7 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder, type QsDecoderOptions, QsStreamSegments } from '@tracehub/qs';
-import { qspyLines } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
-import {
-  captureBytes,
-  decodeChunked,
-  FIXTURE_NAMES,
-  fixtureOptions,
-  QSPY_RUN_NAMES,
-  qspyRun,
-  textLines,
-} from './helpers.js';
+import { captureBytes, decodeChunked, FIXTURE_NAMES, qspyCases, textLines } from './helpers.js';
 
 const ctx = { hostNs: 0n };
 const COUNTERS = ['bytes', 'frames', 'records', 'errors', 'gaps', 'lostFrames', 'bytesSkipped'] as const;
@@ -53,29 +44,19 @@ function expectSameCounters(totals: Record<string, number>, whole: Record<string
 }
 
 describe('a QS stream decoded in segments', () => {
-  for (const name of FIXTURE_NAMES) {
-    it(`prints what qspy printed for ${name}.qs, wherever the segments are cut`, () => {
-      const bytes = captureBytes(name);
-      const options = fixtureOptions(name);
-      const whole = wholeStats(bytes, options);
+  for (const c of qspyCases()) {
+    it(`prints what qspy printed for ${c.label}, wherever the segments are cut`, () => {
+      const whole = wholeStats(c.bytes, c.options);
+      const n = c.bytes.length;
       for (const [first, step] of [
         [1, 97],
         [13, 1021],
-        [Math.floor(bytes.length / 2), bytes.length],
+        [Math.floor(n / 2), n],
       ]) {
-        const { records, totals } = decodeInSegments(bytes, cutsEvery(bytes.length, first, step), options);
-        expect(textLines(records)).toEqual(qspyLines(name));
+        const { records, totals } = decodeInSegments(c.bytes, cutsEvery(n, first, step), c.options);
+        expect(textLines(records)).toEqual(c.lines);
         expectSameCounters(totals, whole);
       }
-    });
-  }
-
-  for (const name of QSPY_RUN_NAMES) {
-    it(`prints what qspy printed for the generated ${name}.qs (damaged frames cut too)`, () => {
-      const run = qspyRun(name);
-      const { records, totals } = decodeInSegments(run.bytes, cutsEvery(run.bytes.length, 5, 61), run.options);
-      expect(textLines(records)).toEqual(run.lines);
-      expectSameCounters(totals, wholeStats(run.bytes, run.options));
     });
   }
 

@@ -1,4 +1,4 @@
-import { QsRecordId } from '@tracehub/qs';
+import { QS_STATE_RECORD_IDS } from '@tracehub/qs';
 
 /** Packet ids a front-end sends to qspy above the raw QS-RX range (front-end spec 3.1). */
 export const FePacket = {
@@ -27,15 +27,7 @@ export const FE_PACKET_NAMES: Readonly<Record<number, string>> = Object.freeze(
 export const Channel = { BINARY: 0x01, TEXT: 0x02 } as const;
 
 /** Records whose lines qspy never sends on the text channel (front-end spec 6.3). */
-export const SILENT_TEXT_RECORDS: ReadonlySet<number> = new Set([
-  QsRecordId.QS_EMPTY,
-  QsRecordId.QS_ENUM_DICT,
-  QsRecordId.QS_SIG_DICT,
-  QsRecordId.QS_OBJ_DICT,
-  QsRecordId.QS_FUN_DICT,
-  QsRecordId.QS_USR_DICT,
-  QsRecordId.QS_TARGET_INFO,
-]);
+export const SILENT_TEXT_RECORDS: ReadonlySet<number> = new Set(QS_STATE_RECORD_IDS);
 
 /** Target version from which SEND_COMMAND names come from the QS_CMD enumeration (7.1.4). */
 export const CMD_ENUM_FROM_VERSION = 714;
