@@ -8,10 +8,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import websocket from '@fastify/websocket';
 import type { Bus } from '@tracehub/bus';
 import { redactQuery, TraceRecordSchema } from '@tracehub/contracts';
-import type { Database } from '@tracehub/db';
+import { type Database, isDatabaseReachable } from '@tracehub/db';
 import { RecordFeed } from '@tracehub/live';
 import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
-import { type Logger, ServiceMetrics } from '@tracehub/service-kit';
+import { healthRoutes, type Logger, metricsRoute, Readiness, ServiceMetrics } from '@tracehub/service-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
@@ -23,7 +23,6 @@ import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { installProblemHandlers } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
-import { healthRoutes } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { linkConnectionRoutes } from './routes/link-connection.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
@@ -43,8 +42,11 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** The service's logger, for Fastify's request lines too (off when omitted); credentials in URLs are never written. */
   logger?: Logger;
-  /** The service's readiness (always ready when omitted). */
-  isReady?: () => boolean;
+  /**
+   * The service's readiness, which `/readyz` reports (its NATS and Postgres checks added where
+   * the connections were made); when omitted, ready while `bus` is connected and `db` answers.
+   */
+  readiness?: Readiness;
 }
 
 declare module 'fastify' {
@@ -132,13 +134,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  await app.register(healthRoutes, { db, bus, isReady: deps.isReady ?? (() => true) });
+  // Health needs no token (a load balancer asks); metrics do.
+  await app.register(healthRoutes, { readiness: deps.readiness ?? readyWhileConnected(db, bus) });
   await app.register(async (secured) => {
     secured.addHook('onRequest', bearerAuth(settings.tokens));
     secured.addHook('onRequest', limitHeavyRequests(settings.heavyQueries));
-    secured.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-      reply.type(metrics.contentType).send(await metrics.render()),
-    );
+    await secured.register(metricsRoute, { metrics });
     await secured.register(
       async (api) => {
         await api.register(fleetRoutes, { db, hub });
@@ -174,4 +175,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
 
   return app;
+}
+
+/** The readiness of an app built on its own (tests, benchmarks): ready while NATS and Postgres answer. */
+function readyWhileConnected(db: Kysely<Database>, bus: Bus): Readiness {
+  const readiness = new Readiness();
+  readiness.addCheck('nats', () => bus.isConnected());
+  readiness.addCheck('postgres', () => isDatabaseReachable(db));
+  readiness.setReady(true);
+  return readiness;
 }

@@ -1,37 +1,18 @@
 // Process entry point of the api: one runService call; the HTTP app itself is built in app.ts.
-import { connectBus } from '@tracehub/bus';
-import { connectDb, migrateToLatest } from '@tracehub/db';
-import { natsConnectionFrom, runService } from '@tracehub/service-kit';
+import { connectServiceBus, connectServiceDb, runService } from '@tracehub/service-kit';
 import { buildApp } from './app.js';
 import { ApiConfigSchema, apiSettingsFrom } from './config.js';
 
 await runService({
   name: 'api',
   configSchema: ApiConfigSchema,
-  async start({ config, health, logger, metrics, onClose }) {
+  async start(service) {
+    const { config, health, logger, metrics, onClose } = service;
     const settings = apiSettingsFrom(config);
-    const db = await connectDb(config.DATABASE_URL, {
-      applicationName: 'api',
-      statementTimeoutMs: settings.statementTimeoutMs,
-    });
-    onClose(() => db.destroy());
-    const bus = await connectBus({
-      ...natsConnectionFrom(config),
-      name: 'api',
-      prefix: config.TRACEHUB_BUS_PREFIX,
-    });
-    onClose(() => bus.close());
-    await migrateToLatest(db);
-    health.addReadinessCheck('nats', () => bus.isConnected());
+    const db = await connectServiceDb(service, { statementTimeoutMs: settings.statementTimeoutMs });
+    const bus = await connectServiceBus(service);
     if (settings.tokens.size === 0) logger.warn('API_TOKENS is empty: every request but health is refused');
-    const app = await buildApp({
-      db,
-      bus,
-      settings,
-      metrics,
-      logger,
-      isReady: () => health.ready,
-    });
+    const app = await buildApp({ db, bus, settings, metrics, logger, readiness: health.readiness });
     onClose(() => app.close());
     await app.listen({ port: config.API_PORT, host: config.API_HOST });
     // The port bound, which differs from API_PORT when that is 0 (any free port).

@@ -1,14 +1,6 @@
 // Process entry point of storage: one runService call; the writing lives in record-store.ts.
-import { connectBus, ensureTopology, streamFill } from '@tracehub/bus';
-import {
-  applyRetention,
-  compactRecordBlocks,
-  connectDb,
-  ensurePartitions,
-  isDatabaseReachable,
-  migrateToLatest,
-} from '@tracehub/db';
-import { natsConnectionFrom, runService, streamLevelMetrics, streamLimitsFrom } from '@tracehub/service-kit';
+import { applyRetention, compactRecordBlocks, ensurePartitions } from '@tracehub/db';
+import { connectServiceBus, connectServiceDb, ensureServiceStreams, runService } from '@tracehub/service-kit';
 import { StorageConfigSchema } from './config.js';
 import { LinkBytesStore } from './link-bytes-store.js';
 import { RecordStore } from './record-store.js';
@@ -16,15 +8,11 @@ import { RecordStore } from './record-store.js';
 await runService({
   name: 'storage',
   configSchema: StorageConfigSchema,
-  async start({ config, health, logger, metrics, onClose }) {
-    const db = await connectDb(config.DATABASE_URL, { applicationName: 'storage' });
-    onClose(() => db.destroy());
-    const bus = await connectBus({
-      ...natsConnectionFrom(config),
-      name: 'storage',
-      prefix: config.TRACEHUB_BUS_PREFIX,
-    });
-    onClose(() => bus.close());
+  async start(service) {
+    const { config, logger, metrics } = service;
+    // Without Postgres nothing is stored: not ready (records wait on the stream meanwhile).
+    const db = await connectServiceDb(service);
+    const bus = await connectServiceBus(service);
     const partitionsAhead = () =>
       ensurePartitions(db, { from: new Date(Date.now() - 86_400_000), daysAhead: config.STORAGE_PARTITION_DAYS_AHEAD });
     // Retention drops whole days (records and link bytes), never rows.
@@ -37,11 +25,9 @@ await runService({
           'retention applied',
         );
     };
-    await migrateToLatest(db);
     await retention();
-    await ensureTopology(bus, streamLimitsFrom(config));
+    await ensureServiceStreams(service, bus);
     await partitionsAhead();
-    streamLevelMetrics(metrics, () => streamFill(bus));
     const records = metrics.counter({ name: 'storage_records_total', help: 'records taken from the bus' });
     const inserted = metrics.counter({ name: 'storage_records_inserted_total', help: 'records that were new' });
     const batchSize = metrics.histogram({
@@ -150,9 +136,6 @@ await runService({
           }, config.STORAGE_COMPACT_INTERVAL_MS)
         : undefined;
     compactTimer?.unref();
-    health.addReadinessCheck('nats', () => bus.isConnected());
-    // Without Postgres nothing is stored: not ready (records wait on the stream meanwhile).
-    health.addReadinessCheck('postgres', () => isDatabaseReachable(db));
     return {
       stop: async () => {
         clearInterval(partitionTimer);

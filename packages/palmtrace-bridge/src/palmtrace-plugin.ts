@@ -190,37 +190,35 @@ declare module 'fastify' {
  */
 export const palmTraceBridge = fp(bridgePlugin, { name: 'palmtrace-bridge', fastify: '5.x' });
 
-/** Per-endpoint series, read from the endpoints' counters when scraped. */
-function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void {
-  type Status = ReturnType<PalmTraceBridge['servedHere']>[number];
-  const gauge = (name: string, help: string, value: (s: Status) => number) =>
-    metrics.gauge({
-      name,
-      help,
-      labelNames: ['reporter'],
-      collect() {
-        this.reset();
-        for (const s of bridge.servedHere()) this.set({ reporter: s.id }, value(s));
-      },
-    });
-  const counter = (name: string, help: string, value: (s: Status) => number) =>
-    metrics.counter({
-      name,
-      help,
-      labelNames: ['reporter'],
-      collect() {
-        this.reset();
-        for (const s of bridge.servedHere()) if (value(s) > 0) this.inc({ reporter: s.id }, value(s));
-      },
-    });
-  gauge('palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', (s) => (s.connected ? 1 : 0));
-  counter('palmtrace_messages_sent_total', 'PalmTrace messages sent to a Reporter', (s) => s.messagesSent);
-  counter('palmtrace_bytes_sent_total', 'PalmTrace bytes sent to a Reporter', (s) => s.bytesSent);
-  counter(
+type EndpointStatus = ReturnType<PalmTraceBridge['servedHere']>[number];
+type EndpointSeries = readonly [name: string, help: string, value: (status: EndpointStatus) => number];
+
+/** Per-endpoint counters, from the counts each endpoint this process serves keeps. */
+const ENDPOINT_COUNTERS: readonly EndpointSeries[] = [
+  ['palmtrace_messages_sent_total', 'PalmTrace messages sent to a Reporter', (s) => s.messagesSent],
+  ['palmtrace_bytes_sent_total', 'PalmTrace bytes sent to a Reporter', (s) => s.bytesSent],
+  [
     'palmtrace_dropped_records_total',
     'records a Reporter did not get (it was slower than the stream, or away)',
     (s) => s.dropped,
-  );
-  counter('palmtrace_reconnects_total', 'connections to a Reporter made again after a loss', (s) => s.reconnects);
-  gauge('palmtrace_queued_records', 'records waiting for a Reporter', (s) => s.queued);
+  ],
+  ['palmtrace_reconnects_total', 'connections to a Reporter made again after a loss', (s) => s.reconnects],
+];
+
+/** Per-endpoint gauges, from the same statuses. */
+const ENDPOINT_GAUGES: readonly EndpointSeries[] = [
+  ['palmtrace_reporter_connected', 'PalmTrace Reporter connected (1) or not (0)', (s) => (s.connected ? 1 : 0)],
+  ['palmtrace_queued_records', 'records waiting for a Reporter', (s) => s.queued],
+];
+
+/** Per-endpoint series, read from the endpoints' counters when scraped. */
+function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void {
+  const perEndpoint = (value: (status: EndpointStatus) => number) => () =>
+    bridge.servedHere().map((s) => [{ reporter: s.id }, value(s)] as const);
+  for (const [name, help, value] of ENDPOINT_COUNTERS) {
+    metrics.sampledCounter({ name, help, labelNames: ['reporter'], samples: perEndpoint(value) });
+  }
+  for (const [name, help, value] of ENDPOINT_GAUGES) {
+    metrics.sampledGauge({ name, help, labelNames: ['reporter'], samples: perEndpoint(value) });
+  }
 }

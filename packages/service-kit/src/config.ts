@@ -124,7 +124,7 @@ export const natsConnectionSettings = {
   NATS_TLS_KEY: filePath("this service's client key (PEM), for mutual TLS"),
 };
 
-type NatsConnectionConfig = { [K in keyof typeof natsConnectionSettings]: string };
+export type NatsConnectionConfig = { [K in keyof typeof natsConnectionSettings]: string };
 
 /** The NATS settings as `connectBus` takes them (spread into its options with a name and prefix). */
 export function natsConnectionFrom(config: NatsConnectionConfig): {
@@ -194,7 +194,7 @@ export const streamSettings = {
   }),
 };
 
-type StreamConfig = { [K in keyof typeof streamSettings]: number };
+export type StreamConfig = { [K in keyof typeof streamSettings]: number };
 
 /** The stream settings as the limits `ensureTopology` takes. */
 export function streamLimitsFrom(config: StreamConfig) {

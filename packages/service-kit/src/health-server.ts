@@ -1,8 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { healthRoutes, metricsRoute } from './health-routes.js';
 import type { ServiceMetrics } from './metrics.js';
-
-/** A readiness check: resolves true (or void) when fine; false or a throw means not ready. */
-export type ReadinessCheck = () => boolean | undefined | Promise<boolean | undefined>;
+import { Readiness, type ReadinessCheck } from './readiness.js';
 
 export interface HealthServerOptions {
   port: number;
@@ -12,31 +11,17 @@ export interface HealthServerOptions {
   checkTimeoutMs?: number;
 }
 
-type ReadyState = 'starting' | 'ready' | 'stopping';
-
-/**
- * `/healthz` (the process is alive), `/readyz` (503 until the service is ready, while it
- * stops, and while any readiness check fails) and `/metrics` (Prometheus).
- */
+/** The health port of a service: `/healthz`, `/readyz` and `/metrics` (see `healthRoutes`). */
 export class HealthServer {
-  private state: ReadyState = 'starting';
-  private readonly checks = new Map<string, ReadinessCheck>();
+  readonly readiness: Readiness;
   private readonly app: FastifyInstance;
   private boundPort = 0;
 
   constructor(private readonly opts: HealthServerOptions) {
+    this.readiness = new Readiness(opts.checkTimeoutMs);
     this.app = Fastify({ logger: false });
-    this.app.get('/healthz', async () => ({ status: 'alive' }));
-    this.app.get('/readyz', async (_request, reply) => {
-      if (this.state !== 'ready') return reply.code(503).send({ status: this.state });
-      const failing = await this.failingChecks();
-      if (failing.length > 0) return reply.code(503).send({ status: 'not ready', failing });
-      return { status: 'ready' };
-    });
-    this.app.get('/metrics', async (_request, reply) => {
-      reply.header('content-type', opts.metrics.contentType);
-      return opts.metrics.render();
-    });
+    this.app.register(healthRoutes, { readiness: this.readiness });
+    this.app.register(metricsRoute, { metrics: opts.metrics });
   }
 
   /** Starts listening; returns the bound port (useful with port 0). */
@@ -52,15 +37,15 @@ export class HealthServer {
   }
 
   setReady(ready: boolean): void {
-    this.state = ready ? 'ready' : 'stopping';
+    this.readiness.setReady(ready);
   }
 
   get ready(): boolean {
-    return this.state === 'ready';
+    return this.readiness.ready;
   }
 
   addReadinessCheck(name: string, check: ReadinessCheck): void {
-    this.checks.set(name, check);
+    this.readiness.addCheck(name, check);
   }
 
   /** The Fastify instance, for tests (`inject`). */
@@ -70,26 +55,5 @@ export class HealthServer {
 
   close(): Promise<void> {
     return this.app.close();
-  }
-
-  private async failingChecks(): Promise<string[]> {
-    const timeoutMs = this.opts.checkTimeoutMs ?? 1000;
-    const results = await Promise.all(
-      [...this.checks].map(async ([name, check]) => {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), timeoutMs);
-        });
-        try {
-          const ok = await Promise.race([Promise.resolve().then(check), timeout]);
-          return ok === false ? name : undefined;
-        } catch {
-          return name;
-        } finally {
-          clearTimeout(timer);
-        }
-      }),
-    );
-    return results.filter((name): name is string => name !== undefined);
   }
 }

@@ -14,9 +14,11 @@ export {
   streamLimitsFrom,
   streamSettings,
 } from './config.js';
-export { HealthServer, type HealthServerOptions, type ReadinessCheck } from './health-server.js';
+export { healthRoutes, metricsRoute } from './health-routes.js';
+export { HealthServer, type HealthServerOptions } from './health-server.js';
 export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';
-export { ServiceMetrics, type StreamLevel, streamLevelMetrics } from './metrics.js';
+export { LINK_LABELS, linkLabels, type Sample, type SampledConfiguration, ServiceMetrics } from './metrics.js';
+export { Readiness, type ReadinessCheck, type ReadinessReport } from './readiness.js';
 export {
   EXIT_CONFIG,
   EXIT_FAILURE,
@@ -30,3 +32,4 @@ export {
   type ServiceDefinition,
   type ServiceHandle,
 } from './run-service.js';
+export { connectServiceBus, connectServiceDb, ensureServiceStreams } from './service-connections.js';

@@ -1,3 +1,4 @@
+import type { LinkAddress } from '@tracehub/contracts';
 import {
   Counter,
   type CounterConfiguration,
@@ -10,6 +11,14 @@ import {
 } from 'prom-client';
 
 const PREFIX = 'tracehub_';
+
+/** The labels of a link's series. */
+export const LINK_LABELS = ['protocol', 'rig', 'link'] as const;
+
+/** A link's values of `LINK_LABELS`. */
+export function linkLabels(link: LinkAddress): Record<(typeof LINK_LABELS)[number], string> {
+  return { protocol: link.protocol, rig: link.rig, link: link.link };
+}
 
 /**
  * The Prometheus registry of one process: default process/runtime metrics plus the
@@ -35,6 +44,25 @@ export class ServiceMetrics {
     return new Histogram({ ...config, name: prefixed(config.name), registers: [this.registry] });
   }
 
+  /**
+   * A counter whose totals are kept elsewhere (a publisher's own counts, an endpoint's
+   * status), read when scraped: a series per sample, at its total.
+   */
+  sampledCounter<L extends string = string>({ samples, ...config }: SampledConfiguration<L>): Counter<L> {
+    return this.counter<L>({
+      ...config,
+      collect: collectSamples(samples, (c: Counter<L>, labels, total) => c.inc(labels, total)),
+    });
+  }
+
+  /** A gauge whose values are read when scraped: a series per sample, at its value. */
+  sampledGauge<L extends string = string>({ samples, ...config }: SampledConfiguration<L>): Gauge<L> {
+    return this.gauge<L>({
+      ...config,
+      collect: collectSamples(samples, (g: Gauge<L>, labels, value) => g.set(labels, value)),
+    });
+  }
+
   /** The exposition text for /metrics. */
   render(): Promise<string> {
     return this.registry.metrics();
@@ -45,45 +73,28 @@ export class ServiceMetrics {
   }
 }
 
+/** One series of a sampled metric: its labels and its value now. */
+export type Sample<L extends string> = readonly [labels: Partial<Record<L, string | number>>, value: number];
+
+export interface SampledConfiguration<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  samples(): Iterable<Sample<L>> | Promise<Iterable<Sample<L>>>;
+}
+
+/** A `collect` that drops the series of the last scrape and puts each sample on its own. */
+function collectSamples<M extends Counter<L> | Gauge<L>, L extends string>(
+  samples: SampledConfiguration<L>['samples'],
+  put: (metric: M, ...sample: Sample<L>) => void,
+) {
+  return async function collect(this: M) {
+    const now = await samples();
+    this.reset();
+    for (const sample of now) put(this, ...sample);
+  };
+}
+
 function prefixed(name: string): string {
   return name.startsWith(PREFIX) ? name : PREFIX + name;
-}
-
-/** One stream's size against its limit (what `streamFill` in `@tracehub/bus` reads). */
-export interface StreamLevel {
-  stream: string;
-  bytes: number;
-  messages: number;
-  /** -1: no limit. */
-  maxBytes: number;
-}
-
-/**
- * `tracehub_stream_bytes`, `_messages`, `_max_bytes` and `_fill_ratio` per stream, read when
- * scraped: how close the raw and record streams are to refusing publishes.
- */
-export function streamLevelMetrics(metrics: ServiceMetrics, read: () => Promise<StreamLevel[]>): void {
-  let last: Promise<StreamLevel[]> | undefined;
-  // The four gauges are collected one after the other in one scrape: read the streams once.
-  const levels = () => {
-    last ??= read()
-      .catch(() => [])
-      .finally(() => setTimeout(() => (last = undefined), 100).unref());
-    return last;
-  };
-  const gauge = (name: string, help: string, value: (l: StreamLevel) => number) =>
-    metrics.gauge({
-      name,
-      help,
-      labelNames: ['stream'],
-      async collect() {
-        for (const l of await levels()) this.set({ stream: l.stream }, value(l));
-      },
-    });
-  gauge('stream_bytes', 'bytes a stream holds (not yet taken by every consumer)', (l) => l.bytes);
-  gauge('stream_messages', 'messages a stream holds', (l) => l.messages);
-  gauge('stream_max_bytes', 'bytes at which a stream refuses new messages (-1: no limit)', (l) => l.maxBytes);
-  gauge('stream_fill_ratio', 'bytes held over max bytes; at 1 the stream refuses publishes', (l) =>
-    l.maxBytes > 0 ? l.bytes / l.maxBytes : 0,
-  );
 }
