@@ -20,3 +20,20 @@ export function testApiSettings(overrides: Partial<ApiSettings> = {}): ApiSettin
     ...overrides,
   };
 }
+
+/** The PalmTrace bridge's settings for tests: no endpoints, a listening port of the system's choosing. */
+export function testPalmTraceSettings(
+  overrides: Partial<NonNullable<ApiSettings['palmTrace']>> = {},
+): NonNullable<ApiSettings['palmTrace']> {
+  return {
+    reporters: [],
+    listenPort: 0,
+    listenHost: '127.0.0.1',
+    listenOptions: {},
+    queueRecords: 10_000,
+    queueBytes: 8 * 1024 * 1024,
+    retryMs: 1000,
+    leaseMs: 5000,
+    ...overrides,
+  };
+}

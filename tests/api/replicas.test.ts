@@ -4,23 +4,19 @@
 // a lease, going on with its counters; an endpoint removed on a process that does not serve it
 // is stopped by the one that does.
 import { randomBytes } from 'node:crypto';
-import { type Bus, connectBus, ensureTopology } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
 import { PalmReporterStandIn } from '@tracehub/palmtrace';
-import { type FreshDatabase, freePort, freshDatabase, natsUrl, uniquePrefix, until } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
+import { freePort, natsUrl, transitionRecord, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
-import { requireBuild } from '../pipeline/harness.js';
+import { type RunningProcess, removeBusPrefix } from '../foundation/processes.js';
+import { type PipelineEnv, requireBuild, startService, stopAll } from '../pipeline/harness.js';
+import { publishLive } from '../support/publish-live.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
 
 const TOKEN = `replicas-${randomBytes(8).toString('hex')}`;
 const LEASE_MS = 1500;
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-let bus: Bus;
-const prefix = uniquePrefix('rpl');
+let backends: TestBackends;
+let env: PipelineEnv;
 const procs: RunningProcess[] = [];
 const reporters: PalmReporterStandIn[] = [];
 
@@ -31,11 +27,7 @@ interface Api {
 
 async function startApi(): Promise<Api> {
   const port = await freePort();
-  const proc = startNode('apps/api/dist/main.js', {
-    NATS_URL: natsUrl(),
-    DATABASE_URL: fresh.url,
-    TRACEHUB_BUS_PREFIX: prefix,
-    HEALTH_PORT: '0',
+  const proc = await startService('api', env, {
     API_PORT: String(port),
     API_HOST: '127.0.0.1',
     API_TOKENS: `${TOKEN}:read+control`,
@@ -43,7 +35,6 @@ async function startApi(): Promise<Api> {
     LOG_LEVEL: 'info',
   });
   procs.push(proc);
-  await proc.waitForLine(/"msg":"ready/, 45_000);
   return { proc, port };
 }
 
@@ -72,40 +63,12 @@ async function listed(api: Api): Promise<Status[]> {
   return res.body.reporters;
 }
 
+const REPLICAS_SESSION = { rig: 'rig7', link: 'uart0', session: 's-replicas' };
 let seq = 0;
 /** Publishes one live record batch of `rig7/uart0` with `count` records; returns their texts. */
 function publish(count: number): string[] {
-  const records: TraceRecord[] = [];
-  for (let i = 0; i < count; i++, seq++) {
-    records.push({
-      rig: 'rig7',
-      link: 'uart0',
-      session: 's-replicas',
-      seq,
-      chunk: seq,
-      protocol: 'qs',
-      hostNs: (1_764_000_000_000_000_000n + BigInt(seq) * 1000n).toString(),
-      targetTs: String(seq * 10_000),
-      kind: 'record',
-      type: 6,
-      name: 'QS_QEP_TRAN',
-      qs: { obj: 'Philo_inst[0]', sig: 'TIMEOUT_SIG', prio: 1 },
-      fields: {},
-      text: `record ${seq}`,
-      raw: '',
-    });
-  }
-  const batch: RecordBatch = {
-    protocol: 'qs',
-    rig: 'rig7',
-    link: 'uart0',
-    session: 's-replicas',
-    chunk: records[0].chunk,
-    hostNs: records[0].hostNs,
-    eos: false,
-    records,
-  };
-  bus.nc.publish(bus.names.recSubject('qs', 'rig7', 'uart0'), JSON.stringify(batch));
+  const records = Array.from({ length: count }, () => transitionRecord(REPLICAS_SESSION, seq++));
+  publishLive(backends.bus, records, records[0].chunk);
   return records.map((r) => r.text);
 }
 
@@ -114,21 +77,15 @@ const texts = (reporter: PalmReporterStandIn, connection: number) =>
 
 beforeAll(async () => {
   requireBuild();
-  fresh = await freshDatabase('replicas');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  bus = await connectBus({ url: natsUrl(), name: 'replicas-test', prefix });
-  await ensureTopology(bus);
+  backends = await testBackends('replicas', { topology: true });
+  env = { natsUrl: natsUrl(), databaseUrl: backends.fresh.url, prefix: backends.bus.names.prefix };
 }, 60_000);
 
 afterAll(async () => {
-  for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGTERM');
-  await Promise.all(procs.map((p) => p.exited));
+  await stopAll(procs);
   for (const r of reporters) await r.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
-  await removeBusPrefix(natsUrl(), prefix);
+  await backends?.close();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
 });
 
 describe('two API processes behind one address', () => {

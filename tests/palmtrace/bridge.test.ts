@@ -1,59 +1,36 @@
 import { connect as tcpConnect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest, upsertLink } from '@tracehub/db';
+import type { TraceRecord } from '@tracehub/contracts';
+import { upsertLink } from '@tracehub/db';
 import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
-import { type FreshDatabase, freshDatabase, natsUrl, qspyLines, uniquePrefix, until } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
+import type { ReporterStatus } from '@tracehub/palmtrace-bridge';
+import { natsUrl, qspyLines, transitionRecord, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { CONTROL_TOKEN, READ_TOKEN, testPalmTraceSettings } from '../api/fixture-data.js';
+import { publishLive } from '../support/publish-live.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestApi, testApi } from '../support/test-api.js';
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-let bus: Bus;
+let api: TestApi;
 let publisher: Bus;
-let app: App;
 const reporters: PalmReporterStandIn[] = [];
 
 beforeAll(async () => {
-  fresh = await freshDatabase('palmtrace');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  const prefix = uniquePrefix('palm');
-  bus = await connectBus({ url: natsUrl(), name: 'palmtrace-api', prefix });
-  publisher = await connectBus({ url: natsUrl(), name: 'palmtrace-publisher', prefix });
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({
+  api = await testApi('palmtrace', {
+    settings: {
       bodyLimit: 65_536,
-      palmTrace: {
-        reporters: [],
-        listenPort: 0,
-        listenHost: '127.0.0.1',
-        listenOptions: { filter: { links: ['uart0'] } },
-        queueRecords: 10_000,
-        queueBytes: 8 * 1024 * 1024,
-        retryMs: 1000,
-        leaseMs: 5000,
-        linkSettingsRefreshMs: 100,
-      },
-    }),
+      palmTrace: testPalmTraceSettings({ listenOptions: { filter: { links: ['uart0'] } }, linkSettingsRefreshMs: 100 }),
+    },
   });
-  await app.ready();
+  publisher = await connectBus({ url: natsUrl(), name: 'palmtrace-publisher', prefix: api.bus.names.prefix });
 });
 
 afterAll(async () => {
-  await app?.close();
+  await api?.close();
   for (const r of reporters) await r.close();
   await publisher?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
 });
 
 async function standIn(): Promise<PalmReporterStandIn> {
@@ -66,7 +43,7 @@ async function standIn(): Promise<PalmReporterStandIn> {
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
 async function addReporter(body: object): Promise<{ id: string }> {
-  const res = await app.inject({
+  const res = await api.app.inject({
     method: 'POST',
     url: '/api/v1/reporters',
     headers: auth(CONTROL_TOKEN),
@@ -76,18 +53,8 @@ async function addReporter(body: object): Promise<{ id: string }> {
   return res.json();
 }
 
-interface Status {
-  connected: boolean;
-  messagesSent: number;
-  bytesSent: number;
-  dropped: number;
-  reconnects: number;
-  queued: number;
-  replay: { state: string; records: number } | null;
-}
-
-async function status(id: string): Promise<Status> {
-  const res = await app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) });
+async function status(id: string): Promise<ReporterStatus> {
+  const res = await api.app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) });
   expect(res.statusCode, res.body).toBe(200);
   return res.json();
 }
@@ -97,39 +64,16 @@ const untilSoon = <T>(what: string, probe: () => Promise<T | undefined> | T | un
   until(what, probe, timeoutMs, 20);
 
 function record(link: string, seq: number, over: Partial<TraceRecord> = {}): TraceRecord {
-  return {
-    rig: 'rig7',
-    link,
-    session: `s-${link}`,
-    seq,
-    chunk: seq,
-    protocol: 'qs',
-    hostNs: (1_764_000_000_000_000_000n + BigInt(seq) * 1000n).toString(),
+  return transitionRecord({ rig: 'rig7', link, session: `s-${link}` }, seq, {
     targetTs: String(123_450_000 + seq * 10_000),
-    kind: 'record',
-    type: 6,
-    name: 'QS_QEP_TRAN',
     qs: { obj: 'Philo_inst[0]', sig: 'TIMEOUT_SIG', prio: (seq % 5) + 1 },
-    fields: {},
     text: `${link} record ${seq}`,
-    raw: '',
     ...over,
-  };
+  });
 }
 
 function publish(records: TraceRecord[]): void {
-  const first = records[0];
-  const batch: RecordBatch = {
-    protocol: first.protocol,
-    rig: first.rig,
-    link: first.link,
-    session: first.session,
-    chunk: first.chunk,
-    hostNs: first.hostNs,
-    eos: false,
-    records,
-  };
-  publisher.nc.publish(publisher.names.recSubject(first.protocol, first.rig, first.link), JSON.stringify(batch));
+  publishLive(publisher, records, records[0].chunk);
 }
 
 describe('PalmTrace bridge, live', () => {
@@ -138,7 +82,7 @@ describe('PalmTrace bridge, live', () => {
 
   it('manages endpoints with scopes and schema validation', async () => {
     reporter = await standIn();
-    const bad = await app.inject({
+    const bad = await api.app.inject({
       method: 'POST',
       url: '/api/v1/reporters',
       headers: auth(CONTROL_TOKEN),
@@ -146,14 +90,14 @@ describe('PalmTrace bridge, live', () => {
     });
     expect(bad.statusCode).toBe(400);
     expect(bad.headers['content-type']).toMatch(/application\/problem\+json/);
-    const readOnly = await app.inject({
+    const readOnly = await api.app.inject({
       method: 'POST',
       url: '/api/v1/reporters',
       headers: auth(READ_TOKEN),
       payload: { host: '127.0.0.1', port: reporter.port },
     });
     expect(readOnly.statusCode).toBe(403);
-    const noReplayTarget = await app.inject({
+    const noReplayTarget = await api.app.inject({
       method: 'POST',
       url: '/api/v1/reporters',
       headers: auth(CONTROL_TOKEN),
@@ -166,7 +110,7 @@ describe('PalmTrace bridge, live', () => {
       { from: '2026-01-01T23:59:60Z', to: '2026-01-02T00:00:00Z' },
       { from: '2026-01-01T00:00:00Z', to: '2026-01-01T24:00:00Z' },
     ]) {
-      const refused = await app.inject({
+      const refused = await api.app.inject({
         method: 'POST',
         url: '/api/v1/reporters',
         headers: auth(CONTROL_TOKEN),
@@ -184,17 +128,18 @@ describe('PalmTrace bridge, live', () => {
       queueRecords: 50,
     }));
     expect(id).toBe('lab1');
-    const again = await app.inject({
+    const again = await api.app.inject({
       method: 'POST',
       url: '/api/v1/reporters',
       headers: auth(CONTROL_TOKEN),
       payload: { id: 'lab1', host: '127.0.0.1', port: reporter.port },
     });
     expect(again.statusCode).toBe(409);
-    const list = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+    const list = await api.app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
     expect(list.json().reporters.map((r: { id: string }) => r.id)).toEqual(['lab1']);
     expect(
-      (await app.inject({ method: 'DELETE', url: '/api/v1/reporters/nope', headers: auth(CONTROL_TOKEN) })).statusCode,
+      (await api.app.inject({ method: 'DELETE', url: '/api/v1/reporters/nope', headers: auth(CONTROL_TOKEN) }))
+        .statusCode,
     ).toBe(404);
     await reporter.waitForConnections(1, 3000);
   });
@@ -262,14 +207,14 @@ describe('PalmTrace bridge, live', () => {
       messagesSent: before.messagesSent + 51,
       queued: 0,
     });
-    const metrics = await app.inject({ url: '/metrics', headers: auth(READ_TOKEN) });
+    const metrics = await api.app.inject({ url: '/metrics', headers: auth(READ_TOKEN) });
     expect(metrics.body).toContain('tracehub_palmtrace_dropped_records_total{reporter="lab1",service="api"} 30');
     expect(metrics.body).toContain('tracehub_palmtrace_reconnects_total{reporter="lab1",service="api"} 1');
     console.log(`reconnected ${reconnectMs} ms after the Reporter came back`);
   });
 
   it('streams the same to clients of the listening port', async () => {
-    const list = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+    const list = await api.app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
     const port = list.json().listener.port as number;
     const parser = new PalmTraceParser();
     const received: PalmTraceMessage[] = [];
@@ -281,7 +226,7 @@ describe('PalmTrace bridge, live', () => {
     );
     await new Promise((resolve) => socket.once('connect', resolve));
     await untilSoon('the listener to see its client', async () => {
-      const l = await app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
+      const l = await api.app.inject({ url: '/api/v1/reporters', headers: auth(READ_TOKEN) });
       return l.json().listener.clients.length === 1;
     });
     publish([record('uart1', 5000, { session: 's-listened-uart1' })]);
@@ -292,8 +237,8 @@ describe('PalmTrace bridge, live', () => {
   });
 
   it("gives a link's records the Process ID and module its settings name", async () => {
-    const linkId = await upsertLink(db, { rig: 'rig7', name: 'uart0', protocol: 'qs' });
-    const put = await app.inject({
+    const linkId = await upsertLink(api.db, { rig: 'rig7', name: 'uart0', protocol: 'qs' });
+    const put = await api.app.inject({
       method: 'PUT',
       url: `/api/v1/links/${linkId}/settings`,
       headers: auth(CONTROL_TOKEN),
@@ -321,10 +266,14 @@ describe('PalmTrace bridge, live', () => {
   });
 
   it('removes an endpoint and closes its connection', async () => {
-    const res = await app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
+    const res = await api.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/reporters/${id}`,
+      headers: auth(CONTROL_TOKEN),
+    });
     expect(res.statusCode).toBe(204);
     await untilSoon('the Reporter to see the close', () => reporter.openConnections === 0);
-    expect((await app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) })).statusCode).toBe(404);
+    expect((await api.app.inject({ url: `/api/v1/reporters/${id}`, headers: auth(READ_TOKEN) })).statusCode).toBe(404);
   });
 });
 
@@ -409,26 +358,27 @@ describe('PalmTrace bridge, a Reporter that never reads', () => {
     expect(seqs.every((s, i) => i === 0 || s > seqs[i - 1])).toBe(true);
     expect(seqs[seqs.length - 1]).toBe(TOTAL - 1);
     expect(reporter.problems).toEqual([]);
-    await app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
+    await api.app.inject({ method: 'DELETE', url: `/api/v1/reporters/${id}`, headers: auth(CONTROL_TOKEN) });
   }, 60_000);
 });
 
 describe('PalmTrace bridge, replay', () => {
-  it("delivers exactly a stored session's qspy lines", async () => {
-    await storeQsFixture(db, 'dpp_qv', {
-      rig: 'rig3',
-      link: 'uart0',
-      session: 's-dpp',
-      startNs: 1_764_000_000_000_000_000n,
-      stepNs: 1_000_000n,
-    });
+  /**
+   * Stores dpp_qv at `place` and adds an endpoint with `endpoint` (its filter and replay) for a
+   * new stand-in Reporter, which must get the lines qspy printed for dpp_qv.
+   */
+  async function replayDpp(place: Parameters<typeof storeQsFixture>[2], endpoint: object) {
+    await storeQsFixture(api.db, 'dpp_qv', place);
     const reporter = await standIn();
-    const expected = qspyLines('dpp_qv');
-    const { id } = await addReporter({
-      host: '127.0.0.1',
-      port: reporter.port,
-      replay: { session: 's-dpp', pace: 'fast' },
-    });
+    const { id } = await addReporter({ host: '127.0.0.1', port: reporter.port, ...endpoint });
+    return { reporter, id, expected: qspyLines('dpp_qv') };
+  }
+
+  it("delivers exactly a stored session's qspy lines", async () => {
+    const { reporter, id, expected } = await replayDpp(
+      { rig: 'rig3', link: 'uart0', session: 's-dpp', startNs: 1_764_000_000_000_000_000n, stepNs: 1_000_000n },
+      { replay: { session: 's-dpp', pace: 'fast' } },
+    );
     const messages = await reporter.waitFor(expected.length, 10_000);
     await untilSoon('the replay to finish', async () => (await status(id)).replay?.state === 'done');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -440,25 +390,17 @@ describe('PalmTrace bridge, replay', () => {
 
   it('replays a host-time range at the original pace', async () => {
     // 42 chunks 20 ms apart: the session spans about 0.8 s of host time.
-    await storeQsFixture(db, 'dpp_qv', {
-      rig: 'rig4',
-      link: 'uart2',
-      session: 's-paced',
-      startNs: 1_764_100_000_000_000_000n,
-      stepNs: 20_000_000n,
-    });
-    const reporter = await standIn();
-    const expected = qspyLines('dpp_qv');
-    await addReporter({
-      host: '127.0.0.1',
-      port: reporter.port,
-      filter: { rigs: ['rig4'] },
-      replay: {
-        from: new Date(1_764_100_000_000).toISOString(),
-        to: new Date(1_764_100_010_000).toISOString(),
-        pace: 'original',
+    const { reporter, expected } = await replayDpp(
+      { rig: 'rig4', link: 'uart2', session: 's-paced', startNs: 1_764_100_000_000_000_000n, stepNs: 20_000_000n },
+      {
+        filter: { rigs: ['rig4'] },
+        replay: {
+          from: new Date(1_764_100_000_000).toISOString(),
+          to: new Date(1_764_100_010_000).toISOString(),
+          pace: 'original',
+        },
       },
-    });
+    );
     await reporter.waitForConnections(1, 3000);
     const messages = await reporter.waitFor(expected.length, 10_000);
     expect(messages.map((m) => m.text)).toEqual(expected);

@@ -1,13 +1,12 @@
 import { type Socket, connect as tcpConnect } from 'node:net';
-import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
-import { createDb, type Database, migrateToLatest } from '@tracehub/db';
+import type { TraceRecord } from '@tracehub/contracts';
 import { type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
+import { natsUrl, transitionRecord, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { READ_TOKEN, testPalmTraceSettings } from '../api/fixture-data.js';
+import { publishLive } from '../support/publish-live.js';
+import { type TestApi, testApi } from '../support/test-api.js';
 
 // Issue 14 item 2: a thousand PalmTrace clients that never read must not stall the api, nor
 // make NATS cut it off as a slow consumer, nor cost a client that reads a single record.
@@ -20,70 +19,30 @@ const TOTAL = 4_000;
 const PER_BATCH = 50;
 const QUEUE = 10_000;
 
-let fresh: FreshDatabase;
-let db: Kysely<Database>;
-let bus: Bus;
+let api: TestApi;
 let publisher: Bus;
-let app: App;
 const sockets: Socket[] = [];
 
 beforeAll(async () => {
-  fresh = await freshDatabase('stalled');
-  db = createDb(fresh.url);
-  await migrateToLatest(db);
-  const prefix = uniquePrefix('stall');
-  bus = await connectBus({ url: natsUrl(), name: 'stalled-api', prefix });
-  publisher = await connectBus({ url: natsUrl(), name: 'stalled-publisher', prefix });
-  app = await buildApp({
-    db,
-    bus,
-    settings: testApiSettings({
-      palmTrace: {
-        reporters: [],
-        listenPort: 0,
-        listenHost: '127.0.0.1',
-        listenOptions: {},
-        queueRecords: QUEUE,
-        queueBytes: 8 * 1024 * 1024,
-        retryMs: 1000,
-        leaseMs: 5000,
-      },
-    }),
-  });
-  await app.ready();
+  api = await testApi('stalled', { settings: { palmTrace: testPalmTraceSettings({ queueRecords: QUEUE }) } });
+  publisher = await connectBus({ url: natsUrl(), name: 'stalled-publisher', prefix: api.bus.names.prefix });
 });
 
 afterAll(async () => {
   for (const s of sockets) s.destroy();
-  await app?.close();
+  await api?.close();
   await publisher?.close();
-  await bus?.close();
-  await db?.destroy();
-  await fresh?.drop();
 });
 
 function record(seq: number): TraceRecord {
-  return {
-    rig: 'rig9',
-    link: 'uart0',
-    session: 's-stalled',
-    seq,
+  return transitionRecord({ rig: 'rig9', link: 'uart0', session: 's-stalled' }, seq, {
     chunk: Math.floor(seq / PER_BATCH),
-    protocol: 'qs',
-    hostNs: (1_764_000_000_000_000_000n + BigInt(seq) * 1000n).toString(),
-    targetTs: String(seq * 10_000),
-    kind: 'record',
-    type: 6,
-    name: 'QS_QEP_TRAN',
-    qs: { obj: 'Philo_inst[0]', sig: 'TIMEOUT_SIG', prio: 1 },
-    fields: {},
     text: `${seq} QS_QEP_TRAN Philo_inst[0] TIMEOUT_SIG`,
-    raw: '',
-  };
+  });
 }
 
 async function listener() {
-  const res = await app.inject({ url: '/api/v1/reporters', headers: { authorization: `Bearer ${READ_TOKEN}` } });
+  const res = await api.app.inject({ url: '/api/v1/reporters', headers: { authorization: `Bearer ${READ_TOKEN}` } });
   return res.json().listener as {
     port: number;
     clients: Array<{ messagesSent: number; dropped: number; queued: number }>;
@@ -115,25 +74,18 @@ describe('PalmTrace listening port with a thousand clients that never read', () 
 
     const disconnects: string[] = [];
     void (async () => {
-      for await (const s of bus.nc.status())
+      for await (const s of api.bus.nc.status())
         if (s.type === 'disconnect' || s.type === 'error') disconnects.push(s.type);
     })();
 
     /** Publishes records [from, to) in batches, flushing now and then as a decoder's acks would pace it. */
     const publishRange = async (from: number, to: number) => {
       for (let seq = from; seq < to; seq += PER_BATCH) {
-        const records = Array.from({ length: PER_BATCH }, (_, i) => record(seq + i));
-        const batch: RecordBatch = {
-          protocol: 'qs',
-          rig: 'rig9',
-          link: 'uart0',
-          session: 's-stalled',
-          chunk: seq / PER_BATCH,
-          hostNs: records[0].hostNs,
-          eos: false,
-          records,
-        };
-        publisher.nc.publish(publisher.names.recSubject('qs', 'rig9', 'uart0'), JSON.stringify(batch));
+        publishLive(
+          publisher,
+          Array.from({ length: PER_BATCH }, (_, i) => record(seq + i)),
+          seq / PER_BATCH,
+        );
         if ((seq / PER_BATCH) % 20 === 19) await publisher.nc.flush();
       }
       await publisher.nc.flush();
@@ -148,7 +100,7 @@ describe('PalmTrace listening port with a thousand clients that never read', () 
       });
       do {
         const t = performance.now();
-        const res = await app.inject({ url: '/api/v1/rigs', headers: { authorization: `Bearer ${READ_TOKEN}` } });
+        const res = await api.app.inject({ url: '/api/v1/rigs', headers: { authorization: `Bearer ${READ_TOKEN}` } });
         expect(res.statusCode, res.body).toBe(200);
         latencies.push(performance.now() - t);
         await new Promise((r) => setTimeout(r, 50));
@@ -181,7 +133,7 @@ describe('PalmTrace listening port with a thousand clients that never read', () 
     expect(received.every((m, i) => m.text?.startsWith(`${i} `))).toBe(true);
     // The api's NATS connection was never cut.
     expect(disconnects).toEqual([]);
-    expect(bus.nc.isClosed()).toBe(false);
+    expect(api.bus.nc.isClosed()).toBe(false);
     // Every stalled client accounts for every record: written into its socket, waiting, or missed.
     const { clients } = await listener();
     expect(clients.length).toBe(STALLED + 1);

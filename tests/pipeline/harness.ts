@@ -38,7 +38,7 @@ export function requireBuild(): void {
 
 /** Starts a built service against the test's NATS, database and prefix; resolves once it is ready. */
 export async function startService(
-  app: 'gateway' | 'decoder-qs' | 'decoder-stp' | 'storage',
+  app: 'gateway' | 'decoder-qs' | 'decoder-stp' | 'storage' | 'api',
   env: PipelineEnv,
   extra: Record<string, string> = {},
 ): Promise<RunningProcess & { pid: number }> {

@@ -1,9 +1,9 @@
 // tcp-listen links against a real gateway process: a second target, a silent client, and the
 // gateway's metrics while its NATS server is away.
-import net from 'node:net';
 import { freePort, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
+import { connectWatchedTarget, secondTargetAfterFirst } from '../support/tcp-target.js';
 import { requireBuild, startService, stopAll } from './harness.js';
 
 let nats: PrivateNats;
@@ -37,17 +37,6 @@ afterAll(async () => {
   await nats?.stop();
 });
 
-/** A target connection that records whether and when the gateway closed it. */
-async function connectTarget(port: number) {
-  const socket = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect(port, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  socket.on('error', () => {});
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  return { socket, closed };
-}
-
 async function metric(name: string, ...labels: string[]): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${healthPort}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith(`tracehub_${name}{`) && labels.every((x) => l.includes(x)));
@@ -69,10 +58,7 @@ const within = (p: Promise<void>, ms: number) =>
 
 describe('a tcp-listen link', () => {
   it('refuses a second target when told to, logs it and counts it, and keeps the first', async () => {
-    const first = await connectTarget(ports.refuse);
-    first.socket.write(Buffer.from([0x7e]));
-    await new Promise((r) => setTimeout(r, 200));
-    const second = await connectTarget(ports.refuse);
+    const { first, second } = await secondTargetAfterFirst(ports.refuse, Buffer.from([0x7e]), 200);
     expect(await within(second.closed, 2000)).toBe(true);
     expect(first.socket.destroyed).toBe(false);
     const line = JSON.parse(await logLine(/"msg":"connection refused"/));
@@ -83,10 +69,7 @@ describe('a tcp-listen link', () => {
   });
 
   it('lets a second target replace the first by default, logged and counted', async () => {
-    const first = await connectTarget(ports.replace);
-    first.socket.write(Buffer.from([0x7e]));
-    await new Promise((r) => setTimeout(r, 200));
-    const second = await connectTarget(ports.replace);
+    const { first, second } = await secondTargetAfterFirst(ports.replace, Buffer.from([0x7e]), 200);
     expect(await within(first.closed, 2000)).toBe(true);
     expect(second.socket.destroyed).toBe(false);
     const line = JSON.parse(await logLine(/"msg":"connection replaced"/));
@@ -96,20 +79,20 @@ describe('a tcp-listen link', () => {
   });
 
   it('closes a connection that sends nothing before its idle timeout, so the real target gets in', async () => {
-    const silent = await connectTarget(ports.idle);
+    const silent = await connectWatchedTarget(ports.idle);
     const t0 = Date.now();
     expect(await within(silent.closed, 3000)).toBe(true);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
     await logLine(/"msg":"idle connection closed"/);
     expect(await metric('gateway_connections_not_taken_total', 'link="idle"', 'event="idle-closed"')).toBe(1);
-    const target = await connectTarget(ports.idle);
+    const target = await connectWatchedTarget(ports.idle);
     target.socket.write(Buffer.from([0x7e, 0x7e]));
     expect(await within(target.closed, 1000)).toBe(false);
     target.socket.destroy();
   });
 
   it('keeps its metrics moving while NATS is away', async () => {
-    const target = await connectTarget(ports.replace);
+    const target = await connectWatchedTarget(ports.replace);
     target.socket.write(Buffer.alloc(1000, 0x11));
     await new Promise((r) => setTimeout(r, 500));
     const readBefore = await metric('gateway_bytes_read_total', 'link="replace"');
