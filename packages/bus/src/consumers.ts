@@ -2,7 +2,8 @@ import { AckPolicy, type ConsumerConfig, DeliverPolicy, ReplayPolicy } from '@na
 import type { LinkAddress } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 
-const ns = (ms: number) => ms * 1_000_000;
+/** Milliseconds as the nanoseconds JetStream's configurations take. */
+export const nanos = (ms: number) => ms * 1_000_000;
 
 /**
  * The durable consumers that hold the streams' data. Both streams keep a message only while
@@ -22,37 +23,35 @@ export function decoderConsumerConfig(bus: Bus, link: LinkAddress, ackWaitMs = 5
     deliver_policy: DeliverPolicy.All,
     replay_policy: ReplayPolicy.Instant,
     max_ack_pending: 1,
-    ack_wait: ns(ackWaitMs),
+    ack_wait: nanos(ackWaitMs),
     max_deliver: -1,
   };
+}
+
+/** How a storage consumer is read: its ack wait, and how many messages may be delivered but unacked. */
+export interface StorageConsumerLimits {
+  ackWaitMs?: number;
+  maxAckPending?: number;
 }
 
 /** Storage's consumer on the record stream (every record subject). */
-export function storageRecordConsumerConfig(
-  bus: Bus,
-  options: { ackWaitMs?: number; maxAckPending?: number } = {},
-): DurableConfig {
-  return {
-    durable_name: bus.names.storageConsumer,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: ns(options.ackWaitMs ?? 30_000),
-    max_ack_pending: options.maxAckPending ?? 256,
-    max_deliver: -1,
-  };
+export function storageRecordConsumerConfig(bus: Bus, limits: StorageConsumerLimits = {}): DurableConfig {
+  return storageConsumerConfig(bus.names.storageConsumer, limits.maxAckPending ?? 256, limits.ackWaitMs);
 }
 
 /** Storage's consumer on the raw stream (it keeps the link's bytes). */
-export function storageRawConsumerConfig(
-  bus: Bus,
-  options: { ackWaitMs?: number; maxAckPending?: number } = {},
-): DurableConfig {
+export function storageRawConsumerConfig(bus: Bus, limits: StorageConsumerLimits = {}): DurableConfig {
+  return storageConsumerConfig(bus.names.storageRawConsumer, limits.maxAckPending ?? 1024, limits.ackWaitMs);
+}
+
+/** A storage consumer: every message of its stream, each acked once stored, delivered again until it is. */
+function storageConsumerConfig(durableName: string, maxAckPending: number, ackWaitMs = 30_000): DurableConfig {
   return {
-    durable_name: bus.names.storageRawConsumer,
+    durable_name: durableName,
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
-    ack_wait: ns(options.ackWaitMs ?? 30_000),
-    max_ack_pending: options.maxAckPending ?? 1024,
+    ack_wait: nanos(ackWaitMs),
+    max_ack_pending: maxAckPending,
     max_deliver: -1,
   };
 }

@@ -2,7 +2,7 @@ import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type St
 import { Kvm } from '@nats-io/kv';
 import { bucketStream } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
-import { ensureDurable, storageRawConsumerConfig, storageRecordConsumerConfig } from './consumers.js';
+import { ensureDurable, nanos, storageRawConsumerConfig, storageRecordConsumerConfig } from './consumers.js';
 
 export interface TopologyLimits {
   /**
@@ -45,12 +45,6 @@ export const defaultTopologyLimits: TopologyLimits = {
   readyTimeoutMs: 60_000,
 };
 
-const ns = (ms: number) => ms * 1_000_000;
-
-/** The de-duplication window of a stream, which JetStream wants no longer than its max age. */
-const duplicateWindow = (windowMs: number, maxAgeMs: number) =>
-  ns(maxAgeMs > 0 ? Math.min(windowMs, maxAgeMs) : windowMs);
-
 /**
  * Creates or updates the two streams, storage's durable consumers on them, and the two KV
  * buckets of the bus contract.
@@ -92,22 +86,22 @@ export function isJetStreamNotReady(err: unknown): boolean {
 
 async function applyTopology(bus: Bus, l: TopologyLimits): Promise<void> {
   const { names } = bus;
-  await ensureStream(bus, {
-    name: names.rawStream,
-    subjects: [names.rawFilter()],
-    max_age: ns(l.rawMaxAgeMs),
-    max_bytes: l.rawMaxBytes,
-    duplicate_window: duplicateWindow(l.duplicateWindowMs, l.rawMaxAgeMs),
-    num_replicas: l.replicas,
-  });
-  await ensureStream(bus, {
-    name: names.recStream,
-    subjects: [names.recFilter()],
-    max_age: ns(l.recMaxAgeMs),
-    max_bytes: l.recMaxBytes,
-    duplicate_window: duplicateWindow(l.duplicateWindowMs, l.recMaxAgeMs),
-    num_replicas: l.replicas,
-  });
+  for (const stream of [
+    { name: names.rawStream, subject: names.rawFilter(), maxAgeMs: l.rawMaxAgeMs, maxBytes: l.rawMaxBytes },
+    { name: names.recStream, subject: names.recFilter(), maxAgeMs: l.recMaxAgeMs, maxBytes: l.recMaxBytes },
+  ]) {
+    await ensureStream(bus, {
+      name: stream.name,
+      subjects: [stream.subject],
+      max_age: nanos(stream.maxAgeMs),
+      max_bytes: stream.maxBytes,
+      // JetStream wants the de-duplication window no longer than the max age.
+      duplicate_window: nanos(
+        stream.maxAgeMs > 0 ? Math.min(l.duplicateWindowMs, stream.maxAgeMs) : l.duplicateWindowMs,
+      ),
+      num_replicas: l.replicas,
+    });
+  }
   await ensureDurable(bus, names.rawStream, storageRawConsumerConfig(bus), 'create');
   await ensureDurable(bus, names.recStream, storageRecordConsumerConfig(bus), 'create');
   const kvm = new Kvm(bus.js);
