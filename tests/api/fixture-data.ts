@@ -1,5 +1,6 @@
 import type { ApiSettings } from '@tracehub/api';
 import { parseApiTokens } from '@tracehub/api';
+import { DEFAULT_PALMTRACE_SETTINGS, type PalmTraceBridgeSettings } from '@tracehub/palmtrace-bridge';
 
 export const READ_TOKEN = 'read-token-0123456789';
 export const CONTROL_TOKEN = 'control-token-0123456789';
@@ -21,19 +22,7 @@ export function testApiSettings(overrides: Partial<ApiSettings> = {}): ApiSettin
   };
 }
 
-/** The PalmTrace bridge's settings for tests: no endpoints, a listening port of the system's choosing. */
-export function testPalmTraceSettings(
-  overrides: Partial<NonNullable<ApiSettings['palmTrace']>> = {},
-): NonNullable<ApiSettings['palmTrace']> {
-  return {
-    reporters: [],
-    listenPort: 0,
-    listenHost: '127.0.0.1',
-    listenOptions: {},
-    queueRecords: 10_000,
-    queueBytes: 8 * 1024 * 1024,
-    retryMs: 1000,
-    leaseMs: 5000,
-    ...overrides,
-  };
+/** The PalmTrace bridge's settings for tests: its defaults, listening on a port of the system's choosing. */
+export function testPalmTraceSettings(overrides: Partial<PalmTraceBridgeSettings> = {}): PalmTraceBridgeSettings {
+  return { ...DEFAULT_PALMTRACE_SETTINGS, listenPort: 0, ...overrides };
 }
