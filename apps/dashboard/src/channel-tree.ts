@@ -1,5 +1,5 @@
 import type { SessionChannels } from '@tracehub/db';
-import { h, hostTime } from './dom.js';
+import { h, headRow, hostTime } from './dom.js';
 
 /** `GET /sessions/{id}/channels`: an STP session's records per master and channel, its errors by name. */
 export type SessionChannelsAnswer = SessionChannels & { session: string };
@@ -75,13 +75,9 @@ export function channelTree(data: SessionChannelsAnswer, options: ChannelTreeOpt
     data.unaddressed ? `; ${data.unaddressed.toLocaleString('en')} on no channel (markers, errors of the stream)` : '',
   );
 
-  const head = h(
-    'tr',
-    { class: 'head' },
-    ...['master / channel', 'records', 'errors', 'first (UTC)', 'last (UTC)', 'span', 'names'].map((t) =>
-      h('th', {}, t),
-    ),
-  );
+  const head = headRow(['master / channel', 'records', 'errors', 'first (UTC)', 'last (UTC)', 'span', 'names'], {
+    class: 'head',
+  });
   const rows: HTMLTableRowElement[] = [head];
   for (const m of data.masters) {
     const channelRows = m.channels.map((c) => {

@@ -54,146 +54,126 @@ const u32 = (name: string, label: string): FieldSpec => ({
   placeholder: '0',
 });
 
+/** A command of the panel: its name in the api's body, its button's text and tooltip, its fields. */
+const command = (name: string, label: string, title: string, ...fields: FieldSpec[]): CommandSpec => ({
+  command: name,
+  label,
+  title,
+  fields,
+});
+
 export const COMMAND_GROUPS: CommandGroup[] = [
   {
     title: 'Target',
     commands: [
-      { command: 'reset', label: 'Reset', title: 'QS_RX_RESET: reset the target', fields: [] },
-      { command: 'info', label: 'Target info', title: 'QS_RX_INFO: the target reports its target info', fields: [] },
-      {
-        command: 'tick',
-        label: 'Tick',
-        title: 'QS_RX_TICK: one clock tick',
-        fields: [{ name: 'rate', label: 'Tick rate', kind: 'number', value: '0' }],
-      },
+      command('reset', 'Reset', 'QS_RX_RESET: reset the target'),
+      command('info', 'Target info', 'QS_RX_INFO: the target reports its target info'),
+      command('tick', 'Tick', 'QS_RX_TICK: one clock tick', {
+        name: 'rate',
+        label: 'Tick rate',
+        kind: 'number',
+        value: '0',
+      }),
     ],
   },
   {
     title: 'Filters',
     commands: [
-      {
-        command: 'globalFilter',
-        label: 'Global filter',
-        title: 'QS_RX_GLB_FILTER: enable exactly these records',
-        fields: [
-          {
-            name: 'records',
-            label: 'Records',
-            kind: 'list',
-            value: 'ALL',
-            help: 'record ids (0..127) and groups: ALL, SM, AO, QF, TE, EQ, MP, SC, SEM, MTX, U0..U4, UA; -SM removes',
-          },
-        ],
-      },
-      {
-        command: 'localFilter',
-        label: 'Local filter',
-        title: 'QS_RX_LOC_FILTER: enable exactly these QS-IDs',
-        fields: [
-          {
-            name: 'qsIds',
-            label: 'QS-IDs',
-            kind: 'list',
-            value: 'ALL',
-            help: 'QS-IDs (0..127) and groups: ALL, AO, EP, EQ, AP; -AO removes',
-          },
-        ],
-      },
-      {
-        command: 'aoFilter',
-        label: 'AO filter',
-        title: "QS_RX_AO_FILTER: enable (or remove) an active object's QS-ID",
-        fields: [
-          { name: 'object', label: 'Active object', kind: 'object' },
-          { name: 'remove', label: 'remove', kind: 'check', optional: true },
-        ],
-      },
+      command('globalFilter', 'Global filter', 'QS_RX_GLB_FILTER: enable exactly these records', {
+        name: 'records',
+        label: 'Records',
+        kind: 'list',
+        value: 'ALL',
+        help: 'record ids (0..127) and groups: ALL, SM, AO, QF, TE, EQ, MP, SC, SEM, MTX, U0..U4, UA; -SM removes',
+      }),
+      command('localFilter', 'Local filter', 'QS_RX_LOC_FILTER: enable exactly these QS-IDs', {
+        name: 'qsIds',
+        label: 'QS-IDs',
+        kind: 'list',
+        value: 'ALL',
+        help: 'QS-IDs (0..127) and groups: ALL, AO, EP, EQ, AP; -AO removes',
+      }),
+      command(
+        'aoFilter',
+        'AO filter',
+        "QS_RX_AO_FILTER: enable (or remove) an active object's QS-ID",
+        { name: 'object', label: 'Active object', kind: 'object' },
+        { name: 'remove', label: 'remove', kind: 'check', optional: true },
+      ),
     ],
   },
   {
     title: 'Current object',
     commands: [
-      {
-        command: 'currentObject',
-        label: 'Set current',
-        title: 'QS_RX_CURR_OBJ: set the current object of a kind (an SM or AO also scopes signal names)',
-        fields: [objectKind, { name: 'object', label: 'Object', kind: 'object' }],
-      },
-      {
-        command: 'queryCurrent',
-        label: 'Query current',
-        title: 'QS_RX_QUERY_CURR: the current object of a kind',
-        fields: [objectKind],
-      },
+      command(
+        'currentObject',
+        'Set current',
+        'QS_RX_CURR_OBJ: set the current object of a kind (an SM or AO also scopes signal names)',
+        objectKind,
+        { name: 'object', label: 'Object', kind: 'object' },
+      ),
+      command('queryCurrent', 'Query current', 'QS_RX_QUERY_CURR: the current object of a kind', objectKind),
     ],
   },
   {
     title: 'Events',
     commands: [
-      {
-        command: 'event',
-        label: 'Send event',
-        title: 'QS_RX_EVENT: publish, post, or dispatch to the current state machine',
-        fields: [
-          { name: 'prio', label: 'To', kind: 'eventTarget', value: '0' },
-          { name: 'sig', label: 'Signal', kind: 'signal' },
-          {
-            name: 'params',
-            label: 'Parameters',
-            kind: 'list',
-            optional: true,
-            help: "the event's parameter bytes, e.g. 2, 0x10",
-          },
-        ],
-      },
-      {
-        command: 'command',
-        label: 'Command',
-        title: "QS_RX_COMMAND: the application's QS_onCommand",
-        fields: [
-          { name: 'cmdId', label: 'Command', kind: 'command' },
-          u32('p1', 'p1'),
-          u32('p2', 'p2'),
-          u32('p3', 'p3'),
-        ],
-      },
+      command(
+        'event',
+        'Send event',
+        'QS_RX_EVENT: publish, post, or dispatch to the current state machine',
+        { name: 'prio', label: 'To', kind: 'eventTarget', value: '0' },
+        { name: 'sig', label: 'Signal', kind: 'signal' },
+        {
+          name: 'params',
+          label: 'Parameters',
+          kind: 'list',
+          optional: true,
+          help: "the event's parameter bytes, e.g. 2, 0x10",
+        },
+      ),
+      command(
+        'command',
+        'Command',
+        "QS_RX_COMMAND: the application's QS_onCommand",
+        { name: 'cmdId', label: 'Command', kind: 'command' },
+        u32('p1', 'p1'),
+        u32('p2', 'p2'),
+        u32('p3', 'p3'),
+      ),
     ],
   },
   {
     title: 'Memory of the current AP object',
     commands: [
-      { command: 'peek', label: 'Peek', title: 'QS_RX_PEEK: read items', fields: [offset, size, num] },
-      {
-        command: 'poke',
-        label: 'Poke',
-        title: 'QS_RX_POKE: write items',
-        fields: [offset, size, { name: 'items', label: 'Items', kind: 'list', help: 'values, e.g. 1, 2, 0xFF' }],
-      },
-      {
-        command: 'fill',
-        label: 'Fill',
-        title: 'QS_RX_FILL: fill items with one value',
-        fields: [offset, size, num, { name: 'value', label: 'Value', kind: 'number', value: '0' }],
-      },
+      command('peek', 'Peek', 'QS_RX_PEEK: read items', offset, size, num),
+      command('poke', 'Poke', 'QS_RX_POKE: write items', offset, size, {
+        name: 'items',
+        label: 'Items',
+        kind: 'list',
+        help: 'values, e.g. 1, 2, 0xFF',
+      }),
+      command('fill', 'Fill', 'QS_RX_FILL: fill items with one value', offset, size, num, {
+        name: 'value',
+        label: 'Value',
+        kind: 'number',
+        value: '0',
+      }),
     ],
   },
   {
     title: 'Test',
     commands: [
-      { command: 'testSetup', label: 'Setup', title: 'QS_RX_TEST_SETUP', fields: [] },
-      { command: 'testTeardown', label: 'Teardown', title: 'QS_RX_TEST_TEARDOWN', fields: [] },
-      {
-        command: 'testContinue',
-        label: 'Continue',
-        title: 'QS_RX_TEST_CONTINUE: the target leaves its paused state',
-        fields: [],
-      },
-      {
-        command: 'testProbe',
-        label: 'Probe',
-        title: 'QS_RX_TEST_PROBE: a probe value for a function',
-        fields: [{ name: 'function', label: 'Function', kind: 'function' }, u32('data', 'Data')],
-      },
+      command('testSetup', 'Setup', 'QS_RX_TEST_SETUP'),
+      command('testTeardown', 'Teardown', 'QS_RX_TEST_TEARDOWN'),
+      command('testContinue', 'Continue', 'QS_RX_TEST_CONTINUE: the target leaves its paused state'),
+      command(
+        'testProbe',
+        'Probe',
+        'QS_RX_TEST_PROBE: a probe value for a function',
+        { name: 'function', label: 'Function', kind: 'function' },
+        u32('data', 'Data'),
+      ),
     ],
   },
 ];

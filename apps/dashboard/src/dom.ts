@@ -29,3 +29,22 @@ export function ago(iso: string | null): string {
   if (s < 86400) return `${Math.round(s / 3600)}h ago`;
   return new Date(iso).toISOString().slice(0, 16).replace('T', ' ');
 }
+
+/** A table's header row: a `th` per column title. */
+export function headRow(titles: readonly string[], attrs: Record<string, string> = {}): HTMLTableRowElement {
+  return h('tr', attrs, ...titles.map((t) => h('th', {}, t)));
+}
+
+/** A diagram's legend: a `span` per entry, of its class (none when empty). */
+export function legend(entries: ReadonlyArray<readonly [cls: string, text: string]>): HTMLParagraphElement {
+  return h('p', { class: 'legend' }, ...entries.map(([cls, text]) => h('span', cls ? { class: cls } : {}, text)));
+}
+
+/** A table with a header row of these column titles, and its body for the caller to fill. */
+export function headedTable(
+  attrs: Record<string, string>,
+  titles: readonly string[],
+): { table: HTMLTableElement; body: HTMLTableSectionElement } {
+  const body = h('tbody', {});
+  return { table: h('table', attrs, h('thead', {}, headRow(titles)), body), body };
+}

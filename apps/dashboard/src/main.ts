@@ -18,6 +18,34 @@ if (initial.has('token')) {
   history.replaceState(null, '', location.pathname + location.hash);
 }
 
+/** A page draws itself into `root` from the URL's parameters, and returns what stops it. */
+type Page = (root: HTMLElement, params: URLSearchParams) => () => void;
+
+/** The pages by their hash path (`#/search?...`); any other path is the fleet. */
+const PAGES = new Map<string, Page>([
+  ['fleet', fleetPage],
+  ['live', livePage],
+  ['search', searchPage],
+  ['timeline', timelinePage],
+  ['stp', stpPage],
+  ['sessions', sessionsPage],
+]);
+
+/** The pages of one link or session, whose id follows the path (`#/link/7?...`). */
+const ITEM_PAGES = new Map<string, (root: HTMLElement, id: string, params: URLSearchParams) => () => void>([
+  ['link', linkPage],
+  ['session', sessionPage],
+]);
+
+/** The header's links, in their order. */
+const NAVIGATION = [
+  ['fleet', 'Fleet'],
+  ['sessions', 'Sessions'],
+  ['live', 'Live'],
+  ['search', 'Search'],
+  ['stp', 'STP'],
+];
+
 const app = document.querySelector<HTMLDivElement>('#app')!;
 const main = h('main', {});
 const tokenInput = h('input', { type: 'password', placeholder: 'API token', value: token(), id: 'token' });
@@ -30,11 +58,7 @@ app.append(
     'header',
     {},
     h('strong', {}, 'tracehub'),
-    h('a', { href: '#/fleet' }, 'Fleet'),
-    h('a', { href: '#/sessions' }, 'Sessions'),
-    h('a', { href: '#/live' }, 'Live'),
-    h('a', { href: '#/search' }, 'Search'),
-    h('a', { href: '#/stp' }, 'STP'),
+    ...NAVIGATION.map(([path, label]) => h('a', { href: `#/${path}` }, label)),
     tokenInput,
   ),
   main,
@@ -49,31 +73,9 @@ function route(): void {
   const [path, query = ''] = hash.split('?');
   const params = new URLSearchParams(query);
   const [page, arg] = path.split('/');
-  switch (page) {
-    case 'live':
-      cleanup = livePage(main, params);
-      break;
-    case 'search':
-      cleanup = searchPage(main, params);
-      break;
-    case 'timeline':
-      cleanup = timelinePage(main, params);
-      break;
-    case 'stp':
-      cleanup = stpPage(main, params);
-      break;
-    case 'sessions':
-      cleanup = sessionsPage(main, params);
-      break;
-    case 'link':
-      cleanup = linkPage(main, decodeURIComponent(arg ?? ''), params);
-      break;
-    case 'session':
-      cleanup = sessionPage(main, decodeURIComponent(arg ?? ''), params);
-      break;
-    default:
-      cleanup = fleetPage(main, params);
-  }
+  const itemPage = ITEM_PAGES.get(page);
+  if (itemPage) cleanup = itemPage(main, decodeURIComponent(arg ?? ''), params);
+  else cleanup = (PAGES.get(page) ?? fleetPage)(main, params);
 }
 
 window.addEventListener('hashchange', route);

@@ -1,4 +1,5 @@
 import { hostTime } from './dom.js';
+import { SVG_NS, svg } from './svg.js';
 
 interface StepBase {
   seq: number;
@@ -20,17 +21,9 @@ export interface Diagram {
   nextAfter: number | null;
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
 /** Width of the time axis on the left. */
 const AXIS = 190;
 const HEAD = 34;
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
 
 /** Styles inside the SVG, so an exported file looks as it does on the page. */
 const STYLE = `
@@ -77,7 +70,7 @@ export function drawSequence(d: Diagram, zoom: number): SVGSVGElement {
   const x = new Map(d.participants.map((p, i) => [p, AXIS + lane / 2 + i * lane]));
   const width = AXIS + d.participants.length * lane + 20;
   const height = HEAD + 16 + d.steps.length * row + 20;
-  const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'sequence', xmlns: SVG });
+  const root = svg('svg', { width, height, viewBox: `0 0 ${width} ${height}`, class: 'sequence', xmlns: SVG_NS });
   const defs = svg('defs', {});
   defs.append(svg('style', {}, STYLE));
   for (const [id, color] of [

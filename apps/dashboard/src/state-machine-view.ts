@@ -1,17 +1,10 @@
 import type { StateCounts, StateMachine, TransitionCount } from '@tracehub/db';
+import { SVG_NS, svg } from './svg.js';
 
-const SVG = 'http://www.w3.org/2000/svg';
 /** Internal transitions listed inside a state's box; more are summed up in one line. */
 const INTERNAL_LINES = 4;
 const CHAR = 6.8;
 const LINE = 15;
-
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
 
 /** Styles inside the SVG, so a downloaded file looks as it does on the page. */
 const STYLE = `
@@ -123,7 +116,7 @@ export function drawStateMachine(m: StateMachine): SVGSVGElement {
     b.y = Math.round(ry * Math.sin(a));
   });
 
-  const root = svg('svg', { class: 'state-machine', xmlns: SVG, 'data-obj': m.obj });
+  const root = svg('svg', { class: 'state-machine', xmlns: SVG_NS, 'data-obj': m.obj });
   const defs = svg('defs', {});
   for (const [id, cls] of [
     ['sm-arrow', 'arrow'],

@@ -1,6 +1,6 @@
 import type { ListenerStatus, ReporterStatus } from '@tracehub/palmtrace-bridge';
 import { getJson, type LinkSummary } from '../api.js';
-import { ago, h } from '../dom.js';
+import { ago, h, headRow } from '../dom.js';
 import { perLinkRates, ratePlots } from '../rate-plots.js';
 
 interface Rig {
@@ -52,13 +52,17 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
       listener: ListenerStatus | null;
     }>('/reporters');
     reportersTitle.hidden = list.length === 0 && listener === null;
-    const head = h(
-      'tr',
-      {},
-      ...['reporter', 'target', 'mode', 'connected', 'sent', 'bytes', 'dropped', 'reconnects', 'queued'].map((t) =>
-        h('th', {}, t),
-      ),
-    );
+    const head = headRow([
+      'reporter',
+      'target',
+      'mode',
+      'connected',
+      'sent',
+      'bytes',
+      'dropped',
+      'reconnects',
+      'queued',
+    ]);
     const rows = list.map((r) =>
       h(
         'tr',
@@ -87,13 +91,19 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   const load = async () => {
     try {
       const { rigs } = await getJson<{ rigs: Rig[] }>('/rigs');
-      const head = h(
-        'tr',
-        {},
-        ...['rig', 'link', 'protocol', 'state', 'rec/s', 'records', 'errors', 'gaps', 'sessions', 'last seen', ''].map(
-          (t) => h('th', {}, t),
-        ),
-      );
+      const head = headRow([
+        'rig',
+        'link',
+        'protocol',
+        'state',
+        'rec/s',
+        'records',
+        'errors',
+        'gaps',
+        'sessions',
+        'last seen',
+        '',
+      ]);
       const rows = rigs.flatMap((rig) =>
         rig.links.map((l) => {
           const where = `rig=${encodeURIComponent(l.rig)}&link=${encodeURIComponent(l.name)}`;

@@ -1,5 +1,6 @@
 import { ApiError, getJson, type LinkSummary, token } from '../api.js';
-import { h } from '../dom.js';
+import { h, headedTable } from '../dom.js';
+import { download } from '../download.js';
 import { settingText as shown } from '../setting-text.js';
 import { type SettingsInUse, settingsInUse } from './link-settings-in-use.js';
 
@@ -48,6 +49,9 @@ function changed(previous: Record<string, unknown>, next: Record<string, unknown
   return parts.join('; ') || 'no change';
 }
 
+/** The columns of the settings' changes, newest first. */
+const CHANGE_COLUMNS = ['when', 'who', 'via', 'applies', 'change'];
+
 /**
  * The link's settings: the stored document with who changed it when, a form to change one
  * setting (control scope; the value is sent as text, which the API reads as `tracehub link
@@ -58,13 +62,7 @@ function changed(previous: Record<string, unknown>, next: Record<string, unknown
 export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void {
   const base = `/api/v1/links/${link.id}/settings`;
   const table = h('table', { class: 'kv', id: 'settings-table' });
-  const historyBody = h('tbody', {});
-  const history = h(
-    'table',
-    { class: 'fleet', id: 'settings-history' },
-    h('thead', {}, h('tr', {}, ...['when', 'who', 'via', 'applies', 'change'].map((t) => h('th', {}, t)))),
-    historyBody,
-  );
+  const { table: history, body: historyBody } = headedTable({ class: 'fleet', id: 'settings-history' }, CHANGE_COLUMNS);
   const problem = h('p', { class: 'problem', id: 'settings-problem', hidden: true });
   const done = h('p', { class: 'status', id: 'settings-done', hidden: true });
   const names = h('datalist', { id: 'setting-names' });
@@ -77,18 +75,13 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
   });
   const value = h('input', { name: 'value', placeholder: 'value (empty: remove)', size: 24 });
   const hint = h('p', { class: 'status setting-hint', id: 'settings-hint' });
-  const namesBody = h('tbody', {});
+  const { table: namesList, body: namesBody } = headedTable({ class: 'fleet' }, ['setting', 'values', 'what it is']);
   const namesTable = h(
     'details',
     { id: 'settings-names', open: true },
     // "a QS link", "an STP link", "an SWD link": as the letters are said.
     h('summary', {}, `Settings ${link.protocol === 'qs' ? 'a' : 'an'} ${link.protocol.toUpperCase()} link takes`),
-    h(
-      'table',
-      { class: 'fleet' },
-      h('thead', {}, h('tr', {}, ...['setting', 'values', 'what it is'].map((t) => h('th', {}, t)))),
-      namesBody,
-    ),
+    namesList,
   );
   const inUseBox = h('div', { id: 'settings-in-use-box' }, h('p', { class: 'status' }, 'loading…'));
   const applyNow = h('input', { type: 'checkbox', name: 'now' });
@@ -257,10 +250,7 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
         headers: { authorization: `Bearer ${token()}` },
       });
       if (!res.ok) return say(`The .dic file could not be made (HTTP ${res.status}).`, true);
-      const url = URL.createObjectURL(await res.blob());
-      const a = h('a', { href: url, download: `${latest.id}.dic` });
-      a.click();
-      URL.revokeObjectURL(url);
+      download(`${latest.id}.dic`, await res.blob());
       say(`Saved the names of session ${latest.id}.`, false);
     } catch (e) {
       say(e instanceof ApiError ? e.message : (e as Error).message, true);

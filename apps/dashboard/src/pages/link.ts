@@ -9,7 +9,7 @@ import {
   fieldProblem,
   OBJECT_KINDS,
 } from '../control-commands.js';
-import { ago, h } from '../dom.js';
+import { ago, h, headedTable } from '../dom.js';
 import { ERROR_COLOR, GAP_COLOR, type RatesAnswer, ratePlots } from '../rate-plots.js';
 import { linkConnectionSection } from './link-connection.js';
 import { linkSettingsSection } from './link-settings.js';
@@ -156,18 +156,18 @@ const linkFaults = (answer: RatesAnswer) =>
     { label: 'gaps', values: l.gaps, color: GAP_COLOR, style: 'steps' as const },
   ]);
 
+/** The columns of the commands sent from the page. */
+const HISTORY_COLUMNS = ['time', 'command', 'seq', 'outcome', "target's answer"];
+
 function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
   const base = `/links/${link.id}`;
   const notice = h('p', { class: 'notice', id: 'control-notice', hidden: true });
   const commands = h('fieldset', { class: 'commands', id: 'control-commands', disabled: true });
   const stateBox = h('div', { class: 'control-state', id: 'control-state' });
   const portBox = h('div', { class: 'frontend-state', id: 'frontend-state' });
-  const historyBody = h('tbody', {});
-  const history = h(
-    'table',
+  const { table: history, body: historyBody } = headedTable(
     { class: 'fleet history', id: 'command-history' },
-    h('thead', {}, h('tr', {}, ...['time', 'command', 'seq', 'outcome', "target's answer"].map((t) => h('th', {}, t)))),
-    historyBody,
+    HISTORY_COLUMNS,
   );
   historyBody.append(h('tr', {}, h('td', { colspan: '5', class: 'status' }, 'No commands sent from this page yet.')));
   const lists = h('div', { hidden: true });

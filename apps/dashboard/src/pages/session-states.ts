@@ -1,22 +1,13 @@
 import { TRANSITION_RECORD_NAMES } from '@tracehub/contracts/record-names';
 import type { SessionStateMachines, SignalCount, StateMachine } from '@tracehub/db';
 import { getJson } from '../api.js';
-import { h } from '../dom.js';
+import { h, headRow, legend } from '../dom.js';
+import { download } from '../download.js';
 import { drawStateMachine } from '../state-machine-view.js';
+import { svgFile } from '../svg.js';
 import { writeViewState } from '../view-state.js';
 
 const signals = (counts: SignalCount[]) => counts.map((c) => `${c.sig} ×${c.count}`).join(', ');
-
-/** Offers `svg` as a file download named `name`. */
-function downloadSvg(name: string, el: SVGSVGElement): void {
-  const text = `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(el)}\n`;
-  const url = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
-  const a = h('a', { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /**
  * The state machines of a QS session's objects: a link per object, then the chosen one's
@@ -78,23 +69,20 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
     h('span', { class: 'spacer' }),
     h(
       'button',
-      { type: 'button', id: 'sm-svg', onclick: () => downloadSvg(`${id}-${m.obj}-states.svg`, diagram) },
+      { type: 'button', id: 'sm-svg', onclick: () => download(`${id}-${m.obj}-states.svg`, svgFile(diagram)) },
       'download SVG',
     ),
   );
-  const legend = h(
-    'p',
-    { class: 'legend' },
-    h('span', { class: 'l-tran' }, '→ transition: signal ×times (thicker: more often)'),
-    h('span', { class: 'l-init' }, '● → initial transition'),
-    h('span', { class: 'l-other' }, '⇢ history, entry or exit point'),
-    h('span', {}, 'in a state: internal transitions'),
-  );
-  const head = (...cols: string[]) => h('tr', {}, ...cols.map((c) => h('th', {}, c)));
+  const kinds = legend([
+    ['l-tran', '→ transition: signal ×times (thicker: more often)'],
+    ['l-init', '● → initial transition'],
+    ['l-other', '⇢ history, entry or exit point'],
+    ['', 'in a state: internal transitions'],
+  ]);
   const tranTable = h(
     'table',
     { class: 'fleet sm-transitions', id: 'sm-transitions' },
-    head('from', 'to', 'signal', 'kind', 'times'),
+    headRow(['from', 'to', 'signal', 'kind', 'times']),
     ...m.transitions.map((t) =>
       h(
         'tr',
@@ -118,7 +106,7 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
   const stateTable = h(
     'table',
     { class: 'fleet sm-states', id: 'sm-states' },
-    head('state', 'entered', 'exited', 'internal transitions', 'ignored', 'turned away by a guard'),
+    headRow(['state', 'entered', 'exited', 'internal transitions', 'ignored', 'turned away by a guard']),
     ...m.states.map((s) =>
       h(
         'tr',
@@ -134,7 +122,7 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
   );
   return [
     bar,
-    legend,
+    kinds,
     h('div', { class: 'diagram sm-diagram', id: 'state-machine' }, diagram),
     h(
       'div',

@@ -1,9 +1,11 @@
 import { EXPORT_FORMATS } from '@tracehub/contracts/export-formats';
 import { getJson, type Session, streamUrl } from '../api.js';
 import { channelTree, type SessionChannelsAnswer } from '../channel-tree.js';
-import { h } from '../dom.js';
+import { h, legend } from '../dom.js';
+import { download } from '../download.js';
 import { toMermaid, toPlantUml } from '../sequence-text.js';
 import { type Diagram, drawSequence } from '../sequence-view.js';
+import { svgFile } from '../svg.js';
 import { targetInfoTable } from '../target-info.js';
 import { writeViewState } from '../view-state.js';
 import { stateMachinesSection } from './session-states.js';
@@ -11,16 +13,6 @@ import { duration } from './sessions.js';
 
 const STEPS_PER_PAGE = 2000;
 const ZOOMS = [0.4, 0.55, 0.7, 0.85, 1, 1.25, 1.6, 2];
-
-/** Offers `text` as a file download named `name`. */
-function download(name: string, type: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = h('a', { href: url, download: name });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
 
 /**
  * A session: what it is (link, span, counts, target info as a table), its exports, and its
@@ -214,13 +206,15 @@ function sequenceSection(root: HTMLElement, id: string, params: URLSearchParams)
       status.textContent = '';
     }
   };
-  const serialized = () => {
+  // The drawing as a file, its pinned head and axis back in place.
+  const downloadSvg = () => {
     const svgEl = box.querySelector('svg');
-    if (!svgEl) return '';
+    if (!svgEl) return;
     const copy = svgEl.cloneNode(true) as SVGSVGElement;
     for (const g of copy.querySelectorAll('g.head, g.axis')) g.removeAttribute('transform');
-    return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(copy)}\n`;
+    download(`${id}-sequence.svg`, svgFile(copy));
   };
+  const text = (body: string) => new Blob([body], { type: 'text/plain' });
   const toolbar = h(
     'div',
     { class: 'bar' },
@@ -231,24 +225,18 @@ function sequenceSection(root: HTMLElement, id: string, params: URLSearchParams)
     status,
     h('span', { class: 'spacer' }),
     'download:',
-    button('SVG', 'seq-svg', () => download(`${id}-sequence.svg`, 'image/svg+xml', serialized())),
-    button(
-      'PlantUML',
-      'seq-plantuml',
-      () => diagram && download(`${id}-sequence.puml`, 'text/plain', toPlantUml(diagram)),
-    ),
-    button('Mermaid', 'seq-mermaid', () => diagram && download(`${id}-sequence.mmd`, 'text/plain', toMermaid(diagram))),
+    button('SVG', 'seq-svg', downloadSvg),
+    button('PlantUML', 'seq-plantuml', () => diagram && download(`${id}-sequence.puml`, text(toPlantUml(diagram)))),
+    button('Mermaid', 'seq-mermaid', () => diagram && download(`${id}-sequence.mmd`, text(toMermaid(diagram)))),
   );
-  const legend = h(
-    'p',
-    { class: 'legend' },
-    h('span', { class: 'l-post' }, '→ post'),
-    h('span', { class: 'l-publish' }, '● publish to its subscribers'),
-    h('span', { class: 'l-timeout' }, '⇢ time event'),
-    h('span', { class: 'l-init' }, '⇒ initial transition'),
-    h('span', { class: 'l-tran' }, 'a → b transition'),
-  );
-  root.append(toolbar, legend, box);
+  const kinds = legend([
+    ['l-post', '→ post'],
+    ['l-publish', '● publish to its subscribers'],
+    ['l-timeout', '⇢ time event'],
+    ['l-init', '⇒ initial transition'],
+    ['l-tran', 'a → b transition'],
+  ]);
+  root.append(toolbar, kinds, box);
   void load();
   return () => {};
 }

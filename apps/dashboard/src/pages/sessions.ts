@@ -1,5 +1,5 @@
 import { getJson, type Session } from '../api.js';
-import { ago, h } from '../dom.js';
+import { ago, h, headRow } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { resolveTimeRange } from '../time-range.js';
 import { writeViewState } from '../view-state.js';
@@ -25,13 +25,18 @@ export function sessionsPage(root: HTMLElement, params: URLSearchParams): () => 
   let next: string | null = null;
   let rows: HTMLTableRowElement[] = [];
   let generation = 0;
-  const head = h(
-    'tr',
-    {},
-    ...['session', 'rig / link', 'protocol', 'started', 'duration', 'records', 'errors', 'gaps', 'state', ''].map((t) =>
-      h('th', {}, t),
-    ),
-  );
+  const head = headRow([
+    'session',
+    'rig / link',
+    'protocol',
+    'started',
+    'duration',
+    'records',
+    'errors',
+    'gaps',
+    'state',
+    '',
+  ]);
   const rowOf = (s: Session) => {
     const id = encodeURIComponent(s.id);
     return h(
