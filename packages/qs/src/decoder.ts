@@ -99,6 +99,19 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   private skimming = false;
 
+  /**
+   * Set where only the records' text is wanted (`tracehub decode`'s text): records then carry
+   * an empty `raw` and a null `targetTs`, which saves a view or copy of every frame and a
+   * bigint of every timestamp. Their text, kind, type, name and fields are as ever.
+   */
+  get textOnly(): boolean {
+    return this.records.textOnly;
+  }
+
+  set textOnly(on: boolean) {
+    this.records.textOnly = on;
+  }
+
   /** The memory of the chunk being pushed, which frames found in place are views of. */
   private chunkBuffer: ArrayBufferLike = EMPTY.buffer;
   private chunkOffset = 0;
@@ -200,10 +213,12 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
-    const raw = this.deframer.ownsBuffer(buf)
-      ? copyBytes(buf, start, len)
-      : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
-    const record = this.records.decode(raw, len, raw);
+    const raw = this.records.textOnly
+      ? EMPTY
+      : this.deframer.ownsBuffer(buf)
+        ? copyBytes(buf, start, len)
+        : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
+    const record = this.records.decode(buf, start, len, raw);
     if (record.kind === 'error') c.errors++;
     else c.records++;
     this.emitFn(record);

@@ -52,6 +52,8 @@ export class QsRecordDecoder {
   readonly ts = new TimestampText();
   private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
+  /** Set where only the records' text is wanted: their target timestamps are left null. */
+  textOnly = false;
   /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
   names: readonly string[] = QS_RECORD_NAMES;
   /** The last user record name, and the same with its leading space. */
@@ -133,11 +135,11 @@ export class QsRecordDecoder {
     return id < this.userBase ? this.names[id] : `USER+${spacePad(String(id - this.userBase), 3)}`;
   }
 
-  /** Decodes `buf[0..len)`: seq, id, payload, checksum. `raw` is stored as given. */
-  decode(buf: Uint8Array, len: number, raw: Uint8Array): DecodedRecord {
-    const id = buf[1];
+  /** Decodes the frame `buf[start..start+len)`: seq, id, payload, checksum. `raw` is stored as given. */
+  decode(buf: Uint8Array, start: number, len: number, raw: Uint8Array): DecodedRecord {
+    const id = buf[start + 1];
     const r = this.r;
-    r.reset(buf, 2, len - 3);
+    r.reset(buf, start + 2, len - 3);
     // Memos hold within one record only: the next may follow a dictionary change.
     this.memoObjKey = -1;
     this.memoFunKey = -1;
@@ -163,7 +165,7 @@ export class QsRecordDecoder {
       kind: 'record',
       type: id,
       name,
-      targetTs: this.bigTs(t),
+      targetTs: this.textOnly ? null : this.bigTs(t),
       fields: u.elements() as unknown as Fields,
       text: timeErrors === '' ? body : timeErrors + body,
       raw,
@@ -257,7 +259,7 @@ export class QsRecordDecoder {
     if (r.remaining !== 0) return this.lengthError(id, raw);
     // Two literals with fixed shapes (qs last, as before) instead of adding `qs` afterwards:
     // no hidden-class transition per record, and consumers see two shapes only.
-    const targetTs = t === null ? null : this.bigTs(t);
+    const targetTs = t === null || this.textOnly ? null : this.bigTs(t);
     const name = this.names[id];
     if (qs === undefined) return { kind, type: id, name, targetTs, fields, text, raw };
     return { kind, type: id, name, targetTs, fields, text, raw, qs };
@@ -1258,7 +1260,7 @@ export class QsRecordDecoder {
       type: id,
       name: this.names[id],
       targetTs: null,
-      fields: { length: len, payload: raw.slice(2, 2 + len) },
+      fields: { length: len, payload: r.buf.slice(r.pos, r.pos + len) },
       text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
       raw,
     };

@@ -1,7 +1,7 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
-import { captureBytes } from './helpers.js';
+import { captureBytes, qspyCases } from './helpers.js';
 
 const ctx = { hostNs: 1n };
 
@@ -152,5 +152,23 @@ describe('QsDecoder', () => {
     // The unknown function is a 64-bit address: qspy shows 8 digits (Q2), the fields all 16.
     expect(ptrs.text).toContain(' 0x004015A7 ');
     expect((ptrs.fields as { values: unknown[] }).values[4]).toBe('0x00000000004015A7');
+  });
+
+  it('decodes text only with the same text, kind, name and fields, and no raw bytes or timestamps', () => {
+    for (const c of qspyCases()) {
+      const full: DecodedRecord[] = [];
+      const textOnly: DecodedRecord[] = [];
+      new QsDecoder(c.options).push(c.bytes, ctx, (r) => full.push(r));
+      const decoder = new QsDecoder(c.options);
+      decoder.textOnly = true;
+      decoder.push(c.bytes, ctx, (r) => textOnly.push(r));
+      const framed = textOnly.filter((r) => r.kind !== 'error' && r.name !== 'QS_DEFAULT_CONFIG');
+      expect(
+        framed.every((r) => r.raw.length === 0 && r.targetTs === null),
+        c.label,
+      ).toBe(true);
+      const visible = (r: DecodedRecord) => [r.kind, r.type, r.name, r.text, r.fields];
+      expect(textOnly.map(visible), c.label).toEqual(full.map(visible));
+    }
   });
 });

@@ -22,6 +22,7 @@ port.on('message', (message: QsThreadMessage) => {
   const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
   try {
     const decoder = QsStreamSegments.decoderFor(message.snapshot);
+    decoder.textOnly = true;
     const sink = qsTextSink(output, seen);
     for (const chunk of message.chunks) decoder.push(chunk, ctx, sink);
     if (message.last) decoder.end(ctx, sink);

@@ -143,6 +143,7 @@ async function decodeInProcess(
   progress: ProgressBar | undefined,
 ): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
   const decoder = new QsDecoder(options);
+  decoder.textOnly = format === 'text';
   const session = `offline-${randomUUID()}`;
   let seq = 0;
   let chunkIndex = 0;
