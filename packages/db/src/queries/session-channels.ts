@@ -53,6 +53,55 @@ interface ChannelTally {
   names: Set<string>;
 }
 
+/** A session's records counted as they are read: per channel, per error name, and in all. */
+class ChannelsTally {
+  private records = 0;
+  private unaddressed = 0;
+  /** By `master/channel`. */
+  private readonly channels = new Map<string, ChannelTally>();
+  private readonly errors = new Map<string, number>();
+
+  count(r: TraceRecord): void {
+    this.records++;
+    const isError = r.kind === 'error';
+    if (isError) this.errors.set(r.name, (this.errors.get(r.name) ?? 0) + 1);
+    if (!r.stp) {
+      this.unaddressed++;
+      return;
+    }
+    const key = `${r.stp.master}/${r.stp.channel}`;
+    let t = this.channels.get(key);
+    if (!t) {
+      t = {
+        master: r.stp.master,
+        channel: r.stp.channel,
+        records: 0,
+        errors: 0,
+        firstHostNs: r.hostNs,
+        lastHostNs: r.hostNs,
+        names: new Set(),
+      };
+      this.channels.set(key, t);
+    }
+    t.records++;
+    if (isError) t.errors++;
+    if (isEarlier(r.hostNs, t.firstHostNs)) t.firstHostNs = r.hostNs;
+    if (isEarlier(t.lastHostNs, r.hostNs)) t.lastHostNs = r.hostNs;
+    t.names.add(r.name);
+  }
+
+  result(): SessionChannels {
+    return {
+      records: this.records,
+      unaddressed: this.unaddressed,
+      masters: mastersOf([...this.channels.values()]),
+      errors: [...this.errors]
+        .map(([name, n]) => ({ name, count: n }))
+        .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : 1)),
+    };
+  }
+}
+
 /**
  * Counts a session's records per STP master and channel (records, errors, host-time span,
  * names) and its error records per name. Block summaries name the channels a block holds but
@@ -65,47 +114,9 @@ export async function sessionChannels(
   session: string,
   opts: SessionChannelsOptions = {},
 ): Promise<SessionChannels> {
-  const tallies = new Map<string, ChannelTally>();
-  const errors = new Map<string, number>();
-  let records = 0;
-  let unaddressed = 0;
-  const count = (r: TraceRecord) => {
-    records++;
-    const isError = r.kind === 'error';
-    if (isError) errors.set(r.name, (errors.get(r.name) ?? 0) + 1);
-    if (!r.stp) {
-      unaddressed++;
-      return;
-    }
-    const key = `${r.stp.master}/${r.stp.channel}`;
-    let t = tallies.get(key);
-    if (!t) {
-      t = {
-        master: r.stp.master,
-        channel: r.stp.channel,
-        records: 0,
-        errors: 0,
-        firstHostNs: r.hostNs,
-        lastHostNs: r.hostNs,
-        names: new Set(),
-      };
-      tallies.set(key, t);
-    }
-    t.records++;
-    if (isError) t.errors++;
-    if (isEarlier(r.hostNs, t.firstHostNs)) t.firstHostNs = r.hostNs;
-    if (isEarlier(t.lastHostNs, r.hostNs)) t.lastHostNs = r.hostNs;
-    t.names.add(r.name);
-  };
-  await forEachSessionRecord(db, session, opts.budget ?? new ScanBudget(), count);
-  return {
-    records,
-    unaddressed,
-    masters: mastersOf([...tallies.values()]),
-    errors: [...errors]
-      .map(([name, n]) => ({ name, count: n }))
-      .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : 1)),
-  };
+  const tally = new ChannelsTally();
+  await forEachSessionRecord(db, session, opts.budget ?? new ScanBudget(), (r) => tally.count(r));
+  return tally.result();
 }
 
 /** Channel tallies grouped by master, both in number order. */
