@@ -1,6 +1,6 @@
 import { type Bus, type ControlServer, serveControl } from '@tracehub/bus';
 import type { LinkAddress, LinkConnectionState } from '@tracehub/contracts';
-import { type FrontEndEvent, type FrontEndOption, type QsCommand, QsLinkPoint } from '@tracehub/qspy-frontend';
+import { type FrontEndEvent, type FrontEndOption, QsLinkPoint } from '@tracehub/qspy-frontend';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
 import type { LinkSink, LinkSource } from './link-source.js';
 
@@ -33,9 +33,7 @@ export class Gateway {
     if (link.protocol === 'qs' && control !== false) {
       this.qsPoint = new QsLinkPoint({
         write: (frame) => {
-          source
-            .write(frame)
-            .catch((e: Error) => publisherOptions.log?.warn({ err: e.message }, 'QS-RX frame not written'));
+          source.write(frame).catch((err: unknown) => publisherOptions.log?.warn({ err }, 'QS-RX frame not written'));
         },
         frontEnd,
         onFrontEndEvent,
@@ -112,7 +110,7 @@ export class Gateway {
           },
           status: async () => ({ session: publisher.currentSession, status: { ...point.status() } }),
           qs: async ({ qs, answerTimeoutMs, sizes }) => {
-            const result = await point.execute(qs as unknown as QsCommand, { timeoutMs: answerTimeoutMs, sizes });
+            const result = await point.execute(qs, { timeoutMs: answerTimeoutMs, sizes });
             return {
               ok: result.ok,
               written: result.written,

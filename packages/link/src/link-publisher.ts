@@ -1,5 +1,5 @@
 import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
-import type { LinkAddress, Log } from '@tracehub/contracts';
+import { Backoff, type LinkAddress, type Log } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
 
@@ -277,7 +277,7 @@ export class LinkPublisher implements LinkSink {
   }
 
   private async publishLoop(): Promise<void> {
-    let backoff = 100;
+    const retry = new Backoff({ fromMs: 100, maxMs: 2000 });
     for (;;) {
       const chunk = this.queue[0];
       if (!chunk) {
@@ -325,8 +325,7 @@ export class LinkPublisher implements LinkSink {
         this.outage = true;
         this.stats.holding = true;
         if (!this.running) return;
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 2000);
+        await new Promise((r) => setTimeout(r, retry.next()));
         continue;
       } finally {
         this.inFlight = false;
@@ -338,7 +337,7 @@ export class LinkPublisher implements LinkSink {
         );
       this.outage = false;
       this.stats.holding = false;
-      backoff = 100;
+      retry.reset();
       // The chunk may have been dropped-around while in flight; it is still the head.
       this.queue.shift();
       this.queuedBytes -= chunk.data.length;

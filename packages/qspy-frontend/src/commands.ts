@@ -30,6 +30,16 @@ export type QsCommand =
   | { command: 'testContinue' }
   | { command: 'testProbe'; function: NumberText; data?: NumberText };
 
+/**
+ * A command as a request carries it (the control API's body, a control message on NATS):
+ * `command` names it and the other properties are its fields, their values not yet checked.
+ * `buildCommand` checks each value against its field as it lays the command out.
+ */
+export interface QsCommandRequest {
+  command: string;
+  [field: string]: unknown;
+}
+
 export const QS_COMMAND_NAMES = [
   'info',
   'reset',
@@ -120,7 +130,7 @@ export interface BuiltCommand {
  * away from the link (the API, before it asks the gateway).
  */
 export function buildCommand(
-  c: QsCommand,
+  request: QsCommand | QsCommandRequest,
   link: QsTargetLink,
   fallback?: Partial<CommandSizes>,
   { resolveNames = true }: { resolveNames?: boolean } = {},
@@ -133,6 +143,8 @@ export function buildCommand(
         funPtrSize: fallback?.funPtrSize ?? config.funPtrSize,
         sigSize: fallback?.sigSize ?? config.sigSize,
       };
+  // Read as the command its name says; every value is checked below as it is read.
+  const c = request as QsCommand;
   const out = new QsPayloadWriter();
   const resolved: Record<string, string> = {};
   const f = (name: string) => `command.${name}`;
@@ -244,24 +256,14 @@ export function buildCommand(
         resolved,
       };
     }
-    case 'globalFilter':
-      return {
-        body: out
-          .u8(QsRxId.QS_RX_GLB_FILTER)
-          .u8(16)
-          .uint(filterMask(f('records'), c.records, RECORD_GROUP_MASKS), 16)
-          .toBytes(),
-        resolved,
-      };
-    case 'localFilter':
-      return {
-        body: out
-          .u8(QsRxId.QS_RX_LOC_FILTER)
-          .u8(16)
-          .uint(filterMask(f('qsIds'), c.qsIds, QS_ID_GROUP_MASKS), 16)
-          .toBytes(),
-        resolved,
-      };
+    case 'globalFilter': {
+      const mask = filterMask(f('records'), c.records, RECORD_GROUP_MASKS);
+      return { body: out.u8(QsRxId.QS_RX_GLB_FILTER).u8(16).uint(mask, 16).toBytes(), resolved };
+    }
+    case 'localFilter': {
+      const mask = filterMask(f('qsIds'), c.qsIds, QS_ID_GROUP_MASKS);
+      return { body: out.u8(QsRxId.QS_RX_LOC_FILTER).u8(16).uint(mask, 16).toBytes(), resolved };
+    }
     case 'aoFilter': {
       const object = objectAddress(f('object'), c.object, link, sizes.objPtrSize, resolved, resolveNames);
       const byName = typeof c.object === 'string' && !isNumberText(c.object);

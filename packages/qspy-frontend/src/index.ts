@@ -8,6 +8,7 @@ export {
   QS_COMMAND_NAMES,
   QS_ID_GROUP_MASKS,
   type QsCommand,
+  type QsCommandRequest,
   RECORD_GROUP_MASKS,
 } from './commands.js';
 export {

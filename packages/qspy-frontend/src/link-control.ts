@@ -1,6 +1,12 @@
 import { type DecodedRecord, jsonSafe } from '@tracehub/contracts';
 import { QS_RX_NAMES, QsRecordId, QsRxId } from '@tracehub/qs';
-import { buildCommand, CommandFieldError, type CommandSizes, type QsCommand } from './commands.js';
+import {
+  buildCommand,
+  CommandFieldError,
+  type CommandSizes,
+  type QsCommand,
+  type QsCommandRequest,
+} from './commands.js';
 import type { QsTargetLink } from './target-link.js';
 
 /** What the target answered to one command. */
@@ -102,7 +108,10 @@ export class QsLinkControl {
   }
 
   /** Runs one command; rejects with `CommandRejected` if it cannot be sent. */
-  execute(command: QsCommand, options: { timeoutMs: number; sizes?: Partial<CommandSizes> }): Promise<CommandResult> {
+  execute(
+    command: QsCommand | QsCommandRequest,
+    options: { timeoutMs: number; sizes?: Partial<CommandSizes> },
+  ): Promise<CommandResult> {
     const run = this.queue.then(() => this.run(command, options));
     this.queue = run.catch(() => {});
     return run;
@@ -151,7 +160,7 @@ export class QsLinkControl {
   }
 
   private async run(
-    command: QsCommand,
+    command: QsCommand | QsCommandRequest,
     { timeoutMs, sizes }: { timeoutMs: number; sizes?: Partial<CommandSizes> },
   ): Promise<CommandResult> {
     let built: ReturnType<typeof buildCommand>;

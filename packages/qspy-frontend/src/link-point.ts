@@ -1,4 +1,4 @@
-import type { CommandSizes, QsCommand } from './commands.js';
+import type { CommandSizes, QsCommand, QsCommandRequest } from './commands.js';
 import { type FrontEndEvent, QspyFrontEnd } from './front-end.js';
 import { type CommandResult, QsLinkControl } from './link-control.js';
 import { QsTargetLink } from './target-link.js';
@@ -109,7 +109,10 @@ export class QsLinkPoint {
     this.control.targetChanged();
   }
 
-  execute(command: QsCommand, options: { timeoutMs: number; sizes?: Partial<CommandSizes> }): Promise<CommandResult> {
+  execute(
+    command: QsCommand | QsCommandRequest,
+    options: { timeoutMs: number; sizes?: Partial<CommandSizes> },
+  ): Promise<CommandResult> {
     return this.control.execute(command, options);
   }
 

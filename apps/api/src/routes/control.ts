@@ -5,7 +5,7 @@ import type { Bus, ControlAsk } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
 import { type Database, getLinkById, latestSession } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
-import { buildCommand, CommandFieldError, type QsCommand, QsTargetLink } from '@tracehub/qspy-frontend';
+import { buildCommand, CommandFieldError, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
 import { HttpProblem, notFound } from '../plugins/problems.js';
@@ -240,7 +240,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       // Values against the field widths and the last known target sizes, before the gateway
       // checks them again against the live target and resolves the names.
       try {
-        buildCommand(command.qs as unknown as QsCommand, new QsTargetLink({ write: () => {} }), sizes, {
+        buildCommand(command.qs, new QsTargetLink({ write: () => {} }), sizes, {
           resolveNames: false,
         });
       } catch (e) {

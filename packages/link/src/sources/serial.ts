@@ -1,6 +1,6 @@
-import { Backoff } from '@tracehub/contracts';
 import { SerialPort } from 'serialport';
 import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.js';
+import { Reopener } from './reopener.js';
 
 /**
  * `serial:/dev/ttyX?baud=115200`: a serial port, 8N1. Each successful open is a link session;
@@ -9,9 +9,7 @@ import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.j
 export class SerialSource implements LinkSource {
   readonly kind = 'serial';
   private port: SerialPort | undefined;
-  private stopped = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private readonly reopen = new Backoff({ fromMs: 500, maxMs: 5000 });
+  private readonly reopener = new Reopener({ fromMs: 500, maxMs: 5000 });
   readonly description: string;
 
   constructor(
@@ -22,11 +20,10 @@ export class SerialSource implements LinkSource {
   }
 
   async start(sink: LinkSink): Promise<void> {
-    this.open(sink);
+    this.reopener.start(() => this.open(sink));
   }
 
   private open(sink: LinkSink): void {
-    if (this.stopped) return;
     const port = new SerialPort({
       path: this.path,
       baudRate: this.baudRate,
@@ -37,10 +34,10 @@ export class SerialSource implements LinkSource {
     });
     port.open((err) => {
       if (err) {
-        this.retry(sink);
+        this.reopener.retry();
         return;
       }
-      this.reopen.reset();
+      this.reopener.opened();
       this.port = port;
       sink.connected(this.description);
       port.on('data', (data: Buffer) => sink.data(data));
@@ -48,19 +45,13 @@ export class SerialSource implements LinkSource {
       port.on('close', () => {
         if (this.port === port) this.port = undefined;
         sink.disconnected('serial port closed');
-        this.retry(sink);
+        this.reopener.retry();
       });
     });
   }
 
-  private retry(sink: LinkSink): void {
-    if (this.stopped) return;
-    this.retryTimer = setTimeout(() => this.open(sink), this.reopen.next());
-  }
-
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.reopener.stop();
     const port = this.port;
     if (port?.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
   }

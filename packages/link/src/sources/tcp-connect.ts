@@ -1,15 +1,13 @@
 import net from 'node:net';
-import { Backoff } from '@tracehub/contracts';
 import type { LinkSink, LinkSource } from '../link-source.js';
+import { Reopener } from './reopener.js';
 import { writeSocket } from './tcp-listen.js';
 
 /** `tcp-connect:HOST:PORT`: we connect to a target or trace box, and reconnect with backoff. */
 export class TcpConnectSource implements LinkSource {
   readonly kind = 'tcp-connect';
   private socket: net.Socket | undefined;
-  private stopped = false;
-  private retryTimer: NodeJS.Timeout | undefined;
-  private readonly reconnect = new Backoff({ fromMs: 250, maxMs: 5000 });
+  private readonly reconnector = new Reopener({ fromMs: 250, maxMs: 5000 });
   readonly description: string;
 
   constructor(
@@ -20,17 +18,16 @@ export class TcpConnectSource implements LinkSource {
   }
 
   async start(sink: LinkSink): Promise<void> {
-    this.connect(sink);
+    this.reconnector.start(() => this.connect(sink));
   }
 
   private connect(sink: LinkSink): void {
-    if (this.stopped) return;
     const socket = net.connect({ host: this.host, port: this.port });
     let opened = false;
     socket.setNoDelay(true);
     socket.on('connect', () => {
       opened = true;
-      this.reconnect.reset();
+      this.reconnector.opened();
       this.socket = socket;
       sink.connected(`${this.host}:${this.port}`);
     });
@@ -39,14 +36,12 @@ export class TcpConnectSource implements LinkSource {
     socket.on('close', () => {
       if (this.socket === socket) this.socket = undefined;
       if (opened) sink.disconnected('connection closed');
-      if (this.stopped) return;
-      this.retryTimer = setTimeout(() => this.connect(sink), this.reconnect.next());
+      this.reconnector.retry();
     });
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.reconnector.stop();
     this.socket?.destroy();
   }
 
