@@ -11,6 +11,7 @@ import {
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { compareText, isDataError, LinkRegistry, type SessionPlace } from './link-registry.js';
+import { POSTGRES_RETRY, waitHolding } from './postgres-retry.js';
 
 export interface LinkBytesStoreOptions {
   bus: Bus;
@@ -143,8 +144,7 @@ export class LinkBytesStore {
   private async writeBatch(batch: HeldChunk[]): Promise<void> {
     const started = performance.now();
     let attempts = 0;
-    // Waits between tries while Postgres is away, ms.
-    const backoff = new Backoff({ fromMs: 200, maxMs: 5000 });
+    const backoff = new Backoff(POSTGRES_RETRY);
     let stored = 0;
     let bytes = 0;
     for (;;) {
@@ -179,19 +179,9 @@ export class LinkBytesStore {
     this.options.onBatch?.({ chunks: batch.length, stored, bytes, ms: performance.now() - started, attempts });
   }
 
-  /** Waits before a retry, keeping the chunks being written and those waiting ours (`working()`). */
-  private async waitHolding(ms: number, batch: HeldChunk[]): Promise<void> {
-    const hold = () => {
-      for (const held of batch) held.msg.working();
-      for (const held of this.pending) held.msg.working();
-    };
-    hold();
-    const timer = setInterval(hold, Math.max(100, Math.floor((this.options.ackWaitMs ?? 30_000) / 3)));
-    try {
-      await new Promise((r) => setTimeout(r, ms));
-    } finally {
-      clearInterval(timer);
-    }
+  /** Waits before a retry, holding the chunks being written and those waiting. */
+  private waitHolding(ms: number, batch: HeldChunk[]): Promise<void> {
+    return waitHolding(ms, this.options.ackWaitMs ?? 30_000, () => [...batch, ...this.pending].map((held) => held.msg));
   }
 
   private async write(batch: HeldChunk[]) {

@@ -23,6 +23,7 @@ import {
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { compareText, hostDate, isDataError, LinkRegistry } from './link-registry.js';
+import { POSTGRES_RETRY, waitHolding } from './postgres-retry.js';
 
 export interface RecordStoreOptions {
   bus: Bus;
@@ -52,9 +53,6 @@ export interface RecordStoreOptions {
   /** Called after each committed batch (metrics). */
   onBatch?: (info: { messages: number; records: number; inserted: number; ms: number; attempts: number }) => void;
 }
-
-/** Waits between tries of a write while Postgres is away, ms. */
-const POSTGRES_RETRY = { fromMs: 200, maxMs: 5000 };
 
 /**
  * Moves records from TRACE_REC into Postgres. Messages are gathered into batches; a batch is
@@ -267,23 +265,9 @@ export class RecordStore {
     );
   }
 
-  /**
-   * Waits `ms` before a retry, keeping the messages being written and those waiting for a
-   * writer ours meanwhile (`working()` well within the ack wait): however long Postgres is
-   * away, JetStream does not deliver them again. They are acked only after a commit.
-   */
-  private async waitHolding(ms: number, msgs: JsMsg[]): Promise<void> {
-    const hold = () => {
-      for (const m of msgs) m.working();
-      for (const p of this.pending) p.msg.working();
-    };
-    hold();
-    const timer = setInterval(hold, Math.max(100, Math.floor((this.options.ackWaitMs ?? 30_000) / 3)));
-    try {
-      await new Promise((r) => setTimeout(r, ms));
-    } finally {
-      clearInterval(timer);
-    }
+  /** Waits before a retry, holding the messages being written and those waiting for a writer. */
+  private waitHolding(ms: number, msgs: JsMsg[]): Promise<void> {
+    return waitHolding(ms, this.options.ackWaitMs ?? 30_000, () => [...msgs, ...this.pending.map((p) => p.msg)]);
   }
 
   /** Writes each message in a transaction of its own; those Postgres refuses as data are dropped. */
