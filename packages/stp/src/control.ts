@@ -39,6 +39,9 @@ export function detectControlMessage(
   littleEndianMaster: boolean,
 ): ControlMessage | null {
   if (length < 4 || runs.length === 0) return null;
+  // Both headers start with 00, in one of the two byte orders: the first or the last byte of the
+  // first packet. Most channel-1 traffic fails here, before any copy is made.
+  if (data[0] !== 0 && data[runs[0] - 1] !== 0) return null;
   for (let i = 2; i < runs.length; i += 2) {
     if (runs[i] >= runs[i - 2] || (i > 2 && runs[i - 1] !== 1) || runs[i + 1] !== 1) return null;
   }

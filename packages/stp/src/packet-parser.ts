@@ -132,29 +132,150 @@ export class StpPacketParser {
     }
   }
 
-  /** Feeds bytes; nibble 2k is bits [3:0] of byte k, nibble 2k+1 bits [7:4]. */
+  /**
+   * Feeds bytes; nibble 2k is bits [3:0] of byte k, nibble 2k+1 bits [7:4]. A packet that lies
+   * whole in the bytes, when the parser stands between packets of a synchronised stream, is read
+   * in one step (`wholePacket`); everything else (packets cut by the chunk's end, synchronisation,
+   * illegal input) goes nibble by nibble through the state machine.
+   */
   push(bytes: Uint8Array, start = 0, end = bytes.length): void {
-    for (let i = start; i < end; i++) {
-      const b = bytes[i];
-      if (this.state === ParserState.PAYLOAD && this.remaining >= 2) {
-        // Fast path: both nibbles of the byte are payload (most of a data-heavy stream).
-        const first = b & 15;
-        const second = b >>> 4;
-        const len = this.pktLen;
-        this.pktNibbles[len] = first;
-        this.pktNibbles[len + 1] = second;
-        this.pktLen = len + 2;
-        this.valueHi = ((this.valueHi << 8) | (this.valueLo >>> 24)) >>> 0;
-        this.valueLo = ((this.valueLo << 8) | (first << 4) | second) >>> 0;
-        this.remaining -= 2;
-        this.pos++;
-        if (this.remaining === 0) this.afterPayload();
-        this.pos++;
-        continue;
+    const last = end * 2;
+    // The stream position of the chunk's nibble k is `origin + k`.
+    const origin = this.pos - start * 2;
+    let k = start * 2;
+    while (k < last) {
+      if (this.state === ParserState.OPCODE1) {
+        const next =
+          this.version === 2 ? this.wholePacketV2(bytes, k, last, origin) : this.wholePacketV1(bytes, k, last, origin);
+        if (next > k) {
+          k = next;
+          continue;
+        }
       }
-      this.nibble(b & 15);
-      this.nibble(b >>> 4);
+      this.nibble(nibbleAt(bytes, k));
+      k++;
     }
+  }
+
+  /**
+   * STP v2: reads the packet starting at nibble `k` when it is whole in `bytes` (before `last`)
+   * and well-formed, and returns the nibble after it; returns `k` (nothing read, nothing changed)
+   * for anything the state machine must see: a packet cut by the end of the chunk, USER and TIME,
+   * VERSION expected but something else coming, illegal values, ASYNC runs of the wrong length.
+   */
+  private wholePacketV2(bytes: Uint8Array, k: number, last: number, origin: number): number {
+    const n1 = nibbleAt(bytes, k);
+    let kind: number;
+    let opcodeLen = 1;
+    if (n1 !== 15) {
+      if (this.expectVersion) return k;
+      kind = V2_OPCODES_1[n1];
+    } else {
+      if (k + 2 >= last) return k;
+      const n2 = nibbleAt(bytes, k + 1);
+      if (n2 === 15) return this.wholeAsync(bytes, k, last, origin);
+      if (n2 !== 0) {
+        if (this.expectVersion) return k;
+        kind = V2_OPCODES_2[n2];
+        opcodeLen = 2;
+      } else {
+        kind = V2_OPCODES_3[nibbleAt(bytes, k + 2)];
+        if (kind < 0 || (this.expectVersion && kind !== Pkt.VERSION)) return k;
+        opcodeLen = 3;
+      }
+    }
+    return this.wholePayload(bytes, k, last, origin, kind, opcodeLen);
+  }
+
+  /** STP v1: as `wholePacketV2`, for the one-nibble opcodes of v1 (illegal ones left to `nibble`). */
+  private wholePacketV1(bytes: Uint8Array, k: number, last: number, origin: number): number {
+    const kind = V1_OPCODES[nibbleAt(bytes, k)];
+    return kind < 0 ? k : this.wholePayload(bytes, k, last, origin, kind, 1);
+  }
+
+  /** The payload and timestamp of a whole packet whose opcode is read; then `complete`. */
+  private wholePayload(
+    bytes: Uint8Array,
+    k: number,
+    last: number,
+    origin: number,
+    kind: number,
+    opcodeLen: number,
+  ): number {
+    const payload = PKT_PAYLOAD[kind];
+    if (payload < 0) return k;
+    const payloadAt = k + opcodeLen;
+    let end = payloadAt + payload;
+    if (end > last) return k;
+    const valueHi = payload > 8 ? nibblesValue(bytes, payloadAt, payload - 8) : 0;
+    const valueLo = payload > 8 ? nibblesValue(bytes, end - 8, 8) : nibblesValue(bytes, payloadAt, payload);
+    // VERSION 0 and 5..F are illegal for Fido (spec §4).
+    if (kind === Pkt.VERSION && (valueLo === 0 || valueLo > 4)) return k;
+    let tsNibbles = 0;
+    let tsFixed = false;
+    if (PKT_TS[kind] === 1) {
+      if (this.version === 1 || this.tsVersion === 1) {
+        tsFixed = true;
+        tsNibbles = 2;
+      } else {
+        if (end >= last) return k;
+        const length = nibbleAt(bytes, end);
+        if (length === 15) return k;
+        tsNibbles = length <= 12 ? length : length === 13 ? 14 : 16;
+        end++;
+      }
+      if (end + tsNibbles > last) return k;
+    }
+    this.pktKind = kind;
+    this.pktStart = origin + k;
+    this.pktLen = end + tsNibbles - k;
+    this.payloadStart = opcodeLen;
+    this.payloadLen = payload;
+    this.valueHi = valueHi;
+    this.valueLo = valueLo;
+    this.tsLen = 0;
+    if (this.observer !== null) this.recordWhole(bytes, k);
+    // `complete` and `timestampDone` see the packet's last nibble as the current position.
+    this.pos = origin + end + tsNibbles - 1;
+    if (PKT_TS[kind] === 0) {
+      this.complete();
+    } else {
+      this.tsStart = payloadAt + payload - k;
+      this.tsFixed = tsFixed;
+      this.tsValueNibbles = tsNibbles;
+      this.tsValueHi = tsNibbles > 8 ? nibblesValue(bytes, end, tsNibbles - 8) : 0;
+      this.tsValueLo =
+        tsNibbles > 8 ? nibblesValue(bytes, end + tsNibbles - 8, 8) : nibblesValue(bytes, end, tsNibbles);
+      this.timestampDone();
+    }
+    this.pos++;
+    return end + tsNibbles;
+  }
+
+  /**
+   * An ASYNC (21 F then 0; longer runs while the stream is not synchronised or VERSION is
+   * expected) whole in the chunk; anything else is left to `nibble`.
+   */
+  private wholeAsync(bytes: Uint8Array, k: number, last: number, origin: number): number {
+    let j = k + 2;
+    if (j & 1 && j < last && nibbleAt(bytes, j) === 15) j++;
+    while (j + 1 < last && bytes[j >> 1] === 0xff) j += 2;
+    while (j < last && nibbleAt(bytes, j) === 15) j++;
+    const run = j - k;
+    if (j === last || nibbleAt(bytes, j) !== 0 || run < ASYNC_F_COUNT) return k;
+    if (run > ASYNC_F_COUNT && this.synced && !this.expectVersion) return k;
+    this.pos = origin + j;
+    this.pseudoPacket(Pkt.ASYNC, origin + k, run + 1);
+    this.expectVersion = true;
+    this.syncVia = SyncVia.ASYNC;
+    this.pos++;
+    return j + 1;
+  }
+
+  /** The nibbles of a packet read whole, for the observer (as `record` keeps them). */
+  private recordWhole(bytes: Uint8Array, k: number): void {
+    const count = Math.min(this.pktLen, MAX_RECORDED_NIBBLES);
+    for (let i = 0; i < count; i++) this.pktNibbles[i] = nibbleAt(bytes, k + i);
   }
 
   /**
@@ -679,4 +800,23 @@ export class StpPacketParser {
       else self[key] = value;
     }
   }
+}
+
+/** Nibble k of a byte stream: bits [3:0] of byte k/2 for even k, bits [7:4] for odd k. */
+function nibbleAt(bytes: Uint8Array, k: number): number {
+  return (bytes[k >> 1] >>> ((k & 1) << 2)) & 15;
+}
+
+/** `count` (at most 8) nibbles from nibble k, the first one most significant; whole bytes at a time. */
+function nibblesValue(bytes: Uint8Array, k: number, count: number): number {
+  const end = k + count;
+  let i = k;
+  let v = 0;
+  if (i & 1 && i < end) v = bytes[i++ >> 1] >>> 4;
+  for (; i + 1 < end; i += 2) {
+    const b = bytes[i >> 1];
+    v = (v << 8) | ((b & 15) << 4) | (b >>> 4);
+  }
+  if (i < end) v = (v << 4) | (bytes[i >> 1] & 15);
+  return v >>> 0;
 }

@@ -6,7 +6,7 @@ import {
   PHONET_EXCEPTION_MAX_DATA,
   PHONET_MAX_DATA,
 } from './constants.js';
-import { type ControlMessage, detectControlMessage } from './control.js';
+import { CONTROL_CHANNEL, type ControlMessage, detectControlMessage } from './control.js';
 import { bytesToHex, hexToBytes } from './hex.js';
 
 export type OutputProtocol = 'ost' | 'phonet';
@@ -66,6 +66,8 @@ export class MessageBuffer {
   length = 0;
   /** Channel 0x01 only: packet sizes as runs [size, count, size, count...], or null. */
   runs: number[] | null = null;
+  /** The array `runs` uses for each message of the pair (one per buffer, not one per message). */
+  private readonly runsArray: number[] = [];
   isOpen = false;
   /** When it was opened: the order in which GERR, illegal packets and pauses close buffers. */
   openSeq = 0;
@@ -82,6 +84,16 @@ export class MessageBuffer {
 
   constructor(capacity: number) {
     this.data = new Uint8Array(capacity);
+  }
+
+  /** A new message: its packet sizes are tracked when it may be a control message. */
+  resetRuns(track: boolean): void {
+    if (track) {
+      this.runsArray.length = 0;
+      this.runs = this.runsArray;
+    } else {
+      this.runs = null;
+    }
   }
 }
 
@@ -416,7 +428,7 @@ export class StpReassembler {
       this.current = b;
     }
     b.length = 0;
-    b.runs = this.channel === 1 ? [] : null;
+    b.resetRuns(this.channel === CONTROL_CHANNEL);
     b.isOpen = true;
     b.openSeq = this.openSeq++;
     this.openCount++;
@@ -459,7 +471,7 @@ export class StpReassembler {
         length: b.length,
         openSeq: b.openSeq,
         data: bytesToHex(b.data, 0, Math.min(b.length, this.storeLimit)),
-        runs: b.runs,
+        runs: b.runs === null ? null : [...b.runs],
       })),
     };
   }
