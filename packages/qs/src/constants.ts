@@ -118,95 +118,18 @@ export const QS_STATE_RECORD_IDS: readonly QsRecordId[] = Object.freeze([
   QsRecordId.QS_TARGET_INFO,
 ]);
 
-/** Names of the predefined records 0..99, as QSPY 7.4 names them (81..99: QS_RESERVED). */
-export const QS_RECORD_NAMES: readonly string[] = Object.freeze([
-  'QS_EMPTY',
-  'QS_QEP_STATE_ENTRY',
-  'QS_QEP_STATE_EXIT',
-  'QS_QEP_STATE_INIT',
-  'QS_QEP_INIT_TRAN',
-  'QS_QEP_INTERN_TRAN',
-  'QS_QEP_TRAN',
-  'QS_QEP_IGNORED',
-  'QS_QEP_DISPATCH',
-  'QS_QEP_UNHANDLED',
-  'QS_QF_ACTIVE_DEFER',
-  'QS_QF_ACTIVE_RECALL',
-  'QS_QF_ACTIVE_SUBSCRIBE',
-  'QS_QF_ACTIVE_UNSUBSCRIBE',
-  'QS_QF_ACTIVE_POST',
-  'QS_QF_ACTIVE_POST_LIFO',
-  'QS_QF_ACTIVE_GET',
-  'QS_QF_ACTIVE_GET_LAST',
-  'QS_QF_ACTIVE_RECALL_ATTEMPT',
-  'QS_QF_EQUEUE_POST',
-  'QS_QF_EQUEUE_POST_LIFO',
-  'QS_QF_EQUEUE_GET',
-  'QS_QF_EQUEUE_GET_LAST',
-  'QS_QF_NEW_ATTEMPT',
-  'QS_QF_MPOOL_GET',
-  'QS_QF_MPOOL_PUT',
-  'QS_QF_PUBLISH',
-  'QS_QF_NEW_REF',
-  'QS_QF_NEW',
-  'QS_QF_GC_ATTEMPT',
-  'QS_QF_GC',
-  'QS_QF_TICK',
-  'QS_QF_TIMEEVT_ARM',
-  'QS_QF_TIMEEVT_AUTO_DISARM',
-  'QS_QF_TIMEEVT_DISARM_ATTEMPT',
-  'QS_QF_TIMEEVT_DISARM',
-  'QS_QF_TIMEEVT_REARM',
-  'QS_QF_TIMEEVT_POST',
-  'QS_QF_DELETE_REF',
-  'QS_QF_CRIT_ENTRY',
-  'QS_QF_CRIT_EXIT',
-  'QS_QF_ISR_ENTRY',
-  'QS_QF_ISR_EXIT',
-  'QS_QF_INT_DISABLE',
-  'QS_QF_INT_ENABLE',
-  'QS_QF_ACTIVE_POST_ATTEMPT',
-  'QS_QF_EQUEUE_POST_ATTEMPT',
-  'QS_QF_MPOOL_GET_ATTEMPT',
-  'QS_SCHED_PREEMPT',
-  'QS_SCHED_RESTORE',
-  'QS_SCHED_LOCK',
-  'QS_SCHED_UNLOCK',
-  'QS_SCHED_NEXT',
-  'QS_SCHED_IDLE',
-  'QS_ENUM_DICT',
-  'QS_QEP_TRAN_HIST',
-  'QS_QEP_TRAN_EP',
-  'QS_QEP_TRAN_XP',
-  'QS_TEST_PAUSED',
-  'QS_TEST_PROBE_GET',
-  'QS_SIG_DICT',
-  'QS_OBJ_DICT',
-  'QS_FUN_DICT',
-  'QS_USR_DICT',
-  'QS_TARGET_INFO',
-  'QS_TARGET_DONE',
-  'QS_RX_STATUS',
-  'QS_QUERY_DATA',
-  'QS_PEEK_DATA',
-  'QS_ASSERT_FAIL',
-  'QS_QF_RUN',
-  'QS_SEM_TAKE',
-  'QS_SEM_BLOCK',
-  'QS_SEM_SIGNAL',
-  'QS_SEM_BLOCK_ATTEMPT',
-  'QS_MTX_LOCK',
-  'QS_MTX_BLOCK',
-  'QS_MTX_UNLOCK',
-  'QS_MTX_LOCK_ATTEMPT',
-  'QS_MTX_BLOCK_ATTEMPT',
-  'QS_MTX_UNLOCK_ATTEMPT',
-  ...Array.from({ length: 19 }, () => 'QS_RESERVED'),
-]);
-
-/** The names with a QS 8.x target: id 81 is QS_QF_ACTIVE_DEFER_ATTEMPT (spec 12). */
+/** Names of the predefined records 0..99 with a QS 8.x target: QsRecordId's, 82..99 QS_RESERVED (spec 12). */
 export const QS_8X_RECORD_NAMES: readonly string[] = Object.freeze(
-  QS_RECORD_NAMES.map((name, id) => (id === 81 ? 'QS_QF_ACTIVE_DEFER_ATTEMPT' : name)),
+  (() => {
+    const names = new Array<string>(QsRecordId.QS_USER).fill('QS_RESERVED');
+    for (const [name, id] of Object.entries(QsRecordId)) if (id < QsRecordId.QS_USER) names[id] = name;
+    return names;
+  })(),
+);
+
+/** Names of the predefined records 0..99 as QSPY 7.4 names them: id 81 is reserved before QS 8. */
+export const QS_RECORD_NAMES: readonly string[] = Object.freeze(
+  QS_8X_RECORD_NAMES.map((name, id) => (id === QsRecordId.QS_QF_ACTIVE_DEFER_ATTEMPT ? 'QS_RESERVED' : name)),
 );
 
 /** Host -> target (QS-RX) record ids, spec section 10.2. */
