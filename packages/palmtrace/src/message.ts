@@ -1,4 +1,4 @@
-import type { TraceKind } from './protocol.js';
+import { Opcode, type TraceKind } from './protocol.js';
 
 /** Attributes (opcode 1): module id, reserved word (always written 0) and data kind. */
 export interface AttributesParameter {
@@ -27,6 +27,29 @@ export interface TimestampParameter {
   type: 'timestamp';
   timestamp: number;
 }
+/** The 32-bit unsigned parameters; each carries its value under its own type's name. */
+export type Uint32Parameter = ProcessIdParameter | ThreadIdParameter | TimestampParameter;
+
+/** The 32-bit parameters by type: their opcode, and what the spec calls them. */
+export const UINT32_PARAMETERS: Readonly<Record<Uint32Parameter['type'], { opcode: Opcode; name: string }>> =
+  Object.freeze({
+    processId: { opcode: Opcode.ProcessId, name: 'process id' },
+    threadId: { opcode: Opcode.ThreadId, name: 'thread id' },
+    timestamp: { opcode: Opcode.Timestamp, name: 'time stamp' },
+  });
+
+/** The value a 32-bit parameter carries. */
+export function uint32ValueOf(parameter: Uint32Parameter): number {
+  if (parameter.type === 'processId') return parameter.processId;
+  return parameter.type === 'threadId' ? parameter.threadId : parameter.timestamp;
+}
+
+/** The 32-bit parameter of `type` carrying `value`. */
+export function uint32Parameter(type: Uint32Parameter['type'], value: number): Uint32Parameter {
+  if (type === 'processId') return { type, processId: value };
+  return type === 'threadId' ? { type, threadId: value } : { type, timestamp: value };
+}
+
 /**
  * Trace Data (opcode 5): text or bytes, as the kind of the Attributes in force says. The
  * encoder splits data over 65 535 bytes into consecutive Trace Data parameters.

@@ -1,4 +1,4 @@
-import type { DecodedParameter, PalmTraceMessage } from './message.js';
+import { type DecodedParameter, type PalmTraceMessage, type Uint32Parameter, uint32Parameter } from './message.js';
 import type { PalmTraceProblem, PalmTraceProblemAction, PalmTraceProblemCode } from './problem.js';
 import {
   DEFAULT_MAX_MESSAGE_LENGTH,
@@ -374,9 +374,7 @@ export class PalmTraceParser {
     let module = 0;
     let firstModule = -1;
     let indentation: number | null = null;
-    let processId: number | null = null;
-    let threadId: number | null = null;
-    let timestamp: number | null = null;
+    const ids: Pick<PalmTraceMessage, Uint32Parameter['type']> = { processId: null, threadId: null, timestamp: null };
     let dataBytes = 0;
     let at = start + MESSAGE_HEADER_SIZE;
     let endSeen = false;
@@ -433,17 +431,15 @@ export class PalmTraceParser {
           parameters.push({ type: 'indentation', level: indentation });
           break;
         case Opcode.ProcessId:
-          processId = readUint32(buffer, data);
-          parameters.push({ type: 'processId', processId });
-          break;
         case Opcode.ThreadId:
-          threadId = readUint32(buffer, data);
-          parameters.push({ type: 'threadId', threadId });
+        case Opcode.Timestamp: {
+          const type =
+            opcode === Opcode.ProcessId ? 'processId' : opcode === Opcode.ThreadId ? 'threadId' : 'timestamp';
+          const value = readUint32(buffer, data);
+          ids[type] = value;
+          parameters.push(uint32Parameter(type, value));
           break;
-        case Opcode.Timestamp:
-          timestamp = readUint32(buffer, data);
-          parameters.push({ type: 'timestamp', timestamp });
-          break;
+        }
         case Opcode.TraceData:
           if (kind < 0) {
             return this.reject(
@@ -512,9 +508,7 @@ export class PalmTraceParser {
       kind: binary ? TraceKind.Binary : lineBreak ? TraceKind.TextLine : TraceKind.Text,
       lineBreak,
       indentation,
-      processId,
-      threadId,
-      timestamp,
+      ...ids,
       data: joined,
       text,
       parameters,

@@ -1,4 +1,4 @@
-import type { PalmTraceParameter } from './message.js';
+import { type PalmTraceParameter, UINT32_PARAMETERS, uint32ValueOf } from './message.js';
 import {
   FIRST_VENDOR_OPCODE,
   MAX_PARAMETER_DATA,
@@ -60,13 +60,9 @@ function checkMessage(parameters: readonly PalmTraceParameter[]): void {
         checkUint(parameter.level, 8, 'indentation level');
         break;
       case 'processId':
-        checkUint(parameter.processId, 32, 'process id');
-        break;
       case 'threadId':
-        checkUint(parameter.threadId, 32, 'thread id');
-        break;
       case 'timestamp':
-        checkUint(parameter.timestamp, 32, 'time stamp');
+        checkUint(uint32ValueOf(parameter), 32, UINT32_PARAMETERS[parameter.type].name);
         break;
       case 'traceData':
         if (!attributesSeen) throw new RangeError('PalmTrace Trace Data must follow an Attributes parameter');
@@ -162,18 +158,10 @@ export function encodeMessage(parameters: readonly PalmTraceParameter[]): Uint8A
         out[at++] = parameter.level;
         break;
       case 'processId':
-        at = writeParameterHeader(out, at, Opcode.ProcessId, 4);
-        writeUint32(out, at, parameter.processId);
-        at += 4;
-        break;
       case 'threadId':
-        at = writeParameterHeader(out, at, Opcode.ThreadId, 4);
-        writeUint32(out, at, parameter.threadId);
-        at += 4;
-        break;
       case 'timestamp':
-        at = writeParameterHeader(out, at, Opcode.Timestamp, 4);
-        writeUint32(out, at, parameter.timestamp);
+        at = writeParameterHeader(out, at, UINT32_PARAMETERS[parameter.type].opcode, 4);
+        writeUint32(out, at, uint32ValueOf(parameter));
         at += 4;
         break;
       case 'traceData': {

@@ -11,30 +11,31 @@ export const DEFAULT_TEXT_ENCODING: PalmTextEncoding = 'windows-1252';
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8');
 
+interface TextCodec {
+  encode(text: string): Uint8Array;
+  decode(bytes: Uint8Array): string;
+}
+
+/** Each encoding's way there and back. */
+const CODECS: Readonly<Record<PalmTextEncoding, TextCodec>> = {
+  'windows-1252': { encode: (text) => encodeWindows1252(text), decode: decodeWindows1252 },
+  latin1: { encode: (text) => encodeLatin1(text), decode: decodeLatin1 },
+  'utf-8': { encode: (text) => utf8Encoder.encode(text), decode: (bytes) => utf8Decoder.decode(bytes) },
+};
+
+function codecOf(encoding: PalmTextEncoding): TextCodec {
+  if (!Object.hasOwn(CODECS, encoding)) {
+    throw new RangeError(`unknown PalmTrace text encoding ${JSON.stringify(encoding)}`);
+  }
+  return CODECS[encoding];
+}
+
 /** Text → bytes; characters the encoding cannot hold become `?` (UTF-8 holds them all). */
 export function encodeText(text: string, encoding: PalmTextEncoding = DEFAULT_TEXT_ENCODING): Uint8Array {
-  switch (encoding) {
-    case 'windows-1252':
-      return encodeWindows1252(text);
-    case 'latin1':
-      return encodeLatin1(text);
-    case 'utf-8':
-      return utf8Encoder.encode(text);
-    default:
-      throw new RangeError(`unknown PalmTrace text encoding ${JSON.stringify(encoding)}`);
-  }
+  return codecOf(encoding).encode(text);
 }
 
 /** Bytes → text; never fails (malformed UTF-8 becomes U+FFFD). */
 export function decodeText(bytes: Uint8Array, encoding: PalmTextEncoding = DEFAULT_TEXT_ENCODING): string {
-  switch (encoding) {
-    case 'windows-1252':
-      return decodeWindows1252(bytes);
-    case 'latin1':
-      return decodeLatin1(bytes);
-    case 'utf-8':
-      return utf8Decoder.decode(bytes);
-    default:
-      throw new RangeError(`unknown PalmTrace text encoding ${JSON.stringify(encoding)}`);
-  }
+  return codecOf(encoding).decode(bytes);
 }

@@ -40,6 +40,16 @@ export function windows1252ByteOf(codePoint: number): number {
  * longer than `text.length`.
  */
 export function encodeWindows1252(text: string, replacement = UNMAPPABLE_REPLACEMENT): Uint8Array {
+  return encodeByCodePoint(text, windows1252ByteOf, replacement);
+}
+
+/** Encodes `text` as ISO-8859-1: code points above 0xFF become one `replacement` byte each. */
+export function encodeLatin1(text: string, replacement = UNMAPPABLE_REPLACEMENT): Uint8Array {
+  return encodeByCodePoint(text, (codePoint) => (codePoint <= 0xff ? codePoint : -1), replacement);
+}
+
+/** One byte per code point of `text`: its `byteOf`, or `replacement` where that is -1. */
+function encodeByCodePoint(text: string, byteOf: (codePoint: number) => number, replacement: number): Uint8Array {
   const out = new Uint8Array(text.length);
   let length = 0;
   for (let i = 0; i < text.length; i++) {
@@ -51,23 +61,8 @@ export function encodeWindows1252(text: string, replacement = UNMAPPABLE_REPLACE
         i++;
       }
     }
-    const byte = windows1252ByteOf(codePoint);
+    const byte = byteOf(codePoint);
     out[length++] = byte < 0 ? replacement : byte;
-  }
-  return length === out.length ? out : out.subarray(0, length);
-}
-
-/** Encodes `text` as ISO-8859-1: code points above 0xFF become one `replacement` byte each. */
-export function encodeLatin1(text: string, replacement = UNMAPPABLE_REPLACEMENT): Uint8Array {
-  const out = new Uint8Array(text.length);
-  let length = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) i++;
-    }
-    out[length++] = unit <= 0xff ? unit : replacement;
   }
   return length === out.length ? out : out.subarray(0, length);
 }
