@@ -23,7 +23,10 @@ const apps = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api', 'cli'];
 const alias = [
   { find: '@tracehub/tests/support', replacement: `${root}tests/support/index.ts` },
   // Subpaths of contracts without the TypeBox schema (see its package.json exports).
-  { find: /^@tracehub\/contracts\/(decoded-record|names)$/, replacement: `${root}packages/contracts/src/$1.ts` },
+  {
+    find: /^@tracehub\/contracts\/(decoded-record|names|export-formats|record-names)$/,
+    replacement: `${root}packages/contracts/src/$1.ts`,
+  },
   ...packages.map((p) => ({ find: new RegExp(`^@tracehub/${p}$`), replacement: `${root}packages/${p}/src/index.ts` })),
   ...apps.map((a) => ({ find: new RegExp(`^@tracehub/${a}$`), replacement: `${root}apps/${a}/src/index.ts` })),
 ];

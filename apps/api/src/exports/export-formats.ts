@@ -1,11 +1,11 @@
 import { TextLineBatch, type TraceRecord, textEncodingOf } from '@tracehub/contracts';
+import type { ExportFormat } from '@tracehub/contracts/export-formats';
 import { type Database, type RecordRow, rowToTraceRecord, sessionLinkChunks } from '@tracehub/db';
 import { escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { perfettoChunks } from './perfetto.js';
 
-export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+export { EXPORT_FORMATS, type ExportFormat } from '@tracehub/contracts/export-formats';
 
 export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   // QS lines are qspy's Latin-1 bytes, STP lines UTF-8: no one charset names both.
