@@ -100,7 +100,7 @@ beforeAll(async () => {
   dashboard = await serveDashboard('dashboard-dist-big-timeline', backends, { height: 900 });
   page = dashboard.page;
   // The dashboard's code is loaded (and the token kept) before anything is timed.
-  await page.goto(`${dashboard.base}/?token=${READ_TOKEN}#/sessions`);
+  await dashboard.signIn(READ_TOKEN, '/sessions');
   await page.locator(`#sessions tr[data-session="${session}"]`).waitFor();
 }, 120_000);
 

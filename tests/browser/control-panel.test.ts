@@ -21,7 +21,6 @@ let fe: Socket;
 const fromPort: Buffer[] = [];
 let dashboard: ServedDashboard;
 let page: Page;
-let base: string;
 
 beforeAll(async () => {
   backends = await controlBackends('panel', 'rig4', 'uart1');
@@ -42,7 +41,7 @@ beforeAll(async () => {
     { db, bus },
     { height: 1000, settings: { controlTimeoutMs: 2000 } },
   );
-  ({ base, page } = dashboard);
+  ({ page } = dashboard);
 
   // A QUTest-style front-end holds the link's UDP port (text channel only).
   fe = createSocket('udp4');
@@ -58,9 +57,7 @@ afterAll(async () => {
   await backends?.close();
 });
 
-async function openLink(id: number, token: string): Promise<void> {
-  await page.goto(`${base}/?token=${token}#/link/${id}`);
-}
+const openLink = (id: number, token: string) => dashboard.signIn(token, `/link/${id}`);
 
 describe('control panel in Chromium', () => {
   it('sends commands and shows each with the target answer to it, a Trg-ERR as an error', async () => {
@@ -116,25 +113,22 @@ describe('control panel in Chromium', () => {
 
   it('says what is wrong with a field, in one sentence under the form, and sends nothing', async () => {
     const before = scripted.received.length;
+    /** Fills one field of a command's form, submits it, and reads the problem said under the form. */
+    const problemWith = async (command: string, field: string, value: string) => {
+      const form = page.locator(`form[data-command=${command}]`);
+      await form.locator(`input[name=${field}]`).fill(value);
+      await form.locator('button').click();
+      const problem = form.locator('ul.field-problems li');
+      await problem.waitFor();
+      return problem.textContent();
+    };
     const peek = page.locator('form[data-command=peek]');
-    await peek.locator('input[name=offset]').fill('70000');
-    await peek.locator('button').click();
-    const problem = peek.locator('ul.field-problems li');
-    await problem.waitFor();
-    expect(await problem.textContent()).toBe('Offset must be at most 65535.');
+    expect(await problemWith('peek', 'offset', '70000')).toBe('Offset must be at most 65535.');
     expect(await peek.locator('input[name=offset]').getAttribute('aria-invalid')).toBe('true');
-    const poke = page.locator('form[data-command=poke]');
-    await poke.locator('input[name=items]').fill('1, 300');
-    await poke.locator('button').click();
-    await poke.locator('ul.field-problems li').waitFor();
-    expect(await poke.locator('ul.field-problems li').textContent()).toBe(
+    expect(await problemWith('poke', 'items', '1, 300')).toBe(
       "Items (item 2): 300 is out of range: 0..255 (the target's items are 1 byte).",
     );
-    const current = page.locator('form[data-command=currentObject]');
-    await current.locator('input[name=object]').fill('nope');
-    await current.locator('button').click();
-    await current.locator('ul.field-problems li').waitFor();
-    expect(await current.locator('ul.field-problems li').textContent()).toBe(
+    expect(await problemWith('currentObject', 'object', 'nope')).toBe(
       "Object: No object named 'nope' in the link's dictionaries (give its address).",
     );
     expect(await page.locator('#command-history tbody tr').count()).toBe(2);

@@ -1,28 +1,26 @@
 import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { App } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { addSessionCounts, type Database, insertRecordsJson, upsertLink, upsertSession } from '@tracehub/db';
-import { fixturePath, qspySequence, recordBatchOf } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
+import { fixturePath, qspySequence } from '@tracehub/tests/support';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import { offlineDecode } from '../pipeline/harness.js';
+import { publishLive } from '../support/publish-live.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
-import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
+import { storeRecordBatches, storeSessionStart } from '../support/stored-session.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
+let dashboard: DashboardOnBackends;
 let app: App;
-let dashboard: ServedDashboard;
 let page: Page;
 let base: string;
 let dpp: StoredFixture;
 let stp: TraceRecord[];
+
+const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
+const S = 1_000_000_000n;
 
 /** The text of a file the page offered for download. */
 async function readDownload(download: Download): Promise<string> {
@@ -33,47 +31,32 @@ async function readDownload(download: Download): Promise<string> {
 }
 
 beforeAll(async () => {
-  backends = await testBackends('browser');
-  ({ db, bus } = backends);
-  dpp = await storeQsFixture(db, 'dpp_qv', {
-    rig: 'rig17',
-    link: 'uart0',
-    session: 's-dpp',
-    startNs: 1_764_000_000_000_000_000n,
+  dashboard = await dashboardOnFreshBackends('browser', {
+    folder: 'dashboard-dist',
+    height: 900,
+    settings: { liveQueueRecords: 20_000 },
+    seed: async ({ db }) => {
+      dpp = await storeQsFixture(db, 'dpp_qv', { rig: 'rig17', link: 'uart0', session: 's-dpp', startNs: T0 });
+      await storeQsFixture(db, 'defer', { rig: 'rig4', link: 'uart2', session: 's-defer', startNs: T0 + 100n * S });
+      // An STP link: a real capture as `tracehub decode` decodes it, stored as storage stores it.
+      const place = { rig: 'rig8', link: 'stp0', session: 's-stp', startNs: T0 + 200n * S };
+      stp = (await offlineDecode(fixturePath('stp', 'coresight_stm_only.stp'), 'stp')).map((r) => ({
+        ...r,
+        rig: place.rig,
+        link: place.link,
+        session: place.session,
+        hostNs: String(place.startNs),
+      }));
+      await storeSessionStart(db, place, 'stp');
+      await storeRecordBatches(db, stp);
+    },
   });
-  await storeQsFixture(db, 'defer', {
-    rig: 'rig4',
-    link: 'uart2',
-    session: 's-defer',
-    startNs: 1_764_000_100_000_000_000n,
-  });
-  // An STP link: a real capture as `tracehub decode` decodes it, stored as storage stores it.
-  const startedAt = new Date(Number(1_764_000_200_000_000_000n / 1_000_000n));
-  stp = (await offlineDecode(fixturePath('stp', 'coresight_stm_only.stp'), 'stp')).map((r) => ({
-    ...r,
-    rig: 'rig8',
-    link: 'stp0',
-    session: 's-stp',
-    hostNs: '1764000200000000000',
-  }));
-  await upsertLink(db, { rig: 'rig8', name: 'stp0', protocol: 'stp' });
-  await upsertSession(db, { id: 's-stp', rig: 'rig8', link: 'stp0', protocol: 'stp', startedAt });
-  const { sessions } = await insertRecordsJson(db, Buffer.from(JSON.stringify(stp)));
-  for (const { session, counts } of sessions) await addSessionCounts(db, session, counts);
-  dashboard = await serveDashboard(
-    'dashboard-dist',
-    { db, bus },
-    { height: 900, settings: { liveQueueRecords: 20_000 } },
-  );
   ({ app, base, page } = dashboard);
   // The token arrives once in the URL and stays in localStorage.
-  await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
+  await dashboard.signIn(READ_TOKEN, '/fleet');
 });
 
-afterAll(async () => {
-  await dashboard?.close();
-  await backends?.close();
-});
+afterAll(() => dashboard?.close());
 
 describe('dashboard in Chromium', () => {
   it('shows the fleet: every rig and link with its counts', async () => {
@@ -101,7 +84,7 @@ describe('dashboard in Chromium', () => {
         session: 'live',
         seq: b * 500 + i,
       }));
-      bus.nc.publish(bus.names.recSubject('qs', 'rig5', 'uart0'), JSON.stringify(recordBatchOf(records, b)));
+      publishLive(dashboard.backends.bus, records, b);
     }
     await page.locator('#live-count', { hasText: `${total} records` }).waitFor({ timeout: 15_000 });
     // Only the rows in view exist in the DOM.

@@ -2,88 +2,69 @@
 // process whose tcp-listen link has a target connected (and a second one refused): the
 // connection panel, the settings form taking values as `tracehub link set` does, and the
 // settings in use for the latest session with what the link address laid over them.
-
 import net from 'node:net';
 import { join } from 'node:path';
-import type { Bus } from '@tracehub/bus';
 import { StpLinkSettingsSchema } from '@tracehub/contracts';
-import {
-  type Database,
-  getLinkByName,
-  setLinkSettings,
-  setSessionLinkSettings,
-  upsertLink,
-  upsertSession,
-} from '@tracehub/db';
+import { getLinkByName, setLinkSettings, setSessionLinkSettings, upsertLink, upsertSession } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
-import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN } from '../api/fixture-data.js';
-import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
+import { connectTarget } from '../support/tcp-target.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
 let gateway: Gateway;
-let dashboard: ServedDashboard;
+let dashboard: DashboardOnBackends;
 let page: Page;
-let base: string;
 let stpLinkId: number;
 let unservedLinkId: number;
 let target: net.Socket;
 
 beforeAll(async () => {
-  backends = await testBackends('linkpage', { topology: true });
-  ({ db, bus } = backends);
+  dashboard = await dashboardOnFreshBackends('linkpage', {
+    folder: 'dashboard-dist-link-page',
+    height: 1000,
+    settings: { controlTimeoutMs: 2000 },
+    topology: true,
+    seed: async ({ db, bus }) => {
+      // The link's latest session: stored settings from before it, and the gateway's address
+      // (`?maxPauseMs=20&start=hot_plug`) over them.
+      stpLinkId = await upsertLink(db, { rig: 'rigB', name: 'stm0', protocol: 'stp' });
+      await setLinkSettings(db, {
+        linkId: stpLinkId,
+        settings: { output: 'ost', maxPauseMs: 50 },
+        changedBy: 'lab@bench',
+        via: 'cli',
+        applies: 'next-session',
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      await upsertSession(db, { id: 's-stm0-1', rig: 'rigB', link: 'stm0', protocol: 'stp', startedAt: new Date() });
+      await setSessionLinkSettings(db, 's-stm0-1', { maxPauseMs: 20, start: 'hot_plug' });
+      unservedLinkId = await upsertLink(db, { rig: 'rigB', name: 'uart9', protocol: 'qs' });
 
-  // The link's latest session: stored settings from before it, and the gateway's address
-  // (`?maxPauseMs=20&start=hot_plug`) over them.
-  stpLinkId = await upsertLink(db, { rig: 'rigB', name: 'stm0', protocol: 'stp' });
-  await setLinkSettings(db, {
-    linkId: stpLinkId,
-    settings: { output: 'ost', maxPauseMs: 50 },
-    changedBy: 'lab@bench',
-    via: 'cli',
-    applies: 'next-session',
+      const source = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'refuse' });
+      gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'rigB', link: 'stm0' }, source, flushMs: 5 });
+      await gateway.start();
+      target = await connectTarget(source.boundPort);
+      target.write(Buffer.from([0xf0, 0x00]));
+      // A second target while the first streams: refused, and counted.
+      const second = net.connect(source.boundPort, '127.0.0.1');
+      second.on('error', () => {});
+      await new Promise((r) => second.once('close', r));
+    },
   });
-  await new Promise((r) => setTimeout(r, 50));
-  await upsertSession(db, { id: 's-stm0-1', rig: 'rigB', link: 'stm0', protocol: 'stp', startedAt: new Date() });
-  await setSessionLinkSettings(db, 's-stm0-1', { maxPauseMs: 20, start: 'hot_plug' });
-  unservedLinkId = await upsertLink(db, { rig: 'rigB', name: 'uart9', protocol: 'qs' });
-
-  const source = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'refuse' });
-  gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'rigB', link: 'stm0' }, source, flushMs: 5 });
-  await gateway.start();
-  target = await new Promise<net.Socket>((resolve, reject) => {
-    const s = net.connect(source.boundPort, '127.0.0.1', () => resolve(s));
-    s.once('error', reject);
-  });
-  target.write(Buffer.from([0xf0, 0x00]));
-  // A second target while the first streams: refused, and counted.
-  const second = net.connect(source.boundPort, '127.0.0.1');
-  second.on('error', () => {});
-  await new Promise((r) => second.once('close', r));
-
-  dashboard = await serveDashboard(
-    'dashboard-dist-link-page',
-    { db, bus },
-    { height: 1000, settings: { controlTimeoutMs: 2000 } },
-  );
-  ({ base, page } = dashboard);
+  ({ page } = dashboard);
 });
 
 afterAll(async () => {
-  await dashboard?.close();
   target?.destroy();
   await gateway?.stop(1000);
-  await backends?.close();
+  await dashboard?.close();
 });
 
 describe("an STP link's page in Chromium", () => {
   it('shows the connected target, since when, the tcp-listen policy and the refused connection', async () => {
-    await page.goto(`${base}/?token=${CONTROL_TOKEN}#/link/${stpLinkId}`);
+    await dashboard.signIn(CONTROL_TOKEN, `/link/${stpLinkId}`);
     const address = `127.0.0.1:${target.localPort}`;
     await page.locator('#link-connection tr[data-key=target] td', { hasText: address }).waitFor();
     const row = (key: string) => page.locator(`#link-connection tr[data-key="${key}"] td`).textContent();
@@ -118,7 +99,7 @@ describe("an STP link's page in Chromium", () => {
     await page.click('#settings-form button');
     await page.locator('#settings-table tr[data-key=version] td', { hasText: '1' }).waitFor();
     expect(await page.locator('#settings-problem').isHidden()).toBe(true);
-    expect((await getLinkByName(db, 'rigB', 'stm0'))?.settings).toEqual({
+    expect((await getLinkByName(dashboard.backends.db, 'rigB', 'stm0'))?.settings).toEqual({
       output: 'ost',
       maxPauseMs: 50,
       littleEndianMasters: [17, 18],
@@ -131,7 +112,7 @@ describe("an STP link's page in Chromium", () => {
   });
 
   it('says no gateway serves a link nothing answers for', async () => {
-    await page.goto(`${base}/?token=${CONTROL_TOKEN}#/link/${unservedLinkId}`);
+    await dashboard.signIn(CONTROL_TOKEN, `/link/${unservedLinkId}`);
     await page.locator('#connection-notice', { hasText: 'No gateway serves this link' }).waitFor();
   });
 });

@@ -18,13 +18,12 @@ let backends: ControlBackends;
 let app: App;
 let dashboard: ServedDashboard;
 let page: Page;
-let base: string;
 
 beforeAll(async () => {
   backends = await controlBackends('linksettings', 'rig5', 'uart0');
   const { db, bus } = backends;
   dashboard = await serveDashboard('dashboard-dist-settings', { db, bus }, { height: 1000 });
-  ({ app, base, page } = dashboard);
+  ({ app, page } = dashboard);
 });
 
 afterAll(async () => {
@@ -34,7 +33,7 @@ afterAll(async () => {
 
 describe("a link's settings in Chromium", () => {
   it('changes a setting, keeps who changed it, and takes and saves qspy .dic files', async () => {
-    await page.goto(`${base}/?token=${CONTROL_TOKEN}#/link/${backends.stored.linkId}`);
+    await dashboard.signIn(CONTROL_TOKEN, `/link/${backends.stored.linkId}`);
     await page.locator('#settings-table td', { hasText: 'No settings' }).waitFor();
     expect(await page.locator('#settings-history td').first().textContent()).toBe('Never changed.');
 
@@ -79,7 +78,7 @@ describe("a link's settings in Chromium", () => {
   });
 
   it('shows the settings to a read-only token and says why it cannot change them', async () => {
-    await page.goto(`${base}/?token=${READ_TOKEN}#/link/${backends.stored.linkId}`);
+    await dashboard.signIn(READ_TOKEN, `/link/${backends.stored.linkId}`);
     await page.locator('#settings-table tr[data-key=objPtrSize]').waitFor();
     await page.fill('#settings-form [name=name]', 'sigSize');
     await page.fill('#settings-form [name=value]', '1');

@@ -4,18 +4,14 @@
 // Block summaries with chosen counts are stored; what each plot should draw is worked out from
 // them (`expectedRates`) and compared with the data the page handed uPlot, not with pixels.
 import { join } from 'node:path';
-import { type Database, upsertLink } from '@tracehub/db';
-import type { Kysely } from 'kysely';
+import { upsertLink } from '@tracehub/db';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { type BlockSummary, expectedRates, storeBlockSummaries } from '../support/block-summaries.js';
-import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let dashboard: ServedDashboard;
+let dashboard: DashboardOnBackends;
 let page: Page;
 let base: string;
 let uart0Id: number;
@@ -43,39 +39,40 @@ async function drawnPlot(id: string): Promise<DrawnPlot> {
 }
 
 beforeAll(async () => {
-  backends = await testBackends('rateplots');
-  db = backends.db;
-  uart0Id = await upsertLink(db, { rig: 'rig1', name: 'uart0', protocol: 'qs' });
-  await upsertLink(db, { rig: 'rig1', name: 'uart1', protocol: 'qs' });
-  await upsertLink(db, { rig: 'rig2', name: 'stm0', protocol: 'stp' });
-  // uart0: 50 minutes at 20 records/s, one minute block after another, then a burst of
-  // 200 records/s with errors and gaps; uart1: 5 records/s; stm0: 40 records/s for 20 minutes.
-  for (let m = 55n; m > 5n; m--) {
-    const lo = NOW - m * MINUTE;
-    const burst = m <= 20n && m > 15n;
-    blocks.push({
-      rig: 'rig1',
-      link: 'uart0',
-      lo,
-      hi: lo + MINUTE - 1n,
-      records: burst ? 12_000 : 1200,
-      errors: burst ? 30 : m % 10n === 0n ? 2 : 0,
-      gaps: burst ? 6 : 0,
-    });
-    blocks.push({ rig: 'rig1', link: 'uart1', lo, hi: lo + MINUTE - 1n, records: 300, errors: 0, gaps: 0 });
-    if (m <= 30n && m > 10n)
-      blocks.push({ rig: 'rig2', link: 'stm0', lo, hi: lo + MINUTE - 1n, records: 2400, errors: 0, gaps: 0 });
-  }
-  await storeBlockSummaries(db, blocks);
-  dashboard = await serveDashboard('dashboard-dist-rate-plots', backends, { height: 900 });
+  dashboard = await dashboardOnFreshBackends('rateplots', {
+    folder: 'dashboard-dist-rate-plots',
+    height: 900,
+    seed: async ({ db }) => {
+      uart0Id = await upsertLink(db, { rig: 'rig1', name: 'uart0', protocol: 'qs' });
+      await upsertLink(db, { rig: 'rig1', name: 'uart1', protocol: 'qs' });
+      await upsertLink(db, { rig: 'rig2', name: 'stm0', protocol: 'stp' });
+      // uart0: 50 minutes at 20 records/s, one minute block after another, then a burst of
+      // 200 records/s with errors and gaps; uart1: 5 records/s; stm0: 40 records/s for 20 minutes.
+      for (let m = 55n; m > 5n; m--) {
+        const lo = NOW - m * MINUTE;
+        const burst = m <= 20n && m > 15n;
+        blocks.push({
+          rig: 'rig1',
+          link: 'uart0',
+          lo,
+          hi: lo + MINUTE - 1n,
+          records: burst ? 12_000 : 1200,
+          errors: burst ? 30 : m % 10n === 0n ? 2 : 0,
+          gaps: burst ? 6 : 0,
+        });
+        blocks.push({ rig: 'rig1', link: 'uart1', lo, hi: lo + MINUTE - 1n, records: 300, errors: 0, gaps: 0 });
+        if (m <= 30n && m > 10n)
+          blocks.push({ rig: 'rig2', link: 'stm0', lo, hi: lo + MINUTE - 1n, records: 2400, errors: 0, gaps: 0 });
+      }
+      await storeBlockSummaries(db, blocks);
+    },
+  });
   ({ base, page } = dashboard);
-  await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
+  // The token arrives once in the URL and stays in localStorage.
+  await dashboard.signIn(READ_TOKEN, '/fleet');
 });
 
-afterAll(async () => {
-  await dashboard?.close();
-  await backends?.close();
-});
+afterAll(() => dashboard?.close());
 
 describe('plots of records/s, errors and gaps', () => {
   it('plots every link’s records/s over the last hour on the fleet page', async () => {

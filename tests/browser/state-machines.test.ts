@@ -2,42 +2,35 @@
 // stored as storage stores them; what the page must show is counted from the reference qspy's
 // text of each capture.
 import { join } from 'node:path';
-import type { Bus } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
-import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ExpectedMachine, qspyStateMachines } from '../support/qspy-state-machines.js';
-import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
 
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let dashboard: ServedDashboard;
+let dashboard: DashboardOnBackends;
 let page: Page;
 let base: string;
 
 beforeAll(async () => {
-  backends = await testBackends('statesweb');
-  ({ db, bus } = backends);
-  await storeQsFixture(db, 'dpp_qv', { rig: 'rig1', link: 'uart0', session: 's-dpp', startNs: T0 });
-  await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart1', session: 's-defer', startNs: T0 });
-  await storeQsFixture(db, 'fmt_v64', { rig: 'rig1', link: 'uart2', session: 's-v64', startNs: T0 });
-  dashboard = await serveDashboard('dashboard-dist-states', { db, bus }, { height: 1000 });
+  dashboard = await dashboardOnFreshBackends('statesweb', {
+    folder: 'dashboard-dist-states',
+    height: 1000,
+    seed: async ({ db }) => {
+      await storeQsFixture(db, 'dpp_qv', { rig: 'rig1', link: 'uart0', session: 's-dpp', startNs: T0 });
+      await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart1', session: 's-defer', startNs: T0 });
+      await storeQsFixture(db, 'fmt_v64', { rig: 'rig1', link: 'uart2', session: 's-v64', startNs: T0 });
+    },
+  });
   ({ base, page } = dashboard);
   // The token arrives once in the URL and stays in localStorage.
-  await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
+  await dashboard.signIn(READ_TOKEN, '/fleet');
 });
 
-afterAll(async () => {
-  await dashboard?.close();
-  await backends?.close();
-});
+afterAll(() => dashboard?.close());
 
 const machineOf = (fixture: string, obj: string): ExpectedMachine => {
   const m = qspyStateMachines(fixture).find((x) => x.obj === obj);

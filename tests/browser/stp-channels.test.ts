@@ -1,43 +1,42 @@
 import { join } from 'node:path';
-import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import type { Database, SessionChannels } from '@tracehub/db';
-import type { Kysely } from 'kysely';
+import type { SessionChannels } from '@tracehub/db';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
-import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
+import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
 import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
-import { type TestBackends, testBackends } from '../support/test-backends.js';
 
 const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 
-let backends: TestBackends;
-let db: Kysely<Database>;
-let bus: Bus;
-let dashboard: ServedDashboard;
+let dashboard: DashboardOnBackends;
 let page: Page;
 let base: string;
 let issue27: TraceRecord[];
 let gerr: TraceRecord[];
 
 beforeAll(async () => {
-  backends = await testBackends('channelsweb');
-  ({ db, bus } = backends);
-  issue27 = await storeStpFixture(db, 'coresight_issue27', { rig: 'rig1', link: 'stm0', session: 's-27', startNs: T0 });
-  gerr = await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm1', session: 's-gerr', startNs: T0 });
-  await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart0', session: 's-qs', startNs: T0 });
-  dashboard = await serveDashboard('dashboard-dist-channels', { db, bus }, { height: 900 });
+  dashboard = await dashboardOnFreshBackends('channelsweb', {
+    folder: 'dashboard-dist-channels',
+    height: 900,
+    seed: async ({ db }) => {
+      issue27 = await storeStpFixture(db, 'coresight_issue27', {
+        rig: 'rig1',
+        link: 'stm0',
+        session: 's-27',
+        startNs: T0,
+      });
+      gerr = await storeStpFixture(db, 'v2_gerr', { rig: 'rig1', link: 'stm1', session: 's-gerr', startNs: T0 });
+      await storeQsFixture(db, 'defer', { rig: 'rig1', link: 'uart0', session: 's-qs', startNs: T0 });
+    },
+  });
   ({ base, page } = dashboard);
   // The token arrives once in the URL and stays in localStorage.
-  await page.goto(`${base}/?token=${READ_TOKEN}#/fleet`);
+  await dashboard.signIn(READ_TOKEN, '/fleet');
 });
 
-afterAll(async () => {
-  await dashboard?.close();
-  await backends?.close();
-});
+afterAll(() => dashboard?.close());
 
 /** Checks every master, channel and error the page shows against what was expected. */
 async function expectTree(expected: SessionChannels) {

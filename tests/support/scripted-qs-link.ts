@@ -7,7 +7,7 @@ import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { type StoredFixture, storeQsFixture } from './qs-fixture-session.js';
-import { testBackends } from './test-backends.js';
+import { onTestBackends } from './test-backends.js';
 
 export interface ScriptedQsLink {
   gateway: Gateway;
@@ -74,23 +74,15 @@ export interface ControlBackends {
  * dpp_qv, and a gateway serving that link with a scripted target (`startScriptedQsLink`).
  */
 export async function controlBackends(label: string, rig: string, link: string): Promise<ControlBackends> {
-  const backends = await testBackends(label, { topology: true });
-  const { db, bus } = backends;
-  const stored = await storeQsFixture(db, 'dpp_qv', {
-    rig,
-    link,
-    session: `s-${label}`,
-    startNs: 1_764_000_000_000_000_000n,
+  const { backends, stored, served, close } = await onTestBackends(label, { topology: true }, async ({ db, bus }) => {
+    const stored = await storeQsFixture(db, 'dpp_qv', {
+      rig,
+      link,
+      session: `s-${label}`,
+      startNs: 1_764_000_000_000_000_000n,
+    });
+    const served = await startScriptedQsLink(bus, rig, link);
+    return { stored, served, close: () => served.stop() };
   });
-  const served = await startScriptedQsLink(bus, rig, link);
-  return {
-    db,
-    bus,
-    stored,
-    link: served,
-    close: async () => {
-      await served.stop();
-      await backends.close();
-    },
-  };
+  return { db: backends.db, bus: backends.bus, stored, link: served, close };
 }

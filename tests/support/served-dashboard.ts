@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { testApiSettings } from '../api/fixture-data.js';
 import { buildDashboard, launchChromium, type TestBrowser } from './chromium.js';
 import { repoRoot } from './index.js';
+import { onTestBackends, type TestBackends } from './test-backends.js';
 
 /** Where the browser tests keep their screenshots. */
 export const screenshotsDir = join(repoRoot, 'test-output', 'browser');
@@ -21,6 +22,8 @@ export interface ServedDashboard {
   base: string;
   chrome: TestBrowser;
   page: Page;
+  /** Opens the dashboard at `#<hash>` with `token` in the URL (the page keeps it in localStorage). */
+  signIn(token: string, hash: string): Promise<void>;
   /** Closes Chromium, then the api. */
   close(): Promise<void>;
 }
@@ -50,9 +53,35 @@ export async function serveDashboard(
     base,
     chrome,
     page: chrome.page,
+    signIn: async (token, hash) => {
+      await chrome.page.goto(`${base}/?token=${token}#${hash}`);
+    },
     close: async () => {
       await chrome.close();
       await app.close();
     },
   };
+}
+
+export type DashboardOnBackends = ServedDashboard & { backends: TestBackends };
+
+/**
+ * The world of a dashboard test: `testBackends(label)` (with topology if asked), `seed` run on
+ * them, then the dashboard served on them (`serveDashboard(folder, ...)`); `close()` closes
+ * Chromium, the api, then the backends.
+ */
+export function dashboardOnFreshBackends(
+  label: string,
+  options: {
+    folder: string;
+    height: number;
+    settings?: Partial<ApiSettings>;
+    topology?: boolean;
+    seed?: (backends: TestBackends) => Promise<void>;
+  },
+): Promise<DashboardOnBackends> {
+  return onTestBackends(label, { topology: options.topology }, async (backends) => {
+    await options.seed?.(backends);
+    return serveDashboard(options.folder, backends, options);
+  });
 }

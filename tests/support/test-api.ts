@@ -1,9 +1,8 @@
 // The api as the api and PalmTrace tests call it (`app.inject`, or on a port they listen on):
 // built on a database and a bus of the test file's own, with the test settings.
 import { type ApiSettings, type App, buildApp } from '@tracehub/api';
-import type { CreateDbOptions } from '@tracehub/db';
 import { testApiSettings } from '../api/fixture-data.js';
-import { type TestBackends, testBackends } from './test-backends.js';
+import { onTestBackends, type TestBackends, type TestBackendsOptions } from './test-backends.js';
 
 export interface TestApi extends TestBackends {
   app: App;
@@ -16,25 +15,14 @@ export interface TestApi extends TestBackends {
  */
 export async function testApi(
   label: string,
-  options: { topology?: boolean; db?: CreateDbOptions; settings?: Partial<ApiSettings> } = {},
+  options: TestBackendsOptions & { settings?: Partial<ApiSettings> } = {},
 ): Promise<TestApi> {
-  const backends = await testBackends(label, options);
-  try {
-    const app = await buildApp({ db: backends.db, bus: backends.bus, settings: testApiSettings(options.settings) });
+  const { backends, app, close } = await onTestBackends(label, options, async ({ db, bus }) => {
+    const app = await buildApp({ db, bus, settings: testApiSettings(options.settings) });
     await app.ready();
-    return {
-      ...backends,
-      app,
-      close: async () => {
-        await app.close();
-        await backends.close();
-      },
-    };
-  } catch (err) {
-    // The test's afterAll has nothing to close yet.
-    await backends.close();
-    throw err;
-  }
+    return { app, close: () => app.close() };
+  });
+  return { ...backends, app, close };
 }
 
 /** Runs `use` on a second api on the same database and bus with other settings, then closes it. */

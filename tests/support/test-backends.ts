@@ -13,14 +13,16 @@ export interface TestBackends {
   close(): Promise<void>;
 }
 
+export interface TestBackendsOptions {
+  topology?: boolean;
+  db?: CreateDbOptions;
+}
+
 /**
  * A fresh database named after `label`, migrated, and a bus on a prefix of its own (with its
  * streams and buckets when `topology` is set: gateways and control need them).
  */
-export async function testBackends(
-  label: string,
-  options: { topology?: boolean; db?: CreateDbOptions } = {},
-): Promise<TestBackends> {
+export async function testBackends(label: string, options: TestBackendsOptions = {}): Promise<TestBackends> {
   const fresh = await freshDatabase(label);
   const db = createDb(fresh.url, options.db);
   await migrateToLatest(db);
@@ -35,6 +37,34 @@ export async function testBackends(
       await bus.close();
       await db.destroy();
       await fresh.drop();
+    },
+  };
+}
+
+/**
+ * `testBackends(label, options)` and what `start` makes on them (an api, a dashboard):
+ * `close()` closes that, then the backends. When `start` fails the backends are closed at
+ * once, since the test's afterAll has nothing to close yet.
+ */
+export async function onTestBackends<T extends { close(): Promise<void> }>(
+  label: string,
+  options: TestBackendsOptions,
+  start: (backends: TestBackends) => Promise<T>,
+): Promise<T & { backends: TestBackends }> {
+  const backends = await testBackends(label, options);
+  let started: T;
+  try {
+    started = await start(backends);
+  } catch (err) {
+    await backends.close();
+    throw err;
+  }
+  return {
+    ...started,
+    backends,
+    close: async () => {
+      await started.close();
+      await backends.close();
     },
   };
 }
