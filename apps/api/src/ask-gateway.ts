@@ -1,6 +1,6 @@
+import { httpErrors } from '@fastify/sensible';
 import { type Bus, type ControlAsk, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
 import type { ControlReply } from '@tracehub/contracts';
-import { HttpProblem } from './plugins/problems.js';
 import { problemResponses } from './schemas.js';
 
 /**
@@ -16,8 +16,8 @@ export async function askGateway(
   try {
     return await requestControl(bus, target, request, timeoutMs);
   } catch (error) {
-    if (error instanceof NoGatewayError) throw new HttpProblem(503, error.message);
-    if (error instanceof ControlTimeoutError) throw new HttpProblem(504, error.message);
+    if (error instanceof NoGatewayError) throw httpErrors.serviceUnavailable(error.message);
+    if (error instanceof ControlTimeoutError) throw httpErrors.gatewayTimeout(error.message);
     throw error;
   }
 }

@@ -1,5 +1,5 @@
+import { httpErrors } from '@fastify/sensible';
 import type { RecordPosition, SessionPosition, SortOrder } from '@tracehub/db';
-import { badRequest } from './plugins/problems.js';
 
 /**
  * Opaque keyset cursors: base64url of a small JSON array. Clients must treat them as opaque;
@@ -53,7 +53,7 @@ export function decodeRecordCursor(text: string, order: SortOrder): RecordCursor
     throw malformed();
   }
   if (cursorOrder !== order) {
-    throw badRequest(
+    throw httpErrors.badRequest(
       `cursor was made for order=${cursorOrder}; repeat the query with order=${cursorOrder} or without a cursor`,
     );
   }
@@ -85,4 +85,4 @@ function decodeParts(text: string): unknown[] {
 }
 
 const malformed = () =>
-  badRequest('malformed cursor: pass back the `next` or `prev` value of an earlier response unchanged');
+  httpErrors.badRequest('malformed cursor: pass back the `next` or `prev` value of an earlier response unchanged');

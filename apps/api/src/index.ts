@@ -10,6 +10,6 @@ export {
 export { decodeRecordCursor, encodeRecordCursor } from './cursor.js';
 export { EXPORT_FORMATS, type ExportFormat, exportChunks, rawBytes } from './exports/export-formats.js';
 export { type LiveClient, LiveHub, type LiveSink } from './live/live-hub.js';
-export { HttpProblem } from './plugins/problems.js';
+export { type SseEvent, SseEventReader } from './live/sse.js';
 export type { ControlCommand } from './routes/control.js';
 export { type SequenceDiagram, type SequenceStep, sequenceDiagram } from './sequence-diagram.js';

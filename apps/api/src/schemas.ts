@@ -1,7 +1,7 @@
+import { httpErrors } from '@fastify/sensible';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { NAME_PATTERN, PROTOCOLS, RECORD_KINDS, type TraceRecord, TraceRecordSchema } from '@tracehub/contracts';
 import type { RecordFilter } from '@tracehub/db';
-import { badRequest } from './plugins/problems.js';
 
 /** The shared TraceRecord schema, registered once on the app and referenced by id. */
 export const TraceRecordRef = Type.Unsafe<TraceRecord>(Type.Ref(TraceRecordSchema.$id!));
@@ -12,6 +12,11 @@ export const LinkName = Type.String({ pattern: NAME_PATTERN, description: 'link 
 export const NO_NUL = '^[^\\u0000]*$';
 const text = (options: { minLength: number; maxLength: number; description: string }) =>
   Type.String({ ...options, pattern: NO_NUL });
+
+/** `/links/{id}/...`: a link's id. */
+export const LinkIdParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'link id' }),
+});
 
 export const SessionId = text({ minLength: 1, maxLength: 64, description: 'session id' });
 export const Instant = Type.String({
@@ -62,7 +67,7 @@ export function instantOf(name: string, value: string | undefined): Date | undef
   if (value === undefined) return undefined;
   const date = new Date(value);
   if (Number.isNaN(date.getTime()) || date.getUTCFullYear() > 9999)
-    throw badRequest(
+    throw httpErrors.badRequest(
       `querystring ${name}: ${JSON.stringify(value)} is not an instant this server can use (no leap seconds; years up to 9999); send e.g. 2026-01-01T23:59:59Z`,
     );
   return date;
@@ -72,7 +77,7 @@ export function instantOf(name: string, value: string | undefined): Date | undef
 export function toRecordFilter(q: FilterQuery): RecordFilter {
   const from = instantOf('from', q.from);
   const to = instantOf('to', q.to);
-  if (from && to && from.getTime() > to.getTime()) throw badRequest('querystring: from is after to');
+  if (from && to && from.getTime() > to.getTime()) throw httpErrors.badRequest('querystring: from is after to');
   return {
     rig: q.rig,
     link: q.link,

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../app.js';
 import { parseApiTokens } from '../config.js';
+import { SseEventReader } from '../live/sse.js';
 
 const TOTAL = Number(process.env.BENCH_RECORDS ?? 10_000_000);
 const SERVER = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -164,18 +165,12 @@ async function main() {
           new Promise<void>((ready) => {
             const req = http.get(`http://127.0.0.1:${port}/api/v1/live/sse?access_token=${TOKEN}`, (res) => {
               res.setEncoding('utf8');
-              let buf = '';
+              const events = new SseEventReader();
               res.on('data', (text: string) => {
-                buf += text;
-                let end = buf.indexOf('\n\n');
-                while (end >= 0) {
-                  const block = buf.slice(0, end);
-                  buf = buf.slice(end + 2);
-                  if (block.startsWith('event: records')) {
-                    counts[c] += JSON.parse(block.slice(block.indexOf('data: ') + 6)).length;
-                    if (counts[c] === want && ++done === CLIENTS) resolveAll();
-                  }
-                  end = buf.indexOf('\n\n');
+                for (const { event, data } of events.push(text)) {
+                  if (event !== 'records') continue;
+                  counts[c] += JSON.parse(data).length;
+                  if (counts[c] === want && ++done === CLIENTS) resolveAll();
                 }
               });
               ready();

@@ -4,6 +4,7 @@ import { recordMatchOf } from '@tracehub/db';
 import type { WebSocket } from 'ws';
 import { problemResponses, RecordFilterQuery, splitListParams, toRecordFilter } from '../schemas.js';
 import { type LiveHub, type LiveSink, missedMessages } from './live-hub.js';
+import { sseEvent } from './sse.js';
 
 export interface LiveRoutesOptions {
   hub: LiveHub;
@@ -51,8 +52,8 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
       res.write('retry: 2000\n: tracehub live tail\n\n');
       const missed = missedMessages();
       const sink: LiveSink = {
-        write: (records) => res.write(`event: records\ndata: ${JSON.stringify(records)}\n\n`),
-        missed: (n, reason) => res.write(`event: missed\ndata: ${missed(n, reason)}\n\n`),
+        write: (records) => res.write(sseEvent('records', JSON.stringify(records))),
+        missed: (n, reason) => res.write(sseEvent('missed', missed(n, reason))),
         whenWritable: (resume) => res.once('drain', resume),
         end: () => res.end(),
       };

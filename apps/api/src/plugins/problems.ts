@@ -1,20 +1,8 @@
+import { httpErrors } from '@fastify/sensible';
 import type { Problem } from '@tracehub/contracts';
 import { ScanLimitError } from '@tracehub/db';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-
-/** An error that becomes a problem response with its status (4xx: the caller's mistake). */
-export class HttpProblem extends Error {
-  constructor(
-    readonly statusCode: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HttpProblem';
-  }
-}
-
-export const badRequest = (detail: string) => new HttpProblem(400, detail);
-export const notFound = (detail: string) => new HttpProblem(404, detail);
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import fp from 'fastify-plugin';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -50,7 +38,7 @@ export function sendProblem(reply: FastifyReply, status: number, detail: string)
  * 4xx (bad JSON, too large, wrong media type) keep their status and say what was wrong;
  * anything else is a 500 whose detail reveals nothing (it is logged instead).
  */
-export function installProblemHandlers(app: FastifyInstance, limits: { statementTimeoutMs: number }): void {
+const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async (app, limits) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
       return sendProblem(reply, 400, describeValidation(error.validationContext ?? 'request', error.validation));
@@ -78,14 +66,18 @@ export function installProblemHandlers(app: FastifyInstance, limits: { statement
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500)
       return sendProblem(reply, status, describeClientError(error, request.headers['content-type']));
-    if (status >= 500 && error instanceof HttpProblem) return sendProblem(reply, status, error.message);
+    // A 5xx a route chose (httpErrors.badGateway, ...) says why; any other is not shown.
+    if (status >= 500 && error instanceof httpErrors.HttpError) return sendProblem(reply, status, error.message);
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, 500, 'internal error: the request could not be completed (see the server log)');
   });
   app.setNotFoundHandler((request, reply) =>
     sendProblem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
   );
-}
+};
+
+/** Every error answered as a problem (see above), for the whole app: register it first. */
+export const problemReplies = fp(replyProblems, { name: 'problem-replies', fastify: '5.x' });
 
 interface ValidationIssue {
   keyword: string;

@@ -1,15 +1,16 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Bus, ControlAsk } from '@tracehub/bus';
 import type { ControlReply, ControlRequest, TraceRecord } from '@tracehub/contracts';
-import { type Database, getLinkById, latestSession } from '@tracehub/db';
+import { type Database, latestSession } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
 import { buildCommand, CommandFieldError, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
-import { HttpProblem, notFound } from '../plugins/problems.js';
-import { problemResponses, TraceRecordRef } from '../schemas.js';
+import { LinkIdParams, problemResponses, TraceRecordRef } from '../schemas.js';
+import { mustGetLink } from './fleet.js';
 
 export interface ControlRoutesOptions {
   db: Kysely<Database>;
@@ -204,15 +205,13 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
   app,
   { db, bus, feed, timeoutMs },
 ) => {
-  const params = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
   // 409: the link is not a QS link.
   const controlErrors = { 409: problemResponses[400], ...gatewayErrors };
 
   async function qsLink(id: number) {
-    const link = await getLinkById(db, id);
-    if (!link) throw notFound(`no link with id ${id}`);
+    const link = await mustGetLink(db, id);
     if (link.protocol !== 'qs')
-      throw new HttpProblem(409, `link ${link.rig}/${link.name} is ${link.protocol}; commands are QS-RX`);
+      throw httpErrors.conflict(`link ${link.rig}/${link.name} is ${link.protocol}; commands are QS-RX`);
     return link;
   }
 
@@ -226,7 +225,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       schema: {
         summary: 'Send a QS-RX command to the target of a link and wait for its answer',
         tags: ['control'],
-        params,
+        params: LinkIdParams,
         body: Body,
         response: { 200: Reply, ...controlErrors, ...problemResponses },
       },
@@ -245,7 +244,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         });
       } catch (e) {
         if (e instanceof CommandFieldError) {
-          throw new HttpProblem(400, `body ${command.fieldName(e.field)}: ${e.message.slice(e.field.length + 2)}`);
+          throw httpErrors.badRequest(`body ${command.fieldName(e.field)}: ${e.message.slice(e.field.length + 2)}`);
         }
         throw e;
       }
@@ -270,11 +269,10 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         );
         if (!reply.result) {
           if (reply.field)
-            throw new HttpProblem(
-              400,
+            throw httpErrors.badRequest(
               `body ${command.fieldName(reply.field)}: ${reply.error?.slice(reply.field.length + 2)}`,
             );
-          throw new HttpProblem(502, `the gateway could not write to the target: ${reply.error ?? 'unknown error'}`);
+          throw httpErrors.badGateway(`the gateway could not write to the target: ${reply.error ?? 'unknown error'}`);
         }
         if (windowMs > 0) await new Promise((r) => setTimeout(r, windowMs));
         const r = reply.result as Record<string, unknown>;
@@ -304,7 +302,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       const link = await qsLink(req.params.id);
       const reply = await ask(link.rig, link.name, request, timeoutMs);
       if (!reply.status)
-        throw new HttpProblem(502, `the gateway has no control state: ${reply.error ?? 'unknown error'}`);
+        throw httpErrors.badGateway(`the gateway has no control state: ${reply.error ?? 'unknown error'}`);
       return reply.status as Static<typeof FrontEndStatus>;
     };
   const stateRoute = (summary: string) => ({
@@ -312,7 +310,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
     schema: {
       summary,
       tags: ['control'],
-      params,
+      params: LinkIdParams,
       response: { 200: FrontEndStatus, ...controlErrors, ...problemResponses },
     },
   });
@@ -337,19 +335,19 @@ function checkCommand(command: Record<string, unknown>): {
   fieldName(field: string): string;
 } {
   const schema = commandSchemas.get(String(command.command));
-  if (!schema) throw new HttpProblem(400, `body command.command: one of ${Object.keys(COMMANDS).join(', ')}`);
+  if (!schema) throw httpErrors.badRequest(`body command.command: one of ${Object.keys(COMMANDS).join(', ')}`);
   const first = Value.Errors(schema, command).First();
   if (first) {
     const path = first.path.slice(1).replaceAll('/', '.');
     const where = path ? `command.${path.replace(/\.(\d+)(?=\.|$)/g, '[$1]')}` : 'command';
-    throw new HttpProblem(400, `body ${where}: ${first.message}`);
+    throw httpErrors.badRequest(`body ${where}: ${first.message}`);
   }
   const qs: Record<string, unknown> = { ...command };
   // `address` (a number) is the older spelling of `object` for currentObject.
   const usesAddress = command.command === 'currentObject' && command.address !== undefined;
   if (command.command === 'currentObject') {
     if ((command.object === undefined) === (command.address === undefined)) {
-      throw new HttpProblem(400, 'body command.object: give the object (its name or address), or address');
+      throw httpErrors.badRequest('body command.object: give the object (its name or address), or address');
     }
     if (usesAddress) {
       qs.object = command.address;

@@ -1,11 +1,11 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Database, LinkSummary } from '@tracehub/db';
+import type { Database, LinkRow, LinkSummary } from '@tracehub/db';
 import { getLinkById, getRig, linkSummaries, listRigs } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { LiveHub } from '../live/live-hub.js';
-import { notFound } from '../plugins/problems.js';
-import { problemResponses, RigName } from '../schemas.js';
+import { LinkIdParams, problemResponses, RigName } from '../schemas.js';
 
 export interface FleetRoutesOptions {
   db: Kysely<Database>;
@@ -92,7 +92,7 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
     },
     async (request) => {
       const rig = await getRig(db, request.params.rig);
-      if (!rig) throw notFound(`no rig named ${request.params.rig}`);
+      if (!rig) throw httpErrors.notFound(`no rig named ${request.params.rig}`);
       return {
         name: rig.name,
         firstSeen: rig.first_seen.toISOString(),
@@ -121,15 +121,21 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
       schema: {
         summary: 'One link',
         tags: ['fleet'],
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) }),
+        params: LinkIdParams,
         response: { 200: Link, ...problemResponses },
       },
     },
     async (request) => {
-      const link = await getLinkById(db, request.params.id);
-      if (!link) throw notFound(`no link with id ${request.params.id}`);
+      const link = await mustGetLink(db, request.params.id);
       const [summary] = withLive(await linkSummaries(db, { id: link.id }));
       return summary;
     },
   );
 };
+
+/** The link of `id`; a 404 when there is none. */
+export async function mustGetLink(db: Kysely<Database>, id: number): Promise<LinkRow> {
+  const link = await getLinkById(db, id);
+  if (!link) throw httpErrors.notFound(`no link with id ${id}`);
+  return link;
+}

@@ -1,19 +1,18 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { Bus } from '@tracehub/bus';
-import { type Database, getLinkById } from '@tracehub/db';
+import type { Database } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
-import { HttpProblem, notFound } from '../plugins/problems.js';
-import { problemResponses } from '../schemas.js';
+import { LinkIdParams, problemResponses } from '../schemas.js';
+import { mustGetLink } from './fleet.js';
 
 export interface LinkConnectionRoutesOptions {
   db: Kysely<Database>;
   bus: Bus;
   timeoutMs: number;
 }
-
-const LinkId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 
 const ConnectionReply = Type.Object({
   linkId: Type.Integer(),
@@ -63,17 +62,16 @@ export const linkConnectionRoutes: FastifyPluginAsyncTypebox<LinkConnectionRoute
       schema: {
         summary: "How a link's gateway is connected: its source, the target and since when, connections not taken",
         tags: ['links'],
-        params: LinkId,
+        params: LinkIdParams,
         response: { 200: ConnectionReply, ...gatewayErrors, ...problemResponses },
       },
     },
     async (request): Promise<Static<typeof ConnectionReply>> => {
-      const link = await getLinkById(db, request.params.id);
-      if (!link) throw notFound(`no link with id ${request.params.id}`);
+      const link = await mustGetLink(db, request.params.id);
       const reply = await askGateway(bus, { rig: link.rig, link: link.name }, { connection: true }, timeoutMs);
       const c = reply.connection;
       if (!reply.ok || !c)
-        throw new HttpProblem(502, `the gateway did not say how the link is connected: ${reply.error ?? 'no answer'}`);
+        throw httpErrors.badGateway(`the gateway did not say how the link is connected: ${reply.error ?? 'no answer'}`);
       return {
         linkId: link.id,
         targetConnected: c.target !== null,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { type Bus, requestControl } from '@tracehub/bus';
@@ -12,7 +13,6 @@ import {
 } from '@tracehub/contracts';
 import {
   type Database,
-  getLinkById,
   type LinkSettingsChangeRow,
   latestSession,
   linkSettingsChanges,
@@ -21,8 +21,8 @@ import {
 import { DictionaryFileError, parseDictionaryFile } from '@tracehub/qs';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { badRequest, notFound } from '../plugins/problems.js';
-import { problemResponses } from '../schemas.js';
+import { LinkIdParams, problemResponses } from '../schemas.js';
+import { mustGetLink } from './fleet.js';
 
 export interface LinkSettingsRoutesOptions {
   db: Kysely<Database>;
@@ -31,7 +31,6 @@ export interface LinkSettingsRoutesOptions {
   timeoutMs: number;
 }
 
-const LinkId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 const SettingsDocument = Type.Record(Type.String(), Type.Unknown(), {
   description:
     'the whole settings document of the link (QS: version, objPtrSize, funPtrSize, timeSize, sigSize, eventSize, queueCtrSize, poolCtrSize, poolBlkSize, teCtrSize, dictionaries (a qspy .dic text); STP/SWD: version, littleEndianMasters, output, resyncPauseMs, maxPauseMs, start, port, processor)',
@@ -172,13 +171,12 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
       schema: {
         summary: "A link's settings document and who changed it when",
         tags: ['links'],
-        params: LinkId,
+        params: LinkIdParams,
         response: { 200: SettingsReply, ...problemResponses },
       },
     },
     async (request) => {
-      const link = await getLinkById(db, request.params.id);
-      if (!link) throw notFound(`no link with id ${request.params.id}`);
+      const link = await mustGetLink(db, request.params.id);
       const [history, latest] = await Promise.all([
         linkSettingsChanges(db, link.id),
         latestSession(db, link.rig, link.name),
@@ -215,21 +213,21 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
         description:
           "Validated against the link protocol's settings; kept with who made the change and when. Applies from the link's next session, or at once with `apply: 'now'`.",
         tags: ['links'],
-        params: LinkId,
+        params: LinkIdParams,
         body: PutBody,
         response: { 200: PutReply, ...problemResponses },
       },
     },
     async (request) => {
-      const link = await getLinkById(db, request.params.id);
-      if (!link) throw notFound(`no link with id ${request.params.id}`);
-      if (!isProtocol(link.protocol)) throw badRequest(`link ${link.id} has an unknown protocol '${link.protocol}'`);
+      const link = await mustGetLink(db, request.params.id);
+      if (!isProtocol(link.protocol))
+        throw httpErrors.badRequest(`link ${link.id} has an unknown protocol '${link.protocol}'`);
       let document = request.body.settings;
       if (request.body.text) {
         try {
           document = { ...document, ...linkSettingsFromText(link.protocol, Object.entries(request.body.text)) };
         } catch (error) {
-          if (error instanceof LinkSettingsError) throw badRequest(`body.text: ${error.message}`);
+          if (error instanceof LinkSettingsError) throw httpErrors.badRequest(`body.text: ${error.message}`);
           throw error;
         }
       }
@@ -237,7 +235,7 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
       try {
         settings = validateLinkSettings(link.protocol, document) as Record<string, unknown>;
       } catch (error) {
-        if (error instanceof LinkSettingsError) throw badRequest(`body.settings: ${error.message}`);
+        if (error instanceof LinkSettingsError) throw httpErrors.badRequest(`body.settings: ${error.message}`);
         throw error;
       }
       // A .dic the decoder could not read would only be found at the next session: read it now.
@@ -246,7 +244,9 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
           parseDictionaryFile(settings.dictionaries);
         } catch (error) {
           if (error instanceof DictionaryFileError) {
-            throw badRequest(`body.settings.dictionaries: not a .dic file qspy would read: ${error.message}`);
+            throw httpErrors.badRequest(
+              `body.settings.dictionaries: not a .dic file qspy would read: ${error.message}`,
+            );
           }
           throw error;
         }

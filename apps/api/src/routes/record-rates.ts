@@ -1,8 +1,8 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { bucketWidthNs, type Database, recordRates } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { badRequest } from '../plugins/problems.js';
 import { Instant, instantOf, LinkName, problemResponses, RigName } from '../schemas.js';
 
 export interface RecordRatesRoutesOptions {
@@ -54,7 +54,7 @@ export const recordRatesRoutes: FastifyPluginAsyncTypebox<RecordRatesRoutesOptio
       const q = request.query;
       const from = instantOf('from', q.from)!;
       const to = instantOf('to', q.to)!;
-      if (from.getTime() >= to.getTime()) throw badRequest('querystring to: must be after from');
+      if (from.getTime() >= to.getTime()) throw httpErrors.badRequest('querystring to: must be after from');
       const fromNs = BigInt(from.getTime()) * 1_000_000n;
       const toNs = BigInt(to.getTime()) * 1_000_000n;
       const window = { rig: q.rig, link: q.link, fromNs, toNs, buckets: q.buckets };

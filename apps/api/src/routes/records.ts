@@ -1,18 +1,18 @@
 import { Readable } from 'node:stream';
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { EXPORT_FORMATS, EXPORT_SCOPE_NEEDED, isExportAllowed } from '@tracehub/contracts/export-formats';
 import { type Database, filteredRecords, positionOf, recordsPage, ScanBudget, sessionRecords } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { decodeRecordCursor, encodeRecordCursor } from '../cursor.js';
 import {
   EXPORT_CONTENT_TYPES,
   EXPORT_EXTENSIONS,
-  EXPORT_FORMATS,
   exportChunks,
   linkByteChunks,
   toRecord,
 } from '../exports/export-formats.js';
-import { badRequest } from '../plugins/problems.js';
 import {
   problemResponses,
   RecordFilterQuery,
@@ -135,11 +135,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
     async (request, reply) => {
       const { format, ...rest } = request.query;
       const filter = toRecordFilter(rest);
-      if (filter.from === undefined && filter.session === undefined && filter.rig === undefined) {
-        throw badRequest(
-          'querystring: an export needs a session, a rig or a from time (exporting the whole store is not offered)',
-        );
-      }
+      if (!isExportAllowed(filter)) throw httpErrors.badRequest(`querystring: ${EXPORT_SCOPE_NEEDED}`);
       const chunks = exportChunks(filteredRecords(db, filter, 'asc'), format);
       return reply
         .type(EXPORT_CONTENT_TYPES[format])

@@ -1,11 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ProblemSchema } from '@tracehub/contracts';
-import { type Database, ScanBudget, sessionChannels } from '@tracehub/db';
+import { type Database, sessionChannels } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { badRequest } from '../plugins/problems.js';
-import { problemResponses, SessionId } from '../schemas.js';
-import { mustGetSession } from './sessions.js';
+import { scanSession, sessionScanRoute } from './session-scan.js';
 
 export interface SessionChannelsRoutesOptions {
   db: Kysely<Database>;
@@ -32,6 +29,16 @@ const Master = Type.Object({
   channels: Type.Array(Channel, { description: 'by channel number' }),
 });
 
+const ChannelsReply = Type.Object({
+  session: Type.String(),
+  records: Type.Integer({ description: 'records of the session, addressed or not' }),
+  unaddressed: Type.Integer({ description: 'records on no master/channel (markers, stream errors)' }),
+  masters: Type.Array(Master, { description: 'by master number' }),
+  errors: Type.Array(Type.Object({ name: Type.String(), count: Type.Integer() }), {
+    description: 'error records by name, most frequent first',
+  }),
+});
+
 /** An STP (or SWD) session's masters and channels: the tree of the session page. */
 export const sessionChannelsRoutes: FastifyPluginAsyncTypebox<SessionChannelsRoutesOptions> = async (
   app,
@@ -39,37 +46,18 @@ export const sessionChannelsRoutes: FastifyPluginAsyncTypebox<SessionChannelsRou
 ) => {
   app.get(
     '/sessions/:id/channels',
-    {
-      config: { heavy: true },
-      schema: {
-        summary: "An STP session's records per master and channel, and its errors by name",
-        description:
-          "Per STP master and channel: records, error records, the host-time span and the record names seen; the session's error records (on a channel or of the stream itself) counted by name; and the records on no channel (markers, stream errors). Every record of the session is read (`x-tracehub-scanned-bytes` says how many bytes); past `API_SCAN_LIMIT_MB` it is a 422. QS sessions have no masters or channels: 400.",
-        tags: ['sessions'],
-        params: Type.Object({ id: SessionId }),
-        response: {
-          200: Type.Object({
-            session: Type.String(),
-            records: Type.Integer({ description: 'records of the session, addressed or not' }),
-            unaddressed: Type.Integer({ description: 'records on no master/channel (markers, stream errors)' }),
-            masters: Type.Array(Master, { description: 'by master number' }),
-            errors: Type.Array(Type.Object({ name: Type.String(), count: Type.Integer() }), {
-              description: 'error records by name, most frequent first',
-            }),
-          }),
-          ...problemResponses,
-          422: ProblemSchema,
-        },
-      },
-    },
-    async (request, reply) => {
-      const session = await mustGetSession(db, request.params.id);
-      if (session.protocol === 'qs')
-        throw badRequest(`session ${session.id} is qs: masters and channels are STP's (stp and swd sessions)`);
-      const budget = new ScanBudget(scanLimitBytes);
-      const channels = await sessionChannels(db, session.id, { budget });
-      reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
-      return { session: session.id, ...channels };
-    },
+    sessionScanRoute({
+      summary: "An STP session's records per master and channel, and its errors by name",
+      description:
+        "Per STP master and channel: records, error records, the host-time span and the record names seen; the session's error records (on a channel or of the stream itself) counted by name; and the records on no channel (markers, stream errors). Every record of the session is read (`x-tracehub-scanned-bytes` says how many bytes); past `API_SCAN_LIMIT_MB` it is a 422. QS sessions have no masters or channels: 400.",
+      querystring: Type.Object({}),
+      reply: ChannelsReply,
+    }),
+    async (request, reply) =>
+      scanSession(db, request.params.id, scanLimitBytes, reply, {
+        protocols: ['stp', 'swd'],
+        notFor: (session) => `session ${session.id} is qs: masters and channels are STP's (stp and swd sessions)`,
+        read: (session, budget) => sessionChannels(db, session.id, { budget }),
+      }),
   );
 };

@@ -1,8 +1,8 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { type Database, getSession, sessionRecordLosses } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { notFound } from '../plugins/problems.js';
 import { problemResponses, SessionId } from '../schemas.js';
 
 const RecordLoss = Type.Object({
@@ -32,7 +32,7 @@ export const sessionLossesRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<Databas
     },
     async (request) => {
       const { id } = request.params;
-      if (!(await getSession(db, id))) throw notFound(`no session ${id}`);
+      if (!(await getSession(db, id))) throw httpErrors.notFound(`no session ${id}`);
       const rows = await sessionRecordLosses(db, id);
       return {
         losses: rows.map((l) => ({

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { ProblemSchema } from '@tracehub/contracts';
-import { type Database, ScanBudget, sessionStateMachines } from '@tracehub/db';
+import { TRANSITION_RECORD_NAMES } from '@tracehub/contracts/record-names';
+import { type Database, sessionStateMachines } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { badRequest } from '../plugins/problems.js';
-import { NO_NUL, problemResponses, SessionId } from '../schemas.js';
-import { mustGetSession } from './sessions.js';
+import { NO_NUL } from '../schemas.js';
+import { scanSession, sessionScanRoute } from './session-scan.js';
 
 export interface SessionStateMachinesRoutesOptions {
   db: Kysely<Database>;
@@ -31,7 +30,7 @@ const Transition = Type.Object({
   to: Type.String(),
   sig: Type.Union([Type.String(), Type.Null()], { description: 'the triggering signal; null for initial transitions' }),
   kind: Type.Union(
-    ['initial', 'state-initial', 'transition', 'history', 'entry-point', 'exit-point'].map((k) => Type.Literal(k)),
+    Object.keys(TRANSITION_RECORD_NAMES).map((k) => Type.Literal(k)),
     {
       description:
         'QS_QEP_INIT_TRAN, QS_QEP_STATE_INIT (a composite state drilling down), QS_QEP_TRAN, QS_QEP_TRAN_HIST, _EP, _XP',
@@ -47,6 +46,12 @@ const Machine = Type.Object({
   transitions: Type.Array(Transition, { description: 'most frequent first' }),
 });
 
+const StateMachinesReply = Type.Object({
+  session: Type.String(),
+  records: Type.Integer({ description: 'QEP records counted' }),
+  machines: Type.Array(Machine, { description: 'by object name' }),
+});
+
 /** A QS session's state machines: the session page's state-machine view. */
 export const sessionStateMachinesRoutes: FastifyPluginAsyncTypebox<SessionStateMachinesRoutesOptions> = async (
   app,
@@ -54,38 +59,22 @@ export const sessionStateMachinesRoutes: FastifyPluginAsyncTypebox<SessionStateM
 ) => {
   app.get(
     '/sessions/:id/state-machines',
-    {
-      config: { heavy: true },
-      schema: {
-        summary: "A QS session's state machines: states and transitions seen, counted",
-        description:
-          "Per QS object with state-machine (QEP) records: its states (entries, exits, internal transitions, ignored and unhandled events, by signal) and the transitions seen between them, by kind and signal, with counts. The machine's initial transition is QS_QEP_INIT_TRAN's (`from` null); the same transition recorded as QS_QEP_STATE_INIT from the top state is not repeated. Reads the blocks of the session that hold QEP records (of `obj`, when given); `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422. STP and SWD sessions have no state machines: 400.",
-        tags: ['sessions'],
-        params: Type.Object({ id: SessionId }),
-        querystring: Type.Object({
-          obj: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, description: 'only this QS object' }),
-          ),
-        }),
-        response: {
-          200: Type.Object({
-            session: Type.String(),
-            records: Type.Integer({ description: 'QEP records counted' }),
-            machines: Type.Array(Machine, { description: 'by object name' }),
-          }),
-          ...problemResponses,
-          422: ProblemSchema,
-        },
-      },
-    },
-    async (request, reply) => {
-      const session = await mustGetSession(db, request.params.id);
-      if (session.protocol !== 'qs')
-        throw badRequest(`session ${session.id} is ${session.protocol}: state machines are QS's (qs sessions)`);
-      const budget = new ScanBudget(scanLimitBytes);
-      const result = await sessionStateMachines(db, session.id, { obj: request.query.obj, budget });
-      reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
-      return { session: session.id, ...result };
-    },
+    sessionScanRoute({
+      summary: "A QS session's state machines: states and transitions seen, counted",
+      description:
+        "Per QS object with state-machine (QEP) records: its states (entries, exits, internal transitions, ignored and unhandled events, by signal) and the transitions seen between them, by kind and signal, with counts. The machine's initial transition is QS_QEP_INIT_TRAN's (`from` null); the same transition recorded as QS_QEP_STATE_INIT from the top state is not repeated. Reads the blocks of the session that hold QEP records (of `obj`, when given); `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422. STP and SWD sessions have no state machines: 400.",
+      querystring: Type.Object({
+        obj: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 200, pattern: NO_NUL, description: 'only this QS object' }),
+        ),
+      }),
+      reply: StateMachinesReply,
+    }),
+    async (request, reply) =>
+      scanSession(db, request.params.id, scanLimitBytes, reply, {
+        protocols: ['qs'],
+        notFor: (session) => `session ${session.id} is ${session.protocol}: state machines are QS's (qs sessions)`,
+        read: (session, budget) => sessionStateMachines(db, session.id, { obj: request.query.obj, budget }),
+      }),
   );
 };

@@ -1,3 +1,4 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ProblemSchema } from '@tracehub/contracts';
@@ -15,7 +16,6 @@ import { RedecodeError, redecodeSession } from '@tracehub/decoders';
 import { dictionaryFileOfRecords } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
-import { badRequest, HttpProblem, notFound } from '../plugins/problems.js';
 import { Instant, instantOf, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
 import { sequenceDiagram } from '../sequence-diagram.js';
 
@@ -140,7 +140,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       const q = request.query;
       const from = instantOf('from', q.from);
       const to = instantOf('to', q.to);
-      if (from && to && from > to) throw badRequest('querystring: from is after to');
+      if (from && to && from > to) throw httpErrors.badRequest('querystring: from is after to');
       const page = await sessionsPage(
         db,
         { rig: q.rig, link: q.link, from, to },
@@ -204,7 +204,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
         return await redecodeSession(db, request.params.id);
       } catch (err) {
         if (err instanceof RedecodeError)
-          throw err.code === 'not-found' ? notFound(err.message) : new HttpProblem(409, err.message);
+          throw err.code === 'not-found' ? httpErrors.notFound(err.message) : httpErrors.conflict(err.message);
         throw err;
       }
     },
@@ -250,7 +250,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     async (request, reply) => {
       const session = await mustGetSession(db, request.params.id);
       if (session.protocol !== 'qs')
-        throw badRequest(`session ${session.id} is ${session.protocol}: .dic files are QS`);
+        throw httpErrors.badRequest(`session ${session.id} is ${session.protocol}: .dic files are QS`);
       const link = await getLinkByName(db, session.rig, session.link);
       const sizes = Object.fromEntries(Object.entries(link?.settings ?? {}).filter(([, v]) => typeof v === 'number'));
       const text = await dictionaryFileOfRecords(sessionRecords(db, session.id), sizes);
@@ -294,7 +294,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
     async (request) => {
       const session = await mustGetSession(db, request.params.id);
       if (session.protocol !== 'qs')
-        throw badRequest(`session ${session.id} is ${session.protocol}; sequence diagrams are drawn from QS sessions`);
+        throw httpErrors.badRequest(
+          `session ${session.id} is ${session.protocol}; sequence diagrams are drawn from QS sessions`,
+        );
       const { limit, after } = request.query;
       const diagram = await sequenceDiagram(sessionRecords(db, session.id, 5000, BigInt(after)), limit, after);
       return { session: session.id, ...diagram };
@@ -304,6 +306,6 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
 
 export async function mustGetSession(db: Kysely<Database>, id: string): Promise<SessionRow> {
   const session = await getSession(db, id);
-  if (!session) throw notFound(`no session ${id}`);
+  if (!session) throw httpErrors.notFound(`no session ${id}`);
   return session;
 }

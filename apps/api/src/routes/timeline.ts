@@ -1,3 +1,4 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import {
@@ -9,7 +10,6 @@ import {
   timelineStateChanges,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { badRequest, notFound } from '../plugins/problems.js';
 import { problemResponses, SessionId } from '../schemas.js';
 
 export interface TimelineRoutesOptions {
@@ -106,14 +106,14 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
       const sessions = [];
       for (const id of q.session) {
         const s = await getSession(db, id);
-        if (!s) throw notFound(`no session ${id}`);
+        if (!s) throw httpErrors.notFound(`no session ${id}`);
         const first = BigInt((s.first_host_time ?? s.started_at).getTime()) * 1_000_000n;
         const last = BigInt((s.last_host_time ?? s.ended_at ?? s.started_at).getTime() + 1) * 1_000_000n;
         sessions.push({ s, first, last });
       }
       const fromNs = q.from !== undefined ? BigInt(q.from) : earliest(sessions.map((x) => x.first));
       const toNs = q.to !== undefined ? BigInt(q.to) : latest(sessions.map((x) => x.last));
-      if (toNs <= fromNs) throw badRequest('querystring to: must be after from');
+      if (toNs <= fromNs) throw httpErrors.badRequest('querystring to: must be after from');
       const bucketNs = (toNs - fromNs + BigInt(q.buckets) - 1n) / BigInt(q.buckets);
       const lanes = await Promise.all(
         sessions.map(async ({ s, first, last }) => {
