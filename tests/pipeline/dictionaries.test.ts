@@ -2,17 +2,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { App } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, upsertLink } from '@tracehub/db';
+import { upsertLink } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { escapeFrame, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
 import { fixturePath, fixturesDir, waitUntil } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
-import { cli, cliEnv, type PipelineEnv, storedSession } from './harness.js';
+import { cli, cliEnv, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 // Dictionaries per link, as qspy keeps them: across reconnects until a reset, and from a
@@ -20,15 +17,10 @@ import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.
 // Postgres; targets connect to tcp-listen links, a session per connection.
 
 let pipeline: PipelineWithApi;
-let db: Kysely<Database>;
-let env: PipelineEnv;
-let bus: Bus;
-let app: App;
 let work: string;
 
 beforeAll(async () => {
   pipeline = await startPipelineWithApi('dicts', { services: ['decoder-qs', 'storage'] });
-  ({ db, env, bus, app } = pipeline);
   work = mkdtempSync(join(tmpdir(), 'th-dicts-'));
 }, 120_000);
 
@@ -48,7 +40,12 @@ async function session(link: string, bytes: Uint8Array): Promise<TraceRecord[]> 
   let entry = gateways.get(link);
   if (!entry) {
     const source = new TcpListenSource('127.0.0.1', 0);
-    const gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'rigD', link }, source, control: false });
+    const gateway = new Gateway({
+      bus: pipeline.bus,
+      link: { protocol: 'qs', rig: 'rigD', link },
+      source,
+      control: false,
+    });
     await gateway.start();
     entry = { gateway, source };
     gateways.set(link, entry);
@@ -59,7 +56,7 @@ async function session(link: string, bytes: Uint8Array): Promise<TraceRecord[]> 
   await new Promise<void>((resolve) => target.end(bytes, () => resolve()));
   const { gateway } = entry;
   await waitUntil(async () => gateway.publisher.sessions.length > before, 10_000, 'the session to start');
-  return storedSession(db, gateway.publisher.sessions[before] as string);
+  return storedSession(pipeline.db, gateway.publisher.sessions[before] as string);
 }
 
 /** The frames of a session's ordinary records (no target info, no dictionary records), escaped again. */
@@ -87,17 +84,17 @@ describe('dictionaries per link', () => {
     expect(lines(stranger)).not.toEqual(named);
     // ...until it is given the first session's dictionaries as a .dic file.
     const dic = join(work, 'dpp.dic');
-    await cli(['dict', 'export', '--session', first[0]?.session as string, '-o', dic], cliEnv(env));
+    await cli(['dict', 'export', '--session', first[0]?.session as string, '-o', dic], cliEnv(pipeline.env));
     const text = readFileSync(dic, 'latin1');
     expect(text).toMatch(/^-v\d{3}\n-T\d\n-O\d\n-F\d\n-S\d\n-E\d\n-Q\d\n-P\d\n-B\d\n-C\d\n-t\d{6}_\d{6}\n\nObj-Dic:\n/);
     expect(text).toContain(' Philo_inst[0]\n');
-    const fromApi = await app.inject({
+    const fromApi = await pipeline.app.inject({
       url: `/api/v1/sessions/${first[0]?.session}/dictionaries.dic`,
       headers: { authorization: `Bearer ${READ_TOKEN}` },
     });
     expect(fromApi.statusCode).toBe(200);
     expect(fromApi.rawPayload.equals(readFileSync(dic))).toBe(true);
-    expect(await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart1', dic], cliEnv(env))).toMatch(
+    expect(await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart1', dic], cliEnv(pipeline.env))).toMatch(
       /rigD\/uart1: \d+ names from .*dpp\.dic \(applies from the next session\)/,
     );
     const joined = await session('uart1', recordFrames(first));
@@ -105,9 +102,9 @@ describe('dictionaries per link', () => {
   }, 180_000);
 
   it("names a mid-run target from qspy's own .dic file of its build", async () => {
-    await upsertLink(db, { rig: 'rigD', name: 'uart2', protocol: 'qs' });
+    await upsertLink(pipeline.db, { rig: 'rigD', name: 'uart2', protocol: 'qs' });
     const dic = join(fixturesDir, 'qspy-udp', 'qspy_cwd', 'qspy261123_180225.dic');
-    await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', dic], cliEnv(env));
+    await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', dic], cliEnv(pipeline.env));
     // A state entry of that build (8-byte pointers): Philo_inst[2] entering Philo_eating, as the .dic names them.
     const frame = new QsFrameBuilder().frame(1, new QsPayloadWriter().uint(0x40e190, 8).uint(0x40158d, 8).toBytes());
     const stored = await session('uart2', frame);
@@ -115,7 +112,7 @@ describe('dictionaries per link', () => {
       'St-Entry Obj=Philo_inst[2],State=Philo_eating',
     );
     await expect(
-      cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', fixturePath('qs', 'dpp_qv.qs')], cliEnv(env)),
+      cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', fixturePath('qs', 'dpp_qv.qs')], cliEnv(pipeline.env)),
     ).rejects.toThrow(/is not a \.dic file qspy would read: line 1/);
   }, 120_000);
 });

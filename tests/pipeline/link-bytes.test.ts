@@ -1,39 +1,21 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { App } from '@tracehub/api';
-import type { Bus } from '@tracehub/bus';
-import { type Database, getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
+import { getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
 import { FileSource, Gateway } from '@tracehub/link';
 import { fixturesDir, repoRoot } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
-import {
-  cli,
-  cliBytes,
-  cliEnv,
-  decoded,
-  offlineDecode,
-  type PipelineEnv,
-  startService,
-  stopAll,
-  storedSession,
-} from './harness.js';
+import { cli, cliBytes, cliEnv, decoded, offlineDecode, startService, stopAll, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
-let db: Kysely<Database>;
-let env: PipelineEnv;
-let bus: Bus;
-let app: App;
 let work: string;
 
 beforeAll(async () => {
   pipeline = await startPipelineWithApi('linkbytes', {
     services: ['decoder-qs', 'decoder-stp', ['storage', { STORAGE_LINK_BATCH_MS: '100' }]],
   });
-  ({ db, env, bus, app } = pipeline);
   work = mkdtempSync(join(tmpdir(), 'th-link-bytes-'));
 }, 120_000);
 
@@ -45,7 +27,7 @@ afterAll(async () => {
 /** Waits until every raw chunk of the session is stored. */
 async function linkStored(session: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
-    if (await isSessionLinkComplete(db, session)) return;
+    if (await isSessionLinkComplete(pipeline.db, session)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`link bytes of session ${session} not completely stored after 30 s`);
@@ -54,13 +36,13 @@ async function linkStored(session: string): Promise<void> {
 /** The raw export of a session through `tracehub export` (to a file). */
 async function cliRawExport(session: string): Promise<Buffer> {
   const out = join(work, `${session}.bin`);
-  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv(env));
+  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv(pipeline.env));
   return readFileSync(out);
 }
 
 /** The raw export of a session through the API. */
 async function apiRawExport(session: string): Promise<{ api: Buffer; source: unknown }> {
-  const res = await app.inject({
+  const res = await pipeline.app.inject({
     method: 'GET',
     url: `/api/v1/sessions/${session}/export?format=raw`,
     headers: { authorization: `Bearer ${READ_TOKEN}` },
@@ -72,7 +54,7 @@ async function apiRawExport(session: string): Promise<{ api: Buffer; source: unk
 /** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
 async function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string): Promise<string> {
   const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes: 16 * 1024 });
-  const gateway = new Gateway({ bus, link: { protocol, rig, link }, source, control: false });
+  const gateway = new Gateway({ bus: pipeline.bus, link: { protocol, rig, link }, source, control: false });
   await gateway.start();
   await source.finished;
   await gateway.publisher.idle();
@@ -112,7 +94,7 @@ describe('the link bytes, kept', () => {
     await inParallel(files, 3, async (name, i) => {
       const file = join(fixturesDir, 'qs', name);
       const session = await replay('rigL', `qs${i}`, 'qs', file);
-      const stored = await storedSession(db, session);
+      const stored = await storedSession(pipeline.db, session);
       const expected = await offlineDecode(file, 'qs');
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
       await linkStored(session);
@@ -122,7 +104,7 @@ describe('the link bytes, kept', () => {
       expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
       if (i === 0)
         expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
-      const row = await getSession(db, session);
+      const row = await getSession(pipeline.db, session);
       expect(Number(row?.link_bytes), name).toBe(bytes.length);
       expect(Number(row?.link_lost_bytes), name).toBe(0);
     });
@@ -132,10 +114,10 @@ describe('the link bytes, kept', () => {
     // A capture of random strings, checked against the real qspy's output in packages/qs.
     const file = join(repoRoot, 'packages/qs/test/fixtures/random_latin1.qs');
     const session = await replay('rigL', 'latin1', 'qs', file);
-    await storedSession(db, session);
+    await storedSession(pipeline.db, session);
     const decodedBytes = await cliBytes(['decode', '--protocol', 'qs', file]);
     expect(decodedBytes.some((b) => b >= 0x80)).toBe(true);
-    const res = await app.inject({
+    const res = await pipeline.app.inject({
       method: 'GET',
       url: `/api/v1/sessions/${session}/export?format=qspy`,
       headers: { authorization: `Bearer ${READ_TOKEN}` },
@@ -143,9 +125,12 @@ describe('the link bytes, kept', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.rawPayload.equals(decodedBytes), 'GET /sessions/{id}/export?format=qspy').toBe(true);
     const out = join(work, `${session}.txt`);
-    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv(env));
+    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv(pipeline.env));
     expect(readFileSync(out).equals(decodedBytes), 'tracehub export --format qspy').toBe(true);
-    const printed = await cliBytes(['records', '--rig', 'rigL', '--link', 'latin1', '--session', session], cliEnv(env));
+    const printed = await cliBytes(
+      ['records', '--rig', 'rigL', '--link', 'latin1', '--session', session],
+      cliEnv(pipeline.env),
+    );
     expect(printed.equals(decodedBytes), 'tracehub records').toBe(true);
   }, 120_000);
 
@@ -159,7 +144,7 @@ describe('the link bytes, kept', () => {
       const vectorFile = join(fixturesDir, 'stp', `${name}.expected.json`);
       const config = JSON.parse(readFileSync(vectorFile, 'utf8')).config as Record<string, unknown>;
       const link = `stp${i}`;
-      await upsertLink(db, { rig: 'rigL', name: link, protocol: 'stp', settings: stpSettings(config) });
+      await upsertLink(pipeline.db, { rig: 'rigL', name: link, protocol: 'stp', settings: stpSettings(config) });
       const session = await replay('rigL', link, 'stp', file);
       await linkStored(session);
       const { api, source } = await apiRawExport(session);
@@ -183,13 +168,13 @@ describe('the link bytes, kept', () => {
       expect((await apiRawExport(session)).api.equals(readFileSync(big))).toBe(true);
     }
     // A second storage on the same consumer, restarted: nothing is written again.
-    const before = await db
+    const before = await pipeline.db
       .selectFrom('link_chunks')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .executeTakeFirstOrThrow();
-    const again = await startService('storage', env);
+    const again = await startService('storage', pipeline.env);
     await stopAll([again]);
-    const after = await db
+    const after = await pipeline.db
       .selectFrom('link_chunks')
       .select((eb) => eb.fn.countAll<string>().as('n'))
       .executeTakeFirstOrThrow();

@@ -1,12 +1,10 @@
 // Link settings as data: set through the API (and the CLI, and a TRACEHUB_LINKS address),
 // read by the decoders at the next session, kept with who changed them when.
 import { readFileSync } from 'node:fs';
-import type { App } from '@tracehub/api';
 import type { TraceRecord } from '@tracehub/contracts';
-import { type Database, getLinkByName } from '@tracehub/db';
+import { getLinkByName } from '@tracehub/db';
 import { QSPY_SIZE_OPTIONS } from '@tracehub/qs';
 import { fixturePath, freePort, qspyLines } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import {
@@ -15,7 +13,6 @@ import {
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
-  type PipelineEnv,
   replay,
   startService,
   stopAll,
@@ -25,35 +22,29 @@ import {
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
-let db: Kysely<Database>;
-let env: PipelineEnv;
-let app: App;
 
 beforeAll(async () => {
   pipeline = await startPipelineWithApi('linkset', {
     services: ['decoder-qs', 'decoder-stp', 'storage'],
     api: { controlTimeoutMs: 2000 },
   });
-  ({ db, env, app } = pipeline);
 }, 120_000);
 
-afterAll(async () => {
-  await pipeline?.close();
-});
+afterAll(() => pipeline?.close());
 
 /** Replays `file` as `rig/link`; resolves with the session's records once all are stored. */
 async function replayStored(rig: string, link: string, protocol: string, file: string, flags: string[] = []) {
-  return storedSession(db, await replay(env, rig, link, protocol, file, flags));
+  return storedSession(pipeline.db, await replay(pipeline.env, rig, link, protocol, file, flags));
 }
 
 async function linkId(rig: string, link: string): Promise<number> {
-  const row = await getLinkByName(db, rig, link);
+  const row = await getLinkByName(pipeline.db, rig, link);
   if (!row) throw new Error(`link ${rig}/${link} is not stored`);
   return row.id;
 }
 
 function putSettings(id: number, body: object, token = CONTROL_TOKEN) {
-  return app.inject({
+  return pipeline.app.inject({
     method: 'PUT',
     url: `/api/v1/links/${id}/settings`,
     headers: { authorization: `Bearer ${token}` },
@@ -122,7 +113,7 @@ describe('link settings through the API', () => {
     const after = await replayStored('rigP', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
     expect(after.map(decodedApartFromHostTime)).toEqual(expected.map(decodedApartFromHostTime));
 
-    const shown = await app.inject({
+    const shown = await pipeline.app.inject({
       url: `/api/v1/links/${id}/settings`,
       headers: { authorization: `Bearer ${READ_TOKEN}` },
     });
@@ -138,8 +129,11 @@ describe('link settings through the API', () => {
   it('decodes an STP v1 interleaved vector with the settings the CLI sets', async () => {
     const name = 'v1_interleave';
     const expected = await decodeWithStpConfig(name);
-    await cli(['link', 'set', '--rig', 'rigP', '--link', 'stp2', '--protocol', 'stp', 'version=1'], cliEnv(env));
-    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], cliEnv(env));
+    await cli(
+      ['link', 'set', '--rig', 'rigP', '--link', 'stp2', '--protocol', 'stp', 'version=1'],
+      cliEnv(pipeline.env),
+    );
+    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], cliEnv(pipeline.env));
     expect(shown).toMatch(/version = 1/);
     expect(shown).toMatch(/via cli \(next-session\)/);
     const stored = await replayStored('rigP', 'stp2', 'stp', fixturePath('stp', `${name}.stp`));
@@ -188,15 +182,15 @@ describe('link settings through the API', () => {
     expect(readOnly.statusCode).toBe(403);
     const missing = await putSettings(999_999, { settings: {} });
     expect(missing.statusCode).toBe(404);
-    expect((await db.selectFrom('link_settings_changes').selectAll().where('link_id', '=', id).execute()).length).toBe(
-      0,
-    );
+    expect(
+      (await pipeline.db.selectFrom('link_settings_changes').selectAll().where('link_id', '=', id).execute()).length,
+    ).toBe(0);
   }, 120_000);
 
   it("applies at once when asked: the gateway starts a new session on the same connection, decoded with the new settings and its address's", async () => {
     const port = await freePort();
     // The address gives one setting (qspy's -Q2); the others come from the API.
-    const gateway = await startService('gateway', env, {
+    const gateway = await startService('gateway', pipeline.env, {
       TRACEHUB_LINKS: `qs/rigP/tcp1=tcp-listen:127.0.0.1:${port}?queueCtrSize=2`,
     });
     const net = await import('node:net');
@@ -206,7 +200,7 @@ describe('link settings through the API', () => {
     });
     try {
       target.write(readFileSync(fixturePath('qs', 'dpp_qv.qs')));
-      const sessions = await waitForSessions(db, 'rigP', 'tcp1', 100);
+      const sessions = await waitForSessions(pipeline.db, 'rigP', 'tcp1', 100);
       const put = await putSettings(await linkId('rigP', 'tcp1'), {
         settings: { objPtrSize: 8, funPtrSize: 8 },
         apply: 'now',
@@ -216,13 +210,13 @@ describe('link settings through the API', () => {
       expect(put.json().session).toMatch(/./);
       expect(put.json().session).not.toBe(sessions[0]);
       // The first session ended; the target is still connected.
-      await storedSession(db, sessions[0]);
+      await storedSession(pipeline.db, sessions[0]);
       expect(target.destroyed).toBe(false);
       // On the same connection, a target joined mid-run: decoded with the sizes the API and the
       // address gave (qspy -O8 -F8 -Q2), exactly as qspy printed it.
       const name = 'defer_midstream_sized';
       await new Promise<void>((resolve) => target.end(readFileSync(fixturePath('qs', `${name}.qs`)), () => resolve()));
-      const stored = await storedSession(db, put.json().session);
+      const stored = await storedSession(pipeline.db, put.json().session);
       expect(printedLines(stored)).toEqual(qspyLines(name));
     } finally {
       target.destroy();

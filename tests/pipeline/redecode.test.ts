@@ -1,8 +1,6 @@
 // Re-decoding a stored session from its link bytes: after a settings fix (API) and as it was (CLI).
-import type { App } from '@tracehub/api';
 import type { TraceRecord } from '@tracehub/contracts';
 import {
-  type Database,
   getLinkByName,
   getSession,
   markSessionEnded,
@@ -13,45 +11,29 @@ import {
   upsertSession,
 } from '@tracehub/db';
 import { fixturePath } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
-import {
-  cli,
-  cliEnv,
-  decoded,
-  decodedApartFromHostTime,
-  offlineDecode,
-  type PipelineEnv,
-  replay,
-  storedSession,
-} from './harness.js';
+import { cli, cliEnv, decoded, decodedApartFromHostTime, offlineDecode, replay, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
-let db: Kysely<Database>;
-let env: PipelineEnv;
-let app: App;
 
 beforeAll(async () => {
   pipeline = await startPipelineWithApi('redecode', { services: ['decoder-qs', 'decoder-stp', 'storage'] });
-  ({ db, env, app } = pipeline);
 }, 120_000);
 
-afterAll(async () => {
-  await pipeline?.close();
-});
+afterAll(() => pipeline?.close());
 
 async function stored(session: string): Promise<TraceRecord[]> {
   const out: TraceRecord[] = [];
-  for await (const row of sessionRecords(db, session)) out.push(rowToTraceRecord(row));
+  for await (const row of sessionRecords(pipeline.db, session)) out.push(rowToTraceRecord(row));
   return out;
 }
 
 /** POST redecode, again while the link bytes are still being stored (409 `incomplete`). */
 async function redecode(session: string, token = CONTROL_TOKEN) {
   for (let attempt = 0; ; attempt++) {
-    const res = await app.inject({
+    const res = await pipeline.app.inject({
       method: 'POST',
       url: `/api/v1/sessions/${session}/redecode`,
       headers: { authorization: `Bearer ${token}` },
@@ -69,12 +51,12 @@ describe('redecode', () => {
       fixturePath('stp', `${name}.expected.json`),
     ]);
     // Streamed with the defaults (STP v2, big-endian masters): not what the vector's hardware sent.
-    const session = await replay(env, 'rigR', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
-    const before = await storedSession(db, session);
+    const session = await replay(pipeline.env, 'rigR', 'stp1', 'stp', fixturePath('stp', `${name}.stp`));
+    const before = await storedSession(pipeline.db, session);
     expect(before.map(decodedApartFromHostTime)).not.toEqual(expected.map(decodedApartFromHostTime));
 
-    const link = await getLinkByName(db, 'rigR', 'stp1');
-    const put = await app.inject({
+    const link = await getLinkByName(pipeline.db, 'rigR', 'stp1');
+    const put = await pipeline.app.inject({
       method: 'PUT',
       url: `/api/v1/links/${link!.id}/settings`,
       headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
@@ -102,22 +84,22 @@ describe('redecode', () => {
     expect(after.map(decodedApartFromHostTime)).toEqual(expected.map(decodedApartFromHostTime));
     // Each record's host time is the receive time of the stored chunk that completed it.
     const received = new Map<number, string>();
-    for await (const c of sessionLinkChunks(db, session)) received.set(c.chunk, c.recvNs.toString());
+    for await (const c of sessionLinkChunks(pipeline.db, session)) received.set(c.chunk, c.recvNs.toString());
     for (const r of after) expect(r.hostNs).toBe(received.get(r.chunk));
     for (const n of seen) expect([before.length, after.length]).toContain(n);
-    const row = await getSession(db, session);
+    const row = await getSession(pipeline.db, session);
     expect(Number(row!.record_count)).toBe(expected.length);
     expect(Number(row!.record_total)).toBe(expected.length);
   }, 120_000);
 
   it('gives a QS session back exactly as decode prints it, from the command line', async () => {
-    const session = await replay(env, 'rigR', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
-    const before = await storedSession(db, session);
+    const session = await replay(pipeline.env, 'rigR', 'qs1', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    const before = await storedSession(pipeline.db, session);
     // The link bytes are stored a little after the records: wait for them as the API does.
     let out = '';
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
-        out = await cli(['redecode', '--session', session], cliEnv(env));
+        out = await cli(['redecode', '--session', session], cliEnv(pipeline.env));
         break;
       } catch (err) {
         if (!/not all stored yet/.test(String((err as Error).message))) throw err;
@@ -133,10 +115,10 @@ describe('redecode', () => {
   it('gives a QS session streamed in many chunks back record for record through the API, counts and dictionaries included', async () => {
     const file = fixturePath('qs', 'dpp_qv_gap.qs');
     // At the link's pace the gateway publishes a chunk every 10 ms: frames straddle chunks.
-    const session = await replay(env, 'rigR', 'qs3', 'qs', file, ['--pace', 'original', '--bps', '115200']);
-    const before = await storedSession(db, session);
-    const rowBefore = await getSession(db, session);
-    const dictionariesBefore = await sessionDictionaries(db, session);
+    const session = await replay(pipeline.env, 'rigR', 'qs3', 'qs', file, ['--pace', 'original', '--bps', '115200']);
+    const before = await storedSession(pipeline.db, session);
+    const rowBefore = await getSession(pipeline.db, session);
+    const dictionariesBefore = await sessionDictionaries(pipeline.db, session);
     const res = await redecode(session);
     expect(res.statusCode, res.body).toBe(200);
     const result = res.json();
@@ -147,8 +129,8 @@ describe('redecode', () => {
     const after = await stored(session);
     expect(after).toEqual(before);
     expect(after.map(decoded)).toEqual((await offlineDecode(file, 'qs')).map(decoded));
-    expect(await sessionDictionaries(db, session)).toEqual(dictionariesBefore);
-    const rowAfter = await getSession(db, session);
+    expect(await sessionDictionaries(pipeline.db, session)).toEqual(dictionariesBefore);
+    const rowAfter = await getSession(pipeline.db, session);
     expect(Number(rowAfter!.gap_count)).toBeGreaterThan(0);
     const counts = (r: typeof rowAfter) => ({
       record_count: r!.record_count,
@@ -166,10 +148,10 @@ describe('redecode', () => {
 
   it('decodes with the defaults, as the decoder service does, when the codec refuses the stored settings', async () => {
     const file = fixturePath('qs', 'dpp_qv.qs');
-    const session = await replay(env, 'rigR', 'qs4', 'qs', file);
-    await storedSession(db, session);
+    const session = await replay(pipeline.env, 'rigR', 'qs4', 'qs', file);
+    await storedSession(pipeline.db, session);
     // A .dic the api would not take (it reads one before storing it), as an older build may have kept.
-    await db
+    await pipeline.db
       .updateTable('links')
       .set({ settings: JSON.stringify({ dictionaries: 'not a qspy dictionary file' }) as never })
       .where('rig', '=', 'rigR')
@@ -184,52 +166,39 @@ describe('redecode', () => {
   it('keeps the settings the link was given at the gateway (replay flags), as the decoder service lays them over the stored ones', async () => {
     const name = 'defer_midstream_sized';
     // qspy -O8 -F8 -Q2 (its .qspy-args): a 64-bit target joined mid-run, before its target info.
-    const session = await replay(env, 'rigR', 'qs5', 'qs', fixturePath('qs', `${name}.qs`), [
-      '--obj-ptr-size',
-      '8',
-      '--fun-ptr-size',
-      '8',
-      '--queue-ctr-size',
-      '2',
-    ]);
-    const before = await storedSession(db, session);
+    const sizes = ['--obj-ptr-size', '8', '--fun-ptr-size', '8', '--queue-ctr-size', '2'];
+    const session = await replay(pipeline.env, 'rigR', 'qs5', 'qs', fixturePath('qs', `${name}.qs`), sizes);
+    const before = await storedSession(pipeline.db, session);
     const res = await redecode(session);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().settings).toEqual({ objPtrSize: 8, funPtrSize: 8, queueCtrSize: 2 });
     const after = await stored(session);
     expect(after).toEqual(before);
-    const expected = await offlineDecode(fixturePath('qs', `${name}.qs`), 'qs', [
-      '--obj-ptr-size',
-      '8',
-      '--fun-ptr-size',
-      '8',
-      '--queue-ctr-size',
-      '2',
-    ]);
+    const expected = await offlineDecode(fixturePath('qs', `${name}.qs`), 'qs', sizes);
     expect(after.map(decoded)).toEqual(expected.map(decoded));
   }, 120_000);
 
   it('says why it cannot: unknown session, read-only token, no link bytes kept, not ended', async () => {
     expect((await redecode('no-such-session')).statusCode).toBe(404);
-    const session = await replay(env, 'rigR', 'qs2', 'qs', fixturePath('qs', 'dpp_qv.qs'));
-    await storedSession(db, session);
+    const session = await replay(pipeline.env, 'rigR', 'qs2', 'qs', fixturePath('qs', 'dpp_qv.qs'));
+    await storedSession(pipeline.db, session);
     expect((await redecode(session, READ_TOKEN)).statusCode).toBe(403);
     // A session stored before link bytes were kept (before their migration ran).
-    await upsertSession(db, {
+    await upsertSession(pipeline.db, {
       id: 'old-1',
       rig: 'rigR',
       link: 'qs2',
       protocol: 'qs',
       startedAt: new Date('2025-01-01T00:00:00Z'),
     });
-    await markSessionEnded(db, 'old-1', new Date(), 0);
+    await markSessionEnded(pipeline.db, 'old-1', new Date(), 0);
     const res = await redecode('old-1');
     expect(res.statusCode).toBe(409);
     expect(res.json().detail).toMatch(/no stored link bytes/);
     // A session whose end is stored but none of its link bytes yet: not all stored yet, not "never kept".
-    await upsertSession(db, { id: 'new-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
-    await markSessionEnded(db, 'new-1', new Date(), 0);
-    const early = await app.inject({
+    await upsertSession(pipeline.db, { id: 'new-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
+    await markSessionEnded(pipeline.db, 'new-1', new Date(), 0);
+    const early = await pipeline.app.inject({
       method: 'POST',
       url: '/api/v1/sessions/new-1/redecode',
       headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
@@ -237,7 +206,7 @@ describe('redecode', () => {
     expect(early.statusCode).toBe(409);
     expect(early.json().detail).toMatch(/not all stored yet/);
     // A session still being received.
-    await upsertSession(db, { id: 'live-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
+    await upsertSession(pipeline.db, { id: 'live-1', rig: 'rigR', link: 'qs2', protocol: 'qs', startedAt: new Date() });
     const live = await redecode('live-1');
     expect(live.statusCode).toBe(409);
     expect(live.headers['content-type']).toMatch(/application\/problem\+json/);
