@@ -29,6 +29,11 @@ function settingFlags(): Map<string, { protocols: Protocol[]; name: string; desc
   return flags;
 }
 
+/** A command's options with its link-setting flags among them, by commander's camel-case names. */
+export interface LinkSettingFlags {
+  [option: string]: unknown;
+}
+
 /** Adds one flag per link setting. */
 export function addLinkSettingOptions(cmd: Command): void {
   for (const [flag, { protocols, description }] of settingFlags()) {
@@ -37,7 +42,7 @@ export function addLinkSettingOptions(cmd: Command): void {
 }
 
 /** The settings document the flags give for a link of `protocol`; throws naming a flag that does not fit. */
-export function linkSettingsFromOptions(protocol: Protocol, opts: Record<string, unknown>): LinkSettingsDocument {
+export function linkSettingsFromOptions(protocol: Protocol, opts: LinkSettingFlags): LinkSettingsDocument {
   const pairs: Array<[string, string]> = [];
   for (const [flag, { protocols, name }] of settingFlags()) {
     const value = opts[camel(flag)];

@@ -49,3 +49,12 @@ export function addConnectionOptions(cmd: Command, needs: { nats?: boolean; db?:
   );
   return cmd;
 }
+
+/** A command about one link: `--rig` and `--link` name it, both required. */
+export function linkCommand(parent: Command, name: string, description: string): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .requiredOption('--rig <rig>', 'rig name')
+    .requiredOption('--link <link>', 'link name');
+}

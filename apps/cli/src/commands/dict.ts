@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { hostname, userInfo } from 'node:os';
-import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
-import { addConnectionOptions } from './connections.js';
+import { keepSettingsChange, settingsText } from '../link-settings-change.js';
+import { addConnectionOptions, linkCommand } from './connections.js';
+import { cannotQuery, withDatabase } from './database.js';
 
 interface DictOptions {
   rig: string;
@@ -20,17 +20,19 @@ interface DictOptions {
 export function registerDict(program: Command): void {
   const dict = program.command('dict').description('import or export qspy .dic dictionary files');
 
-  const importCmd = dict
-    .command('import')
-    .description("give a QS link a qspy .dic file: its names from the link's next session on")
-    .argument('<file>', 'a .dic file written by qspy -d (SAVE_DICT) or by tracehub dict export')
-    .requiredOption('--rig <rig>', 'rig name')
-    .requiredOption('--link <link>', 'link name');
+  const importCmd = linkCommand(
+    dict,
+    'import',
+    "give a QS link a qspy .dic file: its names from the link's next session on",
+  ).argument('<file>', 'a .dic file written by qspy -d (SAVE_DICT) or by tracehub dict export');
   addConnectionOptions(importCmd, { db: true });
   importCmd.action(async (file: string, opts: DictOptions) => {
     const text = readFileSync(file, 'latin1');
-    const [{ createDb, getLinkByName, setLinkSettings }, { linkSettingsFromText }, { parseDictionaryFile }] =
-      await Promise.all([import('@tracehub/db'), import('@tracehub/contracts'), import('@tracehub/qs')]);
+    const [{ getLinkByName }, { linkSettingsFromText }, { parseDictionaryFile }] = await Promise.all([
+      import('@tracehub/db'),
+      import('@tracehub/contracts'),
+      import('@tracehub/qs'),
+    ]);
     let entries: number;
     try {
       const parsed = parseDictionaryFile(text);
@@ -38,34 +40,26 @@ export function registerDict(program: Command): void {
     } catch (err) {
       throw new Error(`${file} is not a .dic file qspy would read: ${(err as Error).message}`);
     }
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-dict', maxConnections: 1 });
-    try {
-      const row = await getLinkByName(db, opts.rig, opts.link).catch((err: Error) => {
-        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
-      });
-      if (!row)
-        throw new Error(`no link ${opts.rig}/${opts.link} is known (create it with tracehub link set --protocol qs)`);
-      if (row.protocol !== 'qs')
-        throw new Error(`link ${opts.rig}/${opts.link} is ${row.protocol}: .dic files are for QS links`);
-      const document = Object.entries(row.settings).map(([name, value]): [string, string] => [
-        name,
-        Array.isArray(value) ? value.join(',') : String(value),
-      ]);
-      const settings = linkSettingsFromText('qs', [
-        ...document.filter(([name]) => name !== 'dictionaries'),
-        ['dictionaries', text],
-      ]);
-      await setLinkSettings(db, {
-        linkId: row.id,
-        settings,
-        changedBy: `${userInfo().username}@${hostname()}`,
-        via: 'cli',
-        applies: 'next-session',
-      });
-      process.stdout.write(`${row.rig}/${row.name}: ${entries} names from ${file} (applies from the next session)\n`);
-    } finally {
-      await db.destroy();
-    }
+    await withDatabase(
+      opts.databaseUrl,
+      'dict',
+      async (db) => {
+        const row = await getLinkByName(db, opts.rig, opts.link).catch((err: Error) => {
+          throw cannotQuery(opts.databaseUrl, err);
+        });
+        if (!row)
+          throw new Error(`no link ${opts.rig}/${opts.link} is known (create it with tracehub link set --protocol qs)`);
+        if (row.protocol !== 'qs')
+          throw new Error(`link ${opts.rig}/${opts.link} is ${row.protocol}: .dic files are for QS links`);
+        const settings = linkSettingsFromText('qs', [
+          ...Object.entries(settingsText(row.settings)).filter(([name]) => name !== 'dictionaries'),
+          ['dictionaries', text],
+        ]);
+        await keepSettingsChange(db, row.id, settings, 'next-session');
+        process.stdout.write(`${row.rig}/${row.name}: ${entries} names from ${file} (applies from the next session)\n`);
+      },
+      1,
+    );
   });
 
   const exportCmd = dict
@@ -75,14 +69,13 @@ export function registerDict(program: Command): void {
     .option('-o, --output <file>', "file to write ('-': standard output)", '-');
   addConnectionOptions(exportCmd, { db: true });
   exportCmd.action(async (opts: DictOptions) => {
-    const [{ createDb, getSession, getLinkByName, sessionRecords }, { dictionaryFileOfRecords }] = await Promise.all([
+    const [{ getSession, getLinkByName, sessionRecords }, { dictionaryFileOfRecords }] = await Promise.all([
       import('@tracehub/db'),
       import('@tracehub/qs'),
     ]);
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-dict', maxConnections: 2 });
-    try {
+    await withDatabase(opts.databaseUrl, 'dict', async (db) => {
       const session = await getSession(db, opts.session).catch((err: Error) => {
-        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+        throw cannotQuery(opts.databaseUrl, err);
       });
       if (!session) throw new Error(`no session '${opts.session}' is stored`);
       if (session.protocol !== 'qs')
@@ -96,8 +89,6 @@ export function registerDict(program: Command): void {
       const text = Buffer.from(await dictionaryFileOfRecords(sessionRecords(db, session.id), sizes), 'latin1');
       if (opts.output === '-') process.stdout.write(text);
       else writeFileSync(opts.output, text);
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }

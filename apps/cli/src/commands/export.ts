@@ -1,9 +1,10 @@
 import { createWriteStream } from 'node:fs';
-import { redactUrl, TextLineBatch, textEncodingOf } from '@tracehub/contracts';
+import { TextLineBatch, textEncodingOf } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
+import { cannotQuery, withDatabase } from './database.js';
 
 interface ExportOptions {
   session: string;
@@ -32,12 +33,12 @@ export function registerExport(program: Command): void {
   cmd.action(async (opts: ExportOptions) => {
     if (!(FORMATS as readonly string[]).includes(opts.format))
       throw new Error(`bad --format '${opts.format}': use ${FORMATS.join(', ')}`);
-    const { createDb, getSession, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } =
-      await import('@tracehub/db');
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-export', maxConnections: 2 });
-    try {
+    const { getSession, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } = await import(
+      '@tracehub/db'
+    );
+    await withDatabase(opts.databaseUrl, 'export', async (db) => {
       const session = await getSession(db, opts.session).catch((err: Error) => {
-        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+        throw cannotQuery(opts.databaseUrl, err);
       });
       if (!session) throw new Error(`no session '${opts.session}' is stored`);
       if (opts.format === 'raw' && session.link_chunks === 0) {
@@ -85,8 +86,6 @@ export function registerExport(program: Command): void {
       }
       out.close();
       if (file !== process.stdout) await new Promise<void>((resolve) => file.end(() => resolve()));
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }

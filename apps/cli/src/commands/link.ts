@@ -1,7 +1,8 @@
-import { hostname, userInfo } from 'node:os';
 import type { LinkSettingsDocument, Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
-import { addConnectionOptions, natsConnection } from './connections.js';
+import { keepSettingsChange, settingsText } from '../link-settings-change.js';
+import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
+import { withDatabase } from './database.js';
 
 interface LinkOptions {
   rig: string;
@@ -15,101 +16,90 @@ interface LinkOptions {
   format?: string;
 }
 
-const who = () => `${userInfo().username}@${hostname()}`;
-
 /**
  * `tracehub link show|set`: a link's settings document and its history, straight from
  * Postgres; `set name=value ...` changes settings (`name=` removes one) and keeps the change.
  */
 export function registerLink(program: Command): void {
   const link = program.command('link').description("show or change a link's settings");
-  const show = link
-    .command('show')
-    .description("print a link's settings and who changed them when")
-    .requiredOption('--rig <rig>', 'rig name')
-    .requiredOption('--link <link>', 'link name')
-    .option('-f, --format <format>', 'text | json', 'text');
+  const show = linkCommand(link, 'show', "print a link's settings and who changed them when").option(
+    '-f, --format <format>',
+    'text | json',
+    'text',
+  );
   addConnectionOptions(show, { db: true });
   show.action(async (opts: LinkOptions) => {
-    const { createDb, getLinkByName, linkSettingsChanges } = await import('@tracehub/db');
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-link', maxConnections: 1 });
-    try {
-      const row = await getLinkByName(db, opts.rig, opts.link);
-      if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known (it appears once it has streamed)`);
-      const history = await linkSettingsChanges(db, row.id);
-      if (opts.format === 'json') {
-        process.stdout.write(
-          `${JSON.stringify({ id: row.id, rig: row.rig, link: row.name, protocol: row.protocol, settings: row.settings, history })}\n`,
-        );
-        return;
-      }
-      const lines = [`${row.rig}/${row.name} (${row.protocol}, id ${row.id})`];
-      const entries = Object.entries(row.settings);
-      if (entries.length === 0) lines.push('  no settings: every value is the codec default');
-      for (const [name, value] of entries) lines.push(`  ${name} = ${JSON.stringify(value)}`);
-      if (history.length > 0) lines.push('changes, newest first:');
-      for (const h of history) {
-        lines.push(
-          `  ${h.changed_at.toISOString()}  ${h.changed_by} via ${h.via} (${h.applies}): ${JSON.stringify(h.settings)}`,
-        );
-      }
-      process.stdout.write(`${lines.join('\n')}\n`);
-    } finally {
-      await db.destroy();
-    }
+    const { getLinkByName, linkSettingsChanges } = await import('@tracehub/db');
+    await withDatabase(
+      opts.databaseUrl,
+      'link',
+      async (db) => {
+        const row = await getLinkByName(db, opts.rig, opts.link);
+        if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known (it appears once it has streamed)`);
+        const history = await linkSettingsChanges(db, row.id);
+        if (opts.format === 'json') {
+          process.stdout.write(
+            `${JSON.stringify({ id: row.id, rig: row.rig, link: row.name, protocol: row.protocol, settings: row.settings, history })}\n`,
+          );
+          return;
+        }
+        const lines = [`${row.rig}/${row.name} (${row.protocol}, id ${row.id})`];
+        const entries = Object.entries(row.settings);
+        if (entries.length === 0) lines.push('  no settings: every value is the codec default');
+        for (const [name, value] of entries) lines.push(`  ${name} = ${JSON.stringify(value)}`);
+        if (history.length > 0) lines.push('changes, newest first:');
+        for (const h of history) {
+          lines.push(
+            `  ${h.changed_at.toISOString()}  ${h.changed_by} via ${h.via} (${h.applies}): ${JSON.stringify(h.settings)}`,
+          );
+        }
+        process.stdout.write(`${lines.join('\n')}\n`);
+      },
+      1,
+    );
   });
 
-  const set = link
-    .command('set')
-    .description('change settings of a link: name=value (name= removes a setting)')
+  const set = linkCommand(link, 'set', 'change settings of a link: name=value (name= removes a setting)')
     .argument('<settings...>', 'name=value pairs, e.g. objPtrSize=8 sigSize=1, littleEndianMasters=0x11,48')
-    .requiredOption('--rig <rig>', 'rig name')
-    .requiredOption('--link <link>', 'link name')
     .option('-p, --protocol <protocol>', 'qs | stp | swd: creates the link when it is not known yet')
     .option('--clear', 'start from no settings instead of the current ones')
     .option('--now', 'apply at once: the gateway starts a new session on the same connection');
   addConnectionOptions(set, { db: true, nats: true });
   set.action(async (pairs: string[], opts: LinkOptions) => {
-    const [{ createDb, getLinkByName, setLinkSettings, upsertLink }, { isProtocol, linkSettingsFromText }] =
-      await Promise.all([import('@tracehub/db'), import('@tracehub/contracts')]);
+    const [{ getLinkByName, upsertLink }, { isProtocol, linkSettingsFromText }] = await Promise.all([
+      import('@tracehub/db'),
+      import('@tracehub/contracts'),
+    ]);
     if (opts.protocol !== undefined && !isProtocol(opts.protocol)) {
       throw new Error(`unknown protocol '${opts.protocol}': use qs, stp or swd`);
     }
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-link', maxConnections: 1 });
-    try {
-      let row = await getLinkByName(db, opts.rig, opts.link);
-      if (!row && opts.protocol) {
-        await upsertLink(db, { rig: opts.rig, name: opts.link, protocol: opts.protocol });
-        row = await getLinkByName(db, opts.rig, opts.link);
-      }
-      if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known: give --protocol to create it`);
-      const protocol = row.protocol as Protocol;
-      const document: Record<string, string> = {};
-      for (const [name, value] of Object.entries(opts.clear ? {} : row.settings)) {
-        document[name] = Array.isArray(value) ? value.join(',') : String(value);
-      }
-      for (const pair of pairs) {
-        const eq = pair.indexOf('=');
-        if (eq <= 0) throw new Error(`bad setting '${pair}': write it as name=value`);
-        const name = pair.slice(0, eq);
-        const value = pair.slice(eq + 1);
-        if (value === '') delete document[name];
-        else document[name] = value;
-      }
-      const settings: LinkSettingsDocument = linkSettingsFromText(protocol, Object.entries(document));
-      await setLinkSettings(db, {
-        linkId: row.id,
-        settings,
-        changedBy: who(),
-        via: 'cli',
-        applies: opts.now ? 'now' : 'next-session',
-      });
-      let applied = 'from the next session';
-      if (opts.now) applied = await askForNewSession(opts, row.rig, row.name);
-      process.stdout.write(`${row.rig}/${row.name}: ${JSON.stringify(settings)} (applies ${applied})\n`);
-    } finally {
-      await db.destroy();
-    }
+    await withDatabase(
+      opts.databaseUrl,
+      'link',
+      async (db) => {
+        let row = await getLinkByName(db, opts.rig, opts.link);
+        if (!row && opts.protocol) {
+          await upsertLink(db, { rig: opts.rig, name: opts.link, protocol: opts.protocol });
+          row = await getLinkByName(db, opts.rig, opts.link);
+        }
+        if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known: give --protocol to create it`);
+        const document = settingsText(opts.clear ? {} : row.settings);
+        for (const pair of pairs) {
+          const eq = pair.indexOf('=');
+          if (eq <= 0) throw new Error(`bad setting '${pair}': write it as name=value`);
+          const name = pair.slice(0, eq);
+          const value = pair.slice(eq + 1);
+          if (value === '') delete document[name];
+          else document[name] = value;
+        }
+        const settings: LinkSettingsDocument = linkSettingsFromText(row.protocol as Protocol, Object.entries(document));
+        await keepSettingsChange(db, row.id, settings, opts.now ? 'now' : 'next-session');
+        let applied = 'from the next session';
+        if (opts.now) applied = await askForNewSession(opts, row.rig, row.name);
+        process.stdout.write(`${row.rig}/${row.name}: ${JSON.stringify(settings)} (applies ${applied})\n`);
+      },
+      1,
+    );
   });
 }
 

@@ -1,7 +1,8 @@
-import { redactUrl, TextLineBatch, textEncodingOf } from '@tracehub/contracts';
+import { TextLineBatch, textEncodingOf } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
-import { addConnectionOptions } from './connections.js';
+import { addConnectionOptions, linkCommand } from './connections.js';
+import { cannotQuery, withDatabase } from './database.js';
 
 interface RecordsOptions {
   rig: string;
@@ -18,11 +19,11 @@ interface RecordsOptions {
  * session's end and every one of its records are stored.
  */
 export function registerRecords(program: Command): void {
-  const cmd = program
-    .command('records')
-    .description("print a stored session's records from Postgres (default: the link's latest session)")
-    .requiredOption('--rig <rig>', 'rig name')
-    .requiredOption('--link <link>', 'link name')
+  const cmd = linkCommand(
+    program,
+    'records',
+    "print a stored session's records from Postgres (default: the link's latest session)",
+  )
     .option('--session <id>', 'session id (as printed by replay)')
     .option('--wait <seconds>', 'wait up to this long for the whole session to be stored', '0')
     .option('-f, --format <format>', 'text | json', 'text');
@@ -33,15 +34,14 @@ export function registerRecords(program: Command): void {
     const waitMs = Number(opts.wait) * 1000;
     if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
     // Loaded here, not at start-up: every other command would pay for the Postgres client.
-    const { createDb, getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } = await import(
+    const { getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } = await import(
       '@tracehub/db'
     );
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-records', maxConnections: 2 });
-    try {
+    await withDatabase(opts.databaseUrl, 'records', async (db) => {
       const deadline = Date.now() + waitMs;
       const find = () => (opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig, opts.link));
       let session = await find().catch((err: Error) => {
-        throw new Error(`cannot query Postgres at ${redactUrl(opts.databaseUrl)}: ${err.message}; check DATABASE_URL`);
+        throw cannotQuery(opts.databaseUrl, err);
       });
       while ((!session || !isSessionComplete(session)) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 200));
@@ -78,8 +78,6 @@ export function registerRecords(program: Command): void {
       }
       await out.write(lines.take());
       out.close();
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }

@@ -2,6 +2,7 @@ import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
+import { withDatabase } from './database.js';
 
 interface RedecodeCliOptions {
   session: string;
@@ -22,13 +23,9 @@ export function registerRedecode(program: Command): void {
     .requiredOption('--session <id>', 'session id (as printed by replay, or listed by the API)');
   addConnectionOptions(cmd, { db: true });
   cmd.action(async (opts: RedecodeCliOptions) => {
-    const [{ createDb }, { redecodeSession }] = await Promise.all([
-      import('@tracehub/db'),
-      import('@tracehub/decoders'),
-    ]);
-    const db = createDb(opts.databaseUrl, { applicationName: 'tracehub-redecode', maxConnections: 2 });
+    const { redecodeSession } = await import('@tracehub/decoders');
     let progress: ProgressBar | undefined;
-    try {
+    await withDatabase(opts.databaseUrl, 'redecode', async (db) => {
       const result = await redecodeSession(db, opts.session, {
         onProgress: (done, total) => {
           progress ??= ProgressBar.forBytes(total, 'redecode ');
@@ -50,8 +47,6 @@ export function registerRedecode(program: Command): void {
           `${result.gaps} gaps from ${result.bytes} link bytes in ${result.chunks} chunks, ${Math.round(result.ms)} ms; ` +
           `settings ${JSON.stringify(result.settings)}\n`,
       );
-    } finally {
-      await db.destroy();
-    }
+    });
   });
 }

@@ -3,11 +3,11 @@ import { statSync } from 'node:fs';
 import { isProtocol, isValidName } from '@tracehub/contracts/names';
 import type { ReplayPace } from '@tracehub/link';
 import type { Command } from 'commander';
-import { addLinkSettingOptions, linkSettingsFromOptions } from '../link-setting-options.js';
+import { addLinkSettingOptions, type LinkSettingFlags, linkSettingsFromOptions } from '../link-setting-options.js';
 import { ProgressBar } from '../progress-bar.js';
-import { addConnectionOptions, natsConnection } from './connections.js';
+import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 
-interface ReplayOptions {
+interface ReplayOptions extends LinkSettingFlags {
   rig: string;
   link: string;
   protocol: string;
@@ -22,12 +22,12 @@ interface ReplayOptions {
  * as one link session. Exits when JetStream has acknowledged every chunk; prints the session.
  */
 export function registerReplay(program: Command): void {
-  const cmd = program
-    .command('replay')
-    .description('replay a capture file into the pipeline as one link session; prints the session id')
+  const cmd = linkCommand(
+    program,
+    'replay',
+    'replay a capture file into the pipeline as one link session; prints the session id',
+  )
     .argument('<file>', 'capture file')
-    .requiredOption('--rig <rig>', 'rig name')
-    .requiredOption('--link <link>', 'link name')
     .requiredOption('-p, --protocol <protocol>', 'qs | stp | swd')
     .option('--pace <pace>', 'original (at the link bit rate) | max', 'max')
     .option('--bps <bits>', 'link bit rate for --pace original (8N1)', '115200');
@@ -42,7 +42,7 @@ export function registerReplay(program: Command): void {
       if (!isValidName(value))
         throw new Error(`bad --${what} '${value}': use letters, digits, '_' or '-' (at most 64)`);
     }
-    const settings = linkSettingsFromOptions(opts.protocol, opts as unknown as Record<string, unknown>);
+    const settings = linkSettingsFromOptions(opts.protocol, opts);
     if (opts.pace !== 'max' && opts.pace !== 'original')
       throw new Error(`bad --pace '${opts.pace}': use original or max`);
     let total: number;
