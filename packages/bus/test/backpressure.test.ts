@@ -1,35 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { DiscardPolicy, RetentionPolicy, StorageType } from '@nats-io/jetstream';
-import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Bus,
-  connectBus,
   consumeInOrder,
   ensureLinkConsumers,
   ensureTopology,
   isStreamFullError,
   publishRawChunk,
   publishRecordBatch,
-  removeTopology,
   StreamUpgradeError,
   streamFill,
 } from '../src/index.js';
+import { closeTestBus, connectTestBus, plainRecord } from './test-bus.js';
 
 const link = { protocol: 'qs' as const, rig: 'rigB', link: 'uart0' };
 const buses: Bus[] = [];
 
 async function freshBus(tag: string): Promise<Bus> {
-  const bus = await connectBus({ url: natsUrl(), name: 'backpressure-test', prefix: uniquePrefix(tag) });
+  const bus = await connectTestBus(tag);
   buses.push(bus);
   return bus;
 }
 
 afterEach(async () => {
-  for (const bus of buses.splice(0)) {
-    await removeTopology(bus);
-    await bus.close();
-  }
+  for (const bus of buses.splice(0)) await closeTestBus(bus);
 });
 
 const chunkOf = (session: string, chunk: number, bytes: number) => ({
@@ -102,21 +97,7 @@ describe('the streams under pressure', () => {
           chunk: i,
           hostNs: '1',
           eos: false,
-          records: [
-            {
-              ...link,
-              session: 's1',
-              seq: i,
-              chunk: i,
-              hostNs: '1',
-              kind: 'record',
-              type: 1,
-              name: 'X',
-              fields: {},
-              text,
-              raw: '',
-            } as never,
-          ],
+          records: [plainRecord({ ...link, session: 's1', chunk: i }, i, text)],
         });
       } catch (err) {
         recRefused = err;

@@ -1,5 +1,4 @@
-import { Headers, type RecordBatch, type TraceRecord } from '@tracehub/contracts';
-import { natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { Headers, type RecordBatch } from '@tracehub/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Bus,
@@ -22,24 +21,20 @@ import {
   readRecordMessage,
   recordPayloadJson,
   recordsJsonOf,
-  removeTopology,
   requestControl,
   serveControl,
   ZSTD_RECORDS_PAYLOAD,
 } from '../src/index.js';
+import { closeTestBus, connectTestBus, plainRecord } from './test-bus.js';
 
 let bus: Bus;
 const link = { protocol: 'qs' as const, rig: 'rig1', link: 'uart0' };
 
 beforeAll(async () => {
-  bus = await connectBus({ url: natsUrl(), name: 'bus-test', prefix: uniquePrefix('bus') });
-  await ensureTopology(bus, { leaseTtlMs: 1000 });
+  bus = await connectTestBus('bus', { leaseTtlMs: 1000 });
 });
 
-afterAll(async () => {
-  await removeTopology(bus);
-  await bus.close();
-});
+afterAll(() => closeTestBus(bus));
 
 describe('raw chunks', () => {
   it('come back from the stream with their headers', async () => {
@@ -132,22 +127,7 @@ describe('ordered consumer', () => {
 });
 
 describe('record batches', () => {
-  const record = (seq: number, text: string): TraceRecord => ({
-    rig: 'rig1',
-    link: 'uart0',
-    session: 'sD',
-    seq,
-    chunk: 3,
-    protocol: 'qs',
-    hostNs: '1',
-    targetTs: null,
-    kind: 'record',
-    type: 1,
-    name: 'X',
-    fields: {},
-    text,
-    raw: '',
-  });
+  const record = (seq: number, text: string) => plainRecord({ ...link, session: 'sD', chunk: 3 }, seq, text);
 
   it('split large batches into parts with stable ids that de-duplicate', async () => {
     const records = Array.from({ length: 3000 }, (_, i) => record(i, 'x'.repeat(400)));
@@ -355,7 +335,7 @@ describe('topology buckets', () => {
     expect(made.config.allow_direct).toBe(false);
 
     // A bucket made by an earlier version, with direct gets (the client's default).
-    const older = await connectBus({ url: natsUrl(), name: 'bus-test-older', prefix: uniquePrefix('busold') });
+    const older = await connectTestBus('busold');
     try {
       await new Kvm(older.js).create(older.names.leaseBucket, { history: 1, ttl: 1000 });
       expect((await older.jsm.streams.info(`KV_${older.names.leaseBucket}`)).config.allow_direct).toBe(true);
@@ -363,8 +343,7 @@ describe('topology buckets', () => {
       expect((await older.jsm.streams.info(`KV_${older.names.leaseBucket}`)).config.allow_direct).toBe(false);
       expect((await older.jsm.streams.info(`KV_${older.names.decoderStateBucket}`)).config.allow_direct).toBe(false);
     } finally {
-      await removeTopology(older);
-      await older.close();
+      await closeTestBus(older);
     }
   });
 });
