@@ -58,28 +58,15 @@ afterAll(async () => {
   await bus.close();
 });
 
+/** Publishes `chunks` as the raw chunks of `session` on `rigA/link`, then (if `eos`) the chunk that ends it. */
 async function publishLines(link: string, session: string, chunks: string[], eos = true) {
   const address = { protocol: 'qs' as const, rig: 'rigA', link };
-  let i = 0;
-  for (; i < chunks.length; i++) {
-    await publishRawChunk(bus, address, {
-      session,
-      chunk: i,
-      recvNs: BigInt(1000 + i),
-      lost: 0,
-      eos: false,
-      data: Buffer.from(chunks[i], 'latin1'),
-    });
+  const pieces = chunks.map((text) => Buffer.from(text, 'latin1') as Uint8Array);
+  if (eos) pieces.push(new Uint8Array(0));
+  for (const [i, data] of pieces.entries()) {
+    const last = i === chunks.length;
+    await publishRawChunk(bus, address, { session, chunk: i, recvNs: BigInt(1000 + i), lost: 0, eos: last, data });
   }
-  if (eos)
-    await publishRawChunk(bus, address, {
-      session,
-      chunk: i,
-      recvNs: BigInt(1000 + i),
-      lost: 0,
-      eos: true,
-      data: new Uint8Array(0),
-    });
 }
 
 /** Every record on the record stream for a link (or every link: ''), in stream order. */
