@@ -1,3 +1,5 @@
+import { type Entry, HeldEntries } from './held-entries.js';
+
 /**
  * Why a reader did not get records: it read slower than they came, it was not connected, or
  * they never reached this process live (`unreceived`: it fell behind NATS or reconnected; the
@@ -21,14 +23,6 @@ export interface OutletLimits {
   bytes?: number;
 }
 
-interface Entry<T> {
-  item: T;
-  records: number;
-  bytes: number;
-  /** A gap: `records` records that never reached the outlet (told to readers as `unreceived`). */
-  gap?: true;
-}
-
 /** Entries a reader writes per turn of the event loop before it lets other work run. */
 const ENTRIES_PER_TURN = 256;
 
@@ -44,16 +38,7 @@ const ENTRIES_PER_TURN = 256;
  * port) every entry is encoded and held once for all of them.
  */
 export class Outlet<T> {
-  private entries: Entry<T>[] = [];
-  private head = 0;
-  /** Sequence number of `entries[head]`. */
-  private firstSeq = 0;
-  /** Records of every entry before `firstSeq`, read or dropped. */
-  private recordsBefore = 0;
-  private heldRecords = 0;
-  /** Records of the gap entries held: counted in positions, not against the limits. */
-  private heldGapRecords = 0;
-  private heldBytes = 0;
+  private readonly held = new HeldEntries<T>();
   private readonly readers = new Set<OutletReader<T>>();
   /** Readers that have written everything and wait for the next entry. */
   private readonly waiting = new Set<OutletReader<T>>();
@@ -75,19 +60,14 @@ export class Outlet<T> {
    */
   pushUnreceived(records: number): void {
     if (records <= 0) return;
-    this.heldGapRecords += records;
     this.append({ item: undefined as T, records, bytes: 0, gap: true });
   }
 
   private append(entry: Entry<T>): void {
-    this.entries.push(entry);
-    this.heldRecords += entry.records;
-    this.heldBytes += entry.bytes;
-    while (
-      this.held > 1 &&
-      (this.heldRecords - this.heldGapRecords > this.limits.records || this.heldBytes > this.maxBytes)
-    )
-      this.shift();
+    const { held } = this;
+    held.append(entry);
+    while (held.count > 1 && (held.records - held.gapRecords > this.limits.records || held.bytes > this.maxBytes))
+      held.dropOldest();
     if (this.waiting.size > 0) {
       const waiting = [...this.waiting];
       this.waiting.clear();
@@ -112,37 +92,37 @@ export class Outlet<T> {
 
   /** Forgets every entry (the outlet's owner is going away). */
   clear(): void {
-    while (this.held > 0) this.shift();
+    while (this.held.count > 0) this.held.dropOldest();
     this.wakeRoomWaiters();
   }
 
   get heldRecordCount(): number {
-    return this.heldRecords;
+    return this.held.records;
   }
 
   /** @internal */
   get nextSeq(): number {
-    return this.firstSeq + this.held;
+    return this.held.nextSeq;
   }
 
   /** @internal */
   get oldestSeq(): number {
-    return this.firstSeq;
+    return this.held.firstSeq;
   }
 
   /** @internal Records pushed so far, in all. */
   get recordsEnd(): number {
-    return this.recordsBefore + this.heldRecords;
+    return this.held.recordsBefore + this.held.records;
   }
 
   /** @internal Records before the oldest entry held. */
   get recordsDropped(): number {
-    return this.recordsBefore;
+    return this.held.recordsBefore;
   }
 
   /** @internal */
   entryAt(seq: number): Entry<T> {
-    return this.entries[this.head + (seq - this.firstSeq)] as Entry<T>;
+    return this.held.at(seq);
   }
 
   /** @internal A reader has written everything there is. */
@@ -153,7 +133,7 @@ export class Outlet<T> {
   /** @internal A reader moved on: with one reader, what it has written is let go. */
   advanced(reader: OutletReader<T>, seq: number): void {
     if (this.readers.size === 1 && this.readers.has(reader)) {
-      while (this.firstSeq < seq && this.held > 0) this.shift();
+      while (this.held.firstSeq < seq && this.held.count > 0) this.held.dropOldest();
     }
     this.wakeRoomWaiters();
   }
@@ -169,27 +149,9 @@ export class Outlet<T> {
     this.waiting.delete(reader);
   }
 
-  private get held(): number {
-    return this.entries.length - this.head;
-  }
-
   private get hasRoom(): boolean {
-    return this.heldRecords - this.heldGapRecords < this.limits.records && this.heldBytes < this.maxBytes;
-  }
-
-  private shift(): void {
-    const entry = this.entries[this.head] as Entry<T>;
-    this.entries[this.head] = undefined as unknown as Entry<T>;
-    this.head++;
-    this.firstSeq++;
-    this.recordsBefore += entry.records;
-    this.heldRecords -= entry.records;
-    if (entry.gap) this.heldGapRecords -= entry.records;
-    this.heldBytes -= entry.bytes;
-    if (this.head >= 1024 && this.head * 2 >= this.entries.length) {
-      this.entries = this.entries.slice(this.head);
-      this.head = 0;
-    }
+    const { held } = this;
+    return held.records - held.gapRecords < this.limits.records && held.bytes < this.maxBytes;
   }
 
   private wakeRoomWaiters(): void {
