@@ -8,6 +8,7 @@ import './provided-context.js';
 export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
 export { type QspySequence, qspySequence } from './qspy-sequence.js';
 export { recordBatchOf } from './record-batch.js';
+export { seededRandom } from './seeded-random.js';
 export { transitionRecord } from './transition-record.js';
 
 /** URL of the NATS server (JetStream enabled) for this test run. */

@@ -1,6 +1,7 @@
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import { encodeTraceMessage, TraceKind } from '../src/index.js';
-import { concat, digestEvents, hex, parseInChunks, seededRandom } from './helpers.js';
+import { concat, digestEvents, hex, parseInChunks } from './helpers.js';
 
 // Spec §7 examples (typed from the spec), a message the spec says to drop (N3), and some
 // encoder output, so that every parser path meets every cut position.

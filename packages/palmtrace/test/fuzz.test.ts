@@ -1,3 +1,4 @@
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import {
   encodeMessage,
@@ -6,7 +7,7 @@ import {
   PalmTraceParser,
   type PalmTraceProblemCode,
 } from '../src/index.js';
-import { concat, seededRandom } from './helpers.js';
+import { concat } from './helpers.js';
 
 const MAX_MESSAGE_LENGTH = 512;
 

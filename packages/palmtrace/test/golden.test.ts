@@ -4,16 +4,14 @@ import {
   encodeTraceMessage,
   PalmErrorClass,
   type PalmTraceEvent,
+  type PalmTraceParameter,
   PalmTraceParser,
   type PalmTraceProblem,
   TraceKind,
 } from '../src/index.js';
+import { hex, parseChunks } from './helpers.js';
 
-/** Bytes typed from the hex of spec §7 (palmtrace-protocol.md), never produced by the code. */
-function hex(text: string): Uint8Array {
-  return Uint8Array.from(text.trim().split(/\s+/), (byte) => Number.parseInt(byte, 16));
-}
-
+// Bytes typed from the hex of spec §7 (palmtrace-protocol.md), never produced by the code.
 const E1 = hex('01 00 00 00 00 19  01 00 05 80 00 00 00 01  05 00 05 48 65 6C 6C 6F  00 00 00');
 const E2 = hex('01 00 00 00 00 18  01 00 05 01 00 00 00 00  05 00 04 78 3D 34 32  00 00 00');
 const E3 = hex('01 00 00 00 00 18  01 00 05 80 00 00 00 02  05 00 04 DE AD BE EF  00 00 00');
@@ -35,13 +33,7 @@ const N3 = hex('01 00 00 00 00 13 01 00 04 80 00 00 01 05 00 00 00 00 00');
 
 const ascii = (text: string) => Uint8Array.from(text, (c) => c.charCodeAt(0));
 
-function parseAll(...chunks: Uint8Array[]): PalmTraceEvent[] {
-  const parser = new PalmTraceParser();
-  const events: PalmTraceEvent[] = [];
-  for (const chunk of chunks) parser.push(chunk, (event) => events.push(event));
-  parser.end((event) => events.push(event));
-  return events;
-}
+const parseAll = (...chunks: Uint8Array[]) => parseChunks(chunks);
 
 function problems(events: PalmTraceEvent[]): PalmTraceProblem[] {
   return events.flatMap((event) => (event.type === 'problem' ? [event.problem] : []));
@@ -79,23 +71,27 @@ describe('encoder: spec §7 worked examples, byte for byte', () => {
       ]),
     ).toEqual(E4);
   });
-  it('E5 text split over two Trace Data parameters', () => {
-    expect(
-      encodeMessage([
+  it.each<[string, Uint8Array, PalmTraceParameter[]]>([
+    [
+      'E5 text split over two Trace Data parameters',
+      E5,
+      [
         { type: 'attributes', module: 0x8000, kind: TraceKind.TextLine },
         { type: 'traceData', data: ascii('Hel') },
         { type: 'traceData', data: ascii('lo') },
-      ]),
-    ).toEqual(E5);
-  });
-  it('E6 vendor parameter 0x80', () => {
-    expect(
-      encodeMessage([
+      ],
+    ],
+    [
+      'E6 vendor parameter 0x80',
+      E6,
+      [
         { type: 'attributes', module: 0x8000, kind: TraceKind.Text },
         { type: 'vendor', opcode: 0x80, data: Uint8Array.of(1, 2) },
         { type: 'traceData', data: ascii('ok') },
-      ]),
-    ).toEqual(E6);
+      ],
+    ],
+  ])('%s', (_example, expected, parameters) => {
+    expect(encodeMessage(parameters)).toEqual(expected);
   });
   it('E7 smallest legal message: empty line', () => {
     expect(encodeTraceMessage({ text: '' })).toEqual(E7);

@@ -16,16 +16,28 @@ export function concat(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Small seeded PRNG (mulberry32), so every failure can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** Feeds `chunks` to a parser (with `options`) one after another, then ends it; returns every event. */
+export function parseChunks(chunks: Iterable<Uint8Array>, options?: PalmTraceParserOptions): PalmTraceEvent[] {
+  const parser = new PalmTraceParser(options);
+  const events: PalmTraceEvent[] = [];
+  const emit = (event: PalmTraceEvent) => events.push(event);
+  for (const chunk of chunks) parser.push(chunk, emit);
+  parser.end(emit);
+  return events;
+}
+
+/**
+ * `stream` cut at the given sizes (the last piece takes the rest). Each piece is a copy, wiped
+ * once the parser has taken it, so the parser cannot lean on the caller's buffer staying unchanged.
+ */
+function* piecesOf(stream: Uint8Array, nextSize: () => number): Generator<Uint8Array> {
+  for (let at = 0; at < stream.length; ) {
+    const size = Math.max(1, nextSize());
+    const chunk = stream.slice(at, at + size);
+    yield chunk;
+    chunk.fill(0xee);
+    at += size;
+  }
 }
 
 /** Feeds `stream` cut at the given sizes (the last piece takes the rest), then ends it. */
@@ -34,19 +46,7 @@ export function parseInChunks(
   nextSize: () => number,
   options?: PalmTraceParserOptions,
 ): PalmTraceEvent[] {
-  const parser = new PalmTraceParser(options);
-  const events: PalmTraceEvent[] = [];
-  const emit = (event: PalmTraceEvent) => events.push(event);
-  for (let at = 0; at < stream.length; ) {
-    const size = Math.max(1, nextSize());
-    // A copy, so the parser cannot lean on the caller's buffer staying unchanged.
-    const chunk = stream.slice(at, at + size);
-    parser.push(chunk, emit);
-    chunk.fill(0xee);
-    at += size;
-  }
-  parser.end(emit);
-  return events;
+  return parseChunks(piecesOf(stream, nextSize), options);
 }
 
 /**

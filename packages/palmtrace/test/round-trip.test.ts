@@ -1,3 +1,4 @@
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import {
   encodedMessageLength,
@@ -12,7 +13,6 @@ import {
   TraceKind,
   timestampLow32,
 } from '../src/index.js';
-import { seededRandom } from './helpers.js';
 
 function decode(bytes: Uint8Array): { messages: PalmTraceMessage[]; events: PalmTraceEvent[] } {
   const events: PalmTraceEvent[] = [];
