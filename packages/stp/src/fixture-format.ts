@@ -1,8 +1,9 @@
-import { CLOSED_BY_NAMES, type ClosedBy, EXCEPTION_NAMES, MARKER_NAMES } from './constants.js';
-import type { ControlMessage } from './control.js';
-import { bytesToHex, hex64 } from './hex.js';
+import { CLOSED_BY_NAMES, EXCEPTION_NAMES, MARKER_NAMES } from './constants.js';
+import { bytesToHex } from './hex.js';
+import { OutputBuffer } from './output-buffer.js';
 import type { StpPacketParser } from './packet-parser.js';
 import { PKT_NAME, PKT_PAYLOAD, Pkt } from './packets.js';
+import type { MessageBuffer } from './reassembler.js';
 import { sha256Hex } from './sha256.js';
 
 /**
@@ -17,55 +18,147 @@ export type StpEvent = Record<string, unknown>;
 const INLINE_DATA_MAX = 4096;
 const HEAD_TAIL = 32;
 
-const NIBBLE_HEX = '0123456789ABCDEF';
-
-function nibbles(parser: StpPacketParser, start: number, count: number): string {
-  let s = '';
-  const end = Math.min(start + count, parser.pktNibbles.length);
-  for (let i = start; i < end; i++) s += NIBBLE_HEX[parser.pktNibbles[i]];
-  return s;
-}
+/** Written and read back at once (`packetJson`, the start of event lines). */
+const scratch = new OutputBuffer();
 
 /** The packet the parser has just reported, as a fixture packet-list entry. */
 export function packetEntry(parser: StpPacketParser): PacketEntry {
   return JSON.parse(packetJson(parser)) as PacketEntry;
 }
 
+/** `packetEntry` as its JSON text. */
+export function packetJson(parser: StpPacketParser): string {
+  writePacketJson(scratch, parser);
+  return scratch.takeText();
+}
+
+/** Recorded nibbles `[start, start + count)` of the parser's packet (as far as they are recorded). */
+function nibbles(out: OutputBuffer, parser: StpPacketParser, start: number, count: number): void {
+  out.hexNibbles(parser.pktNibbles, start, Math.max(start, Math.min(start + count, parser.pktNibbles.length)));
+}
+
 /**
- * `packetEntry` as its JSON text, built directly (the `--format packets` hot path: one line per
- * packet, no object in between). Keys in the fixtures' order: v2 `nib, pkt, val, ts_field, ts,
+ * `packetEntry` written as JSON text (the `--format packets` hot path: one line per packet, no
+ * string or object in between). Keys in the fixtures' order: v2 `nib, pkt, val, ts_field, ts,
  * len`; v1 and pseudo-packets `nib, len, pkt, …`.
  */
-export function packetJson(parser: StpPacketParser): string {
+export function writePacketJson(out: OutputBuffer, parser: StpPacketParser): void {
   const kind = parser.pktKind;
-  const nib = parser.pktStart;
-  const len = parser.pktLen;
   const pkt = PKT_NAME[kind];
-  switch (kind) {
-    case Pkt.ASYNC:
-    case Pkt.NULL_SYNC:
-    case Pkt.DISCARDED:
-    case Pkt.TRUNCATED:
-      return `{"nib":${nib},"len":${len},"pkt":"${pkt}"}`;
-    case Pkt.ILLEGAL:
-      return `{"nib":${nib},"len":${len},"pkt":"${pkt}","nibbles":"${nibbles(parser, 0, len)}"}`;
+  out.ascii('{"nib":');
+  out.uint(parser.pktStart);
+  const pseudo = kind === Pkt.ASYNC || kind === Pkt.NULL_SYNC || kind === Pkt.DISCARDED || kind === Pkt.TRUNCATED;
+  if (pseudo || kind === Pkt.ILLEGAL || parser.version === 1) {
+    out.ascii(',"len":');
+    out.uint(parser.pktLen);
+    out.ascii(',"pkt":"');
+    out.ascii(pkt);
+    out.ascii('"');
+    if (pseudo) {
+      out.ascii('}');
+      return;
+    }
+    if (kind === Pkt.ILLEGAL) {
+      out.ascii(',"nibbles":"');
+      nibbles(out, parser, 0, parser.pktLen);
+      out.ascii('"}');
+      return;
+    }
+  } else {
+    out.ascii(',"pkt":"');
+    out.ascii(pkt);
+    out.ascii('"');
   }
   const payload = PKT_PAYLOAD[kind];
-  const val =
-    payload === 0
-      ? ''
-      : payload < 0
-        ? `,"val":"${nibbles(parser, parser.payloadStart, parser.payloadLen)}"`
-        : `,"val":"0x${nibbles(parser, parser.payloadStart, parser.payloadLen)}"`;
-  let ts = '';
-  if (parser.tsLen > 0) {
-    ts = parser.tsFixed ? hex64(0, parser.tsLo, 2) : hex64(parser.tsHi, parser.tsLo, 16);
+  if (payload !== 0) {
+    out.ascii(payload < 0 ? ',"val":"' : ',"val":"0x');
+    nibbles(out, parser, parser.payloadStart, parser.payloadLen);
+    out.ascii('"');
   }
   if (parser.version === 1) {
-    return `{"nib":${nib},"len":${len},"pkt":"${pkt}"${val}${ts === '' ? '' : `,"ts":"${ts}"`}}`;
+    if (parser.tsLen > 0) writeTs(out, ',"ts":"', parser);
+    out.ascii('}');
+    return;
   }
-  const tsFields = ts === '' ? '' : `,"ts_field":"${nibbles(parser, parser.tsStart, parser.tsLen)}","ts":"${ts}"`;
-  return `{"nib":${nib},"pkt":"${pkt}"${val}${tsFields},"len":${len}}`;
+  if (parser.tsLen > 0) {
+    out.ascii(',"ts_field":"');
+    nibbles(out, parser, parser.tsStart, parser.tsLen);
+    writeTs(out, '","ts":"', parser);
+  }
+  out.ascii(',"len":');
+  out.uint(parser.pktLen);
+  out.ascii('}');
+}
+
+/** The running timestamp after `key`, with the closing quote. */
+function writeTs(out: OutputBuffer, key: string, parser: StpPacketParser): void {
+  out.ascii(key);
+  writeHex64(out, parser.tsFixed ? 0 : parser.tsHi, parser.tsLo, parser.tsFixed ? 2 : 16);
+  out.ascii('"');
+}
+
+/** What `hex64` gives: `0x` and the low `digits` upper-case hex digits of hi:lo. */
+function writeHex64(out: OutputBuffer, hi: number, lo: number, digits: number): void {
+  out.ascii('0x');
+  if (digits > 8) out.hex32(hi, digits - 8);
+  out.hex32(lo, Math.min(digits, 8));
+}
+
+/**
+ * A message event (spec §13) written as JSON text: the `--format events` hot path (one line per
+ * message, no string or object in between). `tsHi:tsLo` is the closing packet's timestamp when
+ * `b.tsKind` says it has one.
+ */
+export function writeMessageEventJson(
+  out: OutputBuffer,
+  b: MessageBuffer,
+  tsHi: number,
+  tsLo: number,
+  at: number,
+): void {
+  const length = b.sent;
+  if (b.eventHead === null || b.eventHeadClosedBy !== b.closedBy) {
+    scratch.ascii('{"kind":"message","master":');
+    scratch.uint(b.master);
+    scratch.ascii(',"channel":');
+    scratch.uint(b.channel);
+    scratch.ascii(',"closed_by":"');
+    scratch.ascii(CLOSED_BY_NAMES[b.closedBy]);
+    scratch.ascii('","at_nibble":');
+    b.eventHead = scratch.takeBytes();
+    b.eventHeadClosedBy = b.closedBy;
+  }
+  out.raw(b.eventHead);
+  out.uint(at);
+  out.ascii(',"len":');
+  out.uint(length);
+  if (length <= INLINE_DATA_MAX) {
+    out.ascii(',"data":"');
+    out.hexBytes(b.data, 0, length);
+  } else {
+    const whole = b.data.subarray(0, length);
+    out.ascii(',"data_sha256":"');
+    out.ascii(sha256Hex(whole));
+    out.ascii('","data_head":"');
+    out.hexBytes(whole, 0, HEAD_TAIL);
+    out.ascii('","data_tail":"');
+    out.hexBytes(whole, length - HEAD_TAIL, length);
+  }
+  out.ascii('"');
+  if (b.tsKind !== 0) {
+    out.ascii(',"closing_ts":"');
+    writeHex64(out, b.tsKind === 1 ? tsHi : 0, tsLo, b.tsKind === 1 ? 16 : 2);
+    out.ascii('"');
+  }
+  if (b.length > length) {
+    out.ascii(',"truncated_from":');
+    out.uint(b.length);
+  }
+  if (b.control !== null) {
+    out.ascii(',"control":');
+    out.text(JSON.stringify(b.control));
+  }
+  out.ascii('}');
 }
 
 function putData(event: StpEvent, data: Uint8Array): void {
@@ -76,33 +169,6 @@ function putData(event: StpEvent, data: Uint8Array): void {
   event.data_sha256 = sha256Hex(data);
   event.data_head = bytesToHex(data, 0, HEAD_TAIL);
   event.data_tail = bytesToHex(data, data.length - HEAD_TAIL);
-}
-
-/**
- * A message event (spec §13) as its JSON text, built directly: the `--format events` hot path
- * (one line per message, no object in between). `data[0, length)` is the message.
- */
-export function messageEventJson(
-  master: number,
-  channel: number,
-  data: Uint8Array,
-  length: number,
-  closedBy: ClosedBy,
-  closingTs: string | null,
-  truncatedFrom: number,
-  control: ControlMessage | null,
-  at: number,
-): string {
-  let line = `{"kind":"message","master":${master},"channel":${channel},"closed_by":"${CLOSED_BY_NAMES[closedBy]}","at_nibble":${at},"len":${length},`;
-  if (length <= INLINE_DATA_MAX) line += `"data":"${bytesToHex(data, 0, length)}"`;
-  else {
-    const whole = data.subarray(0, length);
-    line += `"data_sha256":"${sha256Hex(whole)}","data_head":"${bytesToHex(whole, 0, HEAD_TAIL)}","data_tail":"${bytesToHex(whole, length - HEAD_TAIL)}"`;
-  }
-  if (closingTs !== null) line += `,"closing_ts":"${closingTs}"`;
-  if (truncatedFrom >= 0) line += `,"truncated_from":${truncatedFrom}`;
-  if (control !== null) line += `,"control":${JSON.stringify(control)}`;
-  return `${line}}`;
 }
 
 export function exceptionEvent(code: number, master: number, channel: number, data: Uint8Array, at: number): StpEvent {

@@ -5,6 +5,7 @@ export type { DecodeResult } from './decode-result.js';
 export * from './fixture-format.js';
 export { bytesToHex, hexToBytes } from './hex.js';
 export * from './ost.js';
+export { OutputBuffer } from './output-buffer.js';
 export { type PacketObserver, ParserState, StpPacketParser, type StpPacketParserOptions } from './packet-parser.js';
 export { PKT_NAME, Pkt } from './packets.js';
 export * from './phonet.js';

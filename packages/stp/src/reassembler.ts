@@ -81,6 +81,12 @@ export class MessageBuffer {
   /** Bytes sent: the message is `data[0, sent)`; `length` is more when OST truncated it. */
   sent = 0;
   control: ControlMessage | null = null;
+  /**
+   * The start of the pair's message event line (`writeMessageEventJson`), which only master,
+   * channel and `closedBy` decide: built once for the pair, not for every message.
+   */
+  eventHead: Uint8Array | null = null;
+  eventHeadClosedBy = ClosedBy.NONE;
 
   constructor(capacity: number) {
     this.data = new Uint8Array(capacity);

@@ -13,9 +13,10 @@ import {
   TimestampFlag,
 } from './constants.js';
 import { CONTROL_RECORD_NAMES } from './control.js';
-import { exceptionEvent, markerEvent, messageEventJson, type StpEvent } from './fixture-format.js';
+import { exceptionEvent, markerEvent, type StpEvent, writeMessageEventJson } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
 import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
+import { OutputBuffer } from './output-buffer.js';
 import { type PacketObserver, StpPacketParser } from './packet-parser.js';
 import { encodePhonetException, encodePhonetMarker, encodePhonetTraceParts } from './phonet.js';
 import {
@@ -55,8 +56,11 @@ export interface StpDecoderOptions {
   onPacket?: PacketObserver;
   /** Called with every output event in the fixtures' `ost`/`phonet` form. */
   onEvent?: (event: StpEvent) => void;
-  /** The same events as JSON text, one line each (cheaper than `onEvent`: no object per message). */
-  onEventJson?: (line: string) => void;
+  /**
+   * The same events written as JSON lines into this buffer (the listing's way: no string or
+   * object per message). When given, `onEvent` is not called.
+   */
+  eventLines?: OutputBuffer;
   /**
    * Build records (default true). Off, the decoder only parses, reassembles and calls `onPacket`
    * and `onEvent`: what a packet or event listing needs.
@@ -116,7 +120,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private readonly options: StpDecoderOptions;
   private readonly output: OutputProtocol;
   private readonly port: number;
-  private readonly eventLine: ((line: string) => void) | null;
+  /** Where events are written: the caller's `eventLines`, or a buffer of ours read back for `onEvent`. */
+  private readonly eventOut: OutputBuffer | null;
+  private readonly onEvent: ((event: StpEvent) => void) | null;
   private readonly buildRecords: boolean;
   private emitRecord: EmitRecord | null = null;
   private hostNs = 0n;
@@ -144,8 +150,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     const version = options.version ?? 2;
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
-    const onEvent = options.onEvent;
-    this.eventLine = options.onEventJson ?? (onEvent ? (line) => onEvent(JSON.parse(line) as StpEvent) : null);
+    this.onEvent = options.eventLines === undefined ? (options.onEvent ?? null) : null;
+    this.eventOut = options.eventLines ?? (this.onEvent !== null ? new OutputBuffer() : null);
     this.buildRecords = options.records ?? true;
     const masters = (options.littleEndianMasters ?? []).filter((m) => Number.isInteger(m) && m >= 0 && m <= 0xffff);
     const littleEndian = new Uint8Array(masters.length === 0 ? 0 : Math.max(...masters) + 1);
@@ -307,10 +313,15 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   // --- ReassemblySink -----------------------------------------------------------------------
 
   message(b: MessageBuffer, at: number): void {
-    const { master, channel, data: buffer, sent: length, closedBy, tsKind, control } = b;
-    const truncatedFrom = b.length > length ? b.length : -1;
     const tsHi = this.reassembler.closeTsHi;
     const tsLo = this.reassembler.closeTsLo;
+    if (this.eventOut !== null) {
+      writeMessageEventJson(this.eventOut, b, tsHi, tsLo, at);
+      this.eventWritten();
+    }
+    if (this.emitRecord === null) return;
+    const { master, channel, data: buffer, sent: length, closedBy, tsKind, control } = b;
+    const truncatedFrom = b.length > length ? b.length : -1;
     let targetTs: bigint | null = null;
     let tsFieldHi: number;
     let tsFieldLo: number;
@@ -326,12 +337,6 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       tsFieldLo = this.hostLo;
     }
     const closingTs = tsKind === 1 ? hex64(tsHi, tsLo, 16) : tsKind === 2 ? hex64(0, tsLo, 2) : null;
-    if (this.eventLine !== null) {
-      this.eventLine(
-        messageEventJson(master, channel, buffer, length, closedBy, closingTs, truncatedFrom, control, at),
-      );
-    }
-    if (this.emitRecord === null) return;
     const parts = this.parts;
     parts.master = master & 0xff;
     parts.channel = channel & 0xff;
@@ -368,7 +373,10 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   exception(code: ExceptionCode, master: number, channel: number, data: Uint8Array, at: number): void {
-    if (this.eventLine !== null) this.eventLine(JSON.stringify(exceptionEvent(code, master, channel, data, at)));
+    if (this.eventOut !== null) {
+      this.eventOut.text(JSON.stringify(exceptionEvent(code, master, channel, data, at)));
+      this.eventWritten();
+    }
     if (this.emitRecord === null) return;
     const name = EXCEPTION_NAMES[code];
     const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
@@ -406,7 +414,10 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     at: number,
     commentText: string | null,
   ): void {
-    if (this.eventLine !== null) this.eventLine(JSON.stringify(markerEvent(code, params, at)));
+    if (this.eventOut !== null) {
+      this.eventOut.text(JSON.stringify(markerEvent(code, params, at)));
+      this.eventWritten();
+    }
     const index = ++this.markerIndex;
     if (this.emitRecord === null) return;
     const timestamp = outputTimestamp(TimestampFlag.FIDO, timeNs);
@@ -505,6 +516,12 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   // --- helpers ------------------------------------------------------------------------------
 
+  /** An event line is written: end it, or read it back for `onEvent` (then it is all the buffer holds). */
+  private eventWritten(): void {
+    if (this.onEvent === null) this.eventOut!.newline();
+    else this.onEvent(JSON.parse(this.eventOut!.takeText()) as StpEvent);
+  }
+
   /** Host time of a device timestamp: the host clock at the first one plus the device delta. */
   private deviceTimeNs(ts: bigint): bigint {
     const baseHost = this.clockBaseHostNs ?? this.hostNs;
@@ -540,7 +557,7 @@ function callbacksOf(o: StpDecoderOptions): StpDecoderOptions {
   const out: StpDecoderOptions = {};
   if (o.onPacket) out.onPacket = o.onPacket;
   if (o.onEvent) out.onEvent = o.onEvent;
-  if (o.onEventJson) out.onEventJson = o.onEventJson;
+  if (o.eventLines) out.eventLines = o.eventLines;
   if (o.records !== undefined) out.records = o.records;
   return out;
 }

@@ -1,20 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { Protocol } from '@tracehub/contracts';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
 import {
   type CapturePause,
+  OutputBuffer,
   optionsFromCaptureConfig,
-  packetJson,
   type StpCaptureConfig,
   StpDecoder,
   type StpDecoderOptions,
   SwdDecoder,
+  writePacketJson,
 } from '@tracehub/stp';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { CommandOutput, openInput } from '../command-io.js';
+import { ProgressBar } from '../progress-bar.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
 type StpFormat = (typeof STP_FORMATS)[number];
@@ -39,6 +42,15 @@ function parseMasters(value: string): number[] {
   return masters;
 }
 
+/** `0x0b` or `11` -> 11: one byte of the output messages. */
+function parseByte(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 0xff) {
+    throw new InvalidArgumentError('must be a number 0..255 (decimal or 0x hex)');
+  }
+  return n;
+}
+
 /** Adds the stp-specific options of `tracehub decode`. */
 export function addStpDecodeOptions(cmd: Command): void {
   cmd
@@ -58,6 +70,17 @@ export function addStpDecodeOptions(cmd: Command): void {
         'ost',
         'phonet',
       ]),
+    )
+    .addOption(
+      new Option(
+        '--port <byte>',
+        'stp/swd: tracebox port / PhoNet sender object of the messages (default 0x0b)',
+      ).argParser(parseByte),
+    )
+    .addOption(
+      new Option('--processor <byte>', 'swd: processor index written in the wrapper messages (default 0)').argParser(
+        parseByte,
+      ),
     )
     .option(
       '--stp-config <file>',
@@ -109,10 +132,13 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   const config: StpCaptureConfig = opts.stpConfig !== undefined ? readCaptureConfig(String(opts.stpConfig)) : {};
   const pauses: CapturePause[] = [...(config.pauses ?? [])].sort((a, b) => a.at_byte - b.at_byte);
 
-  // Output waiting to be written: a string for the text formats, messages for the binary ones.
-  let pendingText = '';
-  let binary: Uint8Array[] = [];
-  let binaryBytes = 0;
+  // Every format is written straight into 256 KiB blocks, handed out as they fill and written
+  // after each slice of input: no string per line, and memory stays the same whatever the size.
+  const ready: Uint8Array[] = [];
+  const blocks = new OutputBuffer((block) => ready.push(block));
+  // Only the process's own stdout is done with a block when its write calls back; a stream in
+  // the process (a test's PassThrough) may still hold it.
+  const reuseBlocks = stdout === process.stdout;
   const session = `offline-${randomUUID()}`;
   const offline = { rig: 'offline', link: 'file', session, protocol };
   let seq = 0;
@@ -120,56 +146,56 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   let hostNs = 0n;
 
   const collect = (r: DecodedRecord): void => {
-    if (format === 'text') pendingText += `${r.text}\n`;
-    else if (format === 'json') {
-      const record = toTraceRecord(r, { ...offline, seq: seq++, chunk: chunkIndex, hostNs });
-      pendingText += `${JSON.stringify(record)}\n`;
+    if (format === 'text') {
+      blocks.text(r.text);
+      blocks.newline();
+    } else if (format === 'json') {
+      blocks.text(JSON.stringify(toTraceRecord(r, { ...offline, seq: seq++, chunk: chunkIndex, hostNs })));
+      blocks.newline();
     } else if (format === 'ost-bin' || format === 'phonet-bin') {
-      if (r.raw.length > 0) {
-        binary.push(r.raw);
-        binaryBytes += r.raw.length;
-      }
+      blocks.raw(r.raw);
     }
   };
 
   let decoder: StpDecoder | SwdDecoder;
   if (protocol === 'swd') {
-    decoder = new SwdDecoder({ output });
+    decoder = new SwdDecoder({
+      output,
+      port: opts.port as number | undefined,
+      processor: opts.processor as number | undefined,
+    });
   } else {
     const options: StpDecoderOptions = { ...optionsFromCaptureConfig(config), output };
     if (opts.stpVersion !== undefined) options.version = opts.stpVersion as 1 | 2;
     else if (config.protocol === undefined) options.version = 2;
     if (opts.littleEndianMasters !== undefined) options.littleEndianMasters = opts.littleEndianMasters as number[];
+    if (opts.port !== undefined) options.port = opts.port as number;
     // The listings need no records: the decoder only parses and reassembles for them.
     if (format === 'packets' || format === 'events') options.records = false;
     if (format === 'packets') {
       options.onPacket = (p) => {
-        pendingText += `${packetJson(p)}\n`;
+        writePacketJson(blocks, p);
+        blocks.newline();
       };
     }
-    if (format === 'events') {
-      options.onEventJson = (line) => {
-        pendingText += `${line}\n`;
-      };
-    }
+    if (format === 'events') options.eventLines = blocks;
     decoder = new StpDecoder(options);
   }
 
   const out = new CommandOutput(stdout);
-  const flush = async () => {
-    if (pendingText !== '') {
-      const data = pendingText;
-      pendingText = '';
-      await out.write(data);
-    } else if (binary.length > 0) {
-      const data = Buffer.concat(binary);
-      binary = [];
-      binaryBytes = 0;
-      await out.write(data);
-    }
+  /** Writes the full blocks, and with `all` what is in the current one too. */
+  const flush = async (all: boolean) => {
+    if (all) blocks.flush();
+    for (const block of ready.splice(0)) await out.write(block, reuseBlocks ? () => blocks.recycle(block) : undefined);
   };
 
-  const { input, progress } = openInput(file, stdin, stderr);
+  const { input, progress } =
+    file === '-'
+      ? openInput(file, stdin, stderr)
+      : {
+          input: fileChunks(file),
+          progress: ProgressBar.forBytes(statSync(file).size, '', stderr, PROGRESS_MIN_BYTES),
+        };
 
   let offset = 0;
   let nextPause = 0;
@@ -199,26 +225,24 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
 
   // A pause before the first byte needs a receive time before it: an empty first chunk.
   if (pauses.length > 0 && pauses[0].at_byte === 0) decoder.push(new Uint8Array(0), { hostNs }, collect);
-  // Input is decoded a slice at a time and output written once 64 KiB is waiting, so
+  // Input is decoded a slice at a time and the blocks it filled written before the next, so
   // memory stays flat whatever the input size (a megabyte of STP can list 30 MB of packets).
   reading: for await (const chunk of input) {
     for (let at = 0; at < chunk.length; at += DECODE_SLICE) {
       feed(chunk.subarray(at, Math.min(chunk.length, at + DECODE_SLICE)));
-      if (pendingText.length >= OUTPUT_BATCH || binaryBytes >= OUTPUT_BATCH) await flush();
-      if (out.readerGone) {
-        input.destroy();
-        break reading;
-      }
+      await flush(false);
+      // Leaving the loop closes the input (a stream is destroyed, a file closed).
+      if (out.readerGone) break reading;
     }
     progress?.update(offset);
-    await flush();
+    await flush(true);
   }
   // A pause at the very end of the file is the closing pause.
   for (; nextPause < pauses.length; nextPause++) {
     if (pauses[nextPause].at_byte === offset) hostNs += BigInt(Math.round(pauses[nextPause].ms * NS_PER_MS));
   }
   decoder.end({ hostNs }, collect);
-  await flush();
+  await flush(true);
   progress?.done();
   out.close();
 
@@ -241,10 +265,35 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   return nothingDecoded(decoder) && offset > 0 ? NOTHING_DECODED_EXIT : 0;
 }
 
+/**
+ * A file is read this much at a time. Each read is a turn of the event loop, in which the output
+ * blocks written meanwhile come back for reuse: a read's worth of output is what is in flight.
+ */
+const READ_BYTES = 64 << 10;
+/** Files at least this big get a progress bar (when stderr is a terminal), as in the other commands. */
+const PROGRESS_MIN_BYTES = 8 << 20;
+
+/**
+ * A file's bytes, read into one buffer that each read fills again: a chunk is decoded before the
+ * next read and nothing keeps it. Fresh buffers (a read stream's) pile up outside V8's heap until
+ * a collection comes, tens of megabytes for a big file, while here nothing is left behind.
+ */
+async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = new Uint8Array(READ_BYTES);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
 /** Bytes decoded between checks of the waiting output. */
 const DECODE_SLICE = 64 << 10;
-/** Output written once this much (characters or bytes) is waiting: below V8's large-object size, so batches die young. */
-const OUTPUT_BATCH = 64 << 10;
 /** How much of a stream's start is kept to guess what it is. */
 const HEAD_BYTES = 4096;
 /** Exit status of `decode` when a non-empty input gave no message, exception or marker at all. */
