@@ -1,11 +1,10 @@
 /**
  * What the benchmarks share: starting a built service as `npm start` starts it, CPU and memory
- * of processes read from /proc, free ports, percentiles, a TCP target that waits for its
- * gateway to listen.
+ * of processes read from /proc, free ports, percentiles, where figures are written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -91,6 +90,56 @@ export function peakRssMb(pid: number): number {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
+/** CPU seconds used so far by each service, each local server (`serverCpuSeconds`) and the machine. */
+export interface CpuReading {
+  services: Map<string, number>;
+  servers: Record<string, number>;
+  machine: { busy: number; total: number };
+}
+
+export function readCpu(services: readonly Service[]): CpuReading {
+  return {
+    services: new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)])),
+    servers: serverCpuSeconds(),
+    machine: machineCpuSeconds(),
+  };
+}
+
+/** CPU seconds used between two readings: by each service, then each server, by name; and by the machine. */
+export function cpuUsedBetween(
+  from: CpuReading,
+  to: CpuReading,
+): { byProcess: Record<string, number>; machineBusy: number; machineTotal: number } {
+  const byProcess: Record<string, number> = {};
+  for (const [name, seconds] of to.services) byProcess[name] = seconds - from.services.get(name)!;
+  for (const name of Object.keys(to.servers)) byProcess[name] = to.servers[name] - from.servers[name];
+  return {
+    byProcess,
+    machineBusy: to.machine.busy - from.machine.busy,
+    machineTotal: to.machine.total - from.machine.total,
+  };
+}
+
+/** Prints each service's peak RSS; returns them, MB by service. */
+export function reportPeakRss(services: readonly Service[]): Record<string, number> {
+  const peaks = Object.fromEntries(services.map((s) => [s.name, Math.round(peakRssMb(s.child.pid!))]));
+  for (const [name, mb] of Object.entries(peaks)) process.stdout.write(`peak RSS ${name}: ${mb} MB\n`);
+  return peaks;
+}
+
+/** The machine's load average over 1, 5 and 15 minutes. */
+export function loadAverage(): number[] {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
+}
+
+/** Writes a run's figures to `test-output/bench/<file>` and says where. */
+export function writeFigures(file: string, figures: object): void {
+  const outDir = join(repo, 'test-output', 'bench');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, file), `${JSON.stringify(figures, null, 2)}\n`);
+  process.stdout.write(`figures written to ${join(outDir, file)}\n`);
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => {
@@ -104,24 +153,26 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-export async function connectTarget(port: number): Promise<net.Socket> {
-  for (let i = 0; i < 100; i++) {
-    const socket = await new Promise<net.Socket | undefined>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.once('error', () => resolve(undefined));
-    });
-    if (socket) return socket;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`the gateway does not listen on ${port}`);
-}
-
 /** Where one bench run keeps its data: a database and a bus prefix of its own. */
 export interface BenchPlace {
   dbName: string;
   dbUrl: string;
   prefix: string;
   admin: pg.Client;
+}
+
+/**
+ * The environment every service of a run starts with: the run's NATS, database and bus prefix,
+ * health on any free port, logs at info (services log their ready line at info).
+ */
+export function serviceEnv(place: BenchPlace): Record<string, string> {
+  return {
+    NATS_URL: natsUrl,
+    DATABASE_URL: place.dbUrl,
+    TRACEHUB_BUS_PREFIX: place.prefix,
+    HEALTH_PORT: '0',
+    LOG_LEVEL: 'info',
+  };
 }
 
 /** A fresh database (on DATABASE_URL's server) and bus prefix for one run, named `<label>_…`. */

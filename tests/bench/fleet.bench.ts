@@ -18,26 +18,26 @@
  * fairness (the slowest link's p50 against the median link's), what was stored, and each
  * service's CPU (cores) and peak RSS; writes test-output/bench/fleet.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import pg from 'pg';
+import { connectTargetOnceListening } from '../support/tcp-target.js';
 import {
-  connectTarget,
-  cpuSeconds,
+  cpuUsedBetween,
   freePort,
   freshBenchPlace,
-  machineCpuSeconds,
-  natsUrl,
-  peakRssMb,
+  loadAverage,
   percentile,
-  repo,
+  readCpu,
+  reportPeakRss,
   type Service,
-  serverCpuSeconds,
+  serviceEnv,
   shared,
   start,
   tearDown,
+  writeFigures,
 } from './bench-support.js';
 
 const links = Number(process.env.FLEET_LINKS ?? 64);
@@ -96,14 +96,7 @@ async function main(): Promise<void> {
   const offeredBytes = fleet.reduce((sum, l) => sum + l.baud / 10, 0);
 
   const place = await freshBenchPlace('fleet');
-  const { dbUrl, prefix } = place;
-  const env = {
-    NATS_URL: natsUrl,
-    DATABASE_URL: dbUrl,
-    TRACEHUB_BUS_PREFIX: prefix,
-    HEALTH_PORT: '0',
-    LOG_LEVEL: 'info',
-  };
+  const env = serviceEnv(place);
   const linkSpecs = fleet.map((l) => `${l.protocol}/${l.name}/uart0=tcp-listen:127.0.0.1:${l.port}`).join(';');
   const services: Service[] = [
     ...Array.from({ length: storageCount }, (_, i) => start('storage', env, `storage-${i + 1}`)),
@@ -116,7 +109,7 @@ async function main(): Promise<void> {
       ...(gatewayFlushMs ? { GATEWAY_FLUSH_MS: gatewayFlushMs } : {}),
     }),
   ];
-  const db = new pg.Client({ connectionString: dbUrl });
+  const db = new pg.Client({ connectionString: place.dbUrl });
   let pacing: NodeJS.Timeout | undefined;
   try {
     await Promise.all(services.map((s) => s.ready));
@@ -127,11 +120,9 @@ async function main(): Promise<void> {
         `${(offeredBytes / 1e6).toFixed(2)} MB/s offered for ${seconds} s; ` +
         `${decoderCount} decoder-qs, ${storageCount} storage, gateway flush ${gatewayFlushMs ?? 'default'} ms\n`,
     );
-    for (const l of fleet) l.socket = await connectTarget(l.port);
+    for (const l of fleet) l.socket = await connectTargetOnceListening(l.port);
 
-    const servers0 = serverCpuSeconds();
-    const cpu0 = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
-    const machine0 = machineCpuSeconds();
+    const cpuBefore = readCpu(services);
     const t0 = performance.now();
     // Every link writes what its baud rate allows every 10 ms, from where its clock says it is.
     pacing = setInterval(() => {
@@ -177,9 +168,7 @@ async function main(): Promise<void> {
     clearInterval(pacing);
     pacing = undefined;
     const streamed = (performance.now() - t0) / 1000;
-    const servers1 = serverCpuSeconds();
-    const cpu1 = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
-    const machine1 = machineCpuSeconds();
+    const cpu = cpuUsedBetween(cpuBefore, readCpu(services));
     const sentBytes = fleet.reduce((sum, l) => sum + l.sent, 0);
 
     // Latency over the second half of the run (the first fills caches and starts sessions).
@@ -194,10 +183,8 @@ async function main(): Promise<void> {
     const { rows: stored } = await db.query<{ records: string; lost: string }>(
       'select coalesce(sum(record_count), 0)::text as records, coalesce(sum(link_lost_bytes), 0)::text as lost from sessions',
     );
-    const coresUsed: Record<string, number> = {};
-    for (const s of services) coresUsed[s.name] = (cpu1.get(s.name)! - cpu0.get(s.name)!) / streamed;
-    for (const name of Object.keys(servers1)) coresUsed[name] = (servers1[name] - servers0[name]) / streamed;
-    const busyCores = (machine1.busy - machine0.busy) / streamed;
+    const coresUsed = Object.fromEntries(Object.entries(cpu.byProcess).map(([name, s]) => [name, s / streamed]));
+    const busyCores = cpu.machineBusy / streamed;
 
     process.stdout.write(
       `sent ${(sentBytes / 1e6).toFixed(1)} MB in ${streamed.toFixed(1)} s (${(sentBytes / 1e6 / streamed).toFixed(2)} MB/s); ` +
@@ -214,7 +201,7 @@ async function main(): Promise<void> {
         .map(([name, c]) => `${name} ${c.toFixed(2)}`)
         .join(', ')}\n`,
     );
-    for (const s of services) process.stdout.write(`peak RSS ${s.name}: ${peakRssMb(s.child.pid!).toFixed(0)} MB\n`);
+    const peakRss = reportPeakRss(services);
     const figures = {
       links,
       gateway_flush_ms: gatewayFlushMs ? Number(gatewayFlushMs) : null,
@@ -231,13 +218,10 @@ async function main(): Promise<void> {
       per_link: perLink.map((l) => ({ ...l, p50: Math.round(l.p50), p99: Math.round(l.p99) })),
       cores_used: Object.fromEntries(Object.entries(coresUsed).map(([k, v]) => [k, Number(v.toFixed(3))])),
       machine_busy_cores: Number(busyCores.toFixed(2)),
-      peak_rss_mb: Object.fromEntries(services.map((s) => [s.name, Math.round(peakRssMb(s.child.pid!))])),
-      machine_load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number),
+      peak_rss_mb: peakRss,
+      machine_load_average: loadAverage(),
     };
-    const outDir = join(repo, 'test-output', 'bench');
-    mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, 'fleet.json'), `${JSON.stringify(figures, null, 2)}\n`);
-    process.stdout.write(`figures written to ${join(outDir, 'fleet.json')}\n`);
+    writeFigures('fleet.json', figures);
   } finally {
     if (pacing) clearInterval(pacing);
     for (const l of fleet) l.socket?.destroy();

@@ -9,27 +9,29 @@
  * and the link's bytes), CPU per record of each process, and each service's peak RSS; writes
  * the same figures to test-output/bench/pipeline.json.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { connectBus } from '@tracehub/bus';
 import { createDb, sessionRecordsPage } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
 import pg from 'pg';
+import { connectTargetOnceListening } from '../support/tcp-target.js';
 import {
-  connectTarget,
   cpuSeconds,
+  cpuUsedBetween,
   freePort,
   freshBenchPlace,
-  machineCpuSeconds,
+  loadAverage,
   natsUrl,
-  peakRssMb,
   percentile,
-  repo,
-  serverCpuSeconds,
+  readCpu,
+  reportPeakRss,
+  serviceEnv,
   shared,
   start,
   tearDown,
+  writeFigures,
 } from './bench-support.js';
 
 const offeredRate = Number(process.env.BENCH_LATENCY_RATE ?? 10_000);
@@ -47,15 +49,7 @@ async function main(): Promise<void> {
   const place = await freshBenchPlace('bench');
   const { dbUrl, prefix } = place;
   const port = await freePort();
-  const common = {
-    NATS_URL: natsUrl,
-    DATABASE_URL: dbUrl,
-    TRACEHUB_BUS_PREFIX: prefix,
-    HEALTH_PORT: '0',
-    LOG_LEVEL: 'warn',
-  };
-  // LOG_LEVEL warn hides the ready line; services log it at info, so keep info for them.
-  const env = { ...common, LOG_LEVEL: 'info' };
+  const env = serviceEnv(place);
   const services = [
     start('storage', env),
     start('decoder-qs', env),
@@ -71,11 +65,9 @@ async function main(): Promise<void> {
     );
 
     // 1. Throughput: stream the whole capture as fast as the gateway reads it.
-    const servers0 = serverCpuSeconds();
-    const cpuAtStart = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
-    const machine0 = machineCpuSeconds();
+    const cpuBefore = readCpu(services);
     const t0 = performance.now();
-    const target = await connectTarget(port);
+    const target = await connectTargetOnceListening(port);
     for (let at = 0; at < capture.length; at += 64 * 1024) {
       if (!target.write(capture.subarray(at, at + 64 * 1024))) await new Promise((r) => target.once('drain', r));
     }
@@ -105,9 +97,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (performance.now() - t0) / 1000;
-    const servers1 = serverCpuSeconds();
-    const cpuAtEnd = new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)]));
-    const machine1 = machineCpuSeconds();
+    const cpu = cpuUsedBetween(cpuBefore, readCpu(services));
     await bus.close();
     process.stdout.write(
       `decoded (every record on TRACE_REC) after ${((decodedAt - t0) / 1000).toFixed(1)} s = ${Math.round(expected / ((decodedAt - t0) / 1000))} records/s; ` +
@@ -117,12 +107,11 @@ async function main(): Promise<void> {
       `sustained: ${stored} records in ${seconds.toFixed(1)} s = ${Math.round(stored / seconds)} records/s, ` +
         `${(capture.length / 1e6 / seconds).toFixed(1)} MB/s (bytes sent in ${((sent - t0) / 1000).toFixed(1)} s)\n`,
     );
-    const busy = machine1.busy - machine0.busy;
+    const busy = cpu.machineBusy;
     const decodeStage = Math.round(expected / ((decodedAt - t0) / 1000));
-    const cpuPerRecordUs: Record<string, number> = {};
-    for (const svc of services)
-      cpuPerRecordUs[svc.name] = ((cpuAtEnd.get(svc.name)! - cpuAtStart.get(svc.name)!) / stored) * 1e6;
-    for (const name of Object.keys(servers1)) cpuPerRecordUs[name] = ((servers1[name] - servers0[name]) / stored) * 1e6;
+    const cpuPerRecordUs = Object.fromEntries(
+      Object.entries(cpu.byProcess).map(([name, seconds]) => [name, (seconds / stored) * 1e6]),
+    );
     process.stdout.write(
       `CPU per record: ${Object.entries(cpuPerRecordUs)
         .map(([name, us]) => `${name} ${us.toFixed(2)} µs`)
@@ -161,11 +150,10 @@ async function main(): Promise<void> {
         .join(', ')})\n`,
     );
     process.stdout.write(
-      `CPU while sustaining: machine ${busy.toFixed(1)} of ${(machine1.total - machine0.total).toFixed(1)} core-seconds busy` +
+      `CPU while sustaining: machine ${busy.toFixed(1)} of ${cpu.machineTotal.toFixed(1)} core-seconds busy` +
         ` (${((busy / stored) * 1e6).toFixed(1)} µs a record); ` +
-        services.map((s) => `${s.name} ${(cpuAtEnd.get(s.name)! - cpuAtStart.get(s.name)!).toFixed(1)} s, `).join('') +
-        Object.keys(servers1)
-          .map((name) => `${name} ${(servers1[name] - servers0[name]).toFixed(1)} s`)
+        Object.entries(cpu.byProcess)
+          .map(([name, seconds]) => `${name} ${seconds.toFixed(1)} s`)
           .join(', ') +
         ' (local server processes; other work on the machine included)\n',
     );
@@ -173,7 +161,7 @@ async function main(): Promise<void> {
     // 2. Latency at a fixed offered rate: gateway receive time (host_ns) to the row being visible.
     const rateBytes = offeredRate * bytesPerRecord;
     const slice = capture.subarray(0, Math.min(capture.length, Math.round(rateBytes * latencySeconds)));
-    const target2 = await connectTarget(port);
+    const target2 = await connectTargetOnceListening(port);
     await new Promise((r) => setTimeout(r, 300));
     const { rows: latest } = await db.query(
       `select id from sessions where link = 'uart0' order by started_at desc limit 1`,
@@ -221,7 +209,7 @@ async function main(): Promise<void> {
       `latency at ${offeredRate} records/s offered (${latencies.length} records): ` +
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${latencies.at(-1)?.toFixed(0)} ms\n`,
     );
-    for (const s of services) process.stdout.write(`peak RSS ${s.name}: ${peakRssMb(s.child.pid!).toFixed(0)} MB\n`);
+    const peakRss = reportPeakRss(services);
     const figures = {
       sustained_records_per_s: Math.round(stored / seconds),
       decode_stage_records_per_s: decodeStage,
@@ -233,14 +221,11 @@ async function main(): Promise<void> {
         Object.entries(disk).map(([name, bytes]) => [name, Number((bytes / stored).toFixed(1))]),
       ),
       cpu_us_per_record: Object.fromEntries(Object.entries(cpuPerRecordUs).map(([k, v]) => [k, Number(v.toFixed(2))])),
-      peak_rss_mb: Object.fromEntries(services.map((s) => [s.name, Math.round(peakRssMb(s.child.pid!))])),
+      peak_rss_mb: peakRss,
       records: stored,
-      machine_load_average: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number),
+      machine_load_average: loadAverage(),
     };
-    const outDir = join(repo, 'test-output', 'bench');
-    mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, 'pipeline.json'), `${JSON.stringify(figures, null, 2)}\n`);
-    process.stdout.write(`figures written to ${join(outDir, 'pipeline.json')}\n`);
+    writeFigures('pipeline.json', figures);
   } finally {
     await db.end().catch(() => {});
     await tearDown(place, services);

@@ -1,5 +1,4 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TraceRecord } from '@tracehub/contracts';
@@ -9,6 +8,7 @@ import { escapeFrame, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
 import { fixturePath, fixturesDir, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
+import { connectTarget } from '../support/tcp-target.js';
 import { cli, cliEnv, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
@@ -51,8 +51,7 @@ async function session(link: string, bytes: Uint8Array): Promise<TraceRecord[]> 
     gateways.set(link, entry);
   }
   const before = entry.gateway.publisher.sessions.length;
-  const target = net.connect(entry.source.boundPort, '127.0.0.1');
-  await new Promise((resolve, reject) => target.once('connect', resolve).once('error', reject));
+  const target = await connectTarget(entry.source.boundPort);
   await new Promise<void>((resolve) => target.end(bytes, () => resolve()));
   const { gateway } = entry;
   await waitUntil(async () => gateway.publisher.sessions.length > before, 10_000, 'the session to start');

@@ -2,17 +2,19 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { connectBus } from '@tracehub/bus';
-import type { TraceRecord } from '@tracehub/contracts';
+import { type DecodedRecord, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import {
   createDb,
   type Database,
   getSession,
   isSessionComplete,
   isSessionLinkComplete,
+  type LinkChunk,
   rowToTraceRecord,
   sessionLinkChunks,
   sessionRecords,
 } from '@tracehub/db';
+import { QsDecoder } from '@tracehub/qs';
 import { freshDatabase, repoRoot, sleep } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { assertBuilt, type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
@@ -84,6 +86,11 @@ export async function startPipelineTestRun(label: string, databaseUrl?: string):
       await fresh?.drop();
     },
   };
+}
+
+/** The health port a started service gave in its ready line. */
+export function healthPortOf(service: RunningProcess): number {
+  return JSON.parse(service.stdout.find((l) => /"msg":"ready/.test(l))!).healthPort as number;
 }
 
 export async function stopAll(procs: RunningProcess[]): Promise<void> {
@@ -229,6 +236,36 @@ export async function storedLinkBytes(
     chunks++;
   }
   return { bytes: Buffer.concat(parts), lost, chunks };
+}
+
+/** Every stored raw chunk of the session, in order. */
+export async function storedChunks(db: Kysely<Database>, session: string): Promise<LinkChunk[]> {
+  const chunks: LinkChunk[] = [];
+  for await (const chunk of sessionLinkChunks(db, session)) chunks.push(chunk);
+  return chunks;
+}
+
+/**
+ * What the QS decoder service makes of a session's chunks on `rig/link`: each decoded in turn
+ * with its receive time and the bytes the gateway dropped before it (`th-lost`), the last one
+ * ending the session. The expected side for a link whose bytes were cut.
+ */
+export function decodeQsChunks(
+  chunks: LinkChunk[],
+  place: { rig: string; link: string; session: string },
+): TraceRecord[] {
+  const decoder = new QsDecoder();
+  const out: TraceRecord[] = [];
+  for (const chunk of chunks) {
+    const ctx = { hostNs: chunk.recvNs, lostBytes: chunk.lost };
+    const emit = (r: DecodedRecord) =>
+      out.push(
+        toTraceRecord(r, { ...place, chunk: chunk.chunk, protocol: 'qs', hostNs: chunk.recvNs, seq: out.length }),
+      );
+    if (chunk.data.length > 0 || chunk.lost > 0) decoder.push(chunk.data, ctx, emit);
+    if (chunk.eos) decoder.end(ctx, emit);
+  }
+  return out;
 }
 
 /**

@@ -7,6 +7,7 @@ import { QSPY_SIZE_OPTIONS } from '@tracehub/qs';
 import { fixturePath, freePort, qspyLines } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
+import { connectTarget } from '../support/tcp-target.js';
 import {
   cli,
   cliEnv,
@@ -193,11 +194,7 @@ describe('link settings through the API', () => {
     const gateway = await startService('gateway', pipeline.env, {
       TRACEHUB_LINKS: `qs/rigP/tcp1=tcp-listen:127.0.0.1:${port}?queueCtrSize=2`,
     });
-    const net = await import('node:net');
-    const target = await new Promise<import('node:net').Socket>((resolve, reject) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.once('error', reject);
-    });
+    const target = await connectTarget(port);
     try {
       target.write(readFileSync(fixturePath('qs', 'dpp_qv.qs')));
       const sessions = await waitForSessions(pipeline.db, 'rigP', 'tcp1', 100);

@@ -2,14 +2,12 @@
 // given all three URLs): the raw stream's leader is killed mid-stream and brought back, then a
 // second node; nothing is lost or doubled, link bytes included.
 import { readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureTopology } from '@tracehub/bus';
-import type { Database } from '@tracehub/db';
 import { fixturePath, freePort, PrivateNatsCluster, sleep, uniquePrefix } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTarget, streamInPieces } from '../support/tcp-target.js';
 import {
   connectBus,
   decoded,
@@ -24,11 +22,9 @@ import {
 
 let cluster: PrivateNatsCluster;
 let run: PipelineTestRun;
-let db: Kysely<Database>;
 
 beforeAll(async () => {
   run = await startPipelineTestRun('natscluster');
-  ({ db } = run);
   cluster = await PrivateNatsCluster.start(3);
 }, 60_000);
 
@@ -74,18 +70,12 @@ describe('the pipeline on a 3-node JetStream cluster', () => {
 
     const one = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
     const stream = Buffer.concat(Array.from({ length: 40 }, () => one));
-    const target = await new Promise<net.Socket>((resolve, reject) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.once('error', reject);
-    });
+    const target = await connectTarget(port);
     // About 100 kB/s; the raw stream's leader dies at 1 s and is back at 2.5 s, then another
     // node dies at 3.5 s and is back at 5 s.
-    const piece = 5000;
     let firstKilled = '';
     let secondKilled = '';
-    for (let at = 0, i = 0; at < stream.length; at += piece, i++) {
-      await new Promise<void>((r) => target.write(stream.subarray(at, at + piece), () => r()));
-      await sleep(50);
+    await streamInPieces(target, stream, 5000, 50, async (i) => {
       if (i === 20) {
         firstKilled = await leaderOf(bus, bus.names.rawStream);
         await cluster.node(firstKilled).kill();
@@ -99,21 +89,21 @@ describe('the pipeline on a 3-node JetStream cluster', () => {
         await cluster.node(secondKilled).kill();
       }
       if (i === 100) await cluster.node(secondKilled).resume();
-    }
+    });
     expect(firstKilled).not.toBe('');
     expect(secondKilled).not.toBe('');
     await new Promise<void>((r) => target.end(() => r()));
 
-    const sessions = await waitForSessions(db, 'rigC', 'uart0', 200);
+    const sessions = await waitForSessions(run.db, 'rigC', 'uart0', 200);
     expect(sessions).toHaveLength(1);
-    const stored = await storedSession(db, sessions[0], 90_000);
+    const stored = await storedSession(run.db, sessions[0], 90_000);
     const file = join(tmpdir(), `th-cluster-${process.pid}.qs`);
     writeFileSync(file, stream);
     const expected = await offlineDecode(file, 'qs');
     expect(stored.length).toBe(expected.length);
     expect(stored.map(decoded)).toEqual(expected.map(decoded));
     expect(stored.filter((r) => r.name === 'LINK_LOST')).toHaveLength(0);
-    const link = await storedLinkBytes(db, sessions[0], 90_000);
+    const link = await storedLinkBytes(run.db, sessions[0], 90_000);
     expect(link.lost).toBe(0);
     expect(link.bytes.equals(stream)).toBe(true);
     await bus.close();

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
@@ -9,6 +8,7 @@ import { migrateToLatest } from '@tracehub/db';
 import { CuttableTcpProxy, fixturePath, freePort, natsUrl, repoRoot, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectTarget, writeTo } from '../support/tcp-target.js';
 import {
   CLI,
   cli,
@@ -102,13 +102,10 @@ describe('the pipeline', () => {
     try {
       const file = fixturePath('qs', 'dpp_posix.qs');
       const bytes = readFileSync(file);
-      const target = await new Promise<net.Socket>((resolve, reject) => {
-        const s = net.connect(port, '127.0.0.1', () => resolve(s));
-        s.once('error', reject);
-      });
+      const target = await connectTarget(port);
       for (let at = 0; at < bytes.length; ) {
         const n = 1 + Math.floor(Math.random() * 700);
-        await new Promise<void>((r) => target.write(bytes.subarray(at, at + n), () => r()));
+        await writeTo(target, bytes.subarray(at, at + n));
         at += n;
         if (Math.random() < 0.1) await new Promise((r) => setTimeout(r, 5));
       }

@@ -1,18 +1,17 @@
 import { readFileSync } from 'node:fs';
-import net from 'node:net';
-import { type TraceRecord, toTraceRecord } from '@tracehub/contracts';
-import { type Database, sessionLinkChunks } from '@tracehub/db';
-import { QsDecoder } from '@tracehub/qs';
 import { fixturePath, freePort, natsUrl, PrivatePostgres, sleep, uniquePrefix } from '@tracehub/tests/support';
-import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
+import { connectTarget, writeTo } from '../support/tcp-target.js';
 import {
+  decodeQsChunks,
+  healthPortOf,
   metric,
   type PipelineTestRun,
   removeBusPrefix,
   startPipelineTestRun,
   startService,
+  storedChunks,
   storedLinkBytes,
   storedSession,
   waitForSessions,
@@ -37,13 +36,11 @@ const RIG = 'rigPG';
 
 let pg: PrivatePostgres;
 let run: PipelineTestRun;
-let db: Kysely<Database>;
 let prefix: string;
 
 beforeAll(async () => {
   pg = await PrivatePostgres.start();
   run = await startPipelineTestRun('pgout', pg.url());
-  ({ db } = run);
   prefix = uniquePrefix('pgout');
 }, 60_000);
 
@@ -52,9 +49,6 @@ afterAll(async () => {
   await pg?.stop();
   if (prefix) await removeBusPrefix(natsUrl(), prefix);
 });
-
-const healthPort = (p: RunningProcess) =>
-  JSON.parse(p.stdout.find((l) => /"msg":"ready/.test(l))!).healthPort as number;
 
 describe('the pipeline while Postgres is away longer than the streams hold', () => {
   it('stores every record or covers it with a loss record, and only the gateway drops', async () => {
@@ -71,9 +65,9 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     const decoder = await startService('decoder-qs', env, limits);
     const storage = await startService('storage', env, limits);
     run.services.push(decoder, storage);
-    const gatewayMetrics = healthPort(gateway);
-    const decoderMetrics = healthPort(decoder);
-    const readyz = async (p: RunningProcess) => (await fetch(`http://127.0.0.1:${healthPort(p)}/readyz`)).status;
+    const gatewayMetrics = healthPortOf(gateway);
+    const decoderMetrics = healthPortOf(decoder);
+    const readyz = async (p: RunningProcess) => (await fetch(`http://127.0.0.1:${healthPortOf(p)}/readyz`)).status;
     /** /readyz of storage and the decoder, as seen while Postgres was away. */
     const readyWhileAway = { storage: new Set<number>(), decoder: new Set<number>() };
 
@@ -83,15 +77,7 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     const stream = Buffer.concat(
       Array.from({ length: Math.ceil((perTick * (totalMs / TICK_MS)) / one.length) }, () => one),
     );
-    const targets = await Promise.all(
-      ports.map(
-        (port) =>
-          new Promise<net.Socket>((resolve, reject) => {
-            const s = net.connect(port, '127.0.0.1', () => resolve(s));
-            s.once('error', reject);
-          }),
-      ),
-    );
+    const targets = await Promise.all(ports.map(connectTarget));
     const sent = LINKS.map(() => 0);
     let paused = false;
     let resumed = false;
@@ -104,7 +90,7 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
       const at = tick * perTick;
       if (at >= stream.length) break;
       const piece = stream.subarray(at, at + perTick);
-      await Promise.all(targets.map((t) => new Promise<void>((r) => t.write(piece, () => r()))));
+      await Promise.all(targets.map((t) => writeTo(t, piece)));
       for (let i = 0; i < LINKS.length; i++) sent[i] += piece.length;
       if (!paused && now >= BEFORE_MS) {
         paused = true;
@@ -143,19 +129,19 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     let lostAll = 0;
     let publishedAll = 0;
     for (let i = 0; i < LINKS.length; i++) {
-      const sessions = await waitForSessions(db, RIG, LINKS[i], 100);
+      const sessions = await waitForSessions(run.db, RIG, LINKS[i], 100);
       expect(sessions).toHaveLength(1);
       const session = sessions[0];
       // Storage kept every chunk the gateway published, once and in order (checked as read).
-      const link = await storedLinkBytes(db, session, 40_000);
+      const link = await storedLinkBytes(run.db, session, 40_000);
       // Every byte the target sent was published or counted as dropped in th-lost.
       expect(link.bytes.length + link.lost).toBe(sent[i]);
       lostAll += link.lost;
       publishedAll += link.bytes.length;
       // The session is complete: as many records stored as the decoder published...
-      const stored = await storedSession(db, session, 40_000);
+      const stored = await storedSession(run.db, session, 40_000);
       // ...and they are what those chunks decode to, loss records where bytes were dropped.
-      const expected = decodeLinkChunks(await chunksOf(db, session), LINKS[i], session);
+      const expected = decodeQsChunks(await storedChunks(run.db, session), { rig: RIG, link: LINKS[i], session });
       expect(stored.length).toBe(expected.length);
       for (let r = 0; r < expected.length; r++) {
         const [s, e] = [stored[r], expected[r]];
@@ -178,25 +164,3 @@ describe('the pipeline while Postgres is away longer than the streams hold', () 
     expect([await readyz(storage), await readyz(decoder)]).toEqual([200, 200]);
   }, 120_000);
 });
-
-async function chunksOf(db: Kysely<Database>, session: string) {
-  const out = [];
-  for await (const chunk of sessionLinkChunks(db, session)) out.push(chunk);
-  return out;
-}
-
-/** What the decoder makes of a session's chunks, chunk by chunk, as it would. */
-function decodeLinkChunks(chunks: Awaited<ReturnType<typeof chunksOf>>, link: string, session: string): TraceRecord[] {
-  const decoder = new QsDecoder();
-  const out: TraceRecord[] = [];
-  let seq = 0;
-  for (const chunk of chunks) {
-    const ctx = { hostNs: chunk.recvNs, lostBytes: chunk.lost };
-    const place = { rig: RIG, link, session, chunk: chunk.chunk, protocol: 'qs' as const, hostNs: chunk.recvNs };
-    const emit = (r: Parameters<Parameters<QsDecoder['push']>[2]>[0]) =>
-      out.push(toTraceRecord(r, { ...place, seq: seq++ }));
-    if (chunk.data.length > 0 || chunk.lost > 0) decoder.push(chunk.data, ctx, emit);
-    if (chunk.eos) decoder.end(ctx, emit);
-  }
-  return out;
-}

@@ -1,7 +1,7 @@
 // `npm start` as a lab runs it: every service under the supervisor, a target streaming to the
 // gateway over TCP, and each service killed in turn with SIGKILL.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Database } from '@tracehub/db';
@@ -9,6 +9,7 @@ import { fixturePath, freePort, natsUrl, uniquePrefix } from '@tracehub/tests/su
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode, within } from '../foundation/processes.js';
+import { connectTargetOnceListening } from '../support/tcp-target.js';
 import {
   decoded,
   offlineDecode,
@@ -65,18 +66,7 @@ class StreamingTarget {
   }
 
   static async connect(port: number): Promise<StreamingTarget> {
-    for (let tries = 0; ; tries++) {
-      try {
-        const socket = await new Promise<net.Socket>((resolve, reject) => {
-          const s = net.connect(port, '127.0.0.1', () => resolve(s));
-          s.once('error', reject);
-        });
-        return new StreamingTarget(socket);
-      } catch (error) {
-        if (tries > 100) throw error;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    return new StreamingTarget(await connectTargetOnceListening(port));
   }
 
   /** Writes pieces of 1..700 bytes, about 100 kB/s, until `stop()`. */

@@ -4,7 +4,7 @@ import { freePort, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
 import { connectWatchedTarget, secondTargetAfterFirst } from '../support/tcp-target.js';
-import { requireBuild, startService, stopAll } from './harness.js';
+import { healthPortOf, requireBuild, startService, stopAll } from './harness.js';
 
 let nats: PrivateNats;
 let gateway: RunningProcess;
@@ -28,8 +28,7 @@ beforeAll(async () => {
       ].join(';'),
     },
   );
-  const ready = gateway.stdout.find((l) => /"msg":"ready/.test(l)) ?? '';
-  healthPort = Number(/"healthPort":(\d+)/.exec(ready)?.[1]);
+  healthPort = healthPortOf(gateway);
 }, 60_000);
 
 afterAll(async () => {

@@ -58,3 +58,21 @@ export async function secondTargetAfterFirst(
 export function writeTo(socket: net.Socket, bytes: Uint8Array): Promise<void> {
   return new Promise<void>((resolve) => socket.write(bytes, () => resolve()));
 }
+
+/**
+ * Writes `bytes` to the target `pieceBytes` at a time, pausing `everyMs` after each piece; after
+ * piece `i` and its pause, `afterPiece(i)` runs (to act on the link mid-stream).
+ */
+export async function streamInPieces(
+  socket: net.Socket,
+  bytes: Uint8Array,
+  pieceBytes: number,
+  everyMs: number,
+  afterPiece: (i: number, at: number) => Promise<void>,
+): Promise<void> {
+  for (let at = 0, i = 0; at < bytes.length; at += pieceBytes, i++) {
+    await writeTo(socket, bytes.subarray(at, at + pieceBytes));
+    await new Promise((r) => setTimeout(r, everyMs));
+    await afterPiece(i, at);
+  }
+}
