@@ -9,8 +9,8 @@ import type { RecordFeed } from '@tracehub/live';
 import { buildCommand, CommandFieldError, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
-import { LinkIdParams, problemResponses, TraceRecordRef } from '../schemas.js';
-import { mustGetLink } from './fleet.js';
+import { problemResponses, TraceRecordRef } from '../schemas.js';
+import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface ControlRoutesOptions {
   db: Kysely<Database>;
@@ -220,16 +220,15 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 
   app.post(
     '/links/:id/commands',
-    {
-      config: { scope: 'control' },
-      schema: {
+    linkRoute(
+      {
         summary: 'Send a QS-RX command to the target of a link and wait for its answer',
         tags: ['control'],
-        params: LinkIdParams,
         body: Body,
-        response: { 200: Reply, ...controlErrors, ...problemResponses },
+        response: { 200: Reply, ...controlErrors },
       },
-    },
+      'control',
+    ),
     async (request) => {
       const body = request.body;
       const command = checkCommand(body.command as Record<string, unknown>);
@@ -305,15 +304,8 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         throw httpErrors.badGateway(`the gateway has no control state: ${reply.error ?? 'unknown error'}`);
       return reply.status as Static<typeof FrontEndStatus>;
     };
-  const stateRoute = (summary: string) => ({
-    config: { scope: 'control' as const },
-    schema: {
-      summary,
-      tags: ['control'],
-      params: LinkIdParams,
-      response: { 200: FrontEndStatus, ...controlErrors, ...problemResponses },
-    },
-  });
+  const stateRoute = (summary: string) =>
+    linkRoute({ summary, tags: ['control'], response: { 200: FrontEndStatus, ...controlErrors } }, 'control');
   app.get(
     '/links/:id/control',
     stateRoute("A link's QS control point: target, dictionaries, and its front-end port (who is attached)"),

@@ -1,11 +1,12 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Database, LinkRow, LinkSummary } from '@tracehub/db';
-import { getLinkById, getRig, linkSummaries, listRigs } from '@tracehub/db';
+import type { Database, LinkSummary } from '@tracehub/db';
+import { getRig, linkSummaries, listRigs } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { LiveHub } from '../live/live-hub.js';
-import { LinkIdParams, problemResponses, RigName } from '../schemas.js';
+import { problemResponses, RigName } from '../schemas.js';
+import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface FleetRoutesOptions {
   db: Kysely<Database>;
@@ -117,14 +118,7 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
 
   app.get(
     '/links/:id',
-    {
-      schema: {
-        summary: 'One link',
-        tags: ['fleet'],
-        params: LinkIdParams,
-        response: { 200: Link, ...problemResponses },
-      },
-    },
+    linkRoute({ summary: 'One link', tags: ['fleet'], response: { 200: Link } }),
     async (request) => {
       const link = await mustGetLink(db, request.params.id);
       const [summary] = withLive(await linkSummaries(db, { id: link.id }));
@@ -132,10 +126,3 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
     },
   );
 };
-
-/** The link of `id`; a 404 when there is none. */
-export async function mustGetLink(db: Kysely<Database>, id: number): Promise<LinkRow> {
-  const link = await getLinkById(db, id);
-  if (!link) throw httpErrors.notFound(`no link with id ${id}`);
-  return link;
-}

@@ -5,8 +5,7 @@ import type { Bus } from '@tracehub/bus';
 import type { Database } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { askGateway, gatewayErrors } from '../ask-gateway.js';
-import { LinkIdParams, problemResponses } from '../schemas.js';
-import { mustGetLink } from './fleet.js';
+import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface LinkConnectionRoutesOptions {
   db: Kysely<Database>;
@@ -58,14 +57,11 @@ export const linkConnectionRoutes: FastifyPluginAsyncTypebox<LinkConnectionRoute
 ) => {
   app.get(
     '/links/:id/connection',
-    {
-      schema: {
-        summary: "How a link's gateway is connected: its source, the target and since when, connections not taken",
-        tags: ['links'],
-        params: LinkIdParams,
-        response: { 200: ConnectionReply, ...gatewayErrors, ...problemResponses },
-      },
-    },
+    linkRoute({
+      summary: "How a link's gateway is connected: its source, the target and since when, connections not taken",
+      tags: ['links'],
+      response: { 200: ConnectionReply, ...gatewayErrors },
+    }),
     async (request): Promise<Static<typeof ConnectionReply>> => {
       const link = await mustGetLink(db, request.params.id);
       const reply = await askGateway(bus, { rig: link.rig, link: link.name }, { connection: true }, timeoutMs);

@@ -21,8 +21,7 @@ import {
 import { DictionaryFileError, parseDictionaryFile } from '@tracehub/qs';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import { LinkIdParams, problemResponses } from '../schemas.js';
-import { mustGetLink } from './fleet.js';
+import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface LinkSettingsRoutesOptions {
   db: Kysely<Database>;
@@ -167,14 +166,11 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
 ) => {
   app.get(
     '/links/:id/settings',
-    {
-      schema: {
-        summary: "A link's settings document and who changed it when",
-        tags: ['links'],
-        params: LinkIdParams,
-        response: { 200: SettingsReply, ...problemResponses },
-      },
-    },
+    linkRoute({
+      summary: "A link's settings document and who changed it when",
+      tags: ['links'],
+      response: { 200: SettingsReply },
+    }),
     async (request) => {
       const link = await mustGetLink(db, request.params.id);
       const [history, latest] = await Promise.all([
@@ -206,18 +202,17 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
 
   app.put(
     '/links/:id/settings',
-    {
-      config: { scope: 'control' },
-      schema: {
+    linkRoute(
+      {
         summary: "Replace a link's settings document",
         description:
           "Validated against the link protocol's settings; kept with who made the change and when. Applies from the link's next session, or at once with `apply: 'now'`.",
         tags: ['links'],
-        params: LinkIdParams,
         body: PutBody,
-        response: { 200: PutReply, ...problemResponses },
+        response: { 200: PutReply },
       },
-    },
+      'control',
+    ),
     async (request) => {
       const link = await mustGetLink(db, request.params.id);
       if (!isProtocol(link.protocol))

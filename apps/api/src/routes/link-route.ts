@@ -1,0 +1,33 @@
+import { httpErrors } from '@fastify/sensible';
+import type { TSchema } from '@sinclair/typebox';
+import { type Database, getLinkById, type LinkRow } from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import type { Scope } from '../config.js';
+import { LinkIdParams, problemResponses } from '../schemas.js';
+
+/** What a route on one link declares: its documentation, body and answers (the problems every route may give are added). */
+interface LinkRouteSchema {
+  summary: string;
+  description?: string;
+  tags: string[];
+  body?: TSchema;
+  response: Record<number, TSchema>;
+}
+
+/**
+ * The options of a route on one link, `/links/{id}/...`: the link id parameter, the problems,
+ * and the scope a token needs (default read).
+ */
+export function linkRoute<S extends LinkRouteSchema>(schema: S, scope: Scope = 'read') {
+  return {
+    config: { scope },
+    schema: { ...schema, params: LinkIdParams, response: { ...schema.response, ...problemResponses } },
+  };
+}
+
+/** The link of `id`; a 404 when there is none. */
+export async function mustGetLink(db: Kysely<Database>, id: number): Promise<LinkRow> {
+  const link = await getLinkById(db, id);
+  if (!link) throw httpErrors.notFound(`no link with id ${id}`);
+  return link;
+}
