@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { NAME_PATTERN, problemResponses } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
@@ -98,47 +98,33 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
 
   app.get(
     '/reporters',
-    {
-      schema: {
-        summary: 'PalmTrace Reporter endpoints with their status, and the listening port',
-        tags: ['palmtrace'],
-        response: {
-          200: Type.Object({ reporters: Type.Array(ReporterStatusSchema), listener: ListenerStatusSchema }),
-          ...problemResponses,
-        },
-      },
-    },
+    reporterRoute({
+      summary: 'PalmTrace Reporter endpoints with their status, and the listening port',
+      response: { 200: Type.Object({ reporters: Type.Array(ReporterStatusSchema), listener: ListenerStatusSchema }) },
+    }),
     async () => ({ reporters: await bridge.list(), listener: bridge.listenerStatus() }),
   );
 
   app.get(
     '/reporters/:id',
-    {
-      schema: {
-        summary: 'Status of one Reporter endpoint',
-        tags: ['palmtrace'],
-        params: IdParams,
-        response: { 200: ReporterStatusSchema, ...problemResponses },
-      },
-    },
-    async (request) => {
-      const status = await bridge.get(request.params.id);
-      if (!status) throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
-      return status;
-    },
+    reporterRoute({
+      summary: 'Status of one Reporter endpoint',
+      params: IdParams,
+      response: { 200: ReporterStatusSchema },
+    }),
+    async (request) => (await bridge.get(request.params.id)) ?? unknownEndpoint(request.params.id),
   );
 
   app.post(
     '/reporters',
-    {
-      config: { scope: 'control' },
-      schema: {
+    reporterRoute(
+      {
         summary: 'Add a Reporter endpoint: connect to it and send it live records (or a replay)',
-        tags: ['palmtrace'],
         body: ReporterEndpointSchema,
-        response: { 201: ReporterStatusSchema, 409: problemResponses[400], ...problemResponses },
+        response: { 201: ReporterStatusSchema, 409: problemResponses[400] },
       },
-    },
+      'control',
+    ),
     async (request, reply) => {
       const problem = replayProblem(request.body.replay);
       if (problem) throw httpErrors.badRequest(`body replay: ${problem}`);
@@ -156,22 +142,35 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
 
   app.delete(
     '/reporters/:id',
-    {
-      config: { scope: 'control' },
-      schema: {
+    reporterRoute(
+      {
         summary: 'Remove a Reporter endpoint (its connection is closed)',
-        tags: ['palmtrace'],
         params: IdParams,
-        response: { 204: Type.Null(), ...problemResponses },
+        response: { 204: Type.Null() },
       },
-    },
+      'control',
+    ),
     async (request, reply) => {
-      if (!(await bridge.remove(request.params.id)))
-        throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(request.params.id)}`);
+      if (!(await bridge.remove(request.params.id))) unknownEndpoint(request.params.id);
       return reply.code(204).send(null);
     },
   );
 };
+
+/** The options of a `/reporters` route: under the palmtrace tag, answering problems, needing `scope`. */
+function reporterRoute<
+  S extends { summary: string; params?: TSchema; body?: TSchema; response: Record<number, TSchema> },
+>(schema: S, scope: 'read' | 'control' = 'read') {
+  return {
+    config: { scope },
+    schema: { ...schema, tags: ['palmtrace'], response: { ...schema.response, ...problemResponses } },
+  };
+}
+
+/** A 404 naming the Reporter endpoint there is none of. */
+function unknownEndpoint(id: string): never {
+  throw httpErrors.notFound(`no Reporter endpoint ${JSON.stringify(id)}`);
+}
 
 declare module 'fastify' {
   interface FastifyInstance {
