@@ -30,6 +30,8 @@ function session() {
     frontEnd,
     /** Datagrams sent to a port, hex. */
     to: (peer: FrontEndPeer = A) => sent.filter((x) => x.to === peer.port).map((x) => x.hex),
+    /** The text lines (packets of record type 00) among them. */
+    textLines: (peer: FrontEndPeer = A) => s.to(peer).filter((h) => h.slice(2, 4) === '00'),
     fe: (bytes: number[], from: FrontEndPeer = A) => frontEnd.datagram(Uint8Array.from(bytes), from),
     /** A target record with the target's next sequence number. */
     record: (id: number, payload: Uint8Array = new Uint8Array(0)) => {
@@ -276,7 +278,7 @@ describe('front-end spec 16: forwarding', () => {
       hex(Uint8Array.of(bigSeq, 100, ...big)),
     ]);
     expect(binary[3]).toHaveLength(1000);
-    const lines = s.to().filter((h) => h.slice(2, 4) === '00');
+    const lines = s.textLines();
     expect(lines).toContain(text(lines.length, 100, '   <COMMS> ERROR    Record too long at Seq=  4,Rec=USER+  0'));
   });
 
@@ -388,7 +390,7 @@ describe('front-end spec 16: commands to QS-RX frames', () => {
       hex(encodeFrame(3, 9, Uint8Array.from([0x34, 0x12, 0, 0, 0xf2, 0x12, 0x40, 0, 0, 0, 0, 0]))),
       hex(encodeFrame(4, 1, Uint8Array.from([3, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]))),
     ]);
-    expect(s.to().filter((h) => h.slice(2, 4) === '00')).toEqual([]);
+    expect(s.textLines()).toEqual([]);
   });
 
   it('21: unknown object, function and command names: the exact lines, nothing on the target link', () => {
@@ -455,7 +457,7 @@ describe('front-end spec 16: commands to QS-RX frames', () => {
     command(3, 'MY_USR_REC');
     command(4, 'MY_CMD');
     expect(s.frames.map((f) => f.slice(0, 6))).toEqual(['010103', '010165']);
-    expect(s.to().filter((h) => h.slice(2, 4) === '00')).toEqual([
+    expect(s.textLines()).toEqual([
       text(2, 138, Lines.noCommand('MY_USR_REC')),
       text(3, 138, Lines.noCommand('MY_CMD')),
     ]);
@@ -477,10 +479,7 @@ describe('front-end spec 16: commands to QS-RX frames', () => {
     s.targetInfo(true, { objPtr: 8 }); // a reset: discarded
     curr(5, 8);
     expect(s.frames.map((f) => f.slice(0, 4))).toEqual(['010d', '020d', '030d']);
-    expect(s.to().filter((h) => h.slice(2, 4) === '00')).toEqual([
-      text(2, 137, Lines.noObject('ao_B')),
-      text(3, 137, Lines.noObject('ao_B')),
-    ]);
+    expect(s.textLines()).toEqual([text(2, 137, Lines.noObject('ao_B')), text(3, 137, Lines.noObject('ao_B'))]);
   });
 
   it("26: SAVE_DICT and SEQUENCE_OUT answer qspy's lines; SHOW_NOTE, CLEAR_SCREEN, TEXT_OUT, BIN_OUT answer nothing", () => {
