@@ -120,7 +120,7 @@ function serversAndLogin(url: string): {
     .map((server) => {
       const at = /^([a-z]+:\/\/)([^@/]*)@(.*)$/i.exec(server);
       if (!at) return server;
-      const [, scheme, userinfo, rest] = at as unknown as [string, string, string, string];
+      const [, scheme, userinfo, rest] = at;
       const colon = userinfo.indexOf(':');
       if (colon >= 0) {
         login.user = decodeURIComponent(userinfo.slice(0, colon));

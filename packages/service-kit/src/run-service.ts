@@ -108,7 +108,7 @@ export async function runService<S extends TObject>(
     return { healthPort: 0, exited, shutdown: async () => code };
   };
 
-  const schema = Type.Composite([ServiceBaseConfigSchema, definition.configSchema]) as unknown as TObject;
+  const schema: TObject = Type.Composite([ServiceBaseConfigSchema, definition.configSchema]);
   let config: Static<S> & ServiceBaseConfig;
   try {
     config = loadConfig(schema, env) as Static<S> & ServiceBaseConfig;
