@@ -4,8 +4,21 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectBus, removeTopology } from '@tracehub/bus';
 import { repoRoot } from '@tracehub/tests/support';
+import { expect } from 'vitest';
 
 export const SERVICE_APPS = ['gateway', 'decoder-qs', 'decoder-stp', 'storage', 'api'] as const;
+
+/** Where a test's services (and `tracehub`) find NATS, their database and the test's bus prefix. */
+export interface PipelineEnv {
+  natsUrl: string;
+  databaseUrl: string;
+  prefix: string;
+}
+
+/** `env` as the environment variables the services and `tracehub` read it from. */
+export function backendsEnv(env: PipelineEnv): Record<string, string> {
+  return { NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix };
+}
 
 /** These tests run the built services, as `npm start` does: the build must exist. */
 export function assertBuilt(files: string[]): void {
@@ -108,6 +121,31 @@ export async function within<T>(promise: Promise<T>, limitMs: number, what: stri
 
 export async function httpStatus(port: number, path: string): Promise<number> {
   return (await fetch(`http://127.0.0.1:${port}${path}`)).status;
+}
+
+/**
+ * Starts every service with `env` at once; as each logs its ready line (within 45 s) checks it
+ * answers /readyz with 200 and runs `whenReady` on it, then `whileRunning` once all are up.
+ * Every service still running is killed at the end.
+ */
+export async function everyServiceReady(
+  env: NodeJS.ProcessEnv,
+  whenReady: (app: string, service: RunningProcess, ready: { healthPort: number }) => Promise<void>,
+  whileRunning: () => Promise<void> = async () => {},
+): Promise<void> {
+  const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
+  try {
+    await Promise.all(
+      services.map(async ({ app, proc }) => {
+        const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
+        expect(await httpStatus(ready.healthPort, '/readyz'), app).toBe(200);
+        await whenReady(app, proc, ready);
+      }),
+    );
+    await whileRunning();
+  } finally {
+    for (const { proc } of services) proc.child.kill('SIGKILL');
+  }
 }
 
 /** Removes the streams and KV buckets the services made under a test's bus prefix. */

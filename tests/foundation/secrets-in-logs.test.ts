@@ -1,6 +1,6 @@
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, removeBusPrefix, startNode, within } from './processes.js';
+import { assertBuilt, backendsEnv, removeBusPrefix, startNode, within } from './processes.js';
 
 // The built api process, its log read as an operator would: no token or password may appear
 // in any line, whatever the request or the configuration mistake.
@@ -22,6 +22,9 @@ afterAll(async () => {
   await removeBusPrefix(natsUrl(), prefix);
 });
 
+/** The file's NATS, database and bus prefix, as the api reads them. */
+const backends = () => backendsEnv({ natsUrl: natsUrl(), databaseUrl: db.url, prefix });
+
 function expectNoSecret(lines: string[]): void {
   for (const secret of [READ_TOKEN, CONTROL_TOKEN, DB_PASSWORD, NATS_PASSWORD]) {
     expect(lines.filter((l) => l.includes(secret))).toEqual([]);
@@ -30,7 +33,7 @@ function expectNoSecret(lines: string[]): void {
 
 describe('the api never logs a secret', () => {
   it('names a malformed API_TOKENS and a URL with a password without their values', async () => {
-    const env = { NATS_URL: natsUrl(), DATABASE_URL: db.url, TRACEHUB_BUS_PREFIX: prefix, HEALTH_PORT: '0' };
+    const env = { ...backends(), HEALTH_PORT: '0' };
     const cases = [
       { env: { ...env, API_TOKENS: `${CONTROL_TOKEN}:read+contrl` }, code: 2, says: /API_TOKENS \(a secret/ },
       {
@@ -66,9 +69,7 @@ describe('the api never logs a secret', () => {
 
   it('writes query-string tokens as *** in its request log, and takes them only where a browser needs them', async () => {
     const api = startNode('apps/api/dist/main.js', {
-      NATS_URL: natsUrl(),
-      DATABASE_URL: db.url,
-      TRACEHUB_BUS_PREFIX: prefix,
+      ...backends(),
       HEALTH_PORT: '0',
       API_PORT: '0',
       API_HOST: '127.0.0.1',

@@ -1,6 +1,15 @@
 import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, httpStatus, removeBusPrefix, SERVICE_APPS, startNode, within } from './processes.js';
+import {
+  assertBuilt,
+  backendsEnv,
+  everyServiceReady,
+  httpStatus,
+  removeBusPrefix,
+  SERVICE_APPS,
+  startNode,
+  within,
+} from './processes.js';
 
 // One database and one bus prefix for the whole file, its tests one after the other: every
 // prefix gets its own streams, and JetStream reserves their byte limits on disk.
@@ -21,6 +30,9 @@ afterAll(async () => {
   await removeBusPrefix(natsUrl(), prefix);
 });
 
+/** The file's NATS, database and bus prefix, as the services read them. */
+const backends = () => backendsEnv({ natsUrl: natsUrl(), databaseUrl: db.url, prefix });
+
 /** The one line a process wrote, parsed; fails when it wrote more, or anything on stderr. */
 function onlyLine(stdout: string[], stderr: string[]): { level: string; msg: string } {
   expect(stderr).toEqual([]);
@@ -31,32 +43,22 @@ function onlyLine(stdout: string[], stderr: string[]): { level: string; msg: str
 describe('every service', () => {
   it('starts on its own, answers /readyz, and stops within 5 s of SIGTERM', async () => {
     // All at once on one fresh database: the migrations meet and must not trip over each other.
-    const env = { NATS_URL: natsUrl(), DATABASE_URL: db.url, TRACEHUB_BUS_PREFIX: prefix, HEALTH_PORT: '0' };
-    const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
-    try {
-      await Promise.all(
-        services.map(async ({ app, proc }) => {
-          const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
-          expect(await httpStatus(ready.healthPort, '/readyz'), app).toBe(200);
-          if (app === 'storage') {
-            // Its lag, read from the durable consumer when scraped.
-            const metrics = await (await fetch(`http://127.0.0.1:${ready.healthPort}/metrics`)).text();
-            expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="waiting"[^}]*\} 0$/m);
-            expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="unacked"[^}]*\} 0$/m);
-          }
-          proc.child.kill('SIGTERM');
-          const { value: code } = await within(proc.exited, 5000, `stopping ${app}`);
-          expect(code, app).toBe(0);
-          expect(proc.stderr, app).toEqual([]);
-        }),
-      );
-    } finally {
-      for (const { proc } of services) proc.child.kill('SIGKILL');
-    }
+    await everyServiceReady({ ...backends(), HEALTH_PORT: '0' }, async (app, proc, ready) => {
+      if (app === 'storage') {
+        // Its lag, read from the durable consumer when scraped.
+        const metrics = await (await fetch(`http://127.0.0.1:${ready.healthPort}/metrics`)).text();
+        expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="waiting"[^}]*\} 0$/m);
+        expect(metrics).toMatch(/^tracehub_storage_pending_messages\{state="unacked"[^}]*\} 0$/m);
+      }
+      proc.child.kill('SIGTERM');
+      const { value: code } = await within(proc.exited, 5000, `stopping ${app}`);
+      expect(code, app).toBe(0);
+      expect(proc.stderr, app).toEqual([]);
+    });
   });
 
   it('gives one clear line and a non-zero exit for a wrong NATS_URL, DATABASE_URL or setting', async () => {
-    const good = { NATS_URL: natsUrl(), DATABASE_URL: db.url, TRACEHUB_BUS_PREFIX: prefix, HEALTH_PORT: '0' };
+    const good = { ...backends(), HEALTH_PORT: '0' };
     const cases = [
       {
         app: 'storage',
@@ -110,12 +112,7 @@ describe('every service', () => {
 
 describe('npm start', () => {
   it('brings every service up, each answers /readyz, and SIGTERM stops them all within 5 s', async () => {
-    const start = startNode('scripts/start-all.mjs', {
-      NATS_URL: natsUrl(),
-      DATABASE_URL: db.url,
-      TRACEHUB_BUS_PREFIX: prefix,
-      TRACEHUB_HEALTH_PORT_BASE: '0',
-    });
+    const start = startNode('scripts/start-all.mjs', { ...backends(), TRACEHUB_HEALTH_PORT_BASE: '0' });
     try {
       await start.waitForLine(/\| +api +\d+ +http/, 30_000);
       const ports = new Map<string, number>();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type FreshDatabase, freshDatabase, PrivateNats, PrivatePostgres, repoRoot } from '@tracehub/tests/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, SERVICE_APPS, startNode, within } from './processes.js';
+import { assertBuilt, everyServiceReady, SERVICE_APPS, startNode, within } from './processes.js';
 
 // A deployment with security on the wire: NATS that takes only TLS connections with a user and
 // password, and the API serving HTTPS. The certificates come from infra/certs/make-certs.sh.
@@ -72,28 +72,19 @@ describe('security on the wire', () => {
       API_TLS_CERT: certs.cert,
       API_TLS_KEY: certs.key,
     };
-    const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
-    try {
-      await Promise.all(
-        services.map(async ({ app, proc }) => {
-          const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
-          expect((await fetch(`http://127.0.0.1:${ready.healthPort}/readyz`)).status, app).toBe(200);
-          if (app === 'api') {
-            const { port } = JSON.parse(await proc.waitForLine(/"msg":"api on /, 5000));
-            const ca = readFileSync(certs.ca);
-            expect(await httpsGet(port, '/healthz', ca)).toBe(200);
-            // Plain HTTP to the HTTPS port gets no answer a client could mistake for the API's.
-            await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
-          }
-          expect(
-            proc.stdout.some((l) => l.includes(NATS_PASSWORD)),
-            app,
-          ).toBe(false);
-        }),
-      );
-    } finally {
-      for (const { proc } of services) proc.child.kill('SIGKILL');
-    }
+    await everyServiceReady(env, async (app, proc) => {
+      if (app === 'api') {
+        const { port } = JSON.parse(await proc.waitForLine(/"msg":"api on /, 5000));
+        const ca = readFileSync(certs.ca);
+        expect(await httpsGet(port, '/healthz', ca)).toBe(200);
+        // Plain HTTP to the HTTPS port gets no answer a client could mistake for the API's.
+        await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+      }
+      expect(
+        proc.stdout.some((l) => l.includes(NATS_PASSWORD)),
+        app,
+      ).toBe(false);
+    });
   });
 
   it('refuses to start without the password or without trusting the server, saying which setting to check', async () => {
@@ -136,26 +127,21 @@ describe('security on the wire', () => {
         API_PORT: '0',
         API_HOST: '127.0.0.1',
       };
-      const services = SERVICE_APPS.map((app) => ({ app, proc: startNode(`apps/${app}/dist/main.js`, env) }));
-      try {
-        await Promise.all(
-          services.map(async ({ app, proc }) => {
-            const ready = JSON.parse(await proc.waitForLine(/"msg":"ready/, 45_000));
-            expect((await fetch(`http://127.0.0.1:${ready.healthPort}/readyz`)).status, app).toBe(200);
-          }),
-        );
-        // Their connections to Postgres are encrypted.
-        const check = new pg.Client({ connectionString: verified });
-        await check.connect();
-        const { rows } = await check.query(
-          "select count(*)::int as n, bool_and(s.ssl) as all_tls from pg_stat_ssl s join pg_stat_activity a using (pid) where a.backend_type = 'client backend' and a.application_name <> ''",
-        );
-        await check.end();
-        expect(rows[0].n).toBeGreaterThan(0);
-        expect(rows[0].all_tls).toBe(true);
-      } finally {
-        for (const { proc } of services) proc.child.kill('SIGKILL');
-      }
+      await everyServiceReady(
+        env,
+        async () => {},
+        async () => {
+          // Their connections to Postgres are encrypted.
+          const check = new pg.Client({ connectionString: verified });
+          await check.connect();
+          const { rows } = await check.query(
+            "select count(*)::int as n, bool_and(s.ssl) as all_tls from pg_stat_ssl s join pg_stat_activity a using (pid) where a.backend_type = 'client backend' and a.application_name <> ''",
+          );
+          await check.end();
+          expect(rows[0].n).toBeGreaterThan(0);
+          expect(rows[0].all_tls).toBe(true);
+        },
+      );
       // A server whose certificate the service cannot verify (no CA given): it does not start, and says what to check.
       const untrusted = startNode('apps/storage/dist/main.js', {
         ...env,

@@ -9,7 +9,7 @@ import { fixturePath, fixturesDir, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { connectTarget } from '../support/tcp-target.js';
-import { cli, cliEnv, storedSession } from './harness.js';
+import { backendsEnv, cli, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 // Dictionaries per link, as qspy keeps them: across reconnects until a reset, and from a
@@ -83,7 +83,7 @@ describe('dictionaries per link', () => {
     expect(lines(stranger)).not.toEqual(named);
     // ...until it is given the first session's dictionaries as a .dic file.
     const dic = join(work, 'dpp.dic');
-    await cli(['dict', 'export', '--session', first[0]?.session as string, '-o', dic], cliEnv(pipeline.env));
+    await cli(['dict', 'export', '--session', first[0]?.session as string, '-o', dic], backendsEnv(pipeline.env));
     const text = readFileSync(dic, 'latin1');
     expect(text).toMatch(/^-v\d{3}\n-T\d\n-O\d\n-F\d\n-S\d\n-E\d\n-Q\d\n-P\d\n-B\d\n-C\d\n-t\d{6}_\d{6}\n\nObj-Dic:\n/);
     expect(text).toContain(' Philo_inst[0]\n');
@@ -93,7 +93,7 @@ describe('dictionaries per link', () => {
     });
     expect(fromApi.statusCode).toBe(200);
     expect(fromApi.rawPayload.equals(readFileSync(dic))).toBe(true);
-    expect(await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart1', dic], cliEnv(pipeline.env))).toMatch(
+    expect(await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart1', dic], backendsEnv(pipeline.env))).toMatch(
       /rigD\/uart1: \d+ names from .*dpp\.dic \(applies from the next session\)/,
     );
     const joined = await session('uart1', recordFrames(first));
@@ -103,7 +103,7 @@ describe('dictionaries per link', () => {
   it("names a mid-run target from qspy's own .dic file of its build", async () => {
     await upsertLink(pipeline.db, { rig: 'rigD', name: 'uart2', protocol: 'qs' });
     const dic = join(fixturesDir, 'qspy-udp', 'qspy_cwd', 'qspy261123_180225.dic');
-    await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', dic], cliEnv(pipeline.env));
+    await cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', dic], backendsEnv(pipeline.env));
     // A state entry of that build (8-byte pointers): Philo_inst[2] entering Philo_eating, as the .dic names them.
     const frame = new QsFrameBuilder().frame(1, new QsPayloadWriter().uint(0x40e190, 8).uint(0x40158d, 8).toBytes());
     const stored = await session('uart2', frame);
@@ -111,7 +111,10 @@ describe('dictionaries per link', () => {
       'St-Entry Obj=Philo_inst[2],State=Philo_eating',
     );
     await expect(
-      cli(['dict', 'import', '--rig', 'rigD', '--link', 'uart2', fixturePath('qs', 'dpp_qv.qs')], cliEnv(pipeline.env)),
+      cli(
+        ['dict', 'import', '--rig', 'rigD', '--link', 'uart2', fixturePath('qs', 'dpp_qv.qs')],
+        backendsEnv(pipeline.env),
+      ),
     ).rejects.toThrow(/is not a \.dic file qspy would read: line 1/);
   }, 120_000);
 });

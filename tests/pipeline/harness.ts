@@ -17,16 +17,17 @@ import {
 import { QsDecoder } from '@tracehub/qs';
 import { freshDatabase, repoRoot, sleep } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
-import { assertBuilt, type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
+import {
+  assertBuilt,
+  backendsEnv,
+  type PipelineEnv,
+  type RunningProcess,
+  removeBusPrefix,
+  startNode,
+} from '../foundation/processes.js';
 
 const run = promisify(execFile);
 export const CLI = join(repoRoot, 'apps/cli/dist/main.js');
-
-export interface PipelineEnv {
-  natsUrl: string;
-  databaseUrl: string;
-  prefix: string;
-}
 
 export function requireBuild(): void {
   assertBuilt([
@@ -45,9 +46,7 @@ export async function startService(
   extra: Record<string, string> = {},
 ): Promise<RunningProcess & { pid: number }> {
   const proc = startNode(join(repoRoot, `apps/${app}/dist/main.js`), {
-    NATS_URL: env.natsUrl,
-    DATABASE_URL: env.databaseUrl,
-    TRACEHUB_BUS_PREFIX: env.prefix,
+    ...backendsEnv(env),
     HEALTH_PORT: '0',
     DECODER_TICK_MS: '250',
     DECODER_ACK_WAIT_MS: '2000',
@@ -129,11 +128,6 @@ export async function cliBytes(args: string[], env: Record<string, string> = {})
   return stdout;
 }
 
-/** The environment that points `tracehub` at the test's NATS, database and bus prefix. */
-export function cliEnv(env: PipelineEnv): Record<string, string> {
-  return { NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix };
-}
-
 /** `tracehub replay` of `file` as `rig/link` (with `flags`, e.g. sizes); resolves with the session it made. */
 export async function replay(
   env: PipelineEnv,
@@ -144,7 +138,7 @@ export async function replay(
   flags: string[] = [],
 ): Promise<string> {
   return (
-    await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], cliEnv(env))
+    await cli(['replay', '--rig', rig, '--link', link, '--protocol', protocol, ...flags, file], backendsEnv(env))
   ).trim();
 }
 
@@ -297,4 +291,4 @@ export async function sessionsOf(db: Kysely<Database>, rig: string, link: string
   return rows.map((r) => r.id);
 }
 
-export { connectBus, createDb, removeBusPrefix };
+export { backendsEnv, connectBus, createDb, type PipelineEnv, removeBusPrefix };

@@ -6,7 +6,7 @@ import { FileSource, Gateway } from '@tracehub/link';
 import { fixturesDir, repoRoot } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
-import { cli, cliBytes, cliEnv, decoded, offlineDecode, startService, stopAll, storedSession } from './harness.js';
+import { backendsEnv, cli, cliBytes, decoded, offlineDecode, startService, stopAll, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
@@ -36,7 +36,7 @@ async function linkStored(session: string): Promise<void> {
 /** The raw export of a session through `tracehub export` (to a file). */
 async function cliRawExport(session: string): Promise<Buffer> {
   const out = join(work, `${session}.bin`);
-  await cli(['export', '--session', session, '--format', 'raw', '-o', out], cliEnv(pipeline.env));
+  await cli(['export', '--session', session, '--format', 'raw', '-o', out], backendsEnv(pipeline.env));
   return readFileSync(out);
 }
 
@@ -125,11 +125,11 @@ describe('the link bytes, kept', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.rawPayload.equals(decodedBytes), 'GET /sessions/{id}/export?format=qspy').toBe(true);
     const out = join(work, `${session}.txt`);
-    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], cliEnv(pipeline.env));
+    await cli(['export', '--session', session, '--format', 'qspy', '-o', out], backendsEnv(pipeline.env));
     expect(readFileSync(out).equals(decodedBytes), 'tracehub export --format qspy').toBe(true);
     const printed = await cliBytes(
       ['records', '--rig', 'rigL', '--link', 'latin1', '--session', session],
-      cliEnv(pipeline.env),
+      backendsEnv(pipeline.env),
     );
     expect(printed.equals(decodedBytes), 'tracehub records').toBe(true);
   }, 120_000);

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import { connectTarget } from '../support/tcp-target.js';
 import {
+  backendsEnv,
   cli,
-  cliEnv,
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
@@ -132,9 +132,9 @@ describe('link settings through the API', () => {
     const expected = await decodeWithStpConfig(name);
     await cli(
       ['link', 'set', '--rig', 'rigP', '--link', 'stp2', '--protocol', 'stp', 'version=1'],
-      cliEnv(pipeline.env),
+      backendsEnv(pipeline.env),
     );
-    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], cliEnv(pipeline.env));
+    const shown = await cli(['link', 'show', '--rig', 'rigP', '--link', 'stp2'], backendsEnv(pipeline.env));
     expect(shown).toMatch(/version = 1/);
     expect(shown).toMatch(/via cli \(next-session\)/);
     const stored = await replayStored('rigP', 'stp2', 'stp', fixturePath('stp', `${name}.stp`));

@@ -10,9 +10,9 @@ import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTarget, writeTo } from '../support/tcp-target.js';
 import {
+  backendsEnv,
   CLI,
   cli,
-  cliEnv,
   connectBus,
   decoded,
   decodedApartFromHostTime,
@@ -80,7 +80,7 @@ describe('the pipeline', () => {
     for (const name of ['dpp_qv.qs', 'fmt_v64.qs', 'dpp_qv_garbage.qs']) {
       const file = fixturePath('qs', name);
       const session = (
-        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], cliEnv(env))
+        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], backendsEnv(env))
       ).trim();
       const stored = await storedSession(db, session);
       const expected = await offlineDecode(file, 'qs');
@@ -89,7 +89,7 @@ describe('the pipeline', () => {
       expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
       const printed = await cli(
         ['records', '--rig', 'rigR', '--link', 'file1', '--session', session, '--wait', '30'],
-        cliEnv(env),
+        backendsEnv(env),
       );
       const decodedText = await cli(['decode', '--protocol', 'qs', file]);
       expect(printed, name).toBe(decodedText);
@@ -126,7 +126,7 @@ describe('the pipeline', () => {
     const file = longCapture('dpp_qv.qs', 40);
     const replay = spawn(process.execPath, [CLI, ...pacedReplay('rigK', 'kill', file)], {
       cwd: repoRoot,
-      env: { ...process.env, ...cliEnv(env) },
+      env: { ...process.env, ...backendsEnv(env) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let session = '';
@@ -197,7 +197,7 @@ describe('several links at once', () => {
               '400000',
               l.file,
             ],
-            cliEnv(env),
+            backendsEnv(env),
           )
         ).trim(),
       ),
@@ -235,7 +235,7 @@ describe('the pipeline when storage dies', () => {
     const procs = [await startService('decoder-qs', local), await startService('storage', local, storageSettings)];
     try {
       const file = longCapture('dpp_qv.qs', 40);
-      const replay = cli(pacedReplay('rigS', 'storekill', file), { ...cliEnv(env), TRACEHUB_BUS_PREFIX: prefix });
+      const replay = cli(pacedReplay('rigS', 'storekill', file), { ...backendsEnv(env), TRACEHUB_BUS_PREFIX: prefix });
       let storedBeforeKill = 0;
       for (let i = 0; i < 300 && storedBeforeKill < 3000; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -281,7 +281,7 @@ describe('the pipeline while Postgres is away', () => {
     ];
     try {
       const file = longCapture('fmt_v64.qs', 30);
-      const replay = cli(pacedReplay('rigP', 'pg', file), { ...cliEnv(env), TRACEHUB_BUS_PREFIX: prefix });
+      const replay = cli(pacedReplay('rigP', 'pg', file), { ...backendsEnv(env), TRACEHUB_BUS_PREFIX: prefix });
       await new Promise((r) => setTimeout(r, 1000));
       await proxy.cut();
       await new Promise((r) => setTimeout(r, 10_000));

@@ -13,7 +13,15 @@ import {
 import { fixturePath } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
-import { cli, cliEnv, decoded, decodedApartFromHostTime, offlineDecode, replay, storedSession } from './harness.js';
+import {
+  backendsEnv,
+  cli,
+  decoded,
+  decodedApartFromHostTime,
+  offlineDecode,
+  replay,
+  storedSession,
+} from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
@@ -99,7 +107,7 @@ describe('redecode', () => {
     let out = '';
     for (let attempt = 0; attempt < 50; attempt++) {
       try {
-        out = await cli(['redecode', '--session', session], cliEnv(pipeline.env));
+        out = await cli(['redecode', '--session', session], backendsEnv(pipeline.env));
         break;
       } catch (err) {
         if (!/not all stored yet/.test(String((err as Error).message))) throw err;

@@ -8,7 +8,7 @@ import type { Database } from '@tracehub/db';
 import { fixturePath, freePort, natsUrl, uniquePrefix } from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcess, startNode, within } from '../foundation/processes.js';
+import { backendsEnv, type RunningProcess, startNode, within } from '../foundation/processes.js';
 import { connectTargetOnceListening } from '../support/tcp-target.js';
 import {
   decoded,
@@ -95,9 +95,7 @@ describe('npm start supervising the services', () => {
   it('restarts each service killed with SIGKILL while the target stays connected, losing and doubling nothing', async () => {
     const port = await freePort();
     const start = startNode('scripts/start-all.mjs', {
-      NATS_URL: natsUrl(),
-      DATABASE_URL: run.databaseUrl,
-      TRACEHUB_BUS_PREFIX: prefix,
+      ...backendsEnv({ natsUrl: natsUrl(), databaseUrl: run.databaseUrl, prefix }),
       TRACEHUB_HEALTH_PORT_BASE: '0',
       API_PORT: '0',
       TRACEHUB_LINKS: `qs/rigS/tcp0=tcp-listen:127.0.0.1:${port}`,
