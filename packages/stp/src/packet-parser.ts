@@ -135,7 +135,7 @@ export class StpPacketParser {
   /**
    * Feeds bytes; nibble 2k is bits [3:0] of byte k, nibble 2k+1 bits [7:4]. A packet that lies
    * whole in the bytes, when the parser stands between packets of a synchronised stream, is read
-   * in one step (`wholePacket`); everything else (packets cut by the chunk's end, synchronisation,
+   * in one step (`wholePackets`); everything else (packets cut by the chunk's end, synchronisation,
    * illegal input) goes nibble by nibble through the state machine.
    */
   push(bytes: Uint8Array, start = 0, end = bytes.length): void {
@@ -145,12 +145,8 @@ export class StpPacketParser {
     let k = start * 2;
     while (k < last) {
       if (this.state === ParserState.OPCODE1) {
-        const next =
-          this.version === 2 ? this.wholePacketV2(bytes, k, last, origin) : this.wholePacketV1(bytes, k, last, origin);
-        if (next > k) {
-          k = next;
-          continue;
-        }
+        k = this.wholePackets(bytes, k, last, origin);
+        if (k === last) break;
       }
       this.nibble(nibbleAt(bytes, k));
       k++;
@@ -158,98 +154,96 @@ export class StpPacketParser {
   }
 
   /**
-   * STP v2: reads the packet starting at nibble `k` when it is whole in `bytes` (before `last`)
-   * and well-formed, and returns the nibble after it; returns `k` (nothing read, nothing changed)
-   * for anything the state machine must see: a packet cut by the end of the chunk, USER and TIME,
-   * VERSION expected but something else coming, illegal values, ASYNC runs of the wrong length.
+   * Reads packets that lie whole in `bytes` (before nibble `last`), from nibble `k`, while the
+   * parser stands between packets; returns where it stopped: the end of the chunk, or a packet
+   * for the state machine (one cut by the chunk's end, USER and TIME, something other than
+   * VERSION where VERSION must come, illegal values, an ASYNC run of the wrong length). Nothing
+   * of a packet it stops at has been read or changed.
    */
-  private wholePacketV2(bytes: Uint8Array, k: number, last: number, origin: number): number {
-    const n1 = nibbleAt(bytes, k);
-    let kind: number;
-    let opcodeLen = 1;
-    if (n1 !== 15) {
-      if (this.expectVersion) return k;
-      kind = V2_OPCODES_1[n1];
-    } else {
-      if (k + 2 >= last) return k;
-      const n2 = nibbleAt(bytes, k + 1);
-      if (n2 === 15) return this.wholeAsync(bytes, k, last, origin);
-      if (n2 !== 0) {
-        if (this.expectVersion) return k;
-        kind = V2_OPCODES_2[n2];
-        opcodeLen = 2;
+  private wholePackets(bytes: Uint8Array, k: number, last: number, origin: number): number {
+    const v2 = this.version === 2;
+    while (k < last && this.state === ParserState.OPCODE1) {
+      const n1 = nibbleAt(bytes, k);
+      let kind: number;
+      let opcodeLen = 1;
+      if (!v2) {
+        kind = V1_OPCODES[n1];
+        if (kind < 0) break;
+      } else if (n1 !== 15) {
+        if (this.expectVersion) break;
+        kind = V2_OPCODES_1[n1];
       } else {
-        kind = V2_OPCODES_3[nibbleAt(bytes, k + 2)];
-        if (kind < 0 || (this.expectVersion && kind !== Pkt.VERSION)) return k;
-        opcodeLen = 3;
+        if (k + 2 >= last) break;
+        const n2 = nibbleAt(bytes, k + 1);
+        if (n2 === 15) {
+          const next = this.wholeAsync(bytes, k, last, origin);
+          if (next === k) break;
+          k = next;
+          continue;
+        }
+        if (n2 !== 0) {
+          if (this.expectVersion) break;
+          kind = V2_OPCODES_2[n2];
+          opcodeLen = 2;
+        } else {
+          kind = V2_OPCODES_3[nibbleAt(bytes, k + 2)];
+          if (kind < 0 || (this.expectVersion && kind !== Pkt.VERSION)) break;
+          opcodeLen = 3;
+        }
       }
-    }
-    return this.wholePayload(bytes, k, last, origin, kind, opcodeLen);
-  }
-
-  /** STP v1: as `wholePacketV2`, for the one-nibble opcodes of v1 (illegal ones left to `nibble`). */
-  private wholePacketV1(bytes: Uint8Array, k: number, last: number, origin: number): number {
-    const kind = V1_OPCODES[nibbleAt(bytes, k)];
-    return kind < 0 ? k : this.wholePayload(bytes, k, last, origin, kind, 1);
-  }
-
-  /** The payload and timestamp of a whole packet whose opcode is read; then `complete`. */
-  private wholePayload(
-    bytes: Uint8Array,
-    k: number,
-    last: number,
-    origin: number,
-    kind: number,
-    opcodeLen: number,
-  ): number {
-    const payload = PKT_PAYLOAD[kind];
-    if (payload < 0) return k;
-    const payloadAt = k + opcodeLen;
-    let end = payloadAt + payload;
-    if (end > last) return k;
-    const valueHi = payload > 8 ? nibblesValue(bytes, payloadAt, payload - 8) : 0;
-    const valueLo = payload > 8 ? nibblesValue(bytes, end - 8, 8) : nibblesValue(bytes, payloadAt, payload);
-    // VERSION 0 and 5..F are illegal for Fido (spec §4).
-    if (kind === Pkt.VERSION && (valueLo === 0 || valueLo > 4)) return k;
-    let tsNibbles = 0;
-    let tsFixed = false;
-    if (PKT_TS[kind] === 1) {
-      if (this.version === 1 || this.tsVersion === 1) {
-        tsFixed = true;
+      const payload = PKT_PAYLOAD[kind];
+      const payloadAt = k + opcodeLen;
+      let end = payloadAt + payload;
+      if (payload < 0 || end > last) break;
+      const hi = payload > 8 ? nibblesValue(bytes, payloadAt, payload - 8) : 0;
+      const lo = payload > 8 ? nibblesValue(bytes, end - 8, 8) : nibblesValue(bytes, payloadAt, payload);
+      // VERSION 0 and 5..F are illegal for Fido (spec §4).
+      if (kind === Pkt.VERSION && (lo === 0 || lo > 4)) break;
+      // The timestamp field's value nibbles, after its length nibble in the variable form.
+      let tsNibbles = 0;
+      const timestamped = PKT_TS[kind] === 1;
+      const tsFixed = timestamped && (!v2 || this.tsVersion === 1);
+      if (tsFixed) {
         tsNibbles = 2;
-      } else {
-        if (end >= last) return k;
+      } else if (timestamped) {
+        if (end >= last) break;
         const length = nibbleAt(bytes, end);
-        if (length === 15) return k;
+        if (length === 15) break;
         tsNibbles = length <= 12 ? length : length === 13 ? 14 : 16;
         end++;
       }
-      if (end + tsNibbles > last) return k;
+      const next = end + tsNibbles;
+      if (next > last) break;
+      // `act` and `timestampDone` see the packet's last nibble as the current position.
+      this.pos = origin + next - 1;
+      if (!timestamped && this.observer === null) {
+        this.packets++;
+        this.act(kind, hi, lo);
+      } else {
+        this.pktKind = kind;
+        this.pktStart = origin + k;
+        this.pktLen = next - k;
+        this.payloadStart = opcodeLen;
+        this.payloadLen = payload;
+        this.valueHi = hi;
+        this.valueLo = lo;
+        this.tsLen = 0;
+        if (this.observer !== null) this.recordWhole(bytes, k);
+        if (!timestamped) {
+          this.complete();
+        } else {
+          this.tsStart = payloadAt + payload - k;
+          this.tsFixed = tsFixed;
+          this.tsValueNibbles = tsNibbles;
+          this.tsValueHi = tsNibbles > 8 ? nibblesValue(bytes, end, tsNibbles - 8) : 0;
+          this.tsValueLo = tsNibbles > 8 ? nibblesValue(bytes, next - 8, 8) : nibblesValue(bytes, end, tsNibbles);
+          this.timestampDone();
+        }
+      }
+      this.pos = origin + next;
+      k = next;
     }
-    this.pktKind = kind;
-    this.pktStart = origin + k;
-    this.pktLen = end + tsNibbles - k;
-    this.payloadStart = opcodeLen;
-    this.payloadLen = payload;
-    this.valueHi = valueHi;
-    this.valueLo = valueLo;
-    this.tsLen = 0;
-    if (this.observer !== null) this.recordWhole(bytes, k);
-    // `complete` and `timestampDone` see the packet's last nibble as the current position.
-    this.pos = origin + end + tsNibbles - 1;
-    if (PKT_TS[kind] === 0) {
-      this.complete();
-    } else {
-      this.tsStart = payloadAt + payload - k;
-      this.tsFixed = tsFixed;
-      this.tsValueNibbles = tsNibbles;
-      this.tsValueHi = tsNibbles > 8 ? nibblesValue(bytes, end, tsNibbles - 8) : 0;
-      this.tsValueLo =
-        tsNibbles > 8 ? nibblesValue(bytes, end + tsNibbles - 8, 8) : nibblesValue(bytes, end, tsNibbles);
-      this.timestampDone();
-    }
-    this.pos++;
-    return end + tsNibbles;
+    return k;
   }
 
   /**
@@ -565,10 +559,14 @@ export class StpPacketParser {
 
   /** A packet is complete: report it, then let the reassembler act on it. */
   private complete(): void {
-    const kind = this.pktKind;
     this.state = ParserState.OPCODE1;
     this.packets++;
     if (this.observer !== null) this.observer(this);
+    this.act(this.pktKind, this.valueHi, this.valueLo);
+  }
+
+  /** What a complete packet does, given its payload value `hi:lo` (the position is its last nibble). */
+  private act(kind: Pkt, hi: number, lo: number): void {
     const asm = this.asm;
     asm.at = this.pos + 1;
     switch (PKT_ACTION[kind]) {
@@ -578,7 +576,7 @@ export class StpPacketParser {
           asm.closeTsHi = this.tsHi;
           asm.closeTsLo = this.tsLo;
         }
-        if (!asm.data(PKT_BYTES[kind], this.valueHi, this.valueLo, PKT_CLOSES[kind], hasTs, this.tsFixed)) {
+        if (!asm.data(PKT_BYTES[kind], hi, lo, PKT_CLOSES[kind], hasTs, this.tsFixed)) {
           this.loseSync(this.pos + 1);
         }
         break;
@@ -593,50 +591,56 @@ export class StpPacketParser {
         asm.flag(PKT_CLOSES[kind], kind === Pkt.FLAG_TS, this.tsFixed);
         break;
       case Action.V1_MASTER:
-        asm.v1Master(this.valueLo);
+        asm.v1Master(lo);
         break;
       case Action.V1_CHANNEL:
-        asm.v1Channel(this.valueLo);
+        asm.v1Channel(lo);
         break;
       case Action.M8:
-        asm.master8(this.valueLo);
+        asm.master8(lo);
         break;
       case Action.M16:
-        asm.master16(this.valueLo);
+        asm.master16(lo);
         break;
       case Action.C8:
-        asm.channel8(this.valueLo);
+        asm.channel8(lo);
         break;
       case Action.C16:
-        asm.channel16(this.valueLo);
+        asm.channel16(lo);
         break;
       case Action.OVRF:
-        asm.errorPacket(1, this.valueLo);
+        asm.errorPacket(1, lo);
         break;
       case Action.MERR:
-        asm.errorPacket(2, this.valueLo);
+        asm.errorPacket(2, lo);
         break;
       case Action.GERR:
-        asm.errorPacket(3, this.valueLo);
+        asm.errorPacket(3, lo);
         break;
       case Action.FREQ:
-        asm.sink.frequency(this.valueLo);
+        asm.sink.frequency(lo);
         break;
       case Action.VERSION:
-        this.tsVersion = this.valueLo;
-        this.tsHi = 0;
-        this.tsLo = 0;
-        this.expectVersion = false;
-        this.syncVia = SyncVia.NONE;
-        if (!this.synced) {
-          this.synced = true;
-          const skipped = this.syncStart - this.discardStart;
-          if (skipped > 0) asm.sink.discardedNibbles(skipped, this.discardStart);
-        }
-        asm.versionPacket();
-        asm.sink.timestampFormat(this.tsVersion);
+        this.versionPacket(lo);
         break;
     }
+  }
+
+  /** VERSION: the timestamp format of what follows, and (again) a synchronised stream. */
+  private versionPacket(version: number): void {
+    const asm = this.asm;
+    this.tsVersion = version;
+    this.tsHi = 0;
+    this.tsLo = 0;
+    this.expectVersion = false;
+    this.syncVia = SyncVia.NONE;
+    if (!this.synced) {
+      this.synced = true;
+      const skipped = this.syncStart - this.discardStart;
+      if (skipped > 0) asm.sink.discardedNibbles(skipped, this.discardStart);
+    }
+    asm.versionPacket();
+    asm.sink.timestampFormat(version);
   }
 
   /** A pseudo-packet of the packet list (ASYNC, NULL_SYNC, ILLEGAL, DISCARDED, TRUNCATED). */
