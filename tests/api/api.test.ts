@@ -1,7 +1,7 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import { insertRecords, recordLoss, upsertLink, upsertSession } from '@tracehub/db';
 import { QsDecoder } from '@tracehub/qs';
-import { qspyLines, qspySequence } from '@tracehub/tests/support';
+import { qspyLines, qspySequence, T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
 import { type TestApi, testApi } from '../support/test-api.js';
@@ -14,7 +14,6 @@ let fmt: StoredFixture;
 const stp: TraceRecord[] = [];
 const all: TraceRecord[] = [];
 
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 
 beforeAll(async () => {

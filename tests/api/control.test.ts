@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
+import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishLive } from '../support/publish-live.js';
 import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
@@ -18,12 +19,7 @@ beforeAll(async () => {
   api = await testApi('ctl', { topology: true, settings: { controlTimeoutMs: 2000 } });
   const { db, bus } = api;
   // The link's last session came from a target with 8-byte pointers and 2-byte signals.
-  stored = await storeQsFixture(db, 'dpp_qv', {
-    rig: 'rig9',
-    link: 'uart0',
-    session: 's-ctl',
-    startNs: 1_764_000_000_000_000_000n,
-  });
+  stored = await storeQsFixture(db, 'dpp_qv', { rig: 'rig9', link: 'uart0', session: 's-ctl', startNs: T0 });
   const source = new TcpListenSource('127.0.0.1', 0);
   gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'rig9', link: 'uart0' }, source, flushMs: 5 });
   await gateway.start();

@@ -1,3 +1,4 @@
+import { T0 } from '@tracehub/tests/support';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,12 +20,7 @@ beforeAll(async () => {
     settings: { statementTimeoutMs: STATEMENT_TIMEOUT_MS, heavyQueries: 1 },
   });
   const { db } = api;
-  await storeQsFixture(db, 'dpp_qv', {
-    rig: 'rig1',
-    link: 'uart0',
-    session: 's1',
-    startNs: 1_764_000_000_000_000_000n,
-  });
+  await storeQsFixture(db, 'dpp_qv', { rig: 'rig1', link: 'uart0', session: 's1', startNs: T0 });
 });
 
 afterAll(() => api?.close());

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
-import { recordBatchOf, waitUntil } from '@tracehub/tests/support';
+import { recordBatchOf, T0, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { publishLive } from '../support/publish-live.js';
@@ -34,7 +34,7 @@ function record(seq: number): TraceRecord {
     seq,
     chunk: Math.floor(seq / PER_BATCH),
     protocol: 'qs',
-    hostNs: (1_764_000_000_000_000_000n + BigInt(seq)).toString(),
+    hostNs: (T0 + BigInt(seq)).toString(),
     targetTs: String(seq),
     kind: seq % 10 === 9 ? 'error' : 'record',
     type: 6,

@@ -1,5 +1,5 @@
 // The Perfetto (Chrome JSON trace) export of a real capture, checked against qspy's text of it.
-import { qspyLines } from '@tracehub/tests/support';
+import { qspyLines, T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type TestApi, testApi } from '../support/test-api.js';
@@ -21,12 +21,7 @@ interface TraceEvent {
 beforeAll(async () => {
   api = await testApi('perfetto');
   const { db } = api;
-  await storeQsFixture(db, 'dpp_qv', {
-    rig: 'rig17',
-    link: 'uart0',
-    session: 's-dpp',
-    startNs: 1_764_000_000_000_000_000n,
-  });
+  await storeQsFixture(db, 'dpp_qv', { rig: 'rig17', link: 'uart0', session: 's-dpp', startNs: T0 });
 });
 
 afterAll(() => api?.close());

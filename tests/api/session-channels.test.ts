@@ -3,6 +3,7 @@
 // `tracehub decode`'s output of the same vector, never from what the route answered.
 import type { TraceRecord } from '@tracehub/contracts';
 import { upsertLink, upsertSession } from '@tracehub/db';
+import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
 import { type TestApi, testApi, withApiSettings } from '../support/test-api.js';
@@ -12,7 +13,6 @@ let api: TestApi;
 let issue27: TraceRecord[];
 let gerr: TraceRecord[];
 
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 const get = (url: string, target = api.app) => target.inject({ url, headers: auth });
 

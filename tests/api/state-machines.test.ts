@@ -1,6 +1,7 @@
 // Issue 17: the state machines of a QS session's objects, from real captures stored as storage
 // stores them; what is expected is counted from the reference qspy's text of each capture,
 // never from what the route answered.
+import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ExpectedMachine, qspyStateMachines } from '../support/qspy-state-machines.js';
@@ -10,7 +11,6 @@ import { READ_TOKEN } from './fixture-data.js';
 
 let api: TestApi;
 
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const auth = { authorization: `Bearer ${READ_TOKEN}` };
 const get = (url: string, target = api.app) => target.inject({ url, headers: auth });
 

@@ -2,7 +2,7 @@ import net, { type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { App } from '@tracehub/api';
 import type { TraceRecord } from '@tracehub/contracts';
-import { fixturePath, qspySequence } from '@tracehub/tests/support';
+import { fixturePath, qspySequence, T0 } from '@tracehub/tests/support';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
@@ -19,7 +19,6 @@ let base: string;
 let dpp: StoredFixture;
 let stp: TraceRecord[];
 
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 const S = 1_000_000_000n;
 
 /** The text of a file the page offered for download. */

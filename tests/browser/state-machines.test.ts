@@ -2,14 +2,13 @@
 // stored as storage stores them; what the page must show is counted from the reference qspy's
 // text of each capture.
 import { join } from 'node:path';
+import { T0 } from '@tracehub/tests/support';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type ExpectedMachine, qspyStateMachines } from '../support/qspy-state-machines.js';
 import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
-
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 
 let dashboard: DashboardOnBackends;
 let page: Page;

@@ -1,14 +1,13 @@
 import { join } from 'node:path';
 import type { TraceRecord } from '@tracehub/contracts';
 import type { SessionChannels } from '@tracehub/db';
+import { T0 } from '@tracehub/tests/support';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type DashboardOnBackends, dashboardOnFreshBackends, screenshotsDir } from '../support/served-dashboard.js';
 import { expectedChannels, storeStpFixture } from '../support/stp-fixture-session.js';
-
-const T0 = 1_764_000_000_000_000_000n; // 2025-11-24T16:00:00Z
 
 let dashboard: DashboardOnBackends;
 let page: Page;

@@ -6,7 +6,7 @@ import type { TraceRecord } from '@tracehub/contracts';
 import { upsertLink } from '@tracehub/db';
 import { PalmReporterStandIn, type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
 import type { ReporterStatus } from '@tracehub/palmtrace-bridge';
-import { natsUrl, qspyLines, transitionRecord, until } from '@tracehub/tests/support';
+import { natsUrl, qspyLines, T0, transitionRecord, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN, testPalmTraceSettings } from '../api/fixture-data.js';
 import { publishLive } from '../support/publish-live.js';
@@ -376,7 +376,7 @@ describe('PalmTrace bridge, replay', () => {
 
   it("delivers exactly a stored session's qspy lines", async () => {
     const { reporter, id, expected } = await replayDpp(
-      { rig: 'rig3', link: 'uart0', session: 's-dpp', startNs: 1_764_000_000_000_000_000n, stepNs: 1_000_000n },
+      { rig: 'rig3', link: 'uart0', session: 's-dpp', startNs: T0, stepNs: 1_000_000n },
       { replay: { session: 's-dpp', pace: 'fast' } },
     );
     const messages = await reporter.waitFor(expected.length, 10_000);

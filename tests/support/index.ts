@@ -9,6 +9,7 @@ export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
 export { type QspySequence, qspySequence } from './qspy-sequence.js';
 export { recordBatchOf } from './record-batch.js';
 export { seededRandom } from './seeded-random.js';
+export { T0 } from './time-zero.js';
 export { transitionRecord } from './transition-record.js';
 
 /** URL of the NATS server (JetStream enabled) for this test run. */

@@ -8,6 +8,7 @@ import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { type StoredFixture, storeQsFixture } from './qs-fixture-session.js';
 import { onTestBackends } from './test-backends.js';
+import { T0 } from './time-zero.js';
 
 export interface ScriptedQsLink {
   gateway: Gateway;
@@ -79,7 +80,7 @@ export async function controlBackends(label: string, rig: string, link: string):
       rig,
       link,
       session: `s-${label}`,
-      startNs: 1_764_000_000_000_000_000n,
+      startNs: T0,
     });
     const served = await startScriptedQsLink(bus, rig, link);
     return { stored, served, close: () => served.stop() };

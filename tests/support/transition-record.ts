@@ -1,9 +1,10 @@
 import type { TraceRecord } from '@tracehub/contracts';
+import { T0 } from './time-zero.js';
 
 /**
  * A QS_QEP_TRAN record of Philo_inst[0] on TIMEOUT_SIG as a decoder publishes it: record `seq`
- * of `place.session` on `place.rig`/`place.link`, one a chunk, received `seq` µs after
- * 2025-11-24T16:00:00Z; `over` sets what a test looks at.
+ * of `place.session` on `place.rig`/`place.link`, one a chunk, received `seq` µs after `T0`;
+ * `over` sets what a test looks at.
  */
 export function transitionRecord(
   place: Pick<TraceRecord, 'rig' | 'link' | 'session'>,
@@ -15,7 +16,7 @@ export function transitionRecord(
     seq,
     chunk: seq,
     protocol: 'qs',
-    hostNs: (1_764_000_000_000_000_000n + BigInt(seq) * 1000n).toString(),
+    hostNs: (T0 + BigInt(seq) * 1000n).toString(),
     targetTs: String(seq * 10_000),
     kind: 'record',
     type: 6,
