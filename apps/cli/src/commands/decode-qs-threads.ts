@@ -1,32 +1,38 @@
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import type { JsonValue } from '@tracehub/contracts';
 import { type QsDecoderOptions, type QsDecoderStats, QsStreamSegments } from '@tracehub/qs';
 import type { CommandOutput } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
-import type { QsTextSeen } from './qs-text-output.js';
+import {
+  decodeSegmentText,
+  OutputBlocks,
+  type QsSegment,
+  type QsSegmentText,
+  type QsTextSeen,
+} from './qs-text-output.js';
 
 /** The bytes a thread decodes at a time: big enough that the skim and the hand-over are cheap. */
 export const SEGMENT_BYTES = 4 << 20;
 
 /** What the main thread sends a decoding thread. */
 export type QsThreadMessage =
-  /** A segment: its chunks, the decoder state it starts from, and whether it ends the stream. */
-  | { kind: 'segment'; chunks: Uint8Array[]; snapshot: JsonValue; last: boolean }
+  /** A segment to decode. */
+  | ({ kind: 'segment' } & QsSegment)
   /** Output blocks written out, to be filled again. */
   | { kind: 'recycle'; blocks: Uint8Array[] };
 
-/** A decoded segment: its text as Latin-1 blocks, in order, and what its decoder counted. */
-export interface QsSegmentText {
-  blocks: Uint8Array[];
-  stats: QsDecoderStats;
-  seen: QsTextSeen;
-  /** Set when the segment failed to decode (a fault of ours: it is reported, not skipped). */
-  error?: string;
+/** Where segments are decoded: a worker thread, or this thread between reads and writes. */
+interface SegmentDecoder {
+  /** Segments sent and not answered yet. */
+  readonly queued: number;
+  decode(segment: QsSegment): Promise<QsSegmentText>;
+  /** Gives written blocks back to be filled again. */
+  recycle(blocks: Uint8Array[]): void;
+  stop(): Promise<void>;
 }
 
-/** A decoding thread: segments are answered in the order they were sent. */
-class SegmentThread {
+/** A worker thread: segments are answered in the order they were sent. */
+class WorkerSegments implements SegmentDecoder {
   private readonly worker = new Worker(new URL('./decode-qs-worker.js', import.meta.url));
   private readonly waiting: { resolve: (t: QsSegmentText) => void; reject: (e: Error) => void }[] = [];
 
@@ -42,13 +48,16 @@ class SegmentThread {
     });
   }
 
-  decode(chunks: Uint8Array[], snapshot: JsonValue, last: boolean): Promise<QsSegmentText> {
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  decode(segment: QsSegment): Promise<QsSegmentText> {
     const text = new Promise<QsSegmentText>((resolve, reject) => this.waiting.push({ resolve, reject }));
-    this.post({ kind: 'segment', chunks, snapshot, last }, chunks);
+    this.post({ kind: 'segment', ...segment }, segment.chunks);
     return text;
   }
 
-  /** Gives written blocks back to the thread that filled them. */
   recycle(blocks: Uint8Array[]): void {
     this.post({ kind: 'recycle', blocks }, blocks);
   }
@@ -70,13 +79,31 @@ class SegmentThread {
   }
 }
 
+/** This thread: a segment is decoded at once, when it is handed over. */
+class InThreadSegments implements SegmentDecoder {
+  readonly queued = 0;
+  private readonly output = new OutputBlocks('latin1', true, 128);
+
+  decode(segment: QsSegment): Promise<QsSegmentText> {
+    return Promise.resolve(decodeSegmentText(segment, this.output));
+  }
+
+  recycle(blocks: Uint8Array[]): void {
+    for (const block of blocks) this.output.recycle(block);
+  }
+
+  async stop(): Promise<void> {}
+}
+
 /**
- * Decodes a QS stream to qspy's text on `threads` threads and writes it in order. This thread
- * reads, groups the chunks into segments and skims each (QsStreamSegments) to hand the next
- * thread the decoder state its segment starts from; then it writes the segments' text as it
- * comes back. At most two segments a thread are in flight, so memory stays flat whatever the
- * input size. Written blocks go back to the thread that filled them (when `recycle`: the
- * output is the process's own stdout, which is done with a block once its write calls back).
+ * Decodes a QS stream to qspy's text on `threads` threads (this one and `threads - 1` workers)
+ * and writes it in order. This thread reads, groups the chunks into segments and skims each
+ * (QsStreamSegments) for the decoder state the next one starts from; a segment goes to a
+ * worker with fewer than two waiting, else this thread decodes it itself, so the work spreads
+ * by how fast each thread gets through it. At most two segments a thread are in flight, so
+ * memory stays flat whatever the input size. Written blocks go back to the thread that filled
+ * them (when `recycle`: the output is the process's own stdout, which is done with a block
+ * once its write calls back).
  */
 export async function decodeQsTextInThreads(
   input: AsyncIterable<Buffer> & Readable,
@@ -86,11 +113,11 @@ export async function decodeQsTextInThreads(
   progress: ProgressBar | undefined,
 ): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
   const segments = new QsStreamSegments(options);
-  const threads = Array.from({ length: plan.threads }, () => new SegmentThread());
-  const inFlight: { thread: SegmentThread; text: Promise<QsSegmentText> }[] = [];
+  const workers = Array.from({ length: plan.threads - 1 }, () => new WorkerSegments());
+  const inThread = new InThreadSegments();
+  const inFlight: { thread: SegmentDecoder; text: Promise<QsSegmentText> }[] = [];
   const stats: Record<string, number> = {};
   const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
-  let sent = 0;
 
   const writeOldest = async () => {
     const { thread, text: pending } = inFlight.shift() as (typeof inFlight)[number];
@@ -104,9 +131,10 @@ export async function decodeQsTextInThreads(
   };
   const send = async (chunks: Uint8Array[], last: boolean) => {
     const snapshot = segments.start(...chunks);
-    const thread = threads[sent++ % threads.length];
-    inFlight.push({ thread, text: thread.decode(chunks, snapshot, last) });
-    while (inFlight.length >= 2 * threads.length) await writeOldest();
+    const idle = workers.reduce<SegmentDecoder | undefined>((a, w) => (w.queued < (a?.queued ?? 2) ? w : a), undefined);
+    const thread = idle ?? inThread;
+    inFlight.push({ thread, text: thread.decode({ chunks, snapshot, last }) });
+    while (inFlight.length >= 2 * plan.threads) await writeOldest();
   };
 
   try {
@@ -155,7 +183,7 @@ export async function decodeQsTextInThreads(
   } finally {
     // After a failure segments are left in flight: nothing waits for them any more.
     for (const { text } of inFlight) text.catch(() => {});
-    await Promise.all(threads.map((t) => t.stop()));
+    await Promise.all(workers.map((w) => w.stop()));
   }
   return { stats: stats as unknown as QsDecoderStats, seen };
 }

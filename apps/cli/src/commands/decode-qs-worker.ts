@@ -1,16 +1,13 @@
 /**
  * A thread of `tracehub decode --protocol qs`: decodes the segments it is sent (see
- * decode-qs-threads.ts) to qspy's text, each with a decoder restored from the snapshot that
- * came with it, and answers with the text as Latin-1 blocks.
+ * decode-qs-threads.ts) to qspy's text and answers with the text as Latin-1 blocks.
  */
 import { parentPort } from 'node:worker_threads';
-import { QsStreamSegments } from '@tracehub/qs';
-import type { QsSegmentText, QsThreadMessage } from './decode-qs-threads.js';
-import { OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
+import type { QsThreadMessage } from './decode-qs-threads.js';
+import { decodeSegmentText, OutputBlocks, type QsSegmentText } from './qs-text-output.js';
 
 const port = parentPort;
 if (!port) throw new Error('decode-qs-worker runs as a worker thread of tracehub decode');
-const ctx = { hostNs: 0n };
 // Blocks come back once written: enough of them kept for the segments in flight.
 const output = new OutputBlocks('latin1', true, 128);
 
@@ -19,20 +16,15 @@ port.on('message', (message: QsThreadMessage) => {
     for (const block of message.blocks) output.recycle(block);
     return;
   }
-  const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
+  let text: QsSegmentText;
   try {
-    const decoder = QsStreamSegments.decoderFor(message.snapshot);
-    decoder.textOnly = true;
-    const sink = qsTextSink(output, seen);
-    for (const chunk of message.chunks) decoder.push(chunk, ctx, sink);
-    if (message.last) decoder.end(ctx, sink);
-    const blocks = output.take();
-    const text: QsSegmentText = { blocks, stats: decoder.stats() as unknown as QsSegmentText['stats'], seen };
-    port.postMessage(
-      text,
-      blocks.map((b) => b.buffer as ArrayBuffer),
-    );
+    text = decodeSegmentText(message, output);
   } catch (err) {
-    port.postMessage({ blocks: [], stats: {}, seen, error: err instanceof Error ? err.stack : `${err}` });
+    text = { blocks: [], stats: {} as QsSegmentText['stats'], seen: { lengthErrors: 0, targetInfos: 0 } };
+    text.error = err instanceof Error ? err.stack : `${err}`;
   }
+  port.postMessage(
+    text,
+    text.blocks.map((b) => b.buffer as ArrayBuffer),
+  );
 });

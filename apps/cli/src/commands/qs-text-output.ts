@@ -1,5 +1,6 @@
+import type { JsonValue } from '@tracehub/contracts';
 import type { DecodedRecord } from '@tracehub/contracts/decoded-record';
-import { QsDecoderRecordId, QsRecordId } from '@tracehub/qs';
+import { QsDecoderRecordId, type QsDecoderStats, QsRecordId, QsStreamSegments } from '@tracehub/qs';
 
 /** What the text output notices in passing, for the verdict at the end (see qsDecodeVerdict). */
 export interface QsTextSeen {
@@ -19,6 +20,37 @@ export function qsTextSink(output: OutputBlocks, seen: QsTextSeen): (r: DecodedR
 export function noticeQsRecord(r: DecodedRecord, seen: QsTextSeen): void {
   if (r.type === QsDecoderRecordId.QS_RECORD_LENGTH) seen.lengthErrors++;
   else if (r.type === QsRecordId.QS_TARGET_INFO) seen.targetInfos++;
+}
+
+/** A segment of a stream to decode apart (see QsStreamSegments). */
+export interface QsSegment {
+  chunks: Uint8Array[];
+  /** The decoder state it starts from. */
+  snapshot: JsonValue;
+  /** Whether it ends the stream. */
+  last: boolean;
+}
+
+/** A decoded segment: its text as Latin-1 blocks, in order, and what its decoder counted. */
+export interface QsSegmentText {
+  blocks: Uint8Array[];
+  stats: QsDecoderStats;
+  seen: QsTextSeen;
+  /** Set when the segment failed to decode (a fault of ours: it is reported, not skipped). */
+  error?: string;
+}
+
+const NO_TIME = { hostNs: 0n };
+
+/** Decodes one segment to qspy's text in `output`'s blocks (taken from it when done). */
+export function decodeSegmentText(segment: QsSegment, output: OutputBlocks): QsSegmentText {
+  const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
+  const decoder = QsStreamSegments.decoderFor(segment.snapshot);
+  decoder.textOnly = true;
+  const sink = qsTextSink(output, seen);
+  for (const chunk of segment.chunks) decoder.push(chunk, NO_TIME, sink);
+  if (segment.last) decoder.end(NO_TIME, sink);
+  return { blocks: output.take(), stats: decoder.stats() as unknown as QsDecoderStats, seen };
 }
 
 /**
