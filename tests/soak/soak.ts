@@ -13,18 +13,16 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { type PalmTraceMessage, PalmTraceParser } from '@tracehub/palmtrace';
 import { QsDecoder } from '@tracehub/qs';
-import { freePort, repoRoot } from '@tracehub/tests/support';
+import { freePort } from '@tracehub/tests/support';
 import pg from 'pg';
+import { freshBenchPlace, natsUrl, serviceEnv, shared } from '../bench/bench-support.js';
 import { type RunningProcess, removeBusPrefix, startNode } from '../foundation/processes.js';
+import { connectTargetOnceListening } from '../support/tcp-target.js';
 
-const shared = process.env.TRACEHUB_SHARED ?? join(repoRoot, '..', 'shared');
-const natsUrl = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const minutes = Number(process.env.SOAK_MINUTES ?? 30);
 const ratePerLink = Number(process.env.SOAK_RATE ?? 500);
 const LINKS = ['uart0', 'uart1', 'uart2'];
@@ -49,7 +47,7 @@ function streamTarget(port: number, capture: Buffer, bytesPerSecond: number): { 
   let stopping = false;
   let sent = 0;
   const done = (async () => {
-    const socket = await connectWithRetry(port);
+    const socket = await connectTargetOnceListening(port, 200);
     const slice = Math.max(1, Math.round(bytesPerSecond / 10));
     let at = 0;
     const t0 = performance.now();
@@ -72,18 +70,6 @@ function streamTarget(port: number, capture: Buffer, bytesPerSecond: number): { 
       return done;
     },
   };
-}
-
-async function connectWithRetry(port: number): Promise<net.Socket> {
-  for (let i = 0; i < 200; i++) {
-    const socket = await new Promise<net.Socket | undefined>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => resolve(s));
-      s.once('error', () => resolve(undefined));
-    });
-    if (socket) return socket;
-    await sleep(100);
-  }
-  throw new Error(`nothing listens on port ${port}`);
 }
 
 /** An SSE client: reading counts every record and every "missed" notice; stalled never reads. */
@@ -116,7 +102,7 @@ function sseClient(port: number, reads: boolean): { records: number; missed: num
 
 /** A PalmTrace client of the listening port: reading counts messages; stalled never reads. */
 async function palmClient(port: number, reads: boolean): Promise<{ messages: number; close: () => void }> {
-  const socket = await connectWithRetry(port);
+  const socket = await connectTargetOnceListening(port, 200);
   socket.on('error', () => {});
   const state = { messages: 0, close: () => socket.destroy() };
   if (!reads) {
@@ -139,25 +125,13 @@ async function main(): Promise<void> {
   counter.push(capture, { hostNs: 0n }, () => perCapture++);
   const bytesPerRecord = capture.length / perCapture;
 
-  const dbName = `soak_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(adminUrl);
-  dbUrl.pathname = `/${dbName}`;
-  const prefix = `soak${randomBytes(4).toString('hex')}`;
+  const place = await freshBenchPlace('soak');
   const ports = { api: await freePort(), palm: await freePort(), links: [] as number[] };
   for (const _ of LINKS) ports.links.push(await freePort());
-  const env = {
-    NATS_URL: natsUrl,
-    DATABASE_URL: dbUrl.toString(),
-    TRACEHUB_BUS_PREFIX: prefix,
-    HEALTH_PORT: '0',
-    LOG_LEVEL: 'warn',
-  };
+  const env = serviceEnv(place);
   const names = ['gateway', 'decoder-qs', 'storage', 'api'] as const;
   const services = new Map<string, RunningProcess>();
-  const db = new pg.Client({ connectionString: dbUrl.toString() });
+  const db = new pg.Client({ connectionString: place.dbUrl });
   const closers: Array<() => void> = [];
   let failed = false;
   try {
@@ -173,7 +147,7 @@ async function main(): Promise<void> {
                 PALMTRACE_LISTEN_PORT: String(ports.palm),
               }
             : {};
-      services.set(name, startNode(`apps/${name}/dist/main.js`, { ...env, ...extra, LOG_LEVEL: 'info' }));
+      services.set(name, startNode(`apps/${name}/dist/main.js`, { ...env, ...extra }));
     }
     const healthPorts = new Map<string, number>();
     await Promise.all(
@@ -308,9 +282,9 @@ async function main(): Promise<void> {
     for (const proc of services.values()) proc.child.kill('SIGTERM');
     await Promise.all([...services.values()].map((p) => p.exited));
     await db.end().catch(() => {});
-    await admin.query(`drop database if exists ${dbName} with (force)`).catch(() => {});
-    await admin.end();
-    await removeBusPrefix(natsUrl, prefix).catch(() => {});
+    await place.admin.query(`drop database if exists ${place.dbName} with (force)`).catch(() => {});
+    await place.admin.end();
+    await removeBusPrefix(natsUrl, place.prefix).catch(() => {});
   }
   process.exitCode = failed ? 1 : 0;
 }
