@@ -130,19 +130,13 @@ export function writeMessageEventJson(
   }
   out.raw(b.eventHead);
   out.uint(at);
-  out.ascii(',"len":');
-  out.uint(length);
-  if (length <= INLINE_DATA_MAX) {
-    out.ascii(',"data":"');
+  if (length < LENGTH_AND_DATA.length) {
+    out.raw((LENGTH_AND_DATA[length] ??= lengthAndData(length)));
     out.hexBytes(b.data, 0, length);
   } else {
-    const whole = b.data.subarray(0, length);
-    out.ascii(',"data_sha256":"');
-    out.ascii(sha256Hex(whole));
-    out.ascii('","data_head":"');
-    out.hexBytes(whole, 0, HEAD_TAIL);
-    out.ascii('","data_tail":"');
-    out.hexBytes(whole, length - HEAD_TAIL, length);
+    out.ascii(',"len":');
+    out.uint(length);
+    writeLongData(out, b.data, length);
   }
   out.ascii('"');
   if (b.tsKind !== 0) {
@@ -159,6 +153,35 @@ export function writeMessageEventJson(
     out.text(JSON.stringify(b.control));
   }
   out.ascii('}');
+}
+
+/**
+ * `,"len":N,"data":"` for the short lengths most messages have, built on first use: one copy
+ * where the key and the number would be a dozen single bytes.
+ */
+const LENGTH_AND_DATA: Uint8Array[] = new Array(64);
+
+function lengthAndData(length: number): Uint8Array {
+  scratch.ascii(',"len":');
+  scratch.uint(length);
+  scratch.ascii(',"data":"');
+  return scratch.takeBytes();
+}
+
+/** The data of a message event past the short lengths: inline up to 4096 bytes, else digest, head and tail. */
+function writeLongData(out: OutputBuffer, data: Uint8Array, length: number): void {
+  if (length <= INLINE_DATA_MAX) {
+    out.ascii(',"data":"');
+    out.hexBytes(data, 0, length);
+    return;
+  }
+  const whole = data.subarray(0, length);
+  out.ascii(',"data_sha256":"');
+  out.ascii(sha256Hex(whole));
+  out.ascii('","data_head":"');
+  out.hexBytes(whole, 0, HEAD_TAIL);
+  out.ascii('","data_tail":"');
+  out.hexBytes(whole, length - HEAD_TAIL, length);
 }
 
 function putData(event: StpEvent, data: Uint8Array): void {
