@@ -1,6 +1,7 @@
 /**
- * What the benchmarks share: starting a built service as `npm start` starts it, CPU and memory
- * of processes read from /proc, free ports, percentiles, where figures are written.
+ * What the benchmarks (and the soak) share: a run's database, bus prefix and services, each
+ * started as `npm start` starts it; CPU and memory of processes read from /proc; free ports;
+ * percentiles; where figures are written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -91,13 +92,13 @@ export function peakRssMb(pid: number): number {
 }
 
 /** CPU seconds used so far by each service, each local server (`serverCpuSeconds`) and the machine. */
-export interface CpuReading {
+interface CpuReading {
   services: Map<string, number>;
   servers: Record<string, number>;
   machine: { busy: number; total: number };
 }
 
-export function readCpu(services: readonly Service[]): CpuReading {
+function readCpu(services: readonly Service[]): CpuReading {
   return {
     services: new Map(services.map((s) => [s.name, cpuSeconds(s.child.pid!)])),
     servers: serverCpuSeconds(),
@@ -105,38 +106,41 @@ export function readCpu(services: readonly Service[]): CpuReading {
   };
 }
 
-/** CPU seconds used between two readings: by each service, then each server, by name; and by the machine. */
-export function cpuUsedBetween(
-  from: CpuReading,
-  to: CpuReading,
-): { byProcess: Record<string, number>; machineBusy: number; machineTotal: number } {
-  const byProcess: Record<string, number> = {};
-  for (const [name, seconds] of to.services) byProcess[name] = seconds - from.services.get(name)!;
-  for (const name of Object.keys(to.servers)) byProcess[name] = to.servers[name] - from.servers[name];
-  return {
-    byProcess,
-    machineBusy: to.machine.busy - from.machine.busy,
-    machineTotal: to.machine.total - from.machine.total,
+/** CPU seconds used: by each service, then each local server, by name; and by the machine, busy and in all. */
+export interface CpuUsed {
+  byProcess: Record<string, number>;
+  machineBusy: number;
+  machineTotal: number;
+}
+
+/** Starts counting the CPU the services, the local servers and the machine use; the function returns it so far. */
+export function countCpu(services: readonly Service[]): () => CpuUsed {
+  const from = readCpu(services);
+  return () => {
+    const to = readCpu(services);
+    const byProcess: Record<string, number> = {};
+    for (const [name, seconds] of to.services) byProcess[name] = seconds - from.services.get(name)!;
+    for (const name of Object.keys(to.servers)) byProcess[name] = to.servers[name] - from.servers[name];
+    return {
+      byProcess,
+      machineBusy: to.machine.busy - from.machine.busy,
+      machineTotal: to.machine.total - from.machine.total,
+    };
   };
 }
 
-/** Prints each service's peak RSS; returns them, MB by service. */
-export function reportPeakRss(services: readonly Service[]): Record<string, number> {
+/**
+ * Prints each service's peak RSS, then writes `figures` with the peak RSS (MB by service) and the
+ * machine's load average (1, 5 and 15 minutes) to `test-output/bench/<file>`, and says where.
+ */
+export function writeFigures(file: string, services: readonly Service[], figures: object): void {
   const peaks = Object.fromEntries(services.map((s) => [s.name, Math.round(peakRssMb(s.child.pid!))]));
   for (const [name, mb] of Object.entries(peaks)) process.stdout.write(`peak RSS ${name}: ${mb} MB\n`);
-  return peaks;
-}
-
-/** The machine's load average over 1, 5 and 15 minutes. */
-export function loadAverage(): number[] {
-  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
-}
-
-/** Writes a run's figures to `test-output/bench/<file>` and says where. */
-export function writeFigures(file: string, figures: object): void {
+  const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
   const outDir = join(repo, 'test-output', 'bench');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, file), `${JSON.stringify(figures, null, 2)}\n`);
+  const written = { ...figures, peak_rss_mb: peaks, machine_load_average: loadAverage };
+  writeFileSync(join(outDir, file), `${JSON.stringify(written, null, 2)}\n`);
   process.stdout.write(`figures written to ${join(outDir, file)}\n`);
 }
 
@@ -198,4 +202,35 @@ export async function tearDown(place: BenchPlace, services: readonly Service[]):
   const bus = await connectBus({ url: natsUrl, name: 'bench-cleanup', prefix: place.prefix });
   await removeTopology(bus);
   await bus.close();
+}
+
+/** What a bench run's body works with: its place, its services (ready) and a client of its database. */
+export interface BenchRun {
+  place: BenchPlace;
+  services: Service[];
+  db: pg.Client;
+}
+
+/**
+ * One bench run: a fresh database and bus prefix named after `label`, the services
+ * `startServices` starts with the run's environment (`serviceEnv`), each waited for until ready,
+ * and a client of the run's database for `body`; after it the client is closed, the services
+ * stopped and the run's data dropped.
+ */
+export async function benchRun<T>(
+  label: string,
+  startServices: (env: Record<string, string>) => Promise<Service[]>,
+  body: (run: BenchRun) => Promise<T>,
+): Promise<T> {
+  const place = await freshBenchPlace(label);
+  const services = await startServices(serviceEnv(place));
+  const db = new pg.Client({ connectionString: place.dbUrl });
+  try {
+    await Promise.all(services.map((s) => s.ready));
+    await db.connect();
+    return await body({ place, services, db });
+  } finally {
+    await db.end().catch(() => {});
+    await tearDown(place, services);
+  }
 }

@@ -22,23 +22,8 @@ import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import pg from 'pg';
 import { connectTargetOnceListening } from '../support/tcp-target.js';
-import {
-  cpuUsedBetween,
-  freePort,
-  freshBenchPlace,
-  loadAverage,
-  percentile,
-  readCpu,
-  reportPeakRss,
-  type Service,
-  serviceEnv,
-  shared,
-  start,
-  tearDown,
-  writeFigures,
-} from './bench-support.js';
+import { benchRun, countCpu, freePort, percentile, shared, start, writeFigures } from './bench-support.js';
 
 const links = Number(process.env.FLEET_LINKS ?? 64);
 const seconds = Number(process.env.FLEET_SECONDS ?? 30);
@@ -95,139 +80,140 @@ async function main(): Promise<void> {
   }
   const offeredBytes = fleet.reduce((sum, l) => sum + l.baud / 10, 0);
 
-  const place = await freshBenchPlace('fleet');
-  const env = serviceEnv(place);
   const linkSpecs = fleet.map((l) => `${l.protocol}/${l.name}/uart0=tcp-listen:127.0.0.1:${l.port}`).join(';');
-  const services: Service[] = [
-    ...Array.from({ length: storageCount }, (_, i) => start('storage', env, `storage-${i + 1}`)),
-    ...Array.from({ length: decoderCount }, (_, i) => start('decoder-qs', env, `decoder-qs-${i + 1}`)),
-    start('decoder-stp', env),
-    start('api', { ...env, API_PORT: String(await port()) }),
-    start('gateway', {
-      ...env,
-      TRACEHUB_LINKS: linkSpecs,
-      ...(gatewayFlushMs ? { GATEWAY_FLUSH_MS: gatewayFlushMs } : {}),
-    }),
-  ];
-  const db = new pg.Client({ connectionString: place.dbUrl });
-  let pacing: NodeJS.Timeout | undefined;
-  try {
-    await Promise.all(services.map((s) => s.ready));
-    await db.connect();
-    process.stdout.write(
-      `fleet bench: ${links} links (${fleet.filter((l) => l.protocol === 'stp').length} STP, ` +
-        `${fleet.filter((l) => l.baud > 115_200).length} at 921 600 baud, the others at 115 200), ` +
-        `${(offeredBytes / 1e6).toFixed(2)} MB/s offered for ${seconds} s; ` +
-        `${decoderCount} decoder-qs, ${storageCount} storage, gateway flush ${gatewayFlushMs ?? 'default'} ms\n`,
-    );
-    for (const l of fleet) l.socket = await connectTargetOnceListening(l.port);
+  await benchRun(
+    'fleet',
+    async (env) => [
+      ...Array.from({ length: storageCount }, (_, i) => start('storage', env, `storage-${i + 1}`)),
+      ...Array.from({ length: decoderCount }, (_, i) => start('decoder-qs', env, `decoder-qs-${i + 1}`)),
+      start('decoder-stp', env),
+      start('api', { ...env, API_PORT: String(await port()) }),
+      start('gateway', {
+        ...env,
+        TRACEHUB_LINKS: linkSpecs,
+        ...(gatewayFlushMs ? { GATEWAY_FLUSH_MS: gatewayFlushMs } : {}),
+      }),
+    ],
+    async ({ services, db }) => {
+      let pacing: NodeJS.Timeout | undefined;
+      try {
+        process.stdout.write(
+          `fleet bench: ${links} links (${fleet.filter((l) => l.protocol === 'stp').length} STP, ` +
+            `${fleet.filter((l) => l.baud > 115_200).length} at 921 600 baud, the others at 115 200), ` +
+            `${(offeredBytes / 1e6).toFixed(2)} MB/s offered for ${seconds} s; ` +
+            `${decoderCount} decoder-qs, ${storageCount} storage, gateway flush ${gatewayFlushMs ?? 'default'} ms\n`,
+        );
+        for (const l of fleet) l.socket = await connectTargetOnceListening(l.port);
 
-    const cpuBefore = readCpu(services);
-    const t0 = performance.now();
-    // Every link writes what its baud rate allows every 10 ms, from where its clock says it is.
-    pacing = setInterval(() => {
-      const elapsed = (performance.now() - t0) / 1000;
-      for (const l of fleet) {
-        const due = Math.floor((elapsed * l.baud) / 10) - l.sent;
-        if (due <= 0) continue;
-        let left = due;
-        while (left > 0) {
-          const at = l.offset % l.source.length;
-          const piece = l.source.subarray(at, Math.min(l.source.length, at + left));
-          l.socket!.write(piece);
-          l.offset += piece.length;
-          left -= piece.length;
-        }
-        l.sent += due;
-      }
-    }, 10);
-
-    const sessionOf = new Map<string, SimulatedLink>();
-    const poll = async () => {
-      if (sessionOf.size < fleet.length) {
-        const { rows } = await db.query<{ id: string; rig: string }>('select id, rig from sessions');
-        for (const r of rows) {
-          const l = fleet.find((f) => f.name === r.rig);
-          if (l && !l.session) {
-            l.session = r.id;
-            sessionOf.set(r.id, l);
+        const cpuUsed = countCpu(services);
+        const t0 = performance.now();
+        // Every link writes what its baud rate allows every 10 ms, from where its clock says it is.
+        pacing = setInterval(() => {
+          const elapsed = (performance.now() - t0) / 1000;
+          for (const l of fleet) {
+            const due = Math.floor((elapsed * l.baud) / 10) - l.sent;
+            if (due <= 0) continue;
+            let left = due;
+            while (left > 0) {
+              const at = l.offset % l.source.length;
+              const piece = l.source.subarray(at, Math.min(l.source.length, at + left));
+              l.socket!.write(piece);
+              l.offset += piece.length;
+              left -= piece.length;
+            }
+            l.sent += due;
           }
+        }, 10);
+
+        const sessionOf = new Map<string, SimulatedLink>();
+        const poll = async () => {
+          if (sessionOf.size < fleet.length) {
+            const { rows } = await db.query<{ id: string; rig: string }>('select id, rig from sessions');
+            for (const r of rows) {
+              const l = fleet.find((f) => f.name === r.rig);
+              if (l && !l.session) {
+                l.session = r.id;
+                sessionOf.set(r.id, l);
+              }
+            }
+          }
+          const { rows } = await db.query<{ session: string; newest: string }>(
+            'select session, max(max_host_ns)::text as newest from record_blocks where session = any($1) group by session',
+            [[...sessionOf.keys()]],
+          );
+          const nowNs = BigInt(Date.now()) * 1_000_000n;
+          for (const r of rows) sessionOf.get(r.session)?.ages.push(Number(nowNs - BigInt(r.newest)) / 1e6);
+        };
+        while (performance.now() - t0 < seconds * 1000) {
+          await poll();
+          await new Promise((r) => setTimeout(r, 250));
         }
+        clearInterval(pacing);
+        pacing = undefined;
+        const streamed = (performance.now() - t0) / 1000;
+        const cpu = cpuUsed();
+        const sentBytes = fleet.reduce((sum, l) => sum + l.sent, 0);
+
+        // Latency over the second half of the run (the first fills caches and starts sessions).
+        const perLink = fleet.map((l) => {
+          const ages = l.ages.slice(Math.floor(l.ages.length / 2)).sort((a, b) => a - b);
+          return {
+            link: l.name,
+            protocol: l.protocol,
+            baud: l.baud,
+            p50: percentile(ages, 50),
+            p99: percentile(ages, 99),
+          };
+        });
+        const p50s = perLink.map((l) => l.p50).sort((a, b) => a - b);
+        const allAges = fleet.flatMap((l) => l.ages.slice(Math.floor(l.ages.length / 2))).sort((a, b) => a - b);
+        const median = percentile(p50s, 50);
+        const slowest = perLink.reduce((a, b) => (b.p50 > a.p50 ? b : a));
+        const { rows: stored } = await db.query<{ records: string; lost: string }>(
+          'select coalesce(sum(record_count), 0)::text as records, coalesce(sum(link_lost_bytes), 0)::text as lost from sessions',
+        );
+        const coresUsed = Object.fromEntries(Object.entries(cpu.byProcess).map(([name, s]) => [name, s / streamed]));
+        const busyCores = cpu.machineBusy / streamed;
+
+        process.stdout.write(
+          `sent ${(sentBytes / 1e6).toFixed(1)} MB in ${streamed.toFixed(1)} s (${(sentBytes / 1e6 / streamed).toFixed(2)} MB/s); ` +
+            `${Number(stored[0].records)} records stored by the end, ${Number(stored[0].lost)} bytes dropped by the gateway\n`,
+        );
+        process.stdout.write(
+          `ingest-to-query latency (age of each link's newest queryable record, second half): ` +
+            `all links p50 ${percentile(allAges, 50).toFixed(0)} ms, p99 ${percentile(allAges, 99).toFixed(0)} ms; ` +
+            `median link p50 ${median.toFixed(0)} ms; slowest link ${slowest.link} (${slowest.protocol}, ${slowest.baud} baud) ` +
+            `p50 ${slowest.p50.toFixed(0)} ms = ${(slowest.p50 / median).toFixed(2)}× the median\n`,
+        );
+        process.stdout.write(
+          `CPU (cores) while streaming: machine ${busyCores.toFixed(2)} of 2; ${Object.entries(coresUsed)
+            .map(([name, c]) => `${name} ${c.toFixed(2)}`)
+            .join(', ')}\n`,
+        );
+        const figures = {
+          links,
+          gateway_flush_ms: gatewayFlushMs ? Number(gatewayFlushMs) : null,
+          seconds: Number(streamed.toFixed(1)),
+          offered_bytes_per_s: offeredBytes,
+          sent_bytes: sentBytes,
+          records_stored: Number(stored[0].records),
+          gateway_dropped_bytes: Number(stored[0].lost),
+          latency_all_links_p50_ms: Math.round(percentile(allAges, 50)),
+          latency_all_links_p99_ms: Math.round(percentile(allAges, 99)),
+          latency_median_link_p50_ms: Math.round(median),
+          slowest_link: { ...slowest, p50: Math.round(slowest.p50), p99: Math.round(slowest.p99) },
+          fairness_slowest_over_median: Number((slowest.p50 / median).toFixed(2)),
+          per_link: perLink.map((l) => ({ ...l, p50: Math.round(l.p50), p99: Math.round(l.p99) })),
+          cores_used: Object.fromEntries(Object.entries(coresUsed).map(([k, v]) => [k, Number(v.toFixed(3))])),
+          machine_busy_cores: Number(busyCores.toFixed(2)),
+        };
+        writeFigures('fleet.json', services, figures);
+      } finally {
+        if (pacing) clearInterval(pacing);
+        for (const l of fleet) l.socket?.destroy();
       }
-      const { rows } = await db.query<{ session: string; newest: string }>(
-        'select session, max(max_host_ns)::text as newest from record_blocks where session = any($1) group by session',
-        [[...sessionOf.keys()]],
-      );
-      const nowNs = BigInt(Date.now()) * 1_000_000n;
-      for (const r of rows) sessionOf.get(r.session)?.ages.push(Number(nowNs - BigInt(r.newest)) / 1e6);
-    };
-    while (performance.now() - t0 < seconds * 1000) {
-      await poll();
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    clearInterval(pacing);
-    pacing = undefined;
-    const streamed = (performance.now() - t0) / 1000;
-    const cpu = cpuUsedBetween(cpuBefore, readCpu(services));
-    const sentBytes = fleet.reduce((sum, l) => sum + l.sent, 0);
-
-    // Latency over the second half of the run (the first fills caches and starts sessions).
-    const perLink = fleet.map((l) => {
-      const ages = l.ages.slice(Math.floor(l.ages.length / 2)).sort((a, b) => a - b);
-      return { link: l.name, protocol: l.protocol, baud: l.baud, p50: percentile(ages, 50), p99: percentile(ages, 99) };
-    });
-    const p50s = perLink.map((l) => l.p50).sort((a, b) => a - b);
-    const allAges = fleet.flatMap((l) => l.ages.slice(Math.floor(l.ages.length / 2))).sort((a, b) => a - b);
-    const median = percentile(p50s, 50);
-    const slowest = perLink.reduce((a, b) => (b.p50 > a.p50 ? b : a));
-    const { rows: stored } = await db.query<{ records: string; lost: string }>(
-      'select coalesce(sum(record_count), 0)::text as records, coalesce(sum(link_lost_bytes), 0)::text as lost from sessions',
-    );
-    const coresUsed = Object.fromEntries(Object.entries(cpu.byProcess).map(([name, s]) => [name, s / streamed]));
-    const busyCores = cpu.machineBusy / streamed;
-
-    process.stdout.write(
-      `sent ${(sentBytes / 1e6).toFixed(1)} MB in ${streamed.toFixed(1)} s (${(sentBytes / 1e6 / streamed).toFixed(2)} MB/s); ` +
-        `${Number(stored[0].records)} records stored by the end, ${Number(stored[0].lost)} bytes dropped by the gateway\n`,
-    );
-    process.stdout.write(
-      `ingest-to-query latency (age of each link's newest queryable record, second half): ` +
-        `all links p50 ${percentile(allAges, 50).toFixed(0)} ms, p99 ${percentile(allAges, 99).toFixed(0)} ms; ` +
-        `median link p50 ${median.toFixed(0)} ms; slowest link ${slowest.link} (${slowest.protocol}, ${slowest.baud} baud) ` +
-        `p50 ${slowest.p50.toFixed(0)} ms = ${(slowest.p50 / median).toFixed(2)}× the median\n`,
-    );
-    process.stdout.write(
-      `CPU (cores) while streaming: machine ${busyCores.toFixed(2)} of 2; ${Object.entries(coresUsed)
-        .map(([name, c]) => `${name} ${c.toFixed(2)}`)
-        .join(', ')}\n`,
-    );
-    const peakRss = reportPeakRss(services);
-    const figures = {
-      links,
-      gateway_flush_ms: gatewayFlushMs ? Number(gatewayFlushMs) : null,
-      seconds: Number(streamed.toFixed(1)),
-      offered_bytes_per_s: offeredBytes,
-      sent_bytes: sentBytes,
-      records_stored: Number(stored[0].records),
-      gateway_dropped_bytes: Number(stored[0].lost),
-      latency_all_links_p50_ms: Math.round(percentile(allAges, 50)),
-      latency_all_links_p99_ms: Math.round(percentile(allAges, 99)),
-      latency_median_link_p50_ms: Math.round(median),
-      slowest_link: { ...slowest, p50: Math.round(slowest.p50), p99: Math.round(slowest.p99) },
-      fairness_slowest_over_median: Number((slowest.p50 / median).toFixed(2)),
-      per_link: perLink.map((l) => ({ ...l, p50: Math.round(l.p50), p99: Math.round(l.p99) })),
-      cores_used: Object.fromEntries(Object.entries(coresUsed).map(([k, v]) => [k, Number(v.toFixed(3))])),
-      machine_busy_cores: Number(busyCores.toFixed(2)),
-      peak_rss_mb: peakRss,
-      machine_load_average: loadAverage(),
-    };
-    writeFigures('fleet.json', figures);
-  } finally {
-    if (pacing) clearInterval(pacing);
-    for (const l of fleet) l.socket?.destroy();
-    await db.end().catch(() => {});
-    await tearDown(place, services);
-  }
+    },
+  );
 }
 
 main().catch((err) => {
