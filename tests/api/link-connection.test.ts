@@ -62,6 +62,22 @@ async function connection(id: number) {
   return { status: res.statusCode, body: res.json() };
 }
 
+/**
+ * Expects the link's connection to be a 200 saying `target` holds the link, in `gateway`'s
+ * current session, with the connections not taken counted as `notTaken`; resolves with it.
+ */
+async function expectHeldBy(id: number, target: WatchedTarget, gateway: Gateway, notTaken: object) {
+  const { status, body } = await connection(id);
+  expect(status).toBe(200);
+  expect(body).toMatchObject({
+    targetConnected: true,
+    target: { address: target.address },
+    session: gateway.publisher.currentSession,
+    notTaken,
+  });
+  return body;
+}
+
 describe('a link connection', () => {
   it('says nobody is connected, and what the link listens with, before a target comes', async () => {
     const { status, body } = await connection(ids.refuse);
@@ -85,14 +101,7 @@ describe('a link connection', () => {
     const before = Date.now();
     const { first, second } = await secondTarget(ports.refuse, [0x7e]);
     await second.closed;
-    const { status, body } = await connection(ids.refuse);
-    expect(status).toBe(200);
-    expect(body).toMatchObject({
-      targetConnected: true,
-      target: { address: first.address },
-      session: gateways[0].publisher.currentSession,
-      notTaken: { refused: 1, replaced: 0, idleClosed: 0 },
-    });
+    const body = await expectHeldBy(ids.refuse, first, gateways[0], { refused: 1, replaced: 0, idleClosed: 0 });
     expect(Date.parse(body.target.since)).toBeGreaterThanOrEqual(before);
     expect(Date.parse(body.target.since)).toBeLessThanOrEqual(Date.now());
   });
@@ -115,14 +124,7 @@ describe('a link connection', () => {
     second.socket.write(Buffer.from([0xf0]));
     await first.closed;
     await sleep(50);
-    const { status, body } = await connection(ids.replace);
-    expect(status).toBe(200);
-    expect(body).toMatchObject({
-      targetConnected: true,
-      target: { address: second.address },
-      session: gateways[1].publisher.currentSession,
-      notTaken: { refused: 0, replaced: 1, idleClosed: 1 },
-    });
+    const body = await expectHeldBy(ids.replace, second, gateways[1], { refused: 0, replaced: 1, idleClosed: 1 });
     expect(Date.parse(body.target.since)).toBeGreaterThanOrEqual(secondConnecting);
   });
 
