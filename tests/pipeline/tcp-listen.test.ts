@@ -52,6 +52,17 @@ async function logLine(pattern: RegExp, timeoutMs = 5000): Promise<string> {
   }
 }
 
+/**
+ * Expects the gateway to have logged `msg` for the link `qs/rigL/<link>` and to count one
+ * connection it did not take there as `event`; resolves with the log line.
+ */
+async function expectNotTakenOnce(link: string, msg: string, event: string) {
+  const line = JSON.parse(await logLine(new RegExp(`"msg":"${msg}"`)));
+  expect(line.link).toBe(`qs/rigL/${link}`);
+  expect(await metric('gateway_connections_not_taken_total', `link="${link}"`, `event="${event}"`)).toBe(1);
+  return line;
+}
+
 const within = (p: Promise<void>, ms: number) =>
   Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 
@@ -60,10 +71,8 @@ describe('a tcp-listen link', () => {
     const { first, second } = await secondTargetAfterFirst(ports.refuse, Buffer.from([0x7e]), 200);
     expect(await within(second.closed, 2000)).toBe(true);
     expect(first.socket.destroyed).toBe(false);
-    const line = JSON.parse(await logLine(/"msg":"connection refused"/));
-    expect(line.link).toBe('qs/rigL/refuse');
+    const line = await expectNotTakenOnce('refuse', 'connection refused', 'refused');
     expect(line.why).toMatch(/is connected/);
-    expect(await metric('gateway_connections_not_taken_total', 'link="refuse"', 'event="refused"')).toBe(1);
     first.socket.destroy();
   });
 
@@ -71,9 +80,7 @@ describe('a tcp-listen link', () => {
     const { first, second } = await secondTargetAfterFirst(ports.replace, Buffer.from([0x7e]), 200);
     expect(await within(first.closed, 2000)).toBe(true);
     expect(second.socket.destroyed).toBe(false);
-    const line = JSON.parse(await logLine(/"msg":"connection replaced"/));
-    expect(line.link).toBe('qs/rigL/replace');
-    expect(await metric('gateway_connections_not_taken_total', 'link="replace"', 'event="replaced"')).toBe(1);
+    await expectNotTakenOnce('replace', 'connection replaced', 'replaced');
     second.socket.destroy();
   });
 
