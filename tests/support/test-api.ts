@@ -1,7 +1,8 @@
 // The api as the api and PalmTrace tests call it (`app.inject`, or on a port they listen on):
 // built on a database and a bus of the test file's own, with the test settings.
 import { type ApiSettings, type App, buildApp } from '@tracehub/api';
-import { testApiSettings } from '../api/fixture-data.js';
+import { expect } from 'vitest';
+import { READ_TOKEN, testApiSettings } from '../api/fixture-data.js';
 import { onTestBackends, type TestBackends, type TestBackendsOptions } from './test-backends.js';
 
 export interface TestApi extends TestBackends {
@@ -37,4 +38,16 @@ export async function withApiSettings<T>(
   } finally {
     await app.close();
   }
+}
+
+/**
+ * Expects a read of `url` (with the read token) on a second api whose scan limit is 1 000 bytes
+ * to be refused with a 422 saying it would scan more.
+ */
+export async function expectScanLimited(backends: Pick<TestBackends, 'db' | 'bus'>, url: string): Promise<void> {
+  await withApiSettings(backends, { scanLimitBytes: 1000 }, async (narrow) => {
+    const res = await narrow.inject({ url, headers: { authorization: `Bearer ${READ_TOKEN}` } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail).toMatch(/would scan more than/);
+  });
 }
