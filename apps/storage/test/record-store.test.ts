@@ -2,7 +2,14 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { type Bus, connectBus, ensureTopology, publishRecordBatch, removeTopology } from '@tracehub/bus';
 import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
 import { createDb, type Database, migrateToLatest, sessionRecordLosses, sessionRecordsPage } from '@tracehub/db';
-import { type FreshDatabase, freshDatabase, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
+import {
+  type FreshDatabase,
+  freshDatabase,
+  natsUrl,
+  transitionRecord,
+  uniquePrefix,
+  waitUntil,
+} from '@tracehub/tests/support';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,24 +35,15 @@ afterAll(async () => {
 });
 
 const T0 = 1_795_000_000_000_000_000n;
+/** A record of `session` in chunk `chunk`, with its text and its one raw byte made from `seq`. */
 function record(session: string, seq: number, chunk: number, over: Partial<TraceRecord> = {}): TraceRecord {
-  return {
-    rig: 'rig9',
-    link: 'uart1',
-    session,
-    seq,
+  return transitionRecord({ rig: 'rig9', link: 'uart1', session }, seq, {
     chunk,
-    protocol: 'qs',
     hostNs: (T0 + BigInt(chunk) * 1_000_000n).toString(),
-    targetTs: String(seq * 10),
-    kind: 'record',
-    type: 1,
-    name: 'QS_QEP_STATE_ENTRY',
-    fields: { n: seq },
     text: `line ${seq}`,
     raw: Buffer.from([seq & 0xff]).toString('base64'),
     ...over,
-  };
+  });
 }
 function batch(session: string, chunk: number, records: TraceRecord[], eos = false, total?: number): RecordBatch {
   const b: RecordBatch = {
