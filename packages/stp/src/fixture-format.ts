@@ -1,6 +1,6 @@
 import { CLOSED_BY_NAMES, EXCEPTION_NAMES, MARKER_NAMES } from './constants.js';
 import { bytesToHex } from './hex.js';
-import { OutputBuffer } from './output-buffer.js';
+import { MAX_DECIMAL_DIGITS, OutputBuffer, putBytes, putHex, putUint } from './output-buffer.js';
 import type { StpPacketParser } from './packet-parser.js';
 import { PKT_NAME, PKT_PAYLOAD, Pkt } from './packets.js';
 import type { MessageBuffer } from './reassembler.js';
@@ -17,6 +17,7 @@ export type StpEvent = Record<string, unknown>;
 /** Beyond this length the events carry a digest, a head and a tail instead of the data. */
 const INLINE_DATA_MAX = 4096;
 const HEAD_TAIL = 32;
+const QUOTE = 0x22;
 
 /** Written and read back at once (`packetJson`, the start of event lines). */
 const scratch = new OutputBuffer();
@@ -128,17 +129,23 @@ export function writeMessageEventJson(
     b.eventHead = scratch.takeBytes();
     b.eventHeadClosedBy = b.closedBy;
   }
-  out.raw(b.eventHead);
-  out.uint(at);
+  const head = b.eventHead;
   if (length < LENGTH_AND_DATA.length) {
-    out.raw((LENGTH_AND_DATA[length] ??= lengthAndData(length)));
-    out.hexBytes(b.data, 0, length);
+    // Most messages: one reservation, then the pieces written in place.
+    const piece = (LENGTH_AND_DATA[length] ??= lengthAndData(length));
+    const bytes = out.reserve(head.length + MAX_DECIMAL_DIGITS + piece.length + 2 * length + 1);
+    let end = putUint(bytes, putBytes(bytes, out.length, head), at);
+    end = putHex(bytes, putBytes(bytes, end, piece), b.data, 0, length);
+    bytes[end] = QUOTE;
+    out.length = end + 1;
   } else {
+    out.raw(head);
+    out.uint(at);
     out.ascii(',"len":');
     out.uint(length);
     writeLongData(out, b.data, length);
+    out.ascii('"');
   }
-  out.ascii('"');
   if (b.tsKind !== 0) {
     out.ascii(',"closing_ts":"');
     writeHex64(out, b.tsKind === 1 ? tsHi : 0, tsLo, b.tsKind === 1 ? 16 : 2);

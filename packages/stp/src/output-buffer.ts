@@ -54,6 +54,15 @@ export class OutputBuffer {
     return text;
   }
 
+  /**
+   * Room for `n` more bytes: the caller writes them into the returned array from `length` on
+   * (with the `put` functions below) and then moves `length` past them.
+   */
+  reserve(n: number): Uint8Array {
+    if (this.length + n > this.bytes.length) this.makeRoom(n);
+    return this.bytes;
+  }
+
   /** A copy of what was written since the last call (the buffer is then empty). */
   takeBytes(): Uint8Array {
     const bytes = this.bytes.slice(0, this.length);
@@ -84,55 +93,17 @@ export class OutputBuffer {
 
   /** Bytes as they are. */
   raw(data: Uint8Array): void {
-    const n = data.length;
-    if (this.length + n > this.bytes.length) this.makeRoom(n);
-    const at = this.length;
-    // A short piece is cheaper copied a byte at a time than through `set`'s call.
-    if (n > SHORT_COPY) this.bytes.set(data, at);
-    else for (let i = 0; i < n; i++) this.bytes[at + i] = data[i];
-    this.length = at + n;
+    this.length = putBytes(this.reserve(data.length), this.length, data);
   }
 
   /** A non-negative integer (up to 2^53) in decimal. */
   uint(value: number): void {
-    if (value > 0x7fffffff) {
-      // Above 31 bits: the high digits first, then the low nine as a 31-bit number.
-      const high = Math.floor(value / 1e9);
-      this.uint(high);
-      this.uintDigits(value - high * 1e9, 9);
-      return;
-    }
-    let digits = 1;
-    for (let limit = 10; value >= limit && digits < 10; limit *= 10) digits++;
-    this.uintDigits(value, digits);
-  }
-
-  /** A 31-bit integer as exactly `digits` decimal digits (leading zeros). */
-  private uintDigits(value: number, digits: number): void {
-    if (this.length + digits > this.bytes.length) this.makeRoom(digits);
-    const bytes = this.bytes;
-    let at = this.length + digits;
-    this.length = at;
-    let rest = value | 0;
-    for (let i = 0; i < digits; i++) {
-      const next = (rest / 10) | 0;
-      bytes[--at] = DIGIT_0 + rest - next * 10;
-      rest = next;
-    }
+    this.length = putUint(this.reserve(MAX_DECIMAL_DIGITS), this.length, value);
   }
 
   /** `data[start, end)` as lower-case hex, two digits a byte. */
   hexBytes(data: Uint8Array, start: number, end: number): void {
-    const n = (end - start) * 2;
-    if (this.length + n > this.bytes.length) this.makeRoom(n);
-    const bytes = this.bytes;
-    let at = this.length;
-    for (let i = start; i < end; i++) {
-      const b = data[i];
-      bytes[at++] = LOWER_HEX[b >>> 4];
-      bytes[at++] = LOWER_HEX[b & 15];
-    }
-    this.length = at;
+    this.length = putHex(this.reserve((end - start) * 2), this.length, data, start, end);
   }
 
   /** Nibble values `nibbles[start, end)`, one upper-case hex digit each. */
@@ -165,4 +136,50 @@ export class OutputBuffer {
     bigger.set(this.bytes.subarray(0, this.length));
     this.bytes = bigger;
   }
+}
+
+/** Most decimal digits `putUint` writes (2^53 has 16). */
+export const MAX_DECIMAL_DIGITS = 16;
+
+/** `data` into `bytes` at `at`; returns the index after it. */
+export function putBytes(bytes: Uint8Array, at: number, data: Uint8Array): number {
+  const n = data.length;
+  // A short piece is cheaper copied a byte at a time than through `set`'s call.
+  if (n > SHORT_COPY) bytes.set(data, at);
+  else for (let i = 0; i < n; i++) bytes[at + i] = data[i];
+  return at + n;
+}
+
+/** A non-negative integer (up to 2^53) in decimal into `bytes` at `at`; returns the index after it. */
+export function putUint(bytes: Uint8Array, at: number, value: number): number {
+  if (value > 0x7fffffff) {
+    // Above 31 bits: the high digits first, then the low nine as a 31-bit number.
+    const high = Math.floor(value / 1e9);
+    return putDigits(bytes, putUint(bytes, at, high), value - high * 1e9, 9);
+  }
+  let digits = 1;
+  for (let limit = 10; value >= limit && digits < 10; limit *= 10) digits++;
+  return putDigits(bytes, at, value, digits);
+}
+
+/** A 31-bit integer as exactly `digits` decimal digits (leading zeros). */
+function putDigits(bytes: Uint8Array, at: number, value: number, digits: number): number {
+  const end = at + digits;
+  let rest = value | 0;
+  for (let i = end - 1; i >= at; i--) {
+    const next = (rest / 10) | 0;
+    bytes[i] = DIGIT_0 + rest - next * 10;
+    rest = next;
+  }
+  return end;
+}
+
+/** `data[start, end)` as lower-case hex into `bytes` at `at`; returns the index after it. */
+export function putHex(bytes: Uint8Array, at: number, data: Uint8Array, start: number, end: number): number {
+  for (let i = start; i < end; i++) {
+    const b = data[i];
+    bytes[at++] = LOWER_HEX[b >>> 4];
+    bytes[at++] = LOWER_HEX[b & 15];
+  }
+  return at;
 }

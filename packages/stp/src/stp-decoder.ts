@@ -313,13 +313,17 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   // --- ReassemblySink -----------------------------------------------------------------------
 
   message(b: MessageBuffer, at: number): void {
-    const tsHi = this.reassembler.closeTsHi;
-    const tsLo = this.reassembler.closeTsLo;
     if (this.eventOut !== null) {
-      writeMessageEventJson(this.eventOut, b, tsHi, tsLo, at);
+      writeMessageEventJson(this.eventOut, b, this.reassembler.closeTsHi, this.reassembler.closeTsLo, at);
       this.eventWritten();
     }
-    if (this.emitRecord === null) return;
+    if (this.emitRecord !== null) this.messageRecord(b);
+  }
+
+  /** The record of an output message: its OST or PhoNet bytes, fields and text. */
+  private messageRecord(b: MessageBuffer): void {
+    const tsHi = this.reassembler.closeTsHi;
+    const tsLo = this.reassembler.closeTsLo;
     const { master, channel, data: buffer, sent: length, closedBy, tsKind, control } = b;
     const truncatedFrom = b.length > length ? b.length : -1;
     let targetTs: bigint | null = null;
