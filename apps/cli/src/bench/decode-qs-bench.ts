@@ -80,7 +80,7 @@ const file = capture();
 const bytes = statSync(file).size;
 const records = 1_200_051; // qspy's output lines for this capture (fixtures README)
 const qspy = findQspy();
-// One thread, and the default (one per core, up to four, for a capture of this size).
+// The default (one thread), and one thread per core.
 const threads = Math.min(availableParallelism(), 4);
 const tracehubArgs = {
   'tracehub, 1 thread': [cli, 'decode', '--protocol', 'qs', '--threads', '1', file],

@@ -11,8 +11,8 @@ import {
   type QsTextSeen,
 } from './qs-text-output.js';
 
-/** The bytes a thread decodes at a time: big enough that the skim and the hand-over are cheap. */
-export const SEGMENT_BYTES = 4 << 20;
+/** The bytes a thread decodes at a time: a read of a file, big enough that the hand-over is cheap. */
+export const SEGMENT_BYTES = 1 << 20;
 
 /** What the main thread sends a decoding thread. */
 export type QsThreadMessage =

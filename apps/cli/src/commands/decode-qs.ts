@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
@@ -58,7 +56,7 @@ export function addQsDecodeOptions(cmd: Command): void {
   cmd.addOption(
     new Option(
       '--threads <n>',
-      'qs text: threads that decode (default: one per core, up to 4, for files of 8 MiB or more)',
+      'qs text: threads that decode, this one included (default 1; more shortens the wall time where cores are idle, at more CPU time)',
     ).argParser(parseCount),
   );
   // Segments far smaller than the default cut a small capture in many places (tests).
@@ -94,7 +92,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   const { input, progress } = openInput(file, stdin, stderr);
   const out = new CommandOutput(stdout);
   const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
-  const threads = format === 'text' ? textThreads(file, opts.threads as number | undefined, segmentBytes) : 1;
+  const threads = format === 'text' ? textThreads(opts.threads as number | undefined) : 1;
   const { stats: s, seen } =
     threads > 1
       ? await decodeQsTextInThreads(
@@ -123,14 +121,13 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
 }
 
 /**
- * How many threads decode the text: `--threads`, or by default one per core (at most four) for
- * a file of at least two segments; stdin, small files and JSON (whose record numbers run
- * through the whole stream) decode in this thread.
+ * How many threads decode the text: `--threads`, else one. JSON (whose record numbers run
+ * through the whole stream) always decodes in this thread. On the two-core machine the
+ * figures come from, a second thread cost about half as much CPU again as one thread for the
+ * same records and shortened the wall time only when a core was idle (apps/cli README).
  */
-function textThreads(file: string, threads: number | undefined, segmentBytes: number): number {
-  if (threads !== undefined) return threads;
-  if (file === '-' || statSync(file).size < 2 * segmentBytes) return 1;
-  return Math.min(availableParallelism(), 4);
+function textThreads(threads: number | undefined): number {
+  return threads ?? 1;
 }
 
 /** Decodes the whole input with one decoder, in this thread, writing as it goes. */
