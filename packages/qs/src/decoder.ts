@@ -101,8 +101,9 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   /**
    * Set where only the records' text is wanted (`tracehub decode`'s text): records then carry
-   * an empty `raw` and a null `targetTs`, which saves a view or copy of every frame and a
-   * bigint of every timestamp. Their text, kind, type, name and fields are as ever.
+   * an empty `raw`, a null `targetTs`, and user records empty `fields`, which saves a view or
+   * copy of every frame, a bigint of every timestamp and the arrays of every user record.
+   * Their text, kind, type and name are as ever.
    */
   get textOnly(): boolean {
     return this.records.textOnly;

@@ -28,6 +28,8 @@ const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
+/** The fields of a user record decoded for its text only. */
+const NO_FIELDS: Fields = Object.freeze({});
 /** 0n .. 4095n: the steps between consecutive timestamps. */
 const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
@@ -52,7 +54,7 @@ export class QsRecordDecoder {
   readonly ts = new TimestampText();
   private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
-  /** Set where only the records' text is wanted: their target timestamps are left null. */
+  /** Set where only the records' text is wanted: target timestamps null, user records' elements not collected. */
   textOnly = false;
   /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
   names: readonly string[] = QS_RECORD_NAMES;
@@ -166,7 +168,7 @@ export class QsRecordDecoder {
       type: id,
       name,
       targetTs: this.textOnly ? null : this.bigTs(t),
-      fields: u.elements() as unknown as Fields,
+      fields: this.textOnly ? NO_FIELDS : (u.elements() as unknown as Fields),
       text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
