@@ -9,7 +9,7 @@ import {
   WRAPPER_TYPE_SWD,
 } from './constants.js';
 import type { DecodeResult } from './decode-result.js';
-import { type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
+import { readTraceHeader, readU64, type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
 
 /** An OST XTI v3 trace message (protocol 0x84, spec §9.1). */
 export interface OstTraceMessage {
@@ -83,10 +83,6 @@ function writeU32(out: Uint8Array, offset: number, v: number): void {
   out[offset + 3] = v;
 }
 
-function readU64(bytes: Uint8Array, offset: number): bigint {
-  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(offset);
-}
-
 /** Encodes an XTI v3 trace message; master and channel are one byte each in this layout. */
 export function encodeOstTrace(m: Omit<OstTraceMessage, 'kind'>): Uint8Array {
   return encodeOstTraceParts(m.port, traceParts(m.master, m.channel, m.timestamp, m.data));
@@ -152,14 +148,7 @@ export function decodeOst(bytes: Uint8Array, offset = 0): OstDecodeResult {
       return {
         status: 'ok',
         size,
-        message: {
-          kind: 'trace',
-          port: p[0],
-          master: p[1],
-          channel: p[2],
-          timestamp: readU64(p, 3),
-          data: p.slice(11),
-        },
+        message: { kind: 'trace', port: p[0], ...readTraceHeader(p, 1), data: p.slice(11) },
       };
     case OST_PROTOCOL_TRACEBOX: {
       if (p.length < 16 || p[0] !== TB_MARKER) return { status: 'invalid', reason: 'bad marker' };

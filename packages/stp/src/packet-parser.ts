@@ -3,6 +3,7 @@ import {
   PKT_ACTION,
   PKT_BYTES,
   PKT_CLOSES,
+  PKT_KEEP,
   PKT_PAYLOAD,
   PKT_TS,
   Pkt,
@@ -359,8 +360,6 @@ export class StpPacketParser {
         break;
       case ParserState.PAYLOAD:
         this.record(n);
-        this.valueHi = ((this.valueHi << 4) | (this.valueLo >>> 28)) >>> 0;
-        this.valueLo = ((this.valueLo << 4) | n) >>> 0;
         if (--this.remaining === 0) this.afterPayload();
         break;
       case ParserState.OPCODE2:
@@ -390,9 +389,12 @@ export class StpPacketParser {
         break;
       case ParserState.TS_VALUE:
         this.record(n);
-        this.tsValueHi = ((this.tsValueHi << 4) | (this.tsValueLo >>> 28)) >>> 0;
-        this.tsValueLo = ((this.tsValueLo << 4) | n) >>> 0;
-        if (--this.tsRemaining === 0) this.timestampDone();
+        if (--this.tsRemaining === 0) {
+          const count = this.tsValueNibbles;
+          this.tsValueHi = this.recordedValue(this.pktLen - count, count - 8);
+          this.tsValueLo = this.recordedValue(this.pktLen - Math.min(count, 8), Math.min(count, 8));
+          this.timestampDone();
+        }
         break;
       case ParserState.USER_LENGTH:
         this.record(n);
@@ -439,6 +441,16 @@ export class StpPacketParser {
     this.pos++;
   }
 
+  /**
+   * Recorded nibbles `[start, start + count)` (count at most 8; none when 0 or less) as a
+   * number, the first most significant: the slow path reads a packet's values at its end.
+   */
+  private recordedValue(start: number, count: number): number {
+    let v = 0;
+    for (let i = start; i < start + count; i++) v = (v << 4) | this.pktNibbles[i];
+    return v >>> 0;
+  }
+
   private record(n: number): void {
     if (this.pktLen < MAX_RECORDED_NIBBLES) this.pktNibbles[this.pktLen] = n;
     this.pktLen++;
@@ -466,7 +478,11 @@ export class StpPacketParser {
 
   private afterPayload(): void {
     const kind = this.pktKind;
-    this.payloadLen = this.pktLen - this.payloadStart;
+    const count = this.pktLen - this.payloadStart;
+    this.payloadLen = count;
+    // The value's low 64 bits (a TIME packet's clock, version and time field may be longer).
+    this.valueHi = this.recordedValue(this.pktLen - Math.min(count, 16), Math.min(count, 16) - 8);
+    this.valueLo = this.recordedValue(this.pktLen - Math.min(count, 8), Math.min(count, 8));
     if (kind === Pkt.VERSION && (this.valueLo === 0 || this.valueLo > 4)) {
       // VERSION 0 and 5..F are illegal for Fido (spec §4).
       this.illegal();
@@ -536,22 +552,10 @@ export class StpPacketParser {
       lo = ((lo & keep) | vLo) >>> 0;
     }
     if (this.tsVersion === 4) {
-      // Gray to binary: each bit is the XOR of itself and every bit above it.
-      let h = hi;
-      h ^= h >>> 16;
-      h ^= h >>> 8;
-      h ^= h >>> 4;
-      h ^= h >>> 2;
-      h ^= h >>> 1;
-      let l = lo;
-      l ^= l >>> 16;
-      l ^= l >>> 8;
-      l ^= l >>> 4;
-      l ^= l >>> 2;
-      l ^= l >>> 1;
-      if (h & 1) l = ~l;
-      hi = h >>> 0;
-      lo = l >>> 0;
+      // Gray to binary over 64 bits: the low half also takes the XOR of every bit of the high half.
+      const h = prefixXor32(hi);
+      hi = h;
+      lo = (h & 1 ? ~prefixXor32(lo) : prefixXor32(lo)) >>> 0;
     }
     this.tsHi = hi;
     this.tsLo = lo;
@@ -590,32 +594,14 @@ export class StpPacketParser {
         }
         asm.flag(PKT_CLOSES[kind], kind === Pkt.FLAG_TS, this.tsFixed);
         break;
-      case Action.V1_MASTER:
-        asm.v1Master(lo);
+      case Action.MASTER:
+        asm.setMaster(lo, PKT_KEEP[kind]);
         break;
-      case Action.V1_CHANNEL:
-        asm.v1Channel(lo);
+      case Action.CHANNEL:
+        asm.setChannel(lo, PKT_KEEP[kind]);
         break;
-      case Action.M8:
-        asm.master8(lo);
-        break;
-      case Action.M16:
-        asm.master16(lo);
-        break;
-      case Action.C8:
-        asm.channel8(lo);
-        break;
-      case Action.C16:
-        asm.channel16(lo);
-        break;
-      case Action.OVRF:
-        asm.errorPacket(1, lo);
-        break;
-      case Action.MERR:
-        asm.errorPacket(2, lo);
-        break;
-      case Action.GERR:
-        asm.errorPacket(3, lo);
+      case Action.ERROR:
+        asm.errorPacket(PKT_CLOSES[kind], lo);
         break;
       case Action.FREQ:
         asm.sink.frequency(lo);
@@ -722,40 +708,35 @@ export class StpPacketParser {
   }
 
   private searchSync(n: number): void {
-    if (n === 15) {
-      if (this.zeroRun >= NULL_SYNC_COUNT) {
-        // 22 NULLs: the next packet must be VERSION (or an ASYNC).
-        this.pseudoPacket(Pkt.NULL_SYNC, this.zeroStart, this.zeroRun);
-        this.syncStart = this.zeroStart;
-        this.syncVia = SyncVia.NULLS;
-        this.expectVersion = true;
-        this.pktStart = this.pos;
-        this.pktNibbles[0] = n;
-        this.pktLen = 1;
-        this.zeroRun = 0;
-        this.state = ParserState.OPCODE2;
-        return;
-      }
-      if (this.fRun === 0) this.fStart = this.pos;
-      this.fRun++;
+    if (n === 15 && this.zeroRun >= NULL_SYNC_COUNT) {
+      // 22 NULLs: the next packet must be VERSION (or an ASYNC).
+      this.syncFound(Pkt.NULL_SYNC, this.zeroStart, this.zeroRun, SyncVia.NULLS);
+      this.pktStart = this.pos;
+      this.pktNibbles[0] = n;
+      this.pktLen = 1;
       this.zeroRun = 0;
-    } else if (n === 0) {
-      if (this.fRun >= ASYNC_F_COUNT) {
-        this.pseudoPacket(Pkt.ASYNC, this.fStart, this.fRun + 1);
-        this.syncStart = this.fStart;
-        this.syncVia = SyncVia.ASYNC;
-        this.expectVersion = true;
-        this.fRun = 0;
-        this.state = ParserState.OPCODE1;
-        return;
-      }
-      if (this.zeroRun === 0) this.zeroStart = this.pos;
-      this.zeroRun++;
-      this.fRun = 0;
-    } else {
-      this.fRun = 0;
-      this.zeroRun = 0;
+      this.state = ParserState.OPCODE2;
+      return;
     }
+    if (n === 0 && this.fRun >= ASYNC_F_COUNT) {
+      this.syncFound(Pkt.ASYNC, this.fStart, this.fRun + 1, SyncVia.ASYNC);
+      this.fRun = 0;
+      this.state = ParserState.OPCODE1;
+      return;
+    }
+    // The runs of F (an ASYNC) and of 0 (22 NULLs) that the next sync may end.
+    if (n !== 15) this.fRun = 0;
+    else if (this.fRun++ === 0) this.fStart = this.pos;
+    if (n !== 0) this.zeroRun = 0;
+    else if (this.zeroRun++ === 0) this.zeroStart = this.pos;
+  }
+
+  /** An ASYNC or 22 NULLs found while unsynchronised: VERSION must come next. */
+  private syncFound(kind: Pkt, start: number, length: number, via: SyncVia): void {
+    this.pseudoPacket(kind, start, length);
+    this.syncStart = start;
+    this.syncVia = via;
+    this.expectVersion = true;
   }
 
   /** The whole parser state as plain JSON (see `restore`). */
@@ -823,4 +804,15 @@ function nibblesValue(bytes: Uint8Array, k: number, count: number): number {
   }
   if (i < end) v = (v << 4) | (bytes[i >> 1] & 15);
   return v >>> 0;
+}
+
+/** Gray to binary within 32 bits: each bit becomes the XOR of itself and every bit above it. */
+function prefixXor32(v: number): number {
+  let x = v;
+  x ^= x >>> 16;
+  x ^= x >>> 8;
+  x ^= x >>> 4;
+  x ^= x >>> 2;
+  x ^= x >>> 1;
+  return x >>> 0;
 }

@@ -10,7 +10,7 @@ import {
   WRAPPER_TYPE_SWD,
 } from './constants.js';
 import type { DecodeResult } from './decode-result.js';
-import { type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
+import { readTraceHeader, type TraceParts, traceParts, writeTraceParts } from './trace-parts.js';
 
 /** Bytes 6–8 of every PhoNet message from the trace box (spec §9.2). */
 export interface PhonetAddress {
@@ -145,29 +145,14 @@ export function decodePhonet(bytes: Uint8Array, offset = 0): PhonetDecodeResult 
       return {
         status: 'ok',
         size,
-        message: {
-          kind: 'trace',
-          ...address,
-          master: p[10],
-          channel: p[11],
-          timestamp: v.getBigUint64(12),
-          data: p.slice(20),
-        },
+        message: { kind: 'trace', ...address, ...readTraceHeader(p, 10), data: p.slice(20) },
       };
     case TB_TRACE_EXCEPTION_MSG:
       if (size < 21) return { status: 'invalid', reason: 'exception message too short' };
       return {
         status: 'ok',
         size,
-        message: {
-          kind: 'exception',
-          ...address,
-          master: p[10],
-          channel: p[11],
-          timestamp: v.getBigUint64(12),
-          code: p[20],
-          data: p.slice(21),
-        },
+        message: { kind: 'exception', ...address, ...readTraceHeader(p, 10), code: p[20], data: p.slice(21) },
       };
     case TB_MARKER: {
       if (size < 25) return { status: 'invalid', reason: 'marker too short' };

@@ -132,16 +132,21 @@ export class StpReassembler {
 
   // --- addressing -------------------------------------------------------------------------
 
-  v1Master(m: number): void {
-    this.master = m;
+  /**
+   * MASTER (v1), M8 and M16: the current master, with `keep` the bits of the last one an 8-bit
+   * form keeps (v2 M8); the channel is 0 again.
+   */
+  setMaster(value: number, keep: number): void {
+    this.master = (this.master & keep) | value;
     this.channel = 0;
     this.select();
   }
 
-  v1Channel(c: number): void {
-    // Before any MASTER the channel is meaningless: the next MASTER resets it.
+  /** C8 (v1, v2) and C16, `keep` as for `setMaster`. */
+  setChannel(value: number, keep: number): void {
+    // Before any MASTER (v1) the channel is meaningless: the next MASTER resets it.
     if (this.master < 0) return;
-    this.channel = c;
+    this.channel = (this.channel & keep) | value;
     this.select();
   }
 
@@ -150,28 +155,6 @@ export class StpReassembler {
     this.master = -1;
     this.channel = 0;
     this.current = null;
-  }
-
-  master8(m: number): void {
-    this.master = (this.master & 0xff00) | m;
-    this.channel = 0;
-    this.select();
-  }
-
-  master16(m: number): void {
-    this.master = m;
-    this.channel = 0;
-    this.select();
-  }
-
-  channel8(c: number): void {
-    this.channel = (this.channel & 0xff00) | c;
-    this.select();
-  }
-
-  channel16(c: number): void {
-    this.channel = c;
-    this.select();
   }
 
   /** VERSION resets the current master and channel to 0; open buffers stay open. */
@@ -271,12 +254,11 @@ export class StpReassembler {
     this.release(b);
   }
 
-  /** OVRF (1, v1), MERR (2) and GERR (3): spec §8. */
-  errorPacket(which: 1 | 2 | 3, code: number): void {
-    const closedBy = which === 1 ? ClosedBy.OVRF : which === 2 ? ClosedBy.MERR : ClosedBy.GERR;
+  /** OVRF (v1), MERR and GERR, given as how they close buffers: spec §8. */
+  errorPacket(closedBy: ClosedBy, code: number): void {
     const master = Math.max(0, this.master);
     const channel = this.channel;
-    if (which === 3) {
+    if (closedBy === ClosedBy.GERR) {
       for (const b of this.openBuffers()) this.closeAbnormally(b, closedBy);
     } else if (this.current?.isOpen) {
       this.closeAbnormally(this.current!, closedBy);
@@ -287,8 +269,8 @@ export class StpReassembler {
       this.sink.exception(ExceptionCode.OVRF, master, channel, ERROR_BYTE, this.at);
     }
     // MIPI behaviour (OpenCSD, TI): MERR resets the channel, GERR the master and channel.
-    if (which === 2) this.channel = 0;
-    else if (which === 3) {
+    if (closedBy === ClosedBy.MERR) this.channel = 0;
+    else if (closedBy === ClosedBy.GERR) {
       this.master = 0;
       this.channel = 0;
     }

@@ -1,3 +1,5 @@
+import { PKT_OPCODE, PKT_PAYLOAD, Pkt, packetOf } from './packets.js';
+
 /**
  * Builds STP nibble streams (spec §1): nibble 2k in bits [3:0] of byte k, multi-nibble fields
  * most significant nibble first; an odd stream is padded with one NULL nibble. Used by tests,
@@ -37,6 +39,15 @@ export class StpStreamWriter {
     return this;
   }
 
+  /**
+   * A packet as the spec table has it: its opcode, `value` as its payload (most significant
+   * nibble first), then `ts`, its timestamp field's nibbles in stream order (length nibble
+   * included, e.g. "3123").
+   */
+  packet(kind: Pkt, value: number | bigint = 0, ts = ''): this {
+    return this.seq(PKT_OPCODE[kind]).field(value, PKT_PAYLOAD[kind]).seq(ts);
+  }
+
   // --- STP v2 -------------------------------------------------------------------------------
 
   async(fCount = 21): this {
@@ -45,50 +56,20 @@ export class StpStreamWriter {
   }
 
   version(v: number): this {
-    return this.seq('F00').nibble(v);
+    return this.packet(Pkt.VERSION, v);
   }
 
   m8(m: number): this {
-    return this.nibble(1).field(m, 2);
-  }
-
-  m16(m: number): this {
-    return this.seq('F1').field(m, 4);
+    return this.packet(Pkt.M8, m);
   }
 
   c8(c: number): this {
-    return this.nibble(3).field(c, 2);
+    return this.packet(Pkt.C8, c);
   }
 
-  c16(c: number): this {
-    return this.seq('F3').field(c, 4);
-  }
-
-  /**
-   * A v2 data packet of `bytes` (0.5 = D4, 1, 2, 4, 8) in one of the forms; `ts` is the raw
-   * timestamp field nibbles in stream order (length nibble included), e.g. "3123".
-   */
+  /** A v2 data packet of `bytes` (0.5 = D4, 1, 2, 4, 8) in one of the forms, `ts` as for `packet`. */
   data(bytes: 0.5 | 1 | 2 | 4 | 8, value: number | bigint, form: '' | 'M' | 'TS' | 'MTS' = '', ts = ''): this {
-    const size = bytes === 0.5 ? 0 : ({ 1: 0, 2: 1, 4: 2, 8: 3 } as Record<number, number>)[bytes];
-    if (bytes === 0.5) {
-      if (form === '') this.nibble(0xc);
-      else if (form === 'MTS') this.nibble(0xd);
-      else if (form === 'TS') this.seq('FC');
-      else this.seq('FD');
-    } else if (form === '') this.nibble(4 + size);
-    else if (form === 'MTS') this.nibble(8 + size);
-    else if (form === 'TS') this.nibble(15).nibble(4 + size);
-    else this.nibble(15).nibble(8 + size);
-    this.field(value, bytes === 0.5 ? 1 : bytes * 2);
-    return this.seq(ts);
-  }
-
-  flag(): this {
-    return this.seq('FE');
-  }
-
-  flagTs(ts: string): this {
-    return this.nibble(0xe).seq(ts);
+    return this.packet(packetOf(2, `D${bytes * 8}${form}`), value, ts);
   }
 
   /**
@@ -96,41 +77,19 @@ export class StpStreamWriter {
    * `field` (the time coded as that version's timestamp, nibbles in stream order).
    */
   time(clock: number, version: number, field: string, ts?: string): this {
-    this.seq(ts === undefined ? 'F04' : 'F05')
+    return this.packet(ts === undefined ? Pkt.TIME : Pkt.TIME_TS)
       .nibble(clock)
       .nibble(version)
-      .seq(field);
-    return ts === undefined ? this : this.seq(ts);
-  }
-
-  merr(code: number): this {
-    return this.nibble(2).field(code, 2);
-  }
-
-  gerr(code: number): this {
-    return this.seq('F2').field(code, 2);
+      .seq(field)
+      .seq(ts ?? '');
   }
 
   // --- STP v1 -------------------------------------------------------------------------------
 
-  v1Master(m: number): this {
-    return this.nibble(1).field(m, 2);
-  }
-
-  v1Channel(c: number): this {
-    return this.nibble(3).field(c, 2);
-  }
-
   /** A v1 Dnn (ts undefined) or DnnTS (ts = the 8-bit timestamp). */
   v1Data(bytes: 1 | 2 | 4 | 8, value: number | bigint, ts?: number): this {
-    const size = ({ 1: 0, 2: 1, 4: 2, 8: 3 } as Record<number, number>)[bytes];
-    this.nibble((ts === undefined ? 4 : 8) + size).field(value, bytes * 2);
-    if (ts !== undefined) this.field(ts, 2);
-    return this;
-  }
-
-  v1Ovrf(code: number): this {
-    return this.nibble(2).field(code, 2);
+    this.packet(packetOf(1, `D${bytes * 8}${ts === undefined ? '' : 'TS'}`), value);
+    return ts === undefined ? this : this.field(ts, 2);
   }
 
   /** The stream as bytes (a copy), padded with a NULL nibble when odd. */

@@ -39,3 +39,13 @@ export function writeTraceParts(out: Uint8Array, at: number, p: TraceParts): num
   else out.set(length === data.length ? data : data.subarray(0, length), start);
   return start + length;
 }
+
+/** A big-endian 64-bit field of `bytes` at `at`. */
+export function readU64(bytes: Uint8Array, at: number): bigint {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(at);
+}
+
+/** What `writeTraceParts` writes before the data, read back from `at` (the decoders' side). */
+export function readTraceHeader(p: Uint8Array, at: number): { master: number; channel: number; timestamp: bigint } {
+  return { master: p[at], channel: p[at + 1], timestamp: readU64(p, at + 2) };
+}

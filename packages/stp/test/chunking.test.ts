@@ -1,5 +1,5 @@
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
-import { rng } from './random.js';
 import { type DecodeRun, decodeVector, loadVectors, withoutAtNibble } from './vectors.js';
 
 const vectors = loadVectors();
@@ -23,7 +23,7 @@ describe('chunking and snapshots', () => {
         for (const size of sizes) {
           expect(comparable(decodeVector(v, output, size)), `chunk size ${size}`).toEqual(reference);
         }
-        const random = rng(v.bytes.length * 31 + output.length);
+        const random = seededRandom(v.bytes.length * 31 + output.length);
         const cut = () => 1 + Math.floor(random() * (big ? 4096 : 9));
         expect(comparable(decodeVector(v, output, cut)), 'random chunks').toEqual(reference);
       }

@@ -21,6 +21,15 @@ function bytes(n: number, seed = 1): Uint8Array {
 }
 
 const ts = outputTimestamp(TimestampFlag.DEVICE, 123_456_789_012_345n);
+
+/** `raw` decodes, as a whole, to a PhoNet message of `kind` with these fields (receiver object 0). */
+function expectPhonetMessage(raw: Uint8Array, kind: string, fields: object): void {
+  expect(decodePhonet(raw)).toEqual({
+    status: 'ok',
+    size: raw.length,
+    message: { kind, receiverObject: 0, ...fields },
+  });
+}
 const MARKER_TYPES = [0x02, 0x03, 0x06, 0x23, 0x26, 0x27];
 const EXCEPTION_CODES = [1, 2, 3, 4, 5, 6, 7, 8];
 
@@ -106,33 +115,13 @@ describe('OST codec', () => {
 describe('PhoNet codec', () => {
   for (const len of [0, 1, 235, 236, 255, 256, 65515]) {
     it(`trace message with ${len} data bytes round-trips`, () => {
-      const data = bytes(len);
-      const raw = encodePhonetTrace({
-        sender: 0x0b,
-        transaction: 200,
-        master: 0x41,
-        channel: 0x0f,
-        timestamp: ts,
-        data,
-      });
+      const message = { sender: 0x0b, transaction: 200, master: 0x41, channel: 0x0f, timestamp: ts, data: bytes(len) };
+      const raw = encodePhonetTrace(message);
       expect(raw.length).toBe(20 + len);
       expect(Array.from(raw.subarray(0, 4))).toEqual([0x1d, 0x10, 0x4c, 0x7c]);
       expect((raw[4] << 8) | raw[5]).toBe(raw.length - 6);
       expect(raw[9]).toBe(0x94);
-      expect(decodePhonet(raw)).toEqual({
-        status: 'ok',
-        size: raw.length,
-        message: {
-          kind: 'trace',
-          receiverObject: 0,
-          sender: 0x0b,
-          transaction: 200,
-          master: 0x41,
-          channel: 0x0f,
-          timestamp: ts,
-          data,
-        },
-      });
+      expectPhonetMessage(raw, 'trace', message);
     });
   }
 
@@ -161,11 +150,7 @@ describe('PhoNet codec', () => {
         expect(raw.length).toBe(21 + len);
         expect(raw[9]).toBe(0x95);
         expect(raw[20]).toBe(code);
-        expect(decodePhonet(raw)).toEqual({
-          status: 'ok',
-          size: raw.length,
-          message: { kind: 'exception', receiverObject: 0, ...exception },
-        });
+        expectPhonetMessage(raw, 'exception', exception);
       }
     });
   }
@@ -178,11 +163,7 @@ describe('PhoNet codec', () => {
       const raw = encodePhonetMarker(marker);
       expect(raw[9]).toBe(0xff);
       expect(raw[11]).toBe(0);
-      expect(decodePhonet(raw)).toEqual({
-        status: 'ok',
-        size: raw.length,
-        message: { kind: 'marker', receiverObject: 0, ...marker },
-      });
+      expectPhonetMessage(raw, 'marker', marker);
     });
   }
 
@@ -190,11 +171,7 @@ describe('PhoNet codec', () => {
     const data = bytes(77);
     const raw = encodePhonetSwd({ sender: 0x0b, transaction: 3, processor: 1, data });
     expect([raw[9], raw[10], raw[11]]).toEqual([0x99, 0x01, 1]);
-    expect(decodePhonet(raw)).toEqual({
-      status: 'ok',
-      size: raw.length,
-      message: { kind: 'swd', receiverObject: 0, sender: 0x0b, transaction: 3, processor: 1, data },
-    });
+    expectPhonetMessage(raw, 'swd', { sender: 0x0b, transaction: 3, processor: 1, data });
   });
 
   it('reports incomplete and invalid input without throwing', () => {

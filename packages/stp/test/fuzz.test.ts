@@ -1,15 +1,25 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-import { StpDecoder, type StpDecoderOptions, type StpEvent, StpStreamWriter } from '@tracehub/stp';
+import { Pkt, StpDecoder, type StpDecoderOptions, type StpEvent, StpStreamWriter } from '@tracehub/stp';
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
-import { rng } from './random.js';
 import { loadVectors } from './vectors.js';
 
 const STREAMS = 100_000;
 const SMALL_LIMITS = { maxMessageBytes: 300, maxBufferedBytes: 1200, maxOpenBuffers: 6 };
 
 /** A sync that recovers from any state: payloads eat at most 34 nibbles, then >21 F and 0 remain. */
-const V2_RECOVERY = new StpStreamWriter().async(64).version(3).m16(0xbeef).c16(0x1234).data(1, 0x5a, 'M').bytes();
-const V1_RECOVERY = new StpStreamWriter().v1Master(0x42).v1Channel(0x43).v1Data(1, 0x5a, 0x01).bytes();
+const V2_RECOVERY = new StpStreamWriter()
+  .async(64)
+  .version(3)
+  .packet(Pkt.M16, 0xbeef)
+  .packet(Pkt.C16, 0x1234)
+  .data(1, 0x5a, 'M')
+  .bytes();
+const V1_RECOVERY = new StpStreamWriter()
+  .packet(Pkt.MASTER, 0x42)
+  .packet(Pkt.V1_C8, 0x43)
+  .v1Data(1, 0x5a, 0x01)
+  .bytes();
 
 const EMPTY = new Uint8Array(0);
 
@@ -27,7 +37,7 @@ const seeds = loadVectors()
 
 describe('fuzz', () => {
   it(`survives ${STREAMS} random and mutated streams, stays bounded and recovers at the next sync`, () => {
-    const random = rng(0x5eed);
+    const random = seededRandom(0x5eed);
     const byte = () => Math.floor(random() * 256);
     let records = 0;
     let maxOpen = 0;

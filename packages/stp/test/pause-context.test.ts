@@ -1,6 +1,6 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { describe, expect, it } from 'vitest';
-import { StpDecoder } from '../src/index.js';
+import { Pkt, StpDecoder } from '../src/index.js';
 import { StpStreamWriter } from '../src/stream-writer.js';
 
 const MS = 1_000_000n;
@@ -35,7 +35,7 @@ describe('StpDecoder timing from the gateway', () => {
 });
 
 function streamBytes(): Uint8Array {
-  const w = new StpStreamWriter().v1Master(0x10).v1Channel(0x01);
+  const w = new StpStreamWriter().packet(Pkt.MASTER, 0x10).packet(Pkt.V1_C8, 0x01);
   for (let i = 0; i < 8; i++) w.v1Data(4, 0x11223344 + i);
   return w.v1Data(4, 0x55667788, 0x01).bytes();
 }

@@ -3,6 +3,7 @@ import {
   capturePieces,
   decodeOst,
   decodePhonet,
+  Pkt,
   packetEntry,
   StpDecoder,
   type StpDecoderOptions,
@@ -96,8 +97,14 @@ describe('STP v2 synchronisation', () => {
 
 describe('STP v2 addressing and timestamps', () => {
   it('M8 keeps master[15:8], C8 keeps channel[15:8], a master packet resets the channel', () => {
-    const w = new StpStreamWriter().async().version(3).m16(0x1234).c16(0xabcd).m8(0x56).data(1, 1, 'M');
-    w.c16(0xabcd).c8(0xef).data(1, 2, 'M');
+    const w = new StpStreamWriter()
+      .async()
+      .version(3)
+      .packet(Pkt.M16, 0x1234)
+      .packet(Pkt.C16, 0xabcd)
+      .m8(0x56)
+      .data(1, 1, 'M');
+    w.packet(Pkt.C16, 0xabcd).c8(0xef).data(1, 2, 'M');
     expect(decode(w.bytes()).events).toEqual([msg(0x1256, 0, 'M', '01'), msg(0x1256, 0xabef, 'M', '02')]);
   });
 
@@ -127,7 +134,7 @@ describe('STP v2 addressing and timestamps', () => {
   });
 
   it('GERR closes every open buffer in creation order (PhoNet: 0x05 each, then one 0x08)', () => {
-    const w = new StpStreamWriter().async().version(3).m8(2).data(1, 0x20).m8(1).data(1, 0x10).gerr(0x99);
+    const w = new StpStreamWriter().async().version(3).m8(2).data(1, 0x20).m8(1).data(1, 0x10).packet(Pkt.GERR, 0x99);
     expect(decode(w.bytes(), { output: 'phonet' }).events).toEqual([
       { kind: 'exception', code: 5, name: 'TB_EXCEPTION_OVRF_PACKET', master: 2, channel: 0, len: 1, data: '20' },
       { kind: 'exception', code: 5, name: 'TB_EXCEPTION_OVRF_PACKET', master: 1, channel: 0, len: 1, data: '10' },
@@ -196,7 +203,7 @@ describe('PhoNet long-message chains (spec §8)', () => {
       '6:8972',
       'marker:39',
     ]);
-    const v1 = new StpStreamWriter().v1Master(1).v1Channel(2);
+    const v1 = new StpStreamWriter().packet(Pkt.MASTER, 1).packet(Pkt.V1_C8, 2);
     for (let i = 0; i < 17_500; i++) v1.v1Data(8, 0x0102030405060708n);
     const paused = decode(v1.bytes(), { version: 1, output: 'phonet', endOfStreamPauseMs: 150 });
     expect(exceptions(paused.events)).toEqual(['1:65514', '2:65514', '6:8972', 'marker:35']);
@@ -276,7 +283,7 @@ describe('record text', () => {
 describe('STP v1 pauses', () => {
   it('hot plug: input before the first resync pause is discarded and counted', () => {
     const junk = new StpStreamWriter().v1Data(4, 0x11223344).v1Data(1, 0x55, 0).bytes();
-    const good = new StpStreamWriter().v1Master(3).v1Channel(4).v1Data(2, 0xbeef, 1).bytes();
+    const good = new StpStreamWriter().packet(Pkt.MASTER, 3).packet(Pkt.V1_C8, 4).v1Data(2, 0xbeef, 1).bytes();
     const stream = new Uint8Array([...junk, ...good]);
     const { events, records } = decode(stream, { version: 1, start: 'hot_plug' }, [[junk.length, 2]]);
     expect(events).toEqual([msg(3, 4, 'TS', 'beef')]);
@@ -285,7 +292,7 @@ describe('STP v1 pauses', () => {
   });
 
   it('a closing pause above the max pause flushes open messages (end_of_stream_pause_ms)', () => {
-    const w = new StpStreamWriter().v1Master(1).v1Channel(2).v1Data(1, 0x42);
+    const w = new StpStreamWriter().packet(Pkt.MASTER, 1).packet(Pkt.V1_C8, 2).v1Data(1, 0x42);
     expect(decode(w.bytes(), { version: 1, endOfStreamPauseMs: 150 }).events).toEqual([
       msg(1, 2, 'PAUSE', '42'),
       { kind: 'marker', code: 0x23, name: 'TB_ERROR_PAUSE_IN_STP_STREAM_LONG', params: '' },
@@ -332,7 +339,7 @@ describe('records', () => {
     expect(ost.message.master).toBe(0x41);
     expect(splitOutputTimestamp(ost.message.timestamp).flag).toBe(0b1100);
 
-    const v1 = new StpStreamWriter().v1Master(1).v1Channel(2).v1Data(1, 0x42, 0);
+    const v1 = new StpStreamWriter().packet(Pkt.MASTER, 1).packet(Pkt.V1_C8, 2).v1Data(1, 0x42, 0);
     const [rec1] = decode(v1.bytes(), { version: 1, output: 'phonet' }).records.filter((r) => r.kind === 'record');
     const ph = decodePhonet(rec1.raw);
     if (ph.status !== 'ok' || ph.message.kind !== 'trace') throw new Error('not a PhoNet trace message');
@@ -374,7 +381,7 @@ describe('lost input', () => {
 
 describe('capture pauses', () => {
   it('a pause before the first byte ends the hot-plug wait at once', () => {
-    const stream = new StpStreamWriter().v1Master(3).v1Channel(4).v1Data(1, 0x42, 0).bytes();
+    const stream = new StpStreamWriter().packet(Pkt.MASTER, 3).packet(Pkt.V1_C8, 4).v1Data(1, 0x42, 0).bytes();
     const events: StpEvent[] = [];
     const decoder = new StpDecoder({ version: 1, start: 'hot_plug', onEvent: (e) => events.push(e) });
     for (const piece of capturePieces(stream.length, [{ at_byte: 0, ms: 5 }], 2)) {

@@ -14,6 +14,7 @@ import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
 import { StpPacketParser } from '../packet-parser.js';
+import { Pkt } from '../packets.js';
 import { type ReassemblySink, StpReassembler } from '../reassembler.js';
 import { StpDecoder } from '../stp-decoder.js';
 import { StpStreamWriter } from '../stream-writer.js';
@@ -53,8 +54,8 @@ function syntheticV2(): Uint8Array {
 function syntheticV1(): Uint8Array {
   const w = new StpStreamWriter();
   for (let i = 0; i < 2000; i++) {
-    w.v1Master(0x10 + (i % 4))
-      .v1Channel(i % 16)
+    w.packet(Pkt.MASTER, 0x10 + (i % 4))
+      .packet(Pkt.V1_C8, i % 16)
       .v1Data(4, 0x01020304 + i)
       .v1Data(8, 0x1122334455667788n)
       .v1Data(2, i & 0xffff, i & 0xff);
