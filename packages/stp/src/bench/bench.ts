@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
+import { OutputBuffer } from '../output-buffer.js';
 import { StpPacketParser } from '../packet-parser.js';
 import { Pkt } from '../packets.js';
 import { type ReassemblySink, StpReassembler } from '../reassembler.js';
@@ -110,6 +111,19 @@ function parseOnly(stream: Uint8Array, version: 1 | 2): Run {
   return { cpu: elapsed(), packets: parser.packets, messages: sink.messages, rssMb: 0 };
 }
 
+/** The decoder writing the OST events as JSON lines (what `--format events` prints) into a buffer it reuses. */
+function eventLines(stream: Uint8Array): Run {
+  const lines: OutputBuffer = new OutputBuffer((block) => lines.recycle(block));
+  const decoder = new StpDecoder({ records: false, eventLines: lines });
+  const none = (_r: DecodedRecord) => {};
+  const elapsed = cpuClock();
+  for (let i = 0; i < stream.length; i += CHUNK) decoder.push(stream.subarray(i, i + CHUNK), { hostNs: 0n }, none);
+  decoder.end({ hostNs: 0n }, none);
+  lines.flush();
+  const s = decoder.stats();
+  return { cpu: elapsed(), packets: s.packets, messages: s.messages, rssMb: 0 };
+}
+
 /** The whole decoder: every message becomes a record with its OST bytes, fields and text. */
 function records(stream: Uint8Array, version: 1 | 2): Run {
   const decoder = new StpDecoder({ version });
@@ -170,6 +184,15 @@ function openCsdSnapshot(dir: string, streamFile: string): void {
   );
 }
 
+/** One thing timed on the STM stream, compared with the OpenCSD measurement named by `versus`. */
+interface Measurement {
+  name: string;
+  run: () => Run;
+  versus?: string;
+  /** OpenCSD's: measured only when trc_pkt_lister is on PATH. */
+  theirs?: boolean;
+}
+
 interface Series {
   name: string;
   bytes: number;
@@ -211,44 +234,39 @@ function main(): void {
     const lister = onPath('trc_pkt_lister');
     if (lister !== null) openCsdSnapshot(work, streamFile);
     const counted = parseOnly(juno, 2);
-    const series = (name: string): Series => ({
-      name,
-      bytes: juno.length,
-      packets: counted.packets,
-      messages: counted.messages,
-      runs: [],
-    });
-    const parse = series('ours: parse + reassemble, in process');
-    const recs = series('ours: records (OST), in process');
-    const packets = series('ours: tracehub decode --format packets');
-    const events = series('ours: tracehub decode --format events');
-    const listing = series('OpenCSD trc_pkt_lister listing');
-    const profile = series('OpenCSD trc_pkt_lister -profile (print off)');
     const ocsd = (extra: string[], expectOut?: string) =>
       command([lister!, '-ss_dir', work, '-no_time_print', ...extra], expectOut, work);
     const processed = `processed ${juno.length} bytes`;
+    const decode = (format: string) => () =>
+      command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', format, streamFile]);
+    const PROFILE = 'OpenCSD trc_pkt_lister -profile (print off)';
+    const LISTING = 'OpenCSD trc_pkt_lister listing';
+    // In this order, once per repeat: ours and theirs alternate.
+    const measurements: Measurement[] = [
+      { name: 'ours: parse + reassemble, in process', run: () => parseOnly(juno, 2), versus: PROFILE },
+      { name: PROFILE, run: () => ocsd(['-profile'], processed), theirs: true },
+      { name: 'ours: tracehub decode --format packets', run: decode('packets'), versus: LISTING },
+      // Its log to /dev/null and nowhere else (-logstdout also keeps writing trc_pkt_lister.ppl).
+      { name: LISTING, run: () => ocsd(['-logfilename', '/dev/null']), theirs: true },
+      { name: 'ours: tracehub decode --format events', run: decode('events') },
+      { name: 'ours: event lines, in process', run: () => eventLines(juno) },
+      { name: 'ours: records (OST), in process', run: () => records(juno, 2) },
+    ].filter((m) => lister !== null || !m.theirs);
+    const series = new Map<string, Series>(
+      measurements.map((m) => [
+        m.name,
+        { name: m.name, bytes: juno.length, packets: counted.packets, messages: counted.messages, runs: [] },
+      ]),
+    );
     console.log(
       `STM stream: coresight_juno.stp x ${JUNO_COPIES} = ${juno.length} bytes, ${counted.packets} packets, ` +
         `${counted.messages} messages; ${REPEATS} runs each, in alternation; CPU time (user + system)`,
     );
     if (lister === null) console.log('trc_pkt_lister is not on PATH: our figures only, no ratio');
-    for (let i = 0; i < REPEATS; i++) {
-      parse.runs.push(parseOnly(juno, 2));
-      if (lister !== null) profile.runs.push(ocsd(['-profile'], processed));
-      packets.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'packets', streamFile]));
-      // Its log to /dev/null and nowhere else (-logstdout also keeps writing trc_pkt_lister.ppl).
-      if (lister !== null) listing.runs.push(ocsd(['-logfilename', '/dev/null']));
-      events.runs.push(command([process.execPath, tracehub, 'decode', '-p', 'stp', '-f', 'events', streamFile]));
-      recs.runs.push(records(juno, 2));
-    }
-    const theirs = (s: Series) => (s.runs.length > 0 ? s : undefined);
-    console.log(line(parse) + ratio(parse, theirs(profile)));
-    console.log(line(recs));
-    console.log(line(packets) + ratio(packets, theirs(listing)));
-    console.log(line(events));
-    if (lister !== null) {
-      console.log(line(profile));
-      console.log(line(listing));
+    for (let i = 0; i < REPEATS; i++) for (const m of measurements) series.get(m.name)?.runs.push(m.run());
+    for (const m of measurements) {
+      const ours = series.get(m.name) as Series;
+      console.log(line(ours) + ratio(ours, m.versus === undefined ? undefined : series.get(m.versus)));
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
