@@ -87,12 +87,8 @@ export class StpPacketParser {
   /** The timestamp field is the fixed 2-nibble form (STP v1, or v2 VERSION 1). */
   tsFixed = false;
   private remaining = 0;
-  private valueHi = 0;
-  private valueLo = 0;
   private tsRemaining = 0;
   private tsValueNibbles = 0;
-  private tsValueHi = 0;
-  private tsValueLo = 0;
 
   /** The timestamp states are reading the time field of a TIME packet, not a timestamp. */
   private inTimeField = false;
@@ -226,20 +222,18 @@ export class StpPacketParser {
         this.pktLen = next - k;
         this.payloadStart = opcodeLen;
         this.payloadLen = payload;
-        this.valueHi = hi;
-        this.valueLo = lo;
         this.tsLen = 0;
         if (this.observer !== null) this.recordWhole(bytes, k);
-        if (!timestamped) {
-          this.complete();
-        } else {
+        if (timestamped) {
           this.tsStart = payloadAt + payload - k;
           this.tsFixed = tsFixed;
           this.tsValueNibbles = tsNibbles;
-          this.tsValueHi = tsNibbles > 8 ? nibblesValue(bytes, end, tsNibbles - 8) : 0;
-          this.tsValueLo = tsNibbles > 8 ? nibblesValue(bytes, next - 8, 8) : nibblesValue(bytes, end, tsNibbles);
-          this.timestampDone();
+          this.timestampDone(
+            tsNibbles > 8 ? nibblesValue(bytes, end, tsNibbles - 8) : 0,
+            tsNibbles > 8 ? nibblesValue(bytes, next - 8, 8) : nibblesValue(bytes, end, tsNibbles),
+          );
         }
+        this.complete(hi, lo);
       }
       this.pos = origin + next;
       k = next;
@@ -381,7 +375,7 @@ export class StpPacketParser {
       case ParserState.TS_LENGTH:
         this.record(n);
         if (n === 15) this.illegal();
-        else if (n === 0) this.timestampDone();
+        else if (n === 0) this.timestampFieldEnd(0, 0);
         else {
           this.tsRemaining = this.tsValueNibbles = n <= 12 ? n : n === 13 ? 14 : 16;
           this.state = ParserState.TS_VALUE;
@@ -391,9 +385,10 @@ export class StpPacketParser {
         this.record(n);
         if (--this.tsRemaining === 0) {
           const count = this.tsValueNibbles;
-          this.tsValueHi = this.recordedValue(this.pktLen - count, count - 8);
-          this.tsValueLo = this.recordedValue(this.pktLen - Math.min(count, 8), Math.min(count, 8));
-          this.timestampDone();
+          this.timestampFieldEnd(
+            this.recordedValue(this.pktLen - count, count - 8),
+            this.recordedValue(this.pktLen - Math.min(count, 8), Math.min(count, 8)),
+          );
         }
         break;
       case ParserState.USER_LENGTH:
@@ -458,8 +453,6 @@ export class StpPacketParser {
 
   private begin(kind: Pkt): void {
     this.pktKind = kind;
-    this.valueHi = 0;
-    this.valueLo = 0;
     this.payloadStart = this.pktLen;
     this.payloadLen = 0;
     this.tsLen = 0;
@@ -478,23 +471,18 @@ export class StpPacketParser {
 
   private afterPayload(): void {
     const kind = this.pktKind;
-    const count = this.pktLen - this.payloadStart;
-    this.payloadLen = count;
-    // The value's low 64 bits (a TIME packet's clock, version and time field may be longer).
-    this.valueHi = this.recordedValue(this.pktLen - Math.min(count, 16), Math.min(count, 16) - 8);
-    this.valueLo = this.recordedValue(this.pktLen - Math.min(count, 8), Math.min(count, 8));
-    if (kind === Pkt.VERSION && (this.valueLo === 0 || this.valueLo > 4)) {
+    this.payloadLen = this.pktLen - this.payloadStart;
+    const value = this.payloadLo();
+    if (kind === Pkt.VERSION && (value === 0 || value > 4)) {
       // VERSION 0 and 5..F are illegal for Fido (spec §4).
       this.illegal();
       return;
     }
     if (PKT_TS[kind] === 0) {
-      this.complete();
+      this.complete(this.payloadHi(), value);
       return;
     }
     this.tsStart = this.pktLen;
-    this.tsValueHi = 0;
-    this.tsValueLo = 0;
     if (this.version === 1 || this.tsVersion === 1) {
       this.tsFixed = true;
       this.tsRemaining = this.tsValueNibbles = 2;
@@ -505,28 +493,34 @@ export class StpPacketParser {
     }
   }
 
-  private timestampDone(): void {
+  /**
+   * The slow path's end of a timestamp field whose value is `vHi:vLo`: a TIME packet's time field
+   * goes on to its own timestamp, a packet's timestamp completes it.
+   */
+  private timestampFieldEnd(vHi: number, vLo: number): void {
     if (this.inTimeField) {
       this.inTimeField = false;
       this.afterPayload();
       return;
     }
-    this.tsLen = this.pktLen - this.tsStart;
-    const n = this.tsValueNibbles;
-    if (this.tsFixed) {
-      this.tsHi = 0;
-      this.tsLo = this.tsValueLo;
-    } else if (this.pktLen - this.tsStart > 1) {
-      this.applyTimestamp(n);
-    }
-    this.asm.sink.deviceTimestamp(this.tsHi, this.tsLo, this.tsFixed);
-    this.complete();
+    this.timestampDone(vHi, vLo);
+    this.complete(this.payloadHi(), this.payloadLo());
   }
 
-  /** Versions 2–4 of the variable-length timestamp field (spec §4). */
-  private applyTimestamp(n: number): void {
-    const vHi = this.tsValueHi;
-    const vLo = this.tsValueLo;
+  /** A packet's timestamp field, value `vHi:vLo`, updates the running timestamp (spec §4). */
+  private timestampDone(vHi: number, vLo: number): void {
+    this.tsLen = this.pktLen - this.tsStart;
+    if (this.tsFixed) {
+      this.tsHi = 0;
+      this.tsLo = vLo;
+    } else if (this.tsLen > 1) {
+      this.applyTimestamp(this.tsValueNibbles, vHi, vLo);
+    }
+    this.asm.sink.deviceTimestamp(this.tsHi, this.tsLo, this.tsFixed);
+  }
+
+  /** Versions 2–4 of the variable-length timestamp field: `n` nibbles of value `vHi:vLo`. */
+  private applyTimestamp(n: number, vHi: number, vLo: number): void {
     if (this.tsVersion === 2) {
       const lo = this.tsLo + vLo;
       this.tsHi = (this.tsHi + vHi + (lo > 0xffffffff ? 1 : 0)) >>> 0;
@@ -561,12 +555,24 @@ export class StpPacketParser {
     this.tsLo = lo;
   }
 
-  /** A packet is complete: report it, then let the reassembler act on it. */
-  private complete(): void {
+  /** A packet, whose payload value is `hi:lo`, is complete: report it, then let the reassembler act on it. */
+  private complete(hi: number, lo: number): void {
     this.state = ParserState.OPCODE1;
     this.packets++;
     if (this.observer !== null) this.observer(this);
-    this.act(this.pktKind, this.valueHi, this.valueLo);
+    this.act(this.pktKind, hi, lo);
+  }
+
+  /** The recorded payload's value, high half (of its low 64 bits: TIME's fields may be longer). */
+  private payloadHi(): number {
+    const count = Math.min(this.payloadLen, 16);
+    return this.recordedValue(this.payloadStart + this.payloadLen - count, count - 8);
+  }
+
+  /** The recorded payload's value, low half. */
+  private payloadLo(): number {
+    const count = Math.min(this.payloadLen, 8);
+    return this.recordedValue(this.payloadStart + this.payloadLen - count, count);
   }
 
   /** What a complete packet does, given its payload value `hi:lo` (the position is its last nibble). */
@@ -756,12 +762,8 @@ export class StpPacketParser {
       tsFixed: this.tsFixed,
       inTimeField: this.inTimeField,
       remaining: this.remaining,
-      valueHi: this.valueHi,
-      valueLo: this.valueLo,
       tsRemaining: this.tsRemaining,
       tsValueNibbles: this.tsValueNibbles,
-      tsValueHi: this.tsValueHi,
-      tsValueLo: this.tsValueLo,
       tsHi: this.tsHi,
       tsLo: this.tsLo,
       tsVersion: this.tsVersion,
@@ -782,7 +784,8 @@ export class StpPacketParser {
     const self = this as unknown as Record<string, unknown>;
     for (const [key, value] of Object.entries(s)) {
       if (key === 'pktNibbles') this.pktNibbles.set(value as number[]);
-      else self[key] = value;
+      // Only the fields this parser has (an older snapshot may hold values it now reads from the nibbles).
+      else if (key in this) self[key] = value;
     }
   }
 }
