@@ -20,7 +20,7 @@ const HEAD_TAIL = 32;
 const QUOTE = 0x22;
 
 /** Written and read back at once (`packetJson`, the start of event lines). */
-const scratch = new OutputBuffer();
+const scratch = new OutputBuffer(null, 1024);
 
 /** The packet the parser has just reported, as a fixture packet-list entry. */
 export function packetEntry(parser: StpPacketParser): PacketEntry {

@@ -69,6 +69,8 @@ export interface StpDecoderOptions {
 }
 
 const NS_PER_S = 1_000_000_000n;
+/** The buffer an event line is read back from for `onEvent` starts this small (it grows for a long one). */
+const EVENT_TEXT_BYTES = 1024;
 const NO_BYTES = new Uint8Array(0);
 /** A marker comment: the text's UTF-8 bytes and a terminating NUL. */
 function cString(text: string): Uint8Array {
@@ -151,7 +153,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
     this.onEvent = options.eventLines === undefined ? (options.onEvent ?? null) : null;
-    this.eventOut = options.eventLines ?? (this.onEvent !== null ? new OutputBuffer() : null);
+    this.eventOut = options.eventLines ?? (this.onEvent !== null ? new OutputBuffer(null, EVENT_TEXT_BYTES) : null);
     this.buildRecords = options.records ?? true;
     const masters = (options.littleEndianMasters ?? []).filter((m) => Number.isInteger(m) && m >= 0 && m <= 0xffff);
     const littleEndian = new Uint8Array(masters.length === 0 ? 0 : Math.max(...masters) + 1);

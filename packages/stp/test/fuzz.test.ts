@@ -1,5 +1,5 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-import { Pkt, StpDecoder, type StpDecoderOptions, type StpEvent, StpStreamWriter } from '@tracehub/stp';
+import { Pkt, packetJson, StpDecoder, type StpDecoderOptions, type StpEvent, StpStreamWriter } from '@tracehub/stp';
 import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import { loadVectors } from './vectors.js';
@@ -35,37 +35,54 @@ const seeds = loadVectors()
   .filter((v) => v.bytes.length < 1000)
   .map((v) => v.bytes);
 
+/** Random bytes biased towards the nibbles that steer the parser, or a mutated piece of a vector. */
+function randomStream(random: () => number): Uint8Array {
+  const byte = () => Math.floor(random() * 256);
+  if (random() < 0.5) {
+    const stream = new Uint8Array(1 + Math.floor(random() * 40));
+    // F runs and NULLs.
+    for (let i = 0; i < stream.length; i++) {
+      const r = random();
+      stream[i] = r < 0.15 ? 0xff : r < 0.25 ? 0x00 : byte();
+    }
+    return stream;
+  }
+  const seed = seeds[Math.floor(random() * seeds.length)];
+  const from = Math.floor(random() * Math.max(1, seed.length - 128));
+  let stream: Uint8Array = seed.slice(from, from + 80);
+  const mutations = 1 + Math.floor(random() * 4);
+  for (let m = 0; m < mutations; m++) {
+    const at = Math.floor(random() * stream.length);
+    const kind = random();
+    if (kind < 0.5) stream[at] ^= 1 << Math.floor(random() * 8);
+    else if (kind < 0.75) stream = splice(stream, at, 1, EMPTY);
+    else stream = splice(stream, at, 0, Uint8Array.of(byte()));
+  }
+  return stream.length > 96 ? stream.subarray(0, 96) : stream;
+}
+
+/** Packets and events of a stream fed in these chunks, as one text. */
+function listing(version: 1 | 2, chunks: Uint8Array[]): string {
+  const lines: string[] = [];
+  const decoder = new StpDecoder({
+    version,
+    onPacket: (p) => lines.push(packetJson(p)),
+    onEvent: (e) => lines.push(JSON.stringify(e)),
+  });
+  for (const chunk of chunks) decoder.push(chunk, { hostNs: 0n }, () => {});
+  decoder.end({ hostNs: 0n }, () => {});
+  return lines.join('\n');
+}
+
 describe('fuzz', () => {
   it(`survives ${STREAMS} random and mutated streams, stays bounded and recovers at the next sync`, () => {
     const random = seededRandom(0x5eed);
-    const byte = () => Math.floor(random() * 256);
     let records = 0;
     let maxOpen = 0;
     const heapBefore = process.memoryUsage().heapUsed;
     for (let n = 0; n < STREAMS; n++) {
       const version: 1 | 2 = random() < 0.5 ? 1 : 2;
-      let stream: Uint8Array;
-      if (random() < 0.5) {
-        stream = new Uint8Array(1 + Math.floor(random() * 40));
-        // Random bytes, biased towards the nibbles that steer the parser (F runs, NULLs).
-        for (let i = 0; i < stream.length; i++) {
-          const r = random();
-          stream[i] = r < 0.15 ? 0xff : r < 0.25 ? 0x00 : byte();
-        }
-      } else {
-        const seed = seeds[Math.floor(random() * seeds.length)];
-        const from = Math.floor(random() * Math.max(1, seed.length - 128));
-        stream = seed.slice(from, from + 80);
-        const mutations = 1 + Math.floor(random() * 4);
-        for (let m = 0; m < mutations; m++) {
-          const at = Math.floor(random() * stream.length);
-          const kind = random();
-          if (kind < 0.5) stream[at] ^= 1 << Math.floor(random() * 8);
-          else if (kind < 0.75) stream = splice(stream, at, 1, EMPTY);
-          else stream = splice(stream, at, 0, Uint8Array.of(byte()));
-        }
-        if (stream.length > 96) stream = stream.subarray(0, 96);
-      }
+      const stream = randomStream(random);
       const options: StpDecoderOptions = {
         version,
         output: random() < 0.5 ? 'ost' : 'phonet',
@@ -112,6 +129,23 @@ describe('fuzz', () => {
     expect(maxOpen).toBeLessThanOrEqual(4096);
     const grown = process.memoryUsage().heapUsed - heapBefore;
     expect(grown).toBeLessThan(256 * 1024 * 1024);
+  });
+
+  it('lists the same packets and events for a random or mutated stream whole as byte by byte', () => {
+    // Whole, most packets are read in one step; byte by byte, most go nibble by nibble.
+    const random = seededRandom(0xc0ffee);
+    for (let n = 0; n < 20_000; n++) {
+      const version: 1 | 2 = random() < 0.5 ? 1 : 2;
+      const stream = randomStream(random);
+      const whole = listing(version, [stream]);
+      const byByte = listing(
+        version,
+        Array.from(stream, (b) => Uint8Array.of(b)),
+      );
+      if (whole !== byByte) {
+        throw new Error(`stream ${n} (v${version}) ${Buffer.from(stream).toString('hex')}:\n${whole}\n!==\n${byByte}`);
+      }
+    }
   });
 
   it('caps the buffers: a message beyond the limit gives OVERFLOW and the stream resynchronises', () => {
