@@ -78,18 +78,10 @@ export enum ClosedBy {
   PAUSE = 9,
 }
 
-export const CLOSED_BY_NAMES: readonly string[] = Object.freeze([
-  '',
-  'TS',
-  'M',
-  'MTS',
-  'FLAG',
-  'FLAG_TS',
-  'OVRF',
-  'MERR',
-  'GERR',
-  'PAUSE',
-]);
+/** The fixtures' `closed_by` by `ClosedBy` value: the enum's own names, '' for NONE. */
+export const CLOSED_BY_NAMES: readonly string[] = Object.freeze(
+  Array.from({ length: ClosedBy.PAUSE + 1 }, (_, value) => (value === ClosedBy.NONE ? '' : ClosedBy[value])),
+);
 
 /** OST timestamp flags, bits 63:60 (spec §9.1). */
 export enum TimestampFlag {
