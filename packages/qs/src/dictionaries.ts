@@ -166,13 +166,6 @@ export class QsDictionary {
   }
 }
 
-/** A signal lookup remembered: the (signal, object) asked for and what was found. */
-interface RecentLookup {
-  sig: number;
-  obj: QsKey;
-  name: string | undefined;
-}
-
 interface SigEntry {
   sig: number;
   obj: QsKey;
@@ -266,15 +259,10 @@ export class QsSigDictionary {
    * case is a few comparisons, small enough to be inlined, instead of a binary search.
    */
   findName(sig: number, obj: QsKey): string | undefined {
-    const recent = this.recent;
-    let e = recent[0];
-    if (sig === e.sig && obj === e.obj) return e.name;
-    e = recent[1];
-    if (sig === e.sig && obj === e.obj) return e.name;
-    e = recent[2];
-    if (sig === e.sig && obj === e.obj) return e.name;
-    e = recent[3];
-    if (sig === e.sig && obj === e.obj) return e.name;
+    if (sig === this.recentSig0 && obj === this.recentObj0) return this.recentName0;
+    if (sig === this.recentSig1 && obj === this.recentObj1) return this.recentName1;
+    if (sig === this.recentSig2 && obj === this.recentObj2) return this.recentName2;
+    if (sig === this.recentSig3 && obj === this.recentObj3) return this.recentName3;
     return this.lookUp(sig, obj);
   }
 
@@ -285,20 +273,51 @@ export class QsSigDictionary {
       const idx = this.find(sig, obj);
       name = idx >= 0 ? this.sto[idx].name : undefined;
     }
-    const e = this.recent[this.recentNext];
-    e.sig = sig;
-    e.obj = obj;
-    e.name = name;
+    switch (this.recentNext) {
+      case 0:
+        this.recentSig0 = sig;
+        this.recentObj0 = obj;
+        this.recentName0 = name;
+        break;
+      case 1:
+        this.recentSig1 = sig;
+        this.recentObj1 = obj;
+        this.recentName1 = name;
+        break;
+      case 2:
+        this.recentSig2 = sig;
+        this.recentObj2 = obj;
+        this.recentName2 = name;
+        break;
+      default:
+        this.recentSig3 = sig;
+        this.recentObj3 = obj;
+        this.recentName3 = name;
+    }
     this.recentNext = (this.recentNext + 1) & 3;
     return name;
   }
 
-  /** The last four lookups, the oldest replaced first (signal -1: none). */
-  private readonly recent: RecentLookup[] = Array.from({ length: 4 }, () => ({ sig: -1, obj: 0, name: undefined }));
+  // The recent lookups (signal -1: none).
+  private recentSig0 = -1;
+  private recentObj0: QsKey = 0;
+  private recentName0: string | undefined;
+  private recentSig1 = -1;
+  private recentObj1: QsKey = 0;
+  private recentName1: string | undefined;
+  private recentSig2 = -1;
+  private recentObj2: QsKey = 0;
+  private recentName2: string | undefined;
+  private recentSig3 = -1;
+  private recentObj3: QsKey = 0;
+  private recentName3: string | undefined;
   private recentNext = 0;
 
   private forgetRecent(): void {
-    for (const e of this.recent) e.sig = -1;
+    this.recentSig0 = -1;
+    this.recentSig1 = -1;
+    this.recentSig2 = -1;
+    this.recentSig3 = -1;
   }
 
   /** QSPY's `SigDictionary_get`: name, `NULL` for signal 0, or `%08d,Obj=0x...`. */
