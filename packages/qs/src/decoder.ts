@@ -205,24 +205,42 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const c = this.counters;
     c.frames++;
     if (this.badRun.open) this.endBadRun();
-    const id = buf[start + 1];
-    if (gapFrom >= 0) this.gap(gapFrom, buf[start]);
-    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && id !== QsRecordId.QS_TARGET_INFO && id !== 0) {
-      this.announceDefaults();
+    // The skim and text-only decoding take their own way, so that the pipeline's stays short.
+    if (this.skimming || this.records.textOnly) {
+      this.frameLean(buf, start, len, gapFrom);
+      return;
     }
-    if (this.skimming && STATE_RECORDS[id] === 0) return;
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
-    const raw = this.records.textOnly
-      ? EMPTY
-      : this.deframer.ownsBuffer(buf)
-        ? copyBytes(buf, start, len)
-        : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
-    const record = this.records.decode(buf, start, len, raw);
+    const raw = this.deframer.ownsBuffer(buf)
+      ? copyBytes(buf, start, len)
+      : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
+    if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
+    this.announceDefaultsBefore(raw[1]);
+    const record = this.records.decode(raw, 0, len, raw);
     if (record.kind === 'error') c.errors++;
     else c.records++;
     this.emitFn(record);
+  }
+
+  /** A frame skimmed (only records that set up state decoded), or decoded for its text only (no `raw`). */
+  private frameLean(buf: Uint8Array, start: number, len: number, gapFrom: number): void {
+    const id = buf[start + 1];
+    if (gapFrom >= 0) this.gap(gapFrom, buf[start]);
+    this.announceDefaultsBefore(id);
+    if (this.skimming && STATE_RECORDS[id] === 0) return;
+    const record = this.records.decode(buf, start, len, EMPTY);
+    if (record.kind === 'error') this.counters.errors++;
+    else this.counters.records++;
+    this.emitFn(record);
+  }
+
+  /** Announces the default configuration before the first record decoded with it. */
+  private announceDefaultsBefore(id: number): void {
+    if (!this.records.targetInfoSeen && !this.defaultsAnnounced && id !== QsRecordId.QS_TARGET_INFO && id !== 0) {
+      this.announceDefaults();
+    }
   }
 
   /** @internal */
