@@ -90,14 +90,18 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
    */
   skim(chunk: Uint8Array): void {
     this.skimming = true;
+    this.lean = true;
     try {
       this.push(chunk, { hostNs: 0n }, IGNORE);
     } finally {
       this.skimming = false;
+      this.lean = this.records.textOnly;
     }
   }
 
   private skimming = false;
+  /** Skimming or text-only: frames take frameLean (one field, read once per frame). */
+  private lean = false;
 
   /**
    * Set where only the records' text is wanted (`tracehub decode`'s text): records then carry
@@ -111,6 +115,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   set textOnly(on: boolean) {
     this.records.textOnly = on;
+    this.lean = on || this.skimming;
   }
 
   /** The memory of the chunk being pushed, which frames found in place are views of. */
@@ -206,7 +211,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     c.frames++;
     if (this.badRun.open) this.endBadRun();
     // The skim and text-only decoding take their own way, so that the pipeline's stays short.
-    if (this.skimming || this.records.textOnly) {
+    if (this.lean) {
       this.frameLean(buf, start, len, gapFrom);
       return;
     }
