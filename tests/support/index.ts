@@ -7,6 +7,7 @@ import './provided-context.js';
 
 export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
 export { type QspySequence, qspySequence } from './qspy-sequence.js';
+export { readThenClose } from './read-then-close.js';
 export { recordBatchOf } from './record-batch.js';
 export { seededRandom } from './seeded-random.js';
 export { T0 } from './time-zero.js';

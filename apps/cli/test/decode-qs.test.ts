@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { validateTraceRecord } from '@tracehub/contracts';
-import { fixturePath, qspyLines } from '@tracehub/tests/support';
+import { fixturePath, qspyLines, readThenClose } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runQsDecode } from '../src/commands/decode-qs.js';
 import { buildProgram } from '../src/program.js';
@@ -122,6 +122,24 @@ describe('tracehub decode --protocol qs', () => {
       });
       expect(child.status).toBe(0);
       expect(child.stdout.equals(inProcess)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the built command ends quietly, with status 0, when its reader goes away (| head), on one thread or several', async () => {
+    const one = Buffer.concat(FIXTURES.map((name) => readFileSync(fixturePath('qs', `${name}.qs`))));
+    const dir = mkdtempSync(join(tmpdir(), 'tracehub-decode-'));
+    try {
+      const file = join(dir, 'long.qs');
+      writeFileSync(file, Buffer.concat(Array.from({ length: 50 }, () => one)));
+      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+      for (const threads of ['1', '2']) {
+        const run = await readThenClose(process.execPath, [main, 'decode', '-p', 'qs', '--threads', threads, file]);
+        expect(run.received, `${threads} threads`).toBeGreaterThan(0);
+        expect(run.stderr, `${threads} threads`).not.toMatch(/EPIPE|Error|tracehub:/);
+        expect(run.status, `${threads} threads`).toBe(0);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,10 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { isTraceRecord } from '@tracehub/contracts';
 import { decodeOst, decodePhonet } from '@tracehub/stp';
-import { fixturePath } from '@tracehub/tests/support';
+import { fixturePath, readThenClose } from '@tracehub/tests/support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NOTHING_DECODED_EXIT, runStpDecode } from '../src/commands/decode-stp.js';
 
@@ -145,5 +147,48 @@ describe('tracehub decode --protocol stp', () => {
     const r = decodeOst(new Uint8Array(stdout));
     expect(r.status === 'ok' && r.message.kind === 'swd' && Array.from(r.message.data)).toEqual([0x01, 0x7d]);
     expect(stderr).toMatch(/^swd: 8 bytes, 1 messages/);
+  });
+
+  it('writes --port and --processor into the swd wrapper messages, and checks their range', async () => {
+    const file = join(tmp, 'ports.swd');
+    writeFileSync(file, Uint8Array.of(0xc0, 0x01, 0x02, 0xc1));
+    const ost = await decode(file, { protocol: 'swd', format: 'ost-bin', port: 0x21, processor: 3 });
+    const o = decodeOst(new Uint8Array(ost.stdout));
+    expect(o.status === 'ok' && o.message.kind === 'swd' && [o.message.port, o.message.processor]).toEqual([0x21, 3]);
+    const phonet = await decode(file, { protocol: 'swd', format: 'phonet-bin', port: 0x21, processor: 3 });
+    const p = decodePhonet(new Uint8Array(phonet.stdout));
+    expect(p.status === 'ok' && p.message.kind === 'swd' && p.message.processor).toBe(3);
+    // The defaults: port 0x0b, processor 0.
+    const plain = decodeOst(new Uint8Array((await decode(file, { protocol: 'swd', format: 'ost-bin' })).stdout));
+    expect(
+      plain.status === 'ok' && plain.message.kind === 'swd' && [plain.message.port, plain.message.processor],
+    ).toEqual([0x0b, 0]);
+    // Out of range on the command line: commander's parser says what a byte is.
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const bad = spawnSync(process.execPath, [main, 'decode', '-p', 'swd', '--processor', '256', file], {
+      encoding: 'utf8',
+    });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('must be a number 0..255');
+  });
+
+  it('ends quietly, with status 0, when its reader goes away (| head)', async () => {
+    const name = names[0];
+    const one = readFileSync(join(dir, `${name}.stp`));
+    const file = join(tmp, 'long.stp');
+    writeFileSync(file, Buffer.concat(Array.from({ length: Math.ceil((4 << 20) / one.length) }, () => one)));
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const { status, stderr, received } = await readThenClose(process.execPath, [
+      main,
+      'decode',
+      '-p',
+      'stp',
+      '-f',
+      'packets',
+      file,
+    ]);
+    expect(received).toBeGreaterThan(0);
+    expect(stderr).not.toMatch(/EPIPE|Error|tracehub:/);
+    expect(status).toBe(0);
   });
 });

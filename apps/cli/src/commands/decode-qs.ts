@@ -3,71 +3,11 @@ import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
 import { QsDecoder, type QsDecoderOptions, type QsDecoderStats } from '@tracehub/qs';
-import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CommandOutput, openInput } from '../command-io.js';
+import { CommandOutput, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
+import { SIZE_OPTIONS } from './decode-qs-options.js';
 import { decodeQsTextInThreads, SEGMENT_BYTES } from './decode-qs-threads.js';
 import { noticeQsRecord, OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
-
-/** The size overrides of `tracehub decode --protocol qs`, QSPY's -O -F -T -S -E -Q -P -B -C (spec 4.3). */
-const SIZE_OPTIONS: { flag: string; key: keyof QsDecoderOptions; qspy: string; what: string }[] = [
-  { flag: 'obj-ptr-size', key: 'objPtrSize', qspy: '-O', what: 'object pointer size' },
-  { flag: 'fun-ptr-size', key: 'funPtrSize', qspy: '-F', what: 'function pointer size' },
-  { flag: 'time-size', key: 'timeSize', qspy: '-T', what: 'timestamp size' },
-  { flag: 'sig-size', key: 'sigSize', qspy: '-S', what: 'signal size' },
-  { flag: 'event-size', key: 'eventSize', qspy: '-E', what: 'event-size field size' },
-  { flag: 'queue-ctr-size', key: 'queueCtrSize', qspy: '-Q', what: 'event-queue counter size' },
-  { flag: 'pool-ctr-size', key: 'poolCtrSize', qspy: '-P', what: 'memory-pool counter size' },
-  { flag: 'pool-blk-size', key: 'poolBlkSize', qspy: '-B', what: 'memory-pool block-size size' },
-  { flag: 'te-ctr-size', key: 'teCtrSize', qspy: '-C', what: 'time-event counter size' },
-];
-
-function parseSize(value: string): number {
-  const n = Number(value);
-  if (n !== 1 && n !== 2 && n !== 4 && n !== 8) throw new InvalidArgumentError('must be 1, 2, 4 or 8 (bytes)');
-  return n;
-}
-
-/** `7.4`, `7.4.0` or `740` -> 740 (QSPY's -v takes the dotted form). */
-function parseVersion(value: string): number {
-  const parts = value.split('.');
-  if (/^\d+$/.test(value) && parts.length === 1) return Number(value);
-  if (parts.length < 2 || parts.length > 3 || parts.some((p) => !/^\d+$/.test(p))) {
-    throw new InvalidArgumentError('must look like 7.4, 7.4.0 or 740');
-  }
-  return Number(parts[0]) * 100 + Number(parts[1]) * 10 + Number(parts[2] ?? 0);
-}
-
-/** Adds the qs-specific options of `tracehub decode`. */
-export function addQsDecodeOptions(cmd: Command): void {
-  for (const o of SIZE_OPTIONS) {
-    cmd.addOption(
-      new Option(`--${o.flag} <bytes>`, `qs: ${o.what} until the target info arrives (qspy ${o.qspy})`).argParser(
-        parseSize,
-      ),
-    );
-  }
-  cmd.addOption(
-    new Option(
-      '--qs-version <version>',
-      'qs: QS version until the target info arrives, e.g. 7.4 (qspy -v; default 7.0)',
-    ).argParser(parseVersion),
-  );
-  cmd.addOption(
-    new Option(
-      '--threads <n>',
-      'qs text: threads that decode, this one included (default 1; more shortens the wall time where cores are idle, at more CPU time)',
-    ).argParser(parseCount),
-  );
-  // Segments far smaller than the default cut a small capture in many places (tests).
-  cmd.addOption(new Option('--segment-bytes <bytes>').argParser(parseCount).hideHelp());
-}
-
-function parseCount(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number, 1 or more');
-  return n;
-}
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
 export interface QsDecodeIo {
@@ -89,20 +29,24 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   }
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
 
-  const { input, progress } = openInput(file, stdin, stderr);
   const out = new CommandOutput(stdout);
   const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
   const threads = format === 'text' ? textThreads(opts.threads as number | undefined) : 1;
-  const { stats: s, seen } =
-    threads > 1
-      ? await decodeQsTextInThreads(
-          input,
-          options,
-          { threads, segmentBytes, recycle: stdout === process.stdout },
-          out,
-          progress,
-        )
-      : await decodeInProcess(input, options, format, out, stdout === process.stdout, progress);
+  let decoded: { stats: QsDecoderStats; seen: QsTextSeen };
+  let progress: ProgressBar | undefined;
+  if (threads > 1) {
+    const opened = openInput(file, stdin, stderr);
+    progress = opened.progress;
+    const recycle = stdout === process.stdout;
+    decoded = await decodeQsTextInThreads(opened.input, options, { threads, segmentBytes, recycle }, out, progress);
+  } else {
+    // In this thread each chunk is decoded (and nothing keeps it) before the next is read, so a
+    // file is read into one buffer again and again; the threads keep theirs while segments wait.
+    const opened = openInputChunks(file, stdin, stderr);
+    progress = opened.progress;
+    decoded = await decodeInProcess(opened.input, options, format, out, stdout === process.stdout, progress);
+  }
+  const { stats: s, seen } = decoded;
   progress?.done();
   out.close();
 
@@ -132,7 +76,7 @@ function textThreads(threads: number | undefined): number {
 
 /** Decodes the whole input with one decoder, in this thread, writing as it goes. */
 async function decodeInProcess(
-  input: AsyncIterable<Buffer> & Readable,
+  input: AsyncIterable<Uint8Array>,
   options: QsDecoderOptions,
   format: 'text' | 'json',
   out: CommandOutput,
@@ -178,10 +122,8 @@ async function decodeInProcess(
     progress?.update(read);
     await flush();
     chunkIndex++;
-    if (out.readerGone) {
-      input.destroy();
-      break;
-    }
+    // Leaving the loop closes the input.
+    if (out.readerGone) break;
   }
   hostNs = BigInt(Date.now()) * 1_000_000n;
   decoder.end({ hostNs }, collect);

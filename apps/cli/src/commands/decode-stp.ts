@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { Protocol } from '@tracehub/contracts';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
@@ -15,78 +14,12 @@ import {
   SwdDecoder,
   writePacketJson,
 } from '@tracehub/stp';
-import { type Command, InvalidArgumentError, Option } from 'commander';
-import { CommandOutput, openInput } from '../command-io.js';
-import { ProgressBar } from '../progress-bar.js';
+import { CommandOutput, openInputChunks } from '../command-io.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
 type StpFormat = (typeof STP_FORMATS)[number];
 
 const NS_PER_MS = 1_000_000;
-
-function parseStpVersion(value: string): 1 | 2 {
-  if (value !== '1' && value !== '2') throw new InvalidArgumentError('must be 1 or 2');
-  return Number(value) as 1 | 2;
-}
-
-/** `0x41,17,0x30` -> [65, 17, 48]. */
-function parseMasters(value: string): number[] {
-  const masters = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((s) => Number(s));
-  if (masters.some((m) => !Number.isInteger(m) || m < 0 || m > 0xffff)) {
-    throw new InvalidArgumentError('must be a comma-separated list of masters 0..65535 (decimal or 0x hex)');
-  }
-  return masters;
-}
-
-/** `0x0b` or `11` -> 11: one byte of the output messages. */
-function parseByte(value: string): number {
-  const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 0xff) {
-    throw new InvalidArgumentError('must be a number 0..255 (decimal or 0x hex)');
-  }
-  return n;
-}
-
-/** Adds the stp-specific options of `tracehub decode`. */
-export function addStpDecodeOptions(cmd: Command): void {
-  cmd
-    .addOption(
-      new Option('--stp-version <version>', 'stp: STP version of the stream, 1 or 2 (default 2)').argParser(
-        parseStpVersion,
-      ),
-    )
-    .addOption(
-      new Option(
-        '--little-endian-masters <list>',
-        'stp: comma-separated little-endian masters (e.g. 0x21,48)',
-      ).argParser(parseMasters),
-    )
-    .addOption(
-      new Option('--output <protocol>', "stp/swd: output protocol whose rules apply (default 'ost')").choices([
-        'ost',
-        'phonet',
-      ]),
-    )
-    .addOption(
-      new Option(
-        '--port <byte>',
-        'stp/swd: tracebox port / PhoNet sender object of the messages (default 0x0b)',
-      ).argParser(parseByte),
-    )
-    .addOption(
-      new Option('--processor <byte>', 'swd: processor index written in the wrapper messages (default 0)').argParser(
-        parseByte,
-      ),
-    )
-    .option(
-      '--stp-config <file>',
-      'stp: JSON capture config (protocol, little_endian_masters, start, max_pause_ms, resync_pause_ms, pauses [{at_byte, ms}], end_of_stream_pause_ms)',
-    );
-}
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
 export interface StpDecodeIo {
@@ -189,13 +122,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
     for (const block of ready.splice(0)) await out.write(block, reuseBlocks ? () => blocks.recycle(block) : undefined);
   };
 
-  const { input, progress } =
-    file === '-'
-      ? openInput(file, stdin, stderr)
-      : {
-          input: fileChunks(file),
-          progress: ProgressBar.forBytes(statSync(file).size, '', stderr, PROGRESS_MIN_BYTES),
-        };
+  const { input, progress } = openInputChunks(file, stdin, stderr, READ_BYTES);
 
   let offset = 0;
   let nextPause = 0;
@@ -270,27 +197,6 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
  * blocks written meanwhile come back for reuse: a read's worth of output is what is in flight.
  */
 const READ_BYTES = 64 << 10;
-/** Files at least this big get a progress bar (when stderr is a terminal), as in the other commands. */
-const PROGRESS_MIN_BYTES = 8 << 20;
-
-/**
- * A file's bytes, read into one buffer that each read fills again: a chunk is decoded before the
- * next read and nothing keeps it. Fresh buffers (a read stream's) pile up outside V8's heap until
- * a collection comes, tens of megabytes for a big file, while here nothing is left behind.
- */
-async function* fileChunks(path: string): AsyncGenerator<Uint8Array> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = new Uint8Array(READ_BYTES);
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) return;
-      yield buffer.subarray(0, bytesRead);
-    }
-  } finally {
-    await handle.close();
-  }
-}
 
 /** Bytes decoded between checks of the waiting output. */
 const DECODE_SLICE = 64 << 10;

