@@ -8,6 +8,7 @@ import { validateTraceRecord } from '@tracehub/contracts';
 import { fixturePath, qspyLines, readThenClose } from '@tracehub/tests/support';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { runQsDecode } from '../src/commands/decode-qs.js';
+import { NOTHING_DECODED_EXIT } from '../src/commands/decode-verdict.js';
 import { buildProgram } from '../src/program.js';
 
 const FIXTURES = [
@@ -222,13 +223,20 @@ describe('tracehub decode --protocol qs', () => {
     return { done, stdout, stderr: () => err };
   }
 
-  it('fails, naming the likely fix, when an STP capture is decoded as QS', async () => {
-    const run = await decodeFile(fixturePath('stp', 'coresight_juno.stp'));
-    await expect(run.done).rejects.toThrow(
-      /nothing decoded: no QS frame in \d+ bytes had a good checksum.*--protocol stp/,
-    );
+  it('exits 2, naming the likely fix, when an STP capture is decoded as QS', async () => {
+    const stp = fixturePath('stp', 'coresight_juno.stp');
+    const run = await decodeFile(stp);
+    expect(await run.done).toBe(NOTHING_DECODED_EXIT);
     expect(Buffer.concat(run.stdout.chunks).length).toBe(0);
     expect(run.stderr()).toMatch(/^qs: \d+ bytes, 0 frames/);
+    expect(run.stderr()).toMatch(
+      /\ntracehub: nothing decoded: no QS frame in \d+ bytes had a good checksum.*--protocol stp/,
+    );
+    // The built command exits with that status, as `decode --protocol stp` does for its own.
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const child = spawnSync(process.execPath, [main, 'decode', '-p', 'qs', stp], { encoding: 'utf8' });
+    expect(child.status).toBe(NOTHING_DECODED_EXIT);
+    expect(child.stderr).toContain('tracehub: nothing decoded: no QS frame');
   });
 
   it('fails when every frame misfits its layout, and warns when most do and no target info came', async () => {
@@ -236,7 +244,7 @@ describe('tracehub decode --protocol qs', () => {
     const run = await decodeFile(fixturePath('qs', 'dpp_qv_midstream.qs'));
     await run.done;
     expect(run.stderr()).toMatch(
-      /qs: warning: \d+ of \d+ records did not fit their layout and no target info came.*--obj-ptr-size 8/,
+      /tracehub: warning: \d+ of \d+ records did not fit their layout and no target info came.*--obj-ptr-size 8/,
     );
     // With the right sizes there is nothing to warn about.
     const sized = await decodeFile(fixturePath('qs', 'dpp_qv_midstream.qs'), {
@@ -248,9 +256,10 @@ describe('tracehub decode --protocol qs', () => {
     expect(sized.stderr()).not.toContain('warning');
   });
 
-  it('fails on an empty input', async () => {
+  it('exits 2 on an empty input, as for stp', async () => {
     const run = await decodeFile('/dev/null');
-    await expect(run.done).rejects.toThrow('nothing decoded: the input is empty');
+    expect(await run.done).toBe(NOTHING_DECODED_EXIT);
+    expect(run.stderr()).toContain('tracehub: nothing decoded: the input is empty');
   });
 
   /** Streams generated and replayed through qspy 7.4 (packages/qs/test/fixtures), with its options. */

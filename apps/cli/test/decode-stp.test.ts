@@ -8,7 +8,8 @@ import { isTraceRecord } from '@tracehub/contracts';
 import { decodeOst, decodePhonet } from '@tracehub/stp';
 import { fixturePath, readThenClose } from '@tracehub/tests/support';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NOTHING_DECODED_EXIT, runStpDecode } from '../src/commands/decode-stp.js';
+import { runStpDecode } from '../src/commands/decode-stp.js';
+import { NOTHING_DECODED_EXIT } from '../src/commands/decode-verdict.js';
 
 const dir = fixturePath('stp');
 const names = readdirSync(dir)
@@ -114,7 +115,7 @@ describe('tracehub decode --protocol stp', () => {
     const v1 = join(dir, 'v1_interleave.stp');
     const bare = await decode(v1, {});
     expect(bare.stdout.toString()).toBe('66 nibbles skipped before synchronisation\n');
-    expect(bare.stderr).toContain('tracehub: warning: nothing decoded');
+    expect(bare.stderr).toContain('tracehub: nothing decoded');
     expect(bare.stderr).toContain('66 of 66 nibbles skipped');
     expect(bare.stderr).toContain('--stp-version 1');
     expect(bare.status).toBe(NOTHING_DECODED_EXIT);
@@ -134,10 +135,12 @@ describe('tracehub decode --protocol stp', () => {
     expect(wrong.stderr).toContain('drop --stp-version 1');
     expect(wrong.status).toBe(0);
 
-    // An empty input is not a failure.
+    // An empty input decodes to nothing too, as it does for qs.
     const empty = join(tmp, 'empty.stp');
     writeFileSync(empty, new Uint8Array(0));
-    expect((await decode(empty, {})).status).toBe(0);
+    const none = await decode(empty, {});
+    expect(none.status).toBe(NOTHING_DECODED_EXIT);
+    expect(none.stderr).toContain('tracehub: nothing decoded: the input is empty');
   });
 
   it('decodes --protocol swd', async () => {

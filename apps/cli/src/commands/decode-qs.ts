@@ -7,6 +7,7 @@ import { CommandOutput, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
 import { SIZE_OPTIONS } from './decode-qs-options.js';
 import { decodeQsTextInThreads, SEGMENT_BYTES } from './decode-qs-threads.js';
+import { type DecodeVerdict, EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 import { noticeQsRecord, OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
@@ -16,8 +17,11 @@ export interface QsDecodeIo {
   stderr: Writable & { isTTY?: boolean };
 }
 
-/** Decodes FILE (or `-` for stdin) as qs and writes the records to stdout, a summary to stderr. */
-export async function runQsDecode(file: string, opts: Record<string, unknown>, io?: QsDecodeIo): Promise<void> {
+/**
+ * Decodes FILE (or `-` for stdin) as qs and writes the records to stdout, a summary and the
+ * verdict to stderr; returns the exit status (NOTHING_DECODED_EXIT when nothing decoded).
+ */
+export async function runQsDecode(file: string, opts: Record<string, unknown>, io?: QsDecodeIo): Promise<number> {
   const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
   const format = String(opts.format ?? 'text');
   if (format !== 'text' && format !== 'json') throw new Error(`unknown qs format '${format}': use text or json`);
@@ -54,14 +58,10 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
       ` (${s.lostFrames} frames lost), ${s.bytesSkipped} bytes skipped\n`,
   );
-  const verdict = qsDecodeVerdict({
-    bytes: s.bytes,
-    frames: s.frames,
-    bytesSkipped: s.bytesSkipped,
-    ...seen,
-  });
-  if (verdict.warning) stderr.write(`qs: warning: ${verdict.warning}\n`);
-  if (verdict.failure) throw new Error(verdict.failure);
+  return reportVerdict(
+    stderr,
+    qsDecodeVerdict({ bytes: s.bytes, frames: s.frames, bytesSkipped: s.bytesSkipped, ...seen }),
+  );
 }
 
 /**
@@ -133,7 +133,7 @@ async function decodeInProcess(
 
 /**
  * What `tracehub decode --protocol qs` says when a stream gave little or nothing: a failure
- * (the command exits non-zero) when no frame at all decoded, a warning naming the likely fix
+ * (the command exits NOTHING_DECODED_EXIT) when no frame at all decoded, a warning naming the likely fix
  * when most of it was bad or did not fit the sizes in use.
  */
 export function qsDecodeVerdict(s: {
@@ -142,8 +142,8 @@ export function qsDecodeVerdict(s: {
   bytesSkipped: number;
   lengthErrors: number;
   targetInfos: number;
-}): { warning?: string; failure?: string } {
-  if (s.bytes === 0) return { failure: 'nothing decoded: the input is empty' };
+}): DecodeVerdict {
+  if (s.bytes === 0) return { failure: EMPTY_INPUT };
   const good = s.frames - s.lengthErrors;
   if (s.frames === 0 || good <= 0) {
     return {

@@ -15,6 +15,7 @@ import {
   writePacketJson,
 } from '@tracehub/stp';
 import { CommandOutput, openInputChunks } from '../command-io.js';
+import { EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
 type StpFormat = (typeof STP_FORMATS)[number];
@@ -186,10 +187,10 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
         `${s.skippedBytes} bytes skipped, ${s.emptyFrames} empty frames\n`,
     );
   }
+  if (offset === 0) return reportVerdict(stderr, { failure: EMPTY_INPUT });
   const warning = uselessStreamWarning(file, decoder, head.subarray(0, headLength));
   if (warning === null) return 0;
-  stderr.write(`tracehub: warning: ${warning}\n`);
-  return nothingDecoded(decoder) && offset > 0 ? NOTHING_DECODED_EXIT : 0;
+  return reportVerdict(stderr, nothingDecoded(decoder) ? { failure: warning } : { warning });
 }
 
 /**
@@ -202,9 +203,6 @@ const READ_BYTES = 64 << 10;
 const DECODE_SLICE = 64 << 10;
 /** How much of a stream's start is kept to guess what it is. */
 const HEAD_BYTES = 4096;
-/** Exit status of `decode` when a non-empty input gave no message, exception or marker at all. */
-export const NOTHING_DECODED_EXIT = 2;
-
 function nothingDecoded(decoder: StpDecoder | SwdDecoder): boolean {
   const s = decoder.stats();
   return decoder instanceof StpDecoder

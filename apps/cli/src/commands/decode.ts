@@ -20,7 +20,7 @@ export function registerDecode(program: Command): void {
     const protocol = String(opts.protocol);
     // Each protocol's decoding is loaded only when asked for: start-up counts for a command
     // that runs for a second, and each codec takes about 12 ms to load.
-    if (protocol === 'qs') await (await import('./decode-qs.js')).runQsDecode(file, opts);
+    if (protocol === 'qs') process.exitCode = await (await import('./decode-qs.js')).runQsDecode(file, opts);
     else if (protocol === 'stp' || protocol === 'swd') {
       process.exitCode = await (await import('./decode-stp.js')).runStpDecode(file, { ...opts, protocol });
     } else throw new Error(`unknown protocol '${protocol}': use qs, stp or swd`);
