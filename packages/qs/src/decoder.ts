@@ -5,7 +5,7 @@ import { type QsDecoderOptions, resolveOptions } from './config.js';
 import { QS_STATE_RECORD_IDS, QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
-import { QsRecordDecoder } from './record-decoder.js';
+import { QsRecordDecoder, QsTextRecordDecoder } from './record-decoder.js';
 import { escapeFrame } from './serializer.js';
 
 const EMPTY = new Uint8Array(0);
@@ -51,7 +51,8 @@ function emptyStats(): QsDecoderStats {
 export class QsDecoder implements TraceDecoder, QsFrameSink {
   private readonly options: Required<QsDecoderOptions>;
   private readonly deframer: QsDeframer;
-  private readonly records: QsRecordDecoder;
+  private records: QsRecordDecoder;
+  private readonly dictionaryFile: QsDictionaryFile | undefined;
   private emitFn: EmitRecord = () => {};
   private counters: QsDecoderStats = emptyStats();
   /** The default configuration has been announced (once, before the first record decoded with it). */
@@ -63,6 +64,7 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   constructor(options: QsDecoderOptions = {}, dictionaryFile?: QsDictionaryFile) {
     this.options = resolveOptions(options);
     this.deframer = new QsDeframer(this);
+    this.dictionaryFile = dictionaryFile;
     this.records = new QsRecordDecoder(this.options, dictionaryFile);
   }
 
@@ -90,18 +92,25 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
    */
   skim(chunk: Uint8Array): void {
     this.skimming = true;
-    this.lean = true;
+    this.deframer.sendFramesTo(this.leanFrames);
     try {
       this.push(chunk, { hostNs: 0n }, IGNORE);
     } finally {
       this.skimming = false;
-      this.lean = this.records.textOnly;
+      if (!this.textOnly) this.deframer.sendFramesTo(this);
     }
   }
 
   private skimming = false;
-  /** Skimming or text-only: frames take frameLean (one field, read once per frame). */
-  private lean = false;
+  /**
+   * Where the deframer sends frames while skimming or decoding text only: frameLean. The
+   * deframer is told where frames go, rather than `frame` asking every time, so that the
+   * pipeline's frame path does not pay for the other two.
+   */
+  private readonly leanFrames: QsFrameSink = {
+    frame: (buf, start, len, gapFrom) => this.frameLean(buf, start, len, gapFrom),
+    frameError: (error, buf, start, len) => this.frameError(error, buf, start, len),
+  };
 
   /**
    * Set where only the records' text is wanted (`tracehub decode`'s text): records then carry
@@ -110,12 +119,19 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
    * Their text, kind, type and name are as ever.
    */
   get textOnly(): boolean {
-    return this.records.textOnly;
+    return this.records instanceof QsTextRecordDecoder;
   }
 
   set textOnly(on: boolean) {
-    this.records.textOnly = on;
-    this.lean = on || this.skimming;
+    if (on === this.textOnly) return;
+    // The other record decoder takes over the state (configuration, dictionaries) as a checkpoint does.
+    const next = on
+      ? new QsTextRecordDecoder(this.options, this.dictionaryFile)
+      : new QsRecordDecoder(this.options, this.dictionaryFile);
+    next.restore(this.records.snapshot());
+    next.hostSeqReset = this.records.hostSeqReset;
+    this.records = next;
+    this.deframer.sendFramesTo(on || this.skimming ? this.leanFrames : this);
   }
 
   /** The memory of the chunk being pushed, which frames found in place are views of. */
@@ -210,11 +226,6 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     const c = this.counters;
     c.frames++;
     if (this.badRun.open) this.endBadRun();
-    // The skim and text-only decoding take their own way, so that the pipeline's stays short.
-    if (this.lean) {
-      this.frameLean(buf, start, len, gapFrom);
-      return;
-    }
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
     // one assembled in the deframer's buffer is copied, as that buffer is reused.
     // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
@@ -231,6 +242,8 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   /** A frame skimmed (only records that set up state decoded), or decoded for its text only (no `raw`). */
   private frameLean(buf: Uint8Array, start: number, len: number, gapFrom: number): void {
+    this.counters.frames++;
+    if (this.badRun.open) this.endBadRun();
     const id = buf[start + 1];
     if (gapFrom >= 0) this.gap(gapFrom, buf[start]);
     this.announceDefaultsBefore(id);

@@ -54,10 +54,10 @@ export class QsRecordDecoder {
   readonly ts = new TimestampText();
   private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
-  /** Set where only the records' text is wanted: target timestamps null, user records' elements not collected. */
-  textOnly = false;
   /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
   names: readonly string[] = QS_RECORD_NAMES;
+  /** See userBase: a field, as every record reads it. */
+  private userBaseId = 100;
   /** The last user record name, and the same with its leading space. */
   private userName = '';
   private userNameSpaced = ' ';
@@ -91,18 +91,22 @@ export class QsRecordDecoder {
     options: Required<QsDecoderOptions>,
     private readonly dictionaryFile?: QsDictionaryFile,
   ) {
-    this.config = configFromOptions(options);
+    const config = configFromOptions(options);
+    this.config = config;
+    this.configure(config);
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
     this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
     if (dictionaryFile) {
-      this.config = {
-        ...dictionaryFile.config,
-        bigEndian: this.config.bigEndian,
-        build: [...dictionaryFile.config.build],
-      };
+      this.configure({ ...dictionaryFile.config, bigEndian: config.bigEndian, build: [...dictionaryFile.config.build] });
       loadDictionaryFile(this.dicts, dictionaryFile);
     }
-    if (this.config.version >= 800) this.names = QS_8X_RECORD_NAMES;
+  }
+
+  /** Decodes with `config` from now on: its sizes, and the record names and user base of its version. */
+  private configure(config: QsTargetConfig): void {
+    this.config = config;
+    this.names = config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
+    this.userBaseId = config.version < 660 ? 70 : 100;
   }
 
   /** After a target info: the dictionary file's names again when it is of this build, else none. */
@@ -129,7 +133,7 @@ export class QsRecordDecoder {
 
   /** First id of the application-specific records (70 before QS 6.6). */
   get userBase(): number {
-    return this.config.version < 660 ? 70 : 100;
+    return this.userBaseId;
   }
 
   /** Name of a record id as QSPY's length errors give it (`USER+%3d` for user records). */
@@ -146,7 +150,7 @@ export class QsRecordDecoder {
     this.memoObjKey = -1;
     this.memoFunKey = -1;
     this.memoSig = -1;
-    if (id >= this.userBase) return this.user(id, raw);
+    if (id >= this.userBaseId) return this.user(id, raw);
     return this.predefined(id, raw);
   }
 
@@ -167,8 +171,8 @@ export class QsRecordDecoder {
       kind: 'record',
       type: id,
       name,
-      targetTs: this.textOnly ? null : this.bigTs(t),
-      fields: this.textOnly ? NO_FIELDS : (u.elements() as unknown as Fields),
+      targetTs: this.targetTsOf(t),
+      fields: this.userFields(u),
       text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
@@ -261,10 +265,20 @@ export class QsRecordDecoder {
     if (r.remaining !== 0) return this.lengthError(id, raw);
     // Two literals with fixed shapes (qs last, as before) instead of adding `qs` afterwards:
     // no hidden-class transition per record, and consumers see two shapes only.
-    const targetTs = t === null || this.textOnly ? null : this.bigTs(t);
+    const targetTs = t === null ? null : this.targetTsOf(t);
     const name = this.names[id];
     if (qs === undefined) return { kind, type: id, name, targetTs, fields, text, raw };
     return { kind, type: id, name, targetTs, fields, text, raw, qs };
+  }
+
+  /** A record's `targetTs` from its timestamp (QsTextRecordDecoder: none). */
+  protected targetTsOf(t: number): bigint | null {
+    return this.bigTs(t);
+  }
+
+  /** A user record's `fields`: its elements (QsTextRecordDecoder: none). */
+  protected userFields(u: QsUserElementsDecoder): Fields {
+    return u.elements() as unknown as Fields;
   }
 
   /**
@@ -1332,8 +1346,7 @@ export class QsRecordDecoder {
       prev.build.some((v, i) => v !== build[i]);
     // QSPY knows a target info came before by the stored build year, zeroed at start-up.
     const seenBefore = prev.build[5] !== 0;
-    this.config = next;
-    this.names = version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
+    this.configure(next);
     this.targetInfoSeen = true;
     const stamp = `${zeroPad(build[5], 2)}${zeroPad(build[4], 2)}${zeroPad(build[3], 2)}_${zeroPad(build[2], 2)}${zeroPad(build[1], 2)}${zeroPad(build[0], 2)}`;
     let text = `${NO_TS}${reset ? 'Trg-RST ' : 'Trg-Info'} QP-Ver=${versionWord},Build=${stamp}`;
@@ -1387,8 +1400,7 @@ export class QsRecordDecoder {
 
   restore(json: JsonValue): void {
     const j = json as unknown as { config: QsTargetConfig; targetInfoSeen: boolean; dicts: JsonValue };
-    this.config = { ...j.config, build: [...j.config.build] };
-    this.names = this.config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
+    this.configure({ ...j.config, build: [...j.config.build] });
     this.targetInfoSeen = j.targetInfoSeen;
     this.dicts.load(j.dicts);
   }
@@ -1420,3 +1432,19 @@ const SEM_MTX_TAGS = [
   'Mtx-BlkA',
   'Mtx-UlkA',
 ];
+
+/**
+ * The record decoder where only the records' text is wanted (`tracehub decode`'s text): the
+ * records carry a null `targetTs` and user records empty `fields`, which saves a bigint of every
+ * timestamp and the arrays of every user record. A class of its own, so that the pipeline's
+ * decoder, which never meets one, pays no test per record for it.
+ */
+export class QsTextRecordDecoder extends QsRecordDecoder {
+  protected override targetTsOf(): null {
+    return null;
+  }
+
+  protected override userFields(): Fields {
+    return NO_FIELDS;
+  }
+}
