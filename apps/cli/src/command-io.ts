@@ -103,3 +103,12 @@ export async function* fileChunks(path: string, readBytes = FILE_READ_BYTES): As
     await handle.close();
   }
 }
+
+/**
+ * The session id of an offline decode's JSON records. node:crypto is loaded only for it: it is a
+ * tenth of the text command's start-up.
+ */
+export async function offlineSessionId(): Promise<string> {
+  const { randomUUID } = await import('node:crypto');
+  return `offline-${randomUUID()}`;
+}

@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
 import { QsDecoder, type QsDecoderOptions, type QsDecoderStats } from '@tracehub/qs';
-import { CommandOutput, openInput, openInputChunks } from '../command-io.js';
+import { CommandOutput, offlineSessionId, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
 import { SIZE_OPTIONS } from './decode-qs-options.js';
-import { decodeQsTextInThreads, SEGMENT_BYTES } from './decode-qs-threads.js';
 import { type DecodeVerdict, EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 import { noticeQsRecord, OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
 
@@ -34,7 +32,6 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
 
   const out = new CommandOutput(stdout);
-  const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
   const threads = format === 'text' ? textThreads(opts.threads as number | undefined) : 1;
   let decoded: { stats: QsDecoderStats; seen: QsTextSeen };
   let progress: ProgressBar | undefined;
@@ -42,6 +39,9 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     const opened = openInput(file, stdin, stderr);
     progress = opened.progress;
     const recycle = stdout === process.stdout;
+    // Loaded only for threads (start-up counts for a command that runs for a second).
+    const { decodeQsTextInThreads, SEGMENT_BYTES } = await import('./decode-qs-threads.js');
+    const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
     decoded = await decodeQsTextInThreads(opened.input, options, { threads, segmentBytes, recycle }, out, progress);
   } else {
     // In this thread each chunk is decoded (and nothing keeps it) before the next is read, so a
@@ -85,7 +85,7 @@ async function decodeInProcess(
 ): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
   const decoder = new QsDecoder(options);
   decoder.textOnly = format === 'text';
-  const session = `offline-${randomUUID()}`;
+  const session = format === 'json' ? await offlineSessionId() : '';
   let seq = 0;
   let chunkIndex = 0;
   let hostNs = 0n;

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import type { Protocol } from '@tracehub/contracts';
@@ -14,7 +13,7 @@ import {
   SwdDecoder,
   writePacketJson,
 } from '@tracehub/stp';
-import { CommandOutput, openInputChunks } from '../command-io.js';
+import { CommandOutput, offlineSessionId, openInputChunks } from '../command-io.js';
 import { EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
@@ -73,7 +72,7 @@ export async function runStpDecode(file: string, opts: Record<string, unknown>, 
   // Only the process's own stdout is done with a block when its write calls back; a stream in
   // the process (a test's PassThrough) may still hold it.
   const reuseBlocks = stdout === process.stdout;
-  const session = `offline-${randomUUID()}`;
+  const session = format === 'json' ? await offlineSessionId() : '';
   const offline = { rig: 'offline', link: 'file', session, protocol };
   let seq = 0;
   let chunkIndex = 0;
