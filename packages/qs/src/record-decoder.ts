@@ -97,7 +97,11 @@ export class QsRecordDecoder {
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
     this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
     if (dictionaryFile) {
-      this.configure({ ...dictionaryFile.config, bigEndian: config.bigEndian, build: [...dictionaryFile.config.build] });
+      this.configure({
+        ...dictionaryFile.config,
+        bigEndian: config.bigEndian,
+        build: [...dictionaryFile.config.build],
+      });
       loadDictionaryFile(this.dicts, dictionaryFile);
     }
   }
