@@ -114,9 +114,9 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   /**
    * Set where only the records' text is wanted (`tracehub decode`'s text): records then carry
-   * an empty `raw`, a null `targetTs`, and user records empty `fields`, which saves a view or
-   * copy of every frame, a bigint of every timestamp and the arrays of every user record.
-   * Their text, kind, type and name are as ever.
+   * an empty `raw`, a null `targetTs`, empty `fields` and no `qs`, which saves a view or copy
+   * of every frame, a bigint of every timestamp and the objects and arrays of every record's
+   * fields. Their text, kind, type and name are as ever.
    */
   get textOnly(): boolean {
     return this.records instanceof QsTextRecordDecoder;

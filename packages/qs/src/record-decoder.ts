@@ -1439,11 +1439,27 @@ const SEM_MTX_TAGS = [
 
 /**
  * The record decoder where only the records' text is wanted (`tracehub decode`'s text): the
- * records carry a null `targetTs` and user records empty `fields`, which saves a bigint of every
- * timestamp and the arrays of every user record. A class of its own, so that the pipeline's
- * decoder, which never meets one, pays no test per record for it.
+ * records carry a null `targetTs`, empty `fields` and no `qs`, which saves a bigint of every
+ * timestamp and the objects and arrays of every record's fields. A class of its own, so that the
+ * pipeline's decoder, which never meets one, pays no test per record for it.
  */
 export class QsTextRecordDecoder extends QsRecordDecoder {
+  /**
+   * Records without `fields` and `qs`: where this is inlined into a record's parser, the objects
+   * the parser builds for them are never used, and the compiler leaves them out.
+   */
+  override done(
+    id: number,
+    kind: DecodedRecord['kind'],
+    _t: number | null,
+    text: string,
+    _fields: Fields,
+    raw: Uint8Array,
+  ): DecodedRecord {
+    if (this.r.remaining !== 0) return super.done(id, kind, null, text, NO_FIELDS, raw);
+    return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
+  }
+
   protected override targetTsOf(): null {
     return null;
   }

@@ -154,7 +154,7 @@ describe('QsDecoder', () => {
     expect((ptrs.fields as { values: unknown[] }).values[4]).toBe('0x00000000004015A7');
   });
 
-  it('decodes text only with the same text, kind and name, and no raw bytes, timestamps or user elements', () => {
+  it('decodes text only with the same text, kind and name, and no raw bytes, timestamps, fields or addressing', () => {
     for (const c of qspyCases()) {
       const full: DecodedRecord[] = [];
       const textOnly: DecodedRecord[] = [];
@@ -167,13 +167,22 @@ describe('QsDecoder', () => {
         framed.every((r) => r.raw.length === 0 && r.targetTs === null),
         c.label,
       ).toBe(true);
-      // A user record's fields are its elements ({ types, values }): left empty in text only.
-      const isUser = (r: DecodedRecord) => 'types' in r.fields && 'values' in r.fields;
-      const visible = (r: DecodedRecord) => [r.kind, r.type, r.name, r.text, isUser(r) ? {} : r.fields];
+      const visible = (r: DecodedRecord) => [r.kind, r.type, r.name, r.text];
+      expect(textOnly.map(visible), c.label).toEqual(full.map(visible));
+      // The records with fields of their own (user elements, objects, signals) have none, and none has `qs`.
       expect(
-        textOnly.map((r) => [r.kind, r.type, r.name, r.text, r.fields]),
+        textOnly.every((r) => r.qs === undefined),
         c.label,
-      ).toEqual(full.map(visible));
+      ).toBe(true);
+      const hasFields = full.map((r) => r.qs !== undefined || ('types' in r.fields && 'values' in r.fields));
+      expect(
+        hasFields.some((has) => has),
+        c.label,
+      ).toBe(true);
+      expect(
+        textOnly.filter((_, i) => hasFields[i]).every((r) => Object.keys(r.fields).length === 0),
+        c.label,
+      ).toBe(true);
     }
   });
 });
