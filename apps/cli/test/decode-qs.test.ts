@@ -28,6 +28,19 @@ function expectedText(name: string): Buffer {
   return Buffer.from(`${qspyLines(name).join('\n')}\n`, 'latin1');
 }
 
+/** Runs `use` on a temporary file of every fixture, `times` over, then removes it. */
+async function withRepeatedFixtures(times: number, use: (file: string) => Promise<void>): Promise<void> {
+  const one = Buffer.concat(FIXTURES.map((name) => readFileSync(fixturePath('qs', `${name}.qs`))));
+  const dir = mkdtempSync(join(tmpdir(), 'tracehub-decode-'));
+  try {
+    const file = join(dir, 'repeated.qs');
+    writeFileSync(file, Buffer.concat(Array.from({ length: times }, () => one)));
+    await use(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Collects what is written, slowly, so that the command has to wait for 'drain'. */
 class SlowSink extends Writable {
   chunks: Buffer[] = [];
@@ -107,11 +120,7 @@ describe('tracehub decode --protocol qs', () => {
 
   it('the built command writes through a pipe what it writes to a stream, over many output blocks', async () => {
     // Every fixture, twenty times over: some 3 MB of text, a dozen output blocks used again and again.
-    const one = Buffer.concat(FIXTURES.map((name) => readFileSync(fixturePath('qs', `${name}.qs`))));
-    const dir = mkdtempSync(join(tmpdir(), 'tracehub-decode-'));
-    try {
-      const file = join(dir, 'repeated.qs');
-      writeFileSync(file, Buffer.concat(Array.from({ length: 20 }, () => one)));
+    await withRepeatedFixtures(20, async (file) => {
       const stdout = new SlowSink();
       await runQsDecode(file, { format: 'text' }, { stdin: new PassThrough(), stdout, stderr: new PassThrough() });
       const inProcess = Buffer.concat(stdout.chunks);
@@ -123,17 +132,11 @@ describe('tracehub decode --protocol qs', () => {
       });
       expect(child.status).toBe(0);
       expect(child.stdout.equals(inProcess)).toBe(true);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('the built command ends quietly, with status 0, when its reader goes away (| head), on one thread or several', async () => {
-    const one = Buffer.concat(FIXTURES.map((name) => readFileSync(fixturePath('qs', `${name}.qs`))));
-    const dir = mkdtempSync(join(tmpdir(), 'tracehub-decode-'));
-    try {
-      const file = join(dir, 'long.qs');
-      writeFileSync(file, Buffer.concat(Array.from({ length: 50 }, () => one)));
+    await withRepeatedFixtures(50, async (file) => {
       const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
       for (const threads of ['1', '2']) {
         const run = await readThenClose(process.execPath, [main, 'decode', '-p', 'qs', '--threads', threads, file]);
@@ -141,9 +144,7 @@ describe('tracehub decode --protocol qs', () => {
         expect(run.stderr, `${threads} threads`).not.toMatch(/EPIPE|Error|tracehub:/);
         expect(run.status, `${threads} threads`).toBe(0);
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('the built command decodes on several threads exactly what qspy printed, wherever the segments are cut', () => {

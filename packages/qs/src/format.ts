@@ -349,17 +349,26 @@ export class PieceMemo {
   private p4 = '';
   private p5 = '';
   text = '';
+  /** Whether `text` was made flat: on its first reuse, as a text used once is not worth it. */
+  private textFlat = false;
 
   same(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string): boolean {
-    return (
-      this.valid &&
-      p0 === this.p0 &&
-      p1 === this.p1 &&
-      p2 === this.p2 &&
-      p3 === this.p3 &&
-      p4 === this.p4 &&
-      p5 === this.p5
-    );
+    if (
+      !this.valid ||
+      p0 !== this.p0 ||
+      p1 !== this.p1 ||
+      p2 !== this.p2 ||
+      p3 !== this.p3 ||
+      p4 !== this.p4 ||
+      p5 !== this.p5
+    ) {
+      return false;
+    }
+    if (!this.textFlat) {
+      flat(this.text);
+      this.textFlat = true;
+    }
+    return true;
   }
 
   keep(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string, text: string): string {
@@ -370,7 +379,8 @@ export class PieceMemo {
     this.p3 = p3;
     this.p4 = p4;
     this.p5 = p5;
-    this.text = flat(text);
+    this.text = text;
+    this.textFlat = false;
     return text;
   }
 }

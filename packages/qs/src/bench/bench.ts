@@ -10,18 +10,10 @@
  * Round 1 warms the JIT up; the summary gives the medians of the warm rounds, as one round
  * on a shared machine can be off by a lot.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder } from '../decoder.js';
 import { QsDeframer } from '../deframer.js';
+import { bigStress, fixtureCaptures, RecordTally } from './bench-streams.js';
 
-const repo = fileURLToPath(new URL('../../../../', import.meta.url));
-const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
-const capturePath = resolve(shared, 'bench', 'qs', 'big_stress.qs.gz');
-const fixturesDir = resolve(shared, 'fixtures', 'qs');
 const MIN_STREAM = 50e6;
 const CHUNK = 64 * 1024;
 const ROUNDS = 5;
@@ -90,14 +82,6 @@ function summary(label: string, rs: Result[]): void {
   );
 }
 
-/** The fixtures' captures one after the other, as one buffer. */
-function fixtureStream(): Uint8Array {
-  const names = readdirSync(fixturesDir)
-    .filter((f) => f.endsWith('.qs'))
-    .sort();
-  return new Uint8Array(Buffer.concat(names.map((f) => readFileSync(resolve(fixturesDir, f)))));
-}
-
 /** Five rounds of deframing and decoding `capture` repeated to MIN_STREAM bytes; prints each and the medians. */
 function benchStream(name: string, capture: Uint8Array): void {
   const repeats = Math.ceil(MIN_STREAM / capture.length);
@@ -126,17 +110,12 @@ function benchStream(name: string, capture: Uint8Array): void {
     );
 
     const decoder = new QsDecoder();
-    let n = 0;
-    let textChars = 0;
-    const emit = (r: DecodedRecord) => {
-      n++;
-      textChars += r.text.length;
-    };
+    const tally = new RecordTally();
     const decoded = print(
       run(`decode + text (${round})`, capture, repeats, (chunk) => {
-        const before = n;
-        decoder.push(chunk, ctx, emit);
-        return n - before;
+        const before = tally.records;
+        decoder.push(chunk, ctx, tally.emit);
+        return tally.records - before;
       }),
     );
     if (round > 1) {
@@ -146,7 +125,7 @@ function benchStream(name: string, capture: Uint8Array): void {
     if (round === ROUNDS) {
       const s = decoder.stats();
       process.stdout.write(
-        `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(textChars / 1e6).toFixed(1)} M text characters\n`,
+        `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(tally.textChars / 1e6).toFixed(1)} M text characters\n`,
       );
     }
   }
@@ -155,5 +134,5 @@ function benchStream(name: string, capture: Uint8Array): void {
   summary('decode + text', warmDecode);
 }
 
-benchStream('big_stress.qs', gunzipSync(readFileSync(capturePath)));
-benchStream("the fixtures' captures", fixtureStream());
+benchStream('big_stress.qs', bigStress());
+benchStream("the fixtures' captures", fixtureCaptures());

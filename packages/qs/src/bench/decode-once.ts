@@ -9,28 +9,16 @@
  * `big` is shared/bench/qs/big_stress.qs.gz once (37 MB); `fixtures` the captures of
  * shared/fixtures/qs one after the other, repeated to 20 MB.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { gunzipSync } from 'node:zlib';
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder } from '../decoder.js';
+import { bigStress, fixtureCaptures, RecordTally } from './bench-streams.js';
 
-const repo = fileURLToPath(new URL('../../../../', import.meta.url));
-const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
 const CHUNK = 64 * 1024;
 const FIXTURES_BYTES = 20e6;
 
 function stream(which: string): { bytes: Uint8Array; repeats: number } {
-  if (which === 'big') {
-    return { bytes: gunzipSync(readFileSync(resolve(shared, 'bench', 'qs', 'big_stress.qs.gz'))), repeats: 1 };
-  }
+  if (which === 'big') return { bytes: bigStress(), repeats: 1 };
   if (which === 'fixtures') {
-    const dir = resolve(shared, 'fixtures', 'qs');
-    const names = readdirSync(dir)
-      .filter((f) => f.endsWith('.qs'))
-      .sort();
-    const bytes = new Uint8Array(Buffer.concat(names.map((f) => readFileSync(resolve(dir, f)))));
+    const bytes = fixtureCaptures();
     return { bytes, repeats: Math.ceil(FIXTURES_BYTES / bytes.length) };
   }
   throw new Error(`unknown stream '${which}': use big or fixtures`);
@@ -39,14 +27,11 @@ function stream(which: string): { bytes: Uint8Array; repeats: number } {
 const which = process.argv[2] ?? 'big';
 const { bytes, repeats } = stream(which);
 const decoder = new QsDecoder();
-let records = 0;
-let textChars = 0;
-const emit = (r: DecodedRecord) => {
-  records++;
-  textChars += r.text.length;
-};
+const tally = new RecordTally();
 const ctx = { hostNs: 0n };
 for (let rep = 0; rep < repeats; rep++) {
-  for (let off = 0; off < bytes.length; off += CHUNK) decoder.push(bytes.subarray(off, off + CHUNK), ctx, emit);
+  for (let off = 0; off < bytes.length; off += CHUNK) decoder.push(bytes.subarray(off, off + CHUNK), ctx, tally.emit);
 }
-process.stdout.write(`${which}: ${bytes.length * repeats} bytes, ${records} records, ${textChars} text characters\n`);
+process.stdout.write(
+  `${which}: ${bytes.length * repeats} bytes, ${tally.records} records, ${tally.textChars} text characters\n`,
+);
