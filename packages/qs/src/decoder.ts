@@ -233,7 +233,8 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
       ? copyBytes(buf, start, len)
       : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
     if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
-    this.announceDefaultsBefore(raw[1]);
+    // announceDefaultsBefore's test, written out: as a call it cost 2.9 M instructions of 5 700 M.
+    if (!this.records.targetInfoSeen && !this.defaultsAnnounced) this.announceDefaultsBefore(raw[1]);
     const record = this.records.decode(raw, 0, len, raw);
     if (record.kind === 'error') c.errors++;
     else c.records++;

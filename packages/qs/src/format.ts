@@ -352,6 +352,13 @@ export class PieceMemo {
   /** Whether `text` was made flat: on its first reuse, as a text used once is not worth it. */
   private textFlat = false;
 
+  /**
+   * @param flattenReused whether a reused text is made flat (see `flat`): for a caller that
+   * copies every line (`tracehub decode`'s text); the pipeline's decoder, which does not, would
+   * only pay for it.
+   */
+  constructor(private readonly flattenReused = false) {}
+
   same(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string): boolean {
     if (
       !this.valid ||
@@ -364,7 +371,7 @@ export class PieceMemo {
     ) {
       return false;
     }
-    if (!this.textFlat) {
+    if (this.flattenReused && !this.textFlat) {
       flat(this.text);
       this.textFlat = true;
     }

@@ -74,9 +74,9 @@ export class QsRecordDecoder {
   private memoSigName: string | undefined;
 
   // The last line tails of the most frequent records (see PieceMemo).
-  private readonly dispatchText = new PieceMemo();
-  private readonly activePostText = new PieceMemo();
-  private readonly timeEvtText = new PieceMemo();
+  private readonly dispatchText = new PieceMemo(this.copiesEveryLine);
+  private readonly activePostText = new PieceMemo(this.copiesEveryLine);
+  private readonly timeEvtText = new PieceMemo(this.copiesEveryLine);
 
   /** The last timestamp, and its bigint (see bigTs). */
   private lastTs = -1;
@@ -273,6 +273,14 @@ export class QsRecordDecoder {
     const name = this.names[id];
     if (qs === undefined) return { kind, type: id, name, targetTs, fields, text, raw };
     return { kind, type: id, name, targetTs, fields, text, raw, qs };
+  }
+
+  /**
+   * Whether the caller copies every record's text (QsTextRecordDecoder: yes), so that the line
+   * tails kept for reuse are worth making flat. Read while the fields above are made.
+   */
+  protected get copiesEveryLine(): boolean {
+    return false;
   }
 
   /** A record's `targetTs` from its timestamp (QsTextRecordDecoder: none). */
@@ -1458,6 +1466,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   ): DecodedRecord {
     if (this.r.remaining !== 0) return super.done(id, kind, null, text, NO_FIELDS, raw);
     return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
+  }
+
+  protected override get copiesEveryLine(): boolean {
+    return true;
   }
 
   protected override targetTsOf(): null {
