@@ -58,11 +58,7 @@ export function openInput(
   stderr: ProgressOutput,
 ): { input: AsyncIterable<Buffer> & Readable; progress: ProgressBar | undefined } {
   if (file === '-') return { input: stdin, progress: undefined };
-  const total = statSync(file).size;
-  return {
-    input: createReadStream(file, { highWaterMark: READ_CHUNK }),
-    progress: ProgressBar.forBytes(total, '', stderr, PROGRESS_MIN_BYTES),
-  };
+  return { input: createReadStream(file, { highWaterMark: READ_CHUNK }), progress: fileProgress(file, stderr) };
 }
 
 /**
@@ -77,8 +73,12 @@ export function openInputChunks(
   readBytes = FILE_READ_BYTES,
 ): { input: AsyncIterable<Uint8Array>; progress: ProgressBar | undefined } {
   if (file === '-') return { input: stdin, progress: undefined };
-  const total = statSync(file).size;
-  return { input: fileChunks(file, readBytes), progress: ProgressBar.forBytes(total, '', stderr, PROGRESS_MIN_BYTES) };
+  return { input: fileChunks(file, readBytes), progress: fileProgress(file, stderr) };
+}
+
+/** The progress bar of reading FILE: for big files, when stderr is a terminal. */
+function fileProgress(file: string, stderr: ProgressOutput): ProgressBar | undefined {
+  return ProgressBar.forBytes(statSync(file).size, '', stderr, PROGRESS_MIN_BYTES);
 }
 
 /** Bytes of each read of `fileChunks`. */

@@ -10,8 +10,9 @@ const flatSink = { value: 0 };
  * `s`, stored by V8 as one flat string from now on. A string built by concatenation is a tree of
  * its pieces (a rope), and every copy of it (into a record's line, into the command's output)
  * walks that tree again: the kept line tail of a dispatch record, reused for most of a million
- * lines, cost a tenth of `tracehub decode`. Converting a string to a number flattens it in place;
- * strings kept in caches and memos go through here once, when they are made.
+ * lines, cost a tenth of `tracehub decode`. Converting a string to a number flattens it in place.
+ * The counter caches' strings go through here when they are made, a kept line tail on its first
+ * reuse (PieceMemo).
  */
 export function flat(s: string): string {
   flatSink.value = Number(s);

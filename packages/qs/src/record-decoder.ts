@@ -28,7 +28,7 @@ const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
-/** The fields of a user record decoded for its text only. */
+/** The fields of every record decoded for its text only (QsTextRecordDecoder). */
 const NO_FIELDS: Fields = Object.freeze({});
 /** 0n .. 4095n: the steps between consecutive timestamps. */
 const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
@@ -307,7 +307,7 @@ export class QsRecordDecoder {
     return this.lastTsBig;
   }
 
-  private lengthError(id: number, raw: Uint8Array): DecodedRecord {
+  protected lengthError(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const name = this.recordName(id);
     const unused = r.remaining > 0;
@@ -1464,7 +1464,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     _fields: Fields,
     raw: Uint8Array,
   ): DecodedRecord {
-    if (this.r.remaining !== 0) return super.done(id, kind, null, text, NO_FIELDS, raw);
+    if (this.r.remaining !== 0) return this.lengthError(id, raw);
     return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
   }
 

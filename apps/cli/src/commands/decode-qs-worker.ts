@@ -20,8 +20,8 @@ port.on('message', (message: QsThreadMessage) => {
   try {
     text = decodeSegmentText(message, output);
   } catch (err) {
-    text = { blocks: [], stats: {} as QsSegmentText['stats'], seen: { lengthErrors: 0, targetInfos: 0 } };
-    text.error = err instanceof Error ? err.stack : `${err}`;
+    const error = err instanceof Error ? err.stack : `${err}`;
+    text = { blocks: [], stats: {} as QsSegmentText['stats'], seen: { lengthErrors: 0, targetInfos: 0 }, error };
   }
   port.postMessage(
     text,

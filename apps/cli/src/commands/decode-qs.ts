@@ -32,7 +32,10 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
 
   const out = new CommandOutput(stdout);
-  const threads = format === 'text' ? textThreads(opts.threads as number | undefined) : 1;
+  // Threads: `--threads`, else one. JSON (whose record numbers run through the whole stream)
+  // always decodes in this thread. On two cores a second thread cost about half as much CPU
+  // again for the same records, and shortened the wall time only when a core was idle.
+  const threads = format === 'text' ? ((opts.threads as number | undefined) ?? 1) : 1;
   let decoded: { stats: QsDecoderStats; seen: QsTextSeen };
   let progress: ProgressBar | undefined;
   if (threads > 1) {
@@ -62,16 +65,6 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     stderr,
     qsDecodeVerdict({ bytes: s.bytes, frames: s.frames, bytesSkipped: s.bytesSkipped, ...seen }),
   );
-}
-
-/**
- * How many threads decode the text: `--threads`, else one. JSON (whose record numbers run
- * through the whole stream) always decodes in this thread. On the two-core machine the
- * figures come from, a second thread cost about half as much CPU again as one thread for the
- * same records and shortened the wall time only when a core was idle (apps/cli README).
- */
-function textThreads(threads: number | undefined): number {
-  return threads ?? 1;
 }
 
 /** Decodes the whole input with one decoder, in this thread, writing as it goes. */

@@ -224,7 +224,6 @@ function uselessStreamWarning(file: string, decoder: StpDecoder | SwdDecoder, he
   const s = decoder.stats();
   const name = file === '-' ? 'standard input' : file;
   const qs = looksLikeQs(head) ? `; it looks like a QS capture (0x7E frame flags): try --protocol qs` : '';
-  if (head.length === 0) return null;
   if (!(decoder instanceof StpDecoder)) {
     if (s.messages > 0) return null;
     return `no SWD message in ${name} (${s.skippedBytes} bytes outside any 0xC0...0xC1 frame)${
