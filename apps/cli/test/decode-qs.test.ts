@@ -6,10 +6,9 @@ import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { validateTraceRecord } from '@tracehub/contracts';
 import { fixturePath, qspyLines, readThenClose } from '@tracehub/tests/support';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runQsDecode } from '../src/commands/decode-qs.js';
 import { NOTHING_DECODED_EXIT } from '../src/commands/decode-verdict.js';
-import { buildProgram } from '../src/program.js';
 
 const FIXTURES = [
   'defer',
@@ -54,33 +53,16 @@ class SlowSink extends Writable {
 }
 
 describe('tracehub decode --protocol qs', () => {
-  afterEach(() => {
-    vi.restoreAllMocks();
-  });
-
   for (const name of FIXTURES) {
-    it(`prints qspy's lines for ${name}.qs (the real command)`, async () => {
-      const out: Buffer[] = [];
-      const err: string[] = [];
-      vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        out.push(Buffer.from(chunk as Uint8Array));
-        return true;
+    it(`prints qspy's lines for ${name}.qs (the built command, writing its stdout directly)`, () => {
+      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+      const run = spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', fixturePath('qs', `${name}.qs`)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        maxBuffer: 1 << 28,
       });
-      vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-        err.push(String(chunk));
-        return true;
-      });
-      await buildProgram().parseAsync([
-        'node',
-        'tracehub',
-        'decode',
-        '--protocol',
-        'qs',
-        fixturePath('qs', `${name}.qs`),
-      ]);
-      vi.restoreAllMocks();
-      expect(Buffer.concat(out).equals(expectedText(name))).toBe(true);
-      expect(err.join('')).toMatch(/^qs: \d+ bytes, \d+ frames, \d+ records, \d+ errors, \d+ gaps/);
+      expect(run.status).toBe(0);
+      expect(run.stdout.equals(expectedText(name))).toBe(true);
+      expect(run.stderr.toString()).toMatch(/^qs: \d+ bytes, \d+ frames, \d+ records, \d+ errors, \d+ gaps/);
     });
   }
 
@@ -183,32 +165,26 @@ describe('tracehub decode --protocol qs', () => {
     expect(text.split('\n')[0]).toBe('1024933328 QF-gcA   Evt<Sig=00000004,Obj=0x0000000000000000,Pool=1,Ref=3>');
   });
 
-  /** Runs the real command in-process and returns what it wrote to stdout. */
-  async function commandOutput(args: string[]): Promise<Buffer> {
-    const out: Buffer[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      out.push(Buffer.from(chunk as Uint8Array));
-      return true;
+  /** Runs the built command and returns what it wrote to stdout. */
+  function commandOutput(args: string[]): Buffer {
+    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const run = spawnSync(process.execPath, [main, 'decode', '-p', 'qs', ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 1 << 28,
     });
-    vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    try {
-      await buildProgram().parseAsync(['node', 'tracehub', 'decode', '-p', 'qs', ...args]);
-    } finally {
-      vi.restoreAllMocks();
-    }
-    return Buffer.concat(out);
+    return run.stdout;
   }
 
   /** qspy's size options in a fixture's `.qspy-args` as the command's own. */
   const QSPY_FLAGS: Record<string, string> = { O: '--obj-ptr-size', F: '--fun-ptr-size', Q: '--queue-ctr-size' };
 
   for (const name of ['defer_midstream_sized', 'fmt_v64_midstream_sized']) {
-    it(`prints qspy's lines for ${name}.qs with the options qspy was given`, async () => {
+    it(`prints qspy's lines for ${name}.qs with the options qspy was given`, () => {
       const args = readFileSync(fixturePath('qs', `${name}.qspy-args`), 'utf8')
         .trim()
         .split(/\s+/);
       const options = args.flatMap((a) => [QSPY_FLAGS[a[1]], a.slice(2)]);
-      const out = await commandOutput([...options, fixturePath('qs', `${name}.qs`)]);
+      const out = commandOutput([...options, fixturePath('qs', `${name}.qs`)]);
       expect(out.equals(expectedText(name))).toBe(true);
     });
   }
@@ -270,7 +246,7 @@ describe('tracehub decode --protocol qs', () => {
     .map((f) => f.slice(0, -3));
 
   for (const name of runs) {
-    it(`writes byte for byte what qspy wrote for the generated ${name}.qs (bytes >= 0x80 included)`, async () => {
+    it(`writes byte for byte what qspy wrote for the generated ${name}.qs (bytes >= 0x80 included)`, () => {
       const lines = readFileSync(join(runsDir, `${name}.qspy.txt`), 'latin1').split('\n');
       const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
       const expected = Buffer.from(`${lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).join('\n')}\n`, 'latin1');
@@ -286,7 +262,7 @@ describe('tracehub decode --protocol qs', () => {
         v: '--qs-version',
       };
       const options = args.flatMap((a) => [flags[a[1]], a.slice(2)]);
-      const out = await commandOutput([...options, join(runsDir, `${name}.qs`)]);
+      const out = commandOutput([...options, join(runsDir, `${name}.qs`)]);
       expect(out.equals(expected)).toBe(true);
     });
   }

@@ -5,8 +5,10 @@ import { type QsDecoderOptions, resolveOptions } from './config.js';
 import { QS_STATE_RECORD_IDS, QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
 import { QsDeframer, QsFrameError, type QsFrameSink } from './deframer.js';
 import { formatDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
-import { QsRecordDecoder, QsTextRecordDecoder } from './record-decoder.js';
+import { QsRecordDecoder } from './record-decoder.js';
 import { escapeFrame } from './serializer.js';
+import type { TextBlocks } from './text-blocks.js';
+import { QsTextRecordDecoder } from './text-record-decoder.js';
 
 const EMPTY = new Uint8Array(0);
 const SNAPSHOT_VERSION = 1;
@@ -124,10 +126,26 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
 
   set textOnly(on: boolean) {
     if (on === this.textOnly) return;
+    this.useRecordDecoder(
+      on
+        ? new QsTextRecordDecoder(this.options, this.dictionaryFile)
+        : new QsRecordDecoder(this.options, this.dictionaryFile),
+    );
+  }
+
+  /**
+   * Decodes text only (see `textOnly`), writing the lines of the most frequent records straight
+   * into `out` as bytes, with no string made for them: those records carry '' as their text.
+   * Every other record's text is for the caller to add with `out.line(text)` as the record comes
+   * (a record with '' adds nothing), which keeps the lines in stream order.
+   */
+  textTo(out: TextBlocks): void {
+    this.useRecordDecoder(new QsTextRecordDecoder(this.options, this.dictionaryFile, out));
+  }
+
+  private useRecordDecoder(next: QsRecordDecoder): void {
+    const on = next instanceof QsTextRecordDecoder;
     // The other record decoder takes over the state (configuration, dictionaries) as a checkpoint does.
-    const next = on
-      ? new QsTextRecordDecoder(this.options, this.dictionaryFile)
-      : new QsRecordDecoder(this.options, this.dictionaryFile);
     next.restore(this.records.snapshot());
     next.hostSeqReset = this.records.hostSeqReset;
     this.records = next;

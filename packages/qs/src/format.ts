@@ -352,6 +352,8 @@ export class PieceMemo {
   text = '';
   /** Whether `text` was made flat: on its first reuse, as a text used once is not worth it. */
   private textFlat = false;
+  /** `text` as Latin-1 bytes, made on first use (a decoder that writes its lines as bytes). */
+  private textBytes: Uint8Array | null = null;
 
   /**
    * @param flattenReused whether a reused text is made flat (see `flat`): for a caller that
@@ -389,6 +391,17 @@ export class PieceMemo {
     this.p5 = p5;
     this.text = text;
     this.textFlat = false;
+    this.textBytes = null;
     return text;
+  }
+
+  /** `text` as Latin-1 bytes (one a character), kept until the next `keep`. */
+  bytes(): Uint8Array {
+    if (this.textBytes !== null) return this.textBytes;
+    const text = this.text;
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    this.textBytes = bytes;
+    return bytes;
   }
 }

@@ -45,3 +45,4 @@ export {
   writeEscapedFrame,
 } from './serializer.js';
 export { QsStreamSegments } from './stream-segments.js';
+export { TextBlocks } from './text-blocks.js';

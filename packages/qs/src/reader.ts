@@ -12,6 +12,8 @@ export class PayloadReader {
   pos = 0;
   /** End of the payload; `remaining` is kept as this and `pos` so that a read updates one field. */
   private end = 0;
+  /** End of the payload as `reset` set it (a failed read moves `end`). */
+  private payloadEnd = 0;
   /** Payload bytes left; -1 after a failed read. */
   get remaining(): number {
     return this.end - this.pos;
@@ -27,6 +29,14 @@ export class PayloadReader {
     this.buf = buf;
     this.pos = start;
     this.end = start + length;
+    this.payloadEnd = this.end;
+    this.errors = '';
+  }
+
+  /** Goes back to `pos` of the same payload, as if nothing after it had been read (errors included). */
+  rewind(pos: number): void {
+    this.pos = pos;
+    this.end = this.payloadEnd;
     this.errors = '';
   }
 

@@ -28,12 +28,11 @@ const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
-/** The fields of every record decoded for its text only (QsTextRecordDecoder). */
-const NO_FIELDS: Fields = Object.freeze({});
 /** 0n .. 4095n: the steps between consecutive timestamps. */
 const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
-type Fields = Record<string, unknown>;
+/** A record's fields, as its parser builds them. */
+export type Fields = Record<string, unknown>;
 type QsAddressing = NonNullable<DecodedRecord['qs']>;
 
 /**
@@ -167,6 +166,10 @@ export class QsRecordDecoder {
       this.userName = name;
       this.userNameSpaced = ` ${name}`;
     }
+    if (r.errors === '') {
+      const written = this.userLine(id, name, this.userNameSpaced, t, raw);
+      if (written !== null) return written;
+    }
     const head = this.ts.of(t) + this.userNameSpaced;
     const timeErrors = r.errors;
     const u = this.userElements;
@@ -281,6 +284,34 @@ export class QsRecordDecoder {
    */
   protected get copiesEveryLine(): boolean {
     return false;
+  }
+
+  /**
+   * A record's line from its timestamp and the line's tail kept in `m` (QsTextRecordDecoder
+   * writing bytes: the line is written, and its text is '').
+   */
+  protected memoLine(t: number, m: PieceMemo): string {
+    return this.ts.line(t, m.text);
+  }
+
+  /** A time event's line: `memoLine` with the counters after the kept part. */
+  protected timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
+    return this.ts.line(t, m.text + TIM.of(tim) + INT.of(int));
+  }
+
+  /**
+   * A user record written as bytes, when the decoder writes them and the elements are of the
+   * kinds that can be (QsTextRecordDecoder); else null, and the record is decoded as ever from
+   * where the reader stands (after the timestamp).
+   */
+  protected userLine(
+    _id: number,
+    _name: string,
+    _nameSpaced: string,
+    _t: number,
+    _raw: Uint8Array,
+  ): DecodedRecord | null {
+    return null;
   }
 
   /** A record's `targetTs` from its timestamp (QsTextRecordDecoder: none). */
@@ -538,10 +569,10 @@ export class QsRecordDecoder {
     const sigT = this.sig(s, o);
     const fn = this.funNames(f);
     const m = this.dispatchText;
-    const rest = m.same(tag, on.text, sigT, fn.text, '', '')
-      ? m.text
-      : m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
-    return this.done(id, 'record', t, this.ts.line(t, rest), { obj: on.field, sig: sigF, state: fn.field }, raw, {
+    if (!m.same(tag, on.text, sigT, fn.text, '', '')) {
+      m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
+    }
+    return this.done(id, 'record', t, this.memoLine(t, m), { obj: on.field, sig: sigF, state: fn.field }, raw, {
       obj: on.field,
       sig: sigF,
     });
@@ -678,22 +709,22 @@ export class QsRecordDecoder {
     const poolRef = POOL_REF.of(pool, ref);
     const que = (id === Id.QS_QF_ACTIVE_POST ? QUE_MIN : QUE_MAR).of(free, min);
     const m = this.activePostText;
-    const rest = m.same(tag, sdrN.text, aoN.text, sigT, poolRef, que)
-      ? m.text
-      : m.keep(
-          tag,
-          sdrN.text,
-          aoN.text,
-          sigT,
-          poolRef,
-          que,
-          `${tag}${sdrN.text},Obj=${aoN.text},Evt<Sig=${sigT}${poolRef}${que}`,
-        );
+    if (!m.same(tag, sdrN.text, aoN.text, sigT, poolRef, que)) {
+      m.keep(
+        tag,
+        sdrN.text,
+        aoN.text,
+        sigT,
+        poolRef,
+        que,
+        `${tag}${sdrN.text},Obj=${aoN.text},Evt<Sig=${sigT}${poolRef}${que}`,
+      );
+    }
     return this.done(
       id,
       'record',
       t,
-      this.ts.line(t, rest),
+      this.memoLine(t, m),
       id === Id.QS_QF_ACTIVE_POST
         ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
         : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
@@ -986,14 +1017,14 @@ export class QsRecordDecoder {
     const aoN = this.objNames(ao);
     const tag = (id === Id.QS_QF_TIMEEVT_ARM ? TE_ARM : id === Id.QS_QF_TIMEEVT_DISARM ? TE_DISARM : TE_CTR).of(rate);
     const m = this.timeEvtText;
-    const head = m.same(tag, teN.text, aoN.text, '', '', '')
-      ? m.text
-      : m.keep(tag, teN.text, aoN.text, '', '', '', `${tag}${teN.text},AO=${aoN.text}`);
+    if (!m.same(tag, teN.text, aoN.text, '', '', '')) {
+      m.keep(tag, teN.text, aoN.text, '', '', '', `${tag}${teN.text},AO=${aoN.text}`);
+    }
     return this.done(
       id,
       'record',
       t,
-      this.ts.line(t, head + TIM.of(tim) + INT.of(int)),
+      this.timeEvtLine(t, m, tim, int),
       { obj: teN.field, ao: aoN.field, tim, interval: int, rate },
       raw,
       { obj: teN.field },
@@ -1444,39 +1475,3 @@ const SEM_MTX_TAGS = [
   'Mtx-BlkA',
   'Mtx-UlkA',
 ];
-
-/**
- * The record decoder where only the records' text is wanted (`tracehub decode`'s text): the
- * records carry a null `targetTs`, empty `fields` and no `qs`, which saves a bigint of every
- * timestamp and the objects and arrays of every record's fields. A class of its own, so that the
- * pipeline's decoder, which never meets one, pays no test per record for it.
- */
-export class QsTextRecordDecoder extends QsRecordDecoder {
-  /**
-   * Records without `fields` and `qs`: where this is inlined into a record's parser, the objects
-   * the parser builds for them are never used, and the compiler leaves them out.
-   */
-  override done(
-    id: number,
-    kind: DecodedRecord['kind'],
-    _t: number | null,
-    text: string,
-    _fields: Fields,
-    raw: Uint8Array,
-  ): DecodedRecord {
-    if (this.r.remaining !== 0) return this.lengthError(id, raw);
-    return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
-  }
-
-  protected override get copiesEveryLine(): boolean {
-    return true;
-  }
-
-  protected override targetTsOf(): null {
-    return null;
-  }
-
-  protected override userFields(): Fields {
-    return NO_FIELDS;
-  }
-}

@@ -3,6 +3,7 @@ import type { QsDictionaries } from './dictionaries.js';
 import { renderUnknownKey } from './dictionaries.js';
 import { HEX2, hexPad, spacedDec, spacedExpOfBits, spacePad } from './format.js';
 import type { PayloadReader } from './reader.js';
+import type { TextBlocks } from './text-blocks.js';
 
 /** Data element type codes of the format byte's low nibble (spec 8.1). */
 export const QsUserType = {
@@ -264,6 +265,84 @@ export class QsUserElementsDecoder {
         return { types: t.slice(0, n), values: v.slice(0, n) };
     }
   }
+}
+
+/** The longest string element written as bytes; a longer one takes the string path. */
+const STR_BYTES_MAX = 512;
+/** Bytes a user record's line written as bytes may need after its head. */
+export const USER_LINE_ROOM = LINE_MAX + STR_BYTES_MAX + 32;
+
+/**
+ * Writes the elements of a user record into `out` as bytes, as `QsUserElementsDecoder.decode`
+ * renders them, for the usual elements: integers (decimal, and the hex of U8..U32), floats and
+ * strings. Returns false, with `r` and `out` where they got to, at the first element it leaves
+ * to `decode` (any other type, one that does not fit the payload, a line reaching QSPY's
+ * buffer size): the caller then takes back the line and decodes the record as a string.
+ * `lineStart` is where the line (its timestamp) starts in `out.block`.
+ */
+export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: number): boolean {
+  while (r.remaining > 0) {
+    const fmt = r.buf[r.pos];
+    r.pos++;
+    const type = fmt & 0x0f;
+    const width = fmt >>> 4;
+    switch (type) {
+      case QsUserType.I8_ENUM:
+        if ((width & 0x8) !== 0 || r.remaining < 1) return false;
+        out.spacedDec(r.i(1), width);
+        break;
+      case QsUserType.U8:
+      case QsUserType.U16:
+      case QsUserType.U32: {
+        const size = INT_SIZE[type];
+        if (r.remaining < size) return false;
+        const v = r.u(size);
+        if (width === HEX_FMT) {
+          out.byte(0x20);
+          out.byte(0x30);
+          out.byte(0x78);
+          out.hex(v, size * 2);
+        } else {
+          out.spacedDec(v, width);
+        }
+        break;
+      }
+      case QsUserType.I16:
+      case QsUserType.I32: {
+        const size = INT_SIZE[type];
+        if (r.remaining < size) return false;
+        out.spacedDec(r.i(size), width);
+        break;
+      }
+      case QsUserType.F32: {
+        if (r.remaining < 4) return false;
+        const bits = r.u(4);
+        f32u[0] = bits;
+        out.latin1(spacedExpOfBits(f32[0], bits, 0, false, EXP_WIDTH[width], EXP_PRECISION[width]));
+        break;
+      }
+      case QsUserType.F64: {
+        if (r.remaining < 8) return false;
+        r.u(8);
+        f64u[0] = r.lo;
+        f64u[1] = r.hi;
+        out.latin1(spacedExpOfBits(f64[0], r.lo, r.hi, true, EXP_WIDTH[width], EXP_PRECISION[width]));
+        break;
+      }
+      case QsUserType.STR: {
+        const s = r.str();
+        if (r.errors !== '' || s.length > STR_BYTES_MAX) return false;
+        out.byte(0x20);
+        out.latin1(s);
+        break;
+      }
+      default:
+        return false;
+    }
+    // QSPY cuts what reaches the end of its line buffer (appendAt): `decode` does that.
+    if (out.pos - lineStart >= LINE_MAX - 1) return false;
+  }
+  return true;
 }
 
 function objectName(dicts: QsDictionaries, key: number | string, size: number): string {

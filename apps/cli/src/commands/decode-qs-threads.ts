@@ -1,15 +1,9 @@
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import { type QsDecoderOptions, type QsDecoderStats, QsStreamSegments } from '@tracehub/qs';
+import { type QsDecoderOptions, type QsDecoderStats, QsStreamSegments, TextBlocks } from '@tracehub/qs';
 import type { CommandOutput } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
-import {
-  decodeSegmentText,
-  OutputBlocks,
-  type QsSegment,
-  type QsSegmentText,
-  type QsTextSeen,
-} from './qs-text-output.js';
+import { decodeSegmentText, type QsSegment, type QsSegmentText, type QsTextSeen } from './qs-text-output.js';
 
 /** The bytes a thread decodes at a time: a read of a file, big enough that the hand-over is cheap. */
 export const SEGMENT_BYTES = 1 << 20;
@@ -82,7 +76,7 @@ class WorkerSegments implements SegmentDecoder {
 /** This thread: a segment is decoded at once, when it is handed over. */
 class InThreadSegments implements SegmentDecoder {
   readonly queued = 0;
-  private readonly output = new OutputBlocks('latin1', true, 128);
+  private readonly output = new TextBlocks('latin1', { reuse: true, maxFree: 128 });
 
   decode(segment: QsSegment): Promise<QsSegmentText> {
     return Promise.resolve(decodeSegmentText(segment, this.output));

@@ -3,13 +3,14 @@
  * decode-qs-threads.ts) to qspy's text and answers with the text as Latin-1 blocks.
  */
 import { parentPort } from 'node:worker_threads';
+import { TextBlocks } from '@tracehub/qs';
 import type { QsThreadMessage } from './decode-qs-threads.js';
-import { decodeSegmentText, OutputBlocks, type QsSegmentText } from './qs-text-output.js';
+import { decodeSegmentText, type QsSegmentText } from './qs-text-output.js';
 
 const port = parentPort;
 if (!port) throw new Error('decode-qs-worker runs as a worker thread of tracehub decode');
 // Blocks come back once written: enough of them kept for the segments in flight.
-const output = new OutputBlocks('latin1', true, 128);
+const output = new TextBlocks('latin1', { reuse: true, maxFree: 128 });
 
 port.on('message', (message: QsThreadMessage) => {
   if (message.kind === 'recycle') {

@@ -1,12 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
-import { QsDecoder, type QsDecoderOptions, type QsDecoderStats } from '@tracehub/qs';
-import { CommandOutput, offlineSessionId, openInput, openInputChunks } from '../command-io.js';
+import { QsDecoder, type QsDecoderOptions, type QsDecoderStats, TextBlocks } from '@tracehub/qs';
+import { CommandOutput, DirectStdout, offlineSessionId, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
 import { SIZE_OPTIONS } from './decode-qs-options.js';
 import { type DecodeVerdict, EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
-import { noticeQsRecord, OutputBlocks, type QsTextSeen, qsTextSink } from './qs-text-output.js';
+import { noticeQsRecord, type QsTextSeen, qsTextSink } from './qs-text-output.js';
 
 /** Where the command reads and writes; the process's own streams unless a test gives others. */
 export interface QsDecodeIo {
@@ -20,7 +20,8 @@ export interface QsDecodeIo {
  * verdict to stderr; returns the exit status (NOTHING_DECODED_EXIT when nothing decoded).
  */
 export async function runQsDecode(file: string, opts: Record<string, unknown>, io?: QsDecodeIo): Promise<number> {
-  const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  const stdin = io?.stdin ?? process.stdin;
+  const stderr = io?.stderr ?? process.stderr;
   const format = String(opts.format ?? 'text');
   if (format !== 'text' && format !== 'json') throw new Error(`unknown qs format '${format}': use text or json`);
 
@@ -31,7 +32,6 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   }
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
 
-  const out = new CommandOutput(stdout);
   // Threads: `--threads`, else one. JSON (whose record numbers run through the whole stream)
   // always decodes in this thread. On two cores a second thread cost about half as much CPU
   // again for the same records, and shortened the wall time only when a core was idle.
@@ -41,21 +41,28 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   if (threads > 1) {
     const opened = openInput(file, stdin, stderr);
     progress = opened.progress;
-    const recycle = stdout === process.stdout;
+    // The threads' blocks wait for their turn: the process's stdout as a stream, which calls
+    // back when done with a block, so that its thread fills it again.
+    const out = new CommandOutput(io?.stdout ?? process.stdout);
+    const recycle = io === undefined;
     // Loaded only for threads (start-up counts for a command that runs for a second).
     const { decodeQsTextInThreads, SEGMENT_BYTES } = await import('./decode-qs-threads.js');
     const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
     decoded = await decodeQsTextInThreads(opened.input, options, { threads, segmentBytes, recycle }, out, progress);
+    out.close();
   } else {
     // In this thread each chunk is decoded (and nothing keeps it) before the next is read, so a
     // file is read into one buffer again and again; the threads keep theirs while segments wait.
     const opened = openInputChunks(file, stdin, stderr);
     progress = opened.progress;
-    decoded = await decodeInProcess(opened.input, options, format, out, stdout === process.stdout, progress);
+    // The process's own stdout is written directly; process.stdout is not touched (as a stream
+    // it would make a pipe non-blocking).
+    const output = io === undefined ? new DirectStdout() : new CommandOutput(io.stdout);
+    decoded = await decodeInProcess(opened.input, options, format, output, progress);
+    if (output instanceof CommandOutput) output.close();
   }
   const { stats: s, seen } = decoded;
   progress?.done();
-  out.close();
 
   stderr.write(
     `qs: ${s.bytes} bytes, ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps` +
@@ -67,25 +74,31 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   );
 }
 
-/** Decodes the whole input with one decoder, in this thread, writing as it goes. */
+/**
+ * Decodes the whole input with one decoder, in this thread, writing as it goes: straight to
+ * `out` when it is DirectStdout (each block as it fills), else each chunk's blocks to the stream.
+ */
 async function decodeInProcess(
   input: AsyncIterable<Uint8Array>,
   options: QsDecoderOptions,
   format: 'text' | 'json',
-  out: CommandOutput,
-  ownStdout: boolean,
+  out: DirectStdout | CommandOutput,
   progress: ProgressBar | undefined,
 ): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
   const decoder = new QsDecoder(options);
-  decoder.textOnly = format === 'text';
   const session = format === 'json' ? await offlineSessionId() : '';
   let seq = 0;
   let chunkIndex = 0;
   let hostNs = 0n;
   // Lines go straight into output blocks, so that no record outlives the call that decoded it.
-  // Only the process's own stdout (a file, pipe or terminal) is done with a block when its write
-  // calls back; a stream in the process (a test's PassThrough) may still hold it.
-  const output = new OutputBlocks(format === 'text' ? 'latin1' : 'utf8', ownStdout);
+  // A stream in the process (a test's PassThrough) may still hold a block it called back for:
+  // those blocks are not filled again.
+  const output = new TextBlocks(
+    format === 'text' ? 'latin1' : 'utf8',
+    out instanceof DirectStdout ? { writeNow: (bytes) => out.write(bytes) } : {},
+  );
+  // Text: the most frequent records' lines are written into the blocks as bytes by the decoder.
+  if (format === 'text') decoder.textTo(output);
   const seen: QsTextSeen = { lengthErrors: 0, targetInfos: 0 };
   const collect =
     format === 'text'
@@ -104,7 +117,8 @@ async function decodeInProcess(
           output.line(JSON.stringify(record));
         };
   const flush = async () => {
-    for (const block of output.take()) await out.write(block, () => output.recycle(block));
+    const blocks = output.take();
+    if (out instanceof CommandOutput) for (const block of blocks) await out.write(block);
   };
 
   let read = 0;

@@ -1,0 +1,157 @@
+import type { DecodedRecord } from '@tracehub/contracts';
+import type { QsDecoderOptions } from './config.js';
+import type { QsDictionaryFile } from './dictionary-file.js';
+import type { PieceMemo } from './format.js';
+import { type Fields, QsRecordDecoder } from './record-decoder.js';
+import type { TextBlocks } from './text-blocks.js';
+import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
+
+/** The fields of every record decoded for its text only. */
+const NO_FIELDS: Fields = Object.freeze({});
+/** Room for a timestamp (20 digits at most) and a newline around a line's kept tail. */
+const TIMESTAMP_ROOM = 24;
+/** Room for a time event's two counters after its kept part. */
+const COUNTERS_ROOM = 48;
+
+/**
+ * The record decoder where only the records' text is wanted (`tracehub decode`'s text): the
+ * records carry a null `targetTs`, empty `fields` and no `qs`, which saves a bigint of every
+ * timestamp and the objects and arrays of every record's fields. A class of its own, so that the
+ * pipeline's decoder, which never meets one, pays no test per record for it.
+ *
+ * Given `out`, it writes the lines of the most frequent records (dispatches, posts, time-event
+ * arms, user records of integers, floats and strings) straight into `out` as Latin-1 bytes, and
+ * those records carry '' as their text; every other record's text is a string as ever, for the
+ * caller to add to `out` (`out.line`) when it gets the record, which keeps the lines in order.
+ * The bytes are the string formatter's text exactly: tests compare the two on every capture and
+ * on fuzzed streams.
+ */
+export class QsTextRecordDecoder extends QsRecordDecoder {
+  /** Where the line written as bytes for the record being decoded starts; -1 when none was. */
+  private lineStart = -1;
+  /**
+   * The records whose line was written, by id: they differ in nothing else but their name, so
+   * one frozen record an id is shared by all of them, rather than one made for every line.
+   */
+  private readonly writtenRecords: (DecodedRecord | undefined)[] = new Array<DecodedRecord | undefined>(256).fill(
+    undefined,
+  );
+
+  constructor(
+    options: Required<QsDecoderOptions>,
+    dictionaryFile?: QsDictionaryFile,
+    private readonly out?: TextBlocks,
+  ) {
+    super(options, dictionaryFile);
+  }
+
+  /**
+   * Records without `fields` and `qs`: where this is inlined into a record's parser, the objects
+   * the parser builds for them are never used, and the compiler leaves them out (so the rest is
+   * kept out of line, to stay small enough to be inlined).
+   */
+  override done(
+    id: number,
+    kind: DecodedRecord['kind'],
+    _t: number | null,
+    text: string,
+    _fields: Fields,
+    raw: Uint8Array,
+  ): DecodedRecord {
+    if (this.lineStart >= 0 || this.r.remaining !== 0) return this.doneWritten(id, raw);
+    return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
+  }
+
+  /**
+   * `done` of a record whose line was written as bytes, or that failed its length check: that
+   * takes back the line written for it.
+   */
+  private doneWritten(id: number, raw: Uint8Array): DecodedRecord {
+    const start = this.lineStart;
+    this.lineStart = -1;
+    if (this.r.remaining !== 0) {
+      if (start >= 0 && this.out !== undefined) this.out.pos = start;
+      return this.lengthError(id, raw);
+    }
+    return this.written(id, this.names[id], raw);
+  }
+
+  /** The record of a line written as bytes (its text is ''). */
+  private written(id: number, name: string, raw: Uint8Array): DecodedRecord {
+    const known = this.writtenRecords[id];
+    if (known !== undefined && known.name === name && known.raw === raw) return known;
+    const record: DecodedRecord = Object.freeze({
+      kind: 'record',
+      type: id,
+      name,
+      targetTs: null,
+      fields: NO_FIELDS,
+      text: '',
+      raw,
+    });
+    this.writtenRecords[id] = record;
+    return record;
+  }
+
+  protected override memoLine(t: number, m: PieceMemo): string {
+    const out = this.out;
+    if (out === undefined) return super.memoLine(t, m);
+    const tail = m.bytes();
+    this.lineStart = out.startLine(tail.length + TIMESTAMP_ROOM);
+    out.digits10(t);
+    out.bytes(tail);
+    out.byte(0x0a);
+    return '';
+  }
+
+  protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
+    const out = this.out;
+    if (out === undefined) return super.timeEvtLine(t, m, tim, int);
+    const kept = m.bytes();
+    this.lineStart = out.startLine(kept.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
+    out.digits10(t);
+    out.bytes(kept);
+    out.latin1(',Tim=');
+    out.dec(tim);
+    out.latin1(',Int=');
+    out.dec(int);
+    out.byte(0x0a);
+    return '';
+  }
+
+  protected override userLine(
+    id: number,
+    name: string,
+    nameSpaced: string,
+    t: number,
+    raw: Uint8Array,
+  ): DecodedRecord | null {
+    const out = this.out;
+    if (out === undefined) return null;
+    const r = this.r;
+    const from = r.pos;
+    const start = out.startLine(TIMESTAMP_ROOM + nameSpaced.length + USER_LINE_ROOM);
+    out.digits10(t);
+    out.latin1(nameSpaced);
+    if (writeUserElements(r, out, start)) {
+      out.byte(0x0a);
+      return this.written(id, name, raw);
+    }
+    out.pos = start;
+    r.rewind(from);
+    return null;
+  }
+
+  /** Read while the base class's fields are made, before `out` is set: true either way. */
+  protected override get copiesEveryLine(): boolean {
+    return true;
+  }
+
+  protected override targetTsOf(): null {
+    return null;
+  }
+
+  protected override userFields(): Fields {
+    return NO_FIELDS;
+  }
+}

@@ -1,0 +1,204 @@
+import type { DecodedRecord } from '@tracehub/contracts';
+import { QsDecoder, type QsDecoderOptions, QsFrameBuilder, QsRecordId, TextBlocks } from '@tracehub/qs';
+import { describe, expect, it } from 'vitest';
+import { qspyCases } from './helpers.js';
+
+// `QsDecoder.textTo` writes the lines of the most frequent records as bytes; the string
+// formatter (the records' `text`) is the reference. Both are decoded here from the same
+// streams and compared byte for byte: every capture qspy's output is known for, and fuzzed
+// streams built to reach every branch of the byte writers and their fall-backs.
+
+const ctx = { hostNs: 0n };
+
+/** Cuts `bytes` into chunks of the given sizes (cycled). */
+function* chunks(bytes: Uint8Array, sizes: number[]): Generator<Uint8Array> {
+  let i = 0;
+  for (let off = 0; off < bytes.length; ) {
+    const n = sizes[i++ % sizes.length];
+    yield bytes.subarray(off, off + n);
+    off += n;
+  }
+}
+
+/** How many user and predefined records had their line written as bytes, and how many as strings. */
+interface Tally {
+  userBytes: number;
+  userStrings: number;
+  predefinedBytes: number;
+}
+
+/** What `tracehub decode` prints: lines written as bytes by the decoder, the rest added as they come. */
+function textAsBytes(bytes: Uint8Array, options: QsDecoderOptions, sizes: number[], tally?: Tally): Buffer {
+  const blocks = new TextBlocks('latin1');
+  const decoder = new QsDecoder(options);
+  decoder.textTo(blocks);
+  const emit = (r: DecodedRecord) => {
+    if (r.text !== '') blocks.line(r.text);
+    if (tally === undefined || r.kind !== 'record') return;
+    const user = r.type >= 100;
+    if (r.text === '' && user) tally.userBytes++;
+    else if (r.text === '' && r.name !== 'QS_EMPTY') tally.predefinedBytes++;
+    else if (user) tally.userStrings++;
+  };
+  for (const chunk of chunks(bytes, sizes)) decoder.push(chunk, ctx, emit);
+  decoder.end(ctx, emit);
+  return Buffer.concat(blocks.take());
+}
+
+/** The same from the string formatter: every record's text, one line each, as Latin-1. */
+function textAsStrings(bytes: Uint8Array, options: QsDecoderOptions, sizes: number[]): Buffer {
+  const decoder = new QsDecoder(options);
+  let text = '';
+  const emit = (r: DecodedRecord) => {
+    if (r.text !== '') text += `${r.text}\n`;
+  };
+  for (const chunk of chunks(bytes, sizes)) decoder.push(chunk, ctx, emit);
+  decoder.end(ctx, emit);
+  return Buffer.from(text, 'latin1');
+}
+
+function lcg(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 4294967296;
+  };
+}
+
+/** The first line where two outputs differ, for a readable failure. */
+function firstDifference(a: Buffer, b: Buffer): string {
+  const al = a.toString('latin1').split('\n');
+  const bl = b.toString('latin1').split('\n');
+  for (let i = 0; i < Math.max(al.length, bl.length); i++) {
+    if (al[i] !== bl[i])
+      return `line ${i + 1}:\n  bytes:   ${JSON.stringify(al[i])}\n  strings: ${JSON.stringify(bl[i])}`;
+  }
+  return 'none';
+}
+
+describe('text written as bytes (QsDecoder.textTo)', () => {
+  for (const c of qspyCases()) {
+    it(`is what qspy printed, and the string formatter's text, for ${c.label}`, () => {
+      const qspy = Buffer.from(c.lines.map((l) => `${l}\n`).join(''), 'latin1');
+      for (const sizes of c.generated ? [[4096], [1, 7, 64]] : [[4096], [3, 250]]) {
+        const asBytes = textAsBytes(c.bytes, c.options, sizes);
+        const asStrings = textAsStrings(c.bytes, c.options, sizes);
+        expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+        expect(asBytes.equals(qspy), firstDifference(asBytes, qspy)).toBe(true);
+      }
+    });
+  }
+
+  it("cuts a user record's line where qspy's line buffer ends, as the string formatter does", () => {
+    // Timestamp and ` USER+000` (19 characters), 64 elements of 15 (` %14u`), then one of 6 to 15
+    // and one of 2: lines reaching 985 to 994 characters before the last, each side of the 991
+    // that fit in qspy's buffer.
+    const frames = new QsFrameBuilder();
+    const parts: Uint8Array[] = [];
+    for (let width = 5; width <= 14; width++) {
+      const payload = [1, 2, 3, 4];
+      for (let e = 0; e < 64; e++) payload.push(0xe1, e);
+      payload.push((width << 4) | 0x01, 9, 0x01, 7);
+      parts.push(frames.frame(100, new Uint8Array(payload)));
+    }
+    const stream = Buffer.concat(parts);
+    const asBytes = textAsBytes(stream, {}, [stream.length]);
+    const asStrings = textAsStrings(stream, {}, [stream.length]);
+    expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+    const lengths = asStrings
+      .toString('latin1')
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => l.length);
+    expect(lengths).toEqual([987, 988, 989, 990, 990, 990, 990, 990, 990, 990]);
+  });
+
+  it("is the string formatter's text on 3 000 fuzzed streams of the records it writes, and of others", () => {
+    const rnd = lcg(20261126);
+    const int = (n: number) => Math.floor(rnd() * n);
+    const byteOf = () => (rnd() < 0.1 ? [0x7e, 0x7d, 0x00, 0xff][int(4)] : int(256));
+    const latin1 = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + int(224))).join('');
+    const tally: Tally = { userBytes: 0, userStrings: 0, predefinedBytes: 0 };
+    for (let n = 0; n < 3000; n++) {
+      const frames = new QsFrameBuilder();
+      const parts: Uint8Array[] = [];
+      const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
+      const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (v >>> (8 * i)) & 0xff);
+      const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
+      const objs = [0x1000, 0x2000, 0x3000, 0];
+      for (let k = 0; k < 40; k++) {
+        const x = rnd();
+        const t = rnd() < 0.05 ? 0xffffffff : int(2 ** 32);
+        if (x < 0.08) {
+          // Names for the objects, signals and user records the others print (the kept tails change).
+          const which = int(3);
+          if (which === 0) add(QsRecordId.QS_OBJ_DICT, [...le(objs[int(3)], 4), ...str(latin1(1 + int(12)))]);
+          else if (which === 1)
+            add(QsRecordId.QS_SIG_DICT, [...le(int(8), 2), ...le(objs[int(4)], 4), ...str(latin1(1 + int(12)))]);
+          else add(QsRecordId.QS_USR_DICT, [100 + int(8), ...str(latin1(1 + int(20)))]);
+        } else if (x < 0.4) {
+          // Dispatch-like, post, and time-event records at their length, or one off it (length errors).
+          const kind = int(6);
+          const id = [
+            QsRecordId.QS_QEP_DISPATCH,
+            QsRecordId.QS_QEP_INTERN_TRAN,
+            QsRecordId.QS_QEP_IGNORED,
+            QsRecordId.QS_QF_ACTIVE_POST,
+            QsRecordId.QS_QF_ACTIVE_POST_ATTEMPT,
+            rnd() < 0.5 ? QsRecordId.QS_QF_TIMEEVT_ARM : QsRecordId.QS_QF_TIMEEVT_DISARM,
+          ][kind];
+          const body =
+            kind < 3
+              ? [...le(t, 4), ...le(int(8), 2), ...le(objs[int(4)], 4), ...le(int(2 ** 32), 4)]
+              : kind < 5
+                ? [
+                    ...le(t, 4),
+                    ...le(objs[int(4)], 4),
+                    ...le(int(8), 2),
+                    ...le(objs[int(4)], 4),
+                    int(3),
+                    int(3),
+                    int(256),
+                    int(256),
+                  ]
+                : [
+                    ...le(t, 4),
+                    ...le(objs[int(4)], 4),
+                    ...le(objs[int(4)], 4),
+                    ...le(int(70000), 2),
+                    ...le(int(70000), 2),
+                    int(4),
+                  ];
+          const cut = rnd() < 0.15 ? [-1, 1][int(2)] : 0;
+          add(id, cut < 0 ? body.slice(0, cut) : cut > 0 ? [...body, byteOf()] : body);
+        } else {
+          // User records: elements of every type and width, values of every size, long strings,
+          // lines past qspy's buffer, payloads that end inside an element.
+          const payload = [...le(t, 4)];
+          const elements = rnd() < 0.1 ? 40 + int(60) : int(8);
+          for (let e = 0; e < elements; e++) {
+            const type = rnd() < 0.8 ? [0, 1, 2, 3, 4, 5, 6, 7, 8][int(9)] : int(16);
+            const width = int(16);
+            payload.push((width << 4) | type);
+            if (type === 8) payload.push(...str(latin1(rnd() < 0.05 ? 300 + int(400) : int(24))));
+            else if (type === 9) payload.push(int(6), ...Array.from({ length: 5 }, byteOf));
+            else
+              payload.push(...Array.from({ length: [1, 1, 2, 2, 4, 4, 4, 8, 0, 0, 6, 4, 4, 8, 8, 4][type] }, byteOf));
+          }
+          const cut = rnd() < 0.1 ? int(Math.min(payload.length, 6)) : 0;
+          add(100 + int(10), payload.slice(0, payload.length - cut));
+        }
+        if (rnd() < 0.02) parts.push(new Uint8Array(Array.from({ length: 1 + int(6) }, byteOf)));
+      }
+      const stream = Buffer.concat(parts);
+      const sizes = [1 + int(300), 1 + int(40)];
+      const asBytes = textAsBytes(stream, {}, sizes, tally);
+      const asStrings = textAsStrings(stream, {}, sizes);
+      if (!asBytes.equals(asStrings)) throw new Error(`stream ${n}: ${firstDifference(asBytes, asStrings)}`);
+    }
+    // Both ways were taken often: lines written as bytes, and user records left to the strings.
+    expect(tally.userBytes).toBeGreaterThan(10_000);
+    expect(tally.userStrings).toBeGreaterThan(10_000);
+    expect(tally.predefinedBytes).toBeGreaterThan(20_000);
+  });
+});
