@@ -60,7 +60,7 @@ describe('tracehub decode --protocol qs', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
         maxBuffer: 1 << 28,
       });
-      expect(run.status).toBe(0);
+      expect(run.status, run.stderr.toString()).toBe(0);
       expect(run.stdout.equals(expectedText(name))).toBe(true);
       expect(run.stderr.toString()).toMatch(/^qs: \d+ bytes, \d+ frames, \d+ records, \d+ errors, \d+ gaps/);
     });

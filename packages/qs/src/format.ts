@@ -350,8 +350,11 @@ export class PieceMemo {
   private p4 = '';
   private p5 = '';
   text = '';
-  /** Whether `text` was made flat: on its first reuse, as a text used once is not worth it. */
-  private textFlat = false;
+  /**
+   * Whether `text` was reused since it was kept. On its first reuse it is made flat (with
+   * `flattenReused`), as a text used once is not worth it.
+   */
+  reused = false;
   /** `text` as Latin-1 bytes, made on first use (a decoder that writes its lines as bytes). */
   private textBytes: Uint8Array | null = null;
 
@@ -374,9 +377,9 @@ export class PieceMemo {
     ) {
       return false;
     }
-    if (this.flattenReused && !this.textFlat) {
-      flat(this.text);
-      this.textFlat = true;
+    if (!this.reused) {
+      this.reused = true;
+      if (this.flattenReused) flat(this.text);
     }
     return true;
   }
@@ -390,12 +393,15 @@ export class PieceMemo {
     this.p4 = p4;
     this.p5 = p5;
     this.text = text;
-    this.textFlat = false;
+    this.reused = false;
     this.textBytes = null;
     return text;
   }
 
-  /** `text` as Latin-1 bytes (one a character), kept until the next `keep`. */
+  /**
+   * `text` as Latin-1 bytes (one a character), kept until the next `keep`: for a text that is
+   * reused (a text written once is cheaper written from the string).
+   */
   bytes(): Uint8Array {
     if (this.textBytes !== null) return this.textBytes;
     const text = this.text;

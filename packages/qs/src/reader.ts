@@ -12,8 +12,6 @@ export class PayloadReader {
   pos = 0;
   /** End of the payload; `remaining` is kept as this and `pos` so that a read updates one field. */
   private end = 0;
-  /** End of the payload as `reset` set it (a failed read moves `end`). */
-  private payloadEnd = 0;
   /** Payload bytes left; -1 after a failed read. */
   get remaining(): number {
     return this.end - this.pos;
@@ -29,14 +27,16 @@ export class PayloadReader {
     this.buf = buf;
     this.pos = start;
     this.end = start + length;
-    this.payloadEnd = this.end;
     this.errors = '';
   }
 
-  /** Goes back to `pos` of the same payload, as if nothing after it had been read (errors included). */
-  rewind(pos: number): void {
+  /**
+   * Goes back to `pos` of the same payload, `remaining` bytes before its end (as they were
+   * there), as if nothing after it had been read: a failed read moved the end, and left errors.
+   */
+  rewind(pos: number, remaining: number): void {
     this.pos = pos;
-    this.end = this.payloadEnd;
+    this.end = pos + remaining;
     this.errors = '';
   }
 

@@ -166,10 +166,8 @@ export class QsRecordDecoder {
       this.userName = name;
       this.userNameSpaced = ` ${name}`;
     }
-    if (r.errors === '') {
-      const written = this.userLine(id, name, this.userNameSpaced, t, raw);
-      if (written !== null) return written;
-    }
+    const written = this.userLine(id, name, this.userNameSpaced, t, raw);
+    if (written !== null) return written;
     const head = this.ts.of(t) + this.userNameSpaced;
     const timeErrors = r.errors;
     const u = this.userElements;
@@ -294,15 +292,20 @@ export class QsRecordDecoder {
     return this.ts.line(t, m.text);
   }
 
+  /** A record's line from its timestamp and the rest (QsTextRecordDecoder writing bytes: written, and '' returned). */
+  protected tsLine(t: number, rest: string): string {
+    return this.ts.of(t) + rest;
+  }
+
   /** A time event's line: `memoLine` with the counters after the kept part. */
   protected timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     return this.ts.line(t, m.text + TIM.of(tim) + INT.of(int));
   }
 
   /**
-   * A user record written as bytes, when the decoder writes them and the elements are of the
-   * kinds that can be (QsTextRecordDecoder); else null, and the record is decoded as ever from
-   * where the reader stands (after the timestamp).
+   * A user record written as bytes, when the decoder writes them, its timestamp was read whole
+   * and its elements are of the kinds that can be (QsTextRecordDecoder); else null, and the
+   * record is decoded as ever from where the reader stands (after the timestamp).
    */
   protected userLine(
     _id: number,
@@ -549,7 +552,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} Init===> Obj=${this.obj(o)},State=${this.fun(f)}`,
+      this.tsLine(t, ` Init===> Obj=${this.obj(o)},State=${this.fun(f)}`),
       { obj: this.objF(o), state: this.funF(f) },
       raw,
       { obj: this.objF(o) },
@@ -592,7 +595,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      this.tsLine(t, ` ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`),
       { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
       raw,
       { obj: objF, sig: sigF },
@@ -635,7 +638,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
+      this.tsLine(
+        t,
+        ` ${tag} Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
+      ),
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -654,7 +660,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} AO-Remov Obj=${this.obj(o)},Pri=${dec(prio)}`,
+      this.tsLine(t, ` AO-Remov Obj=${this.obj(o)},Pri=${dec(prio)}`),
       { obj: objF, prio },
       raw,
       { obj: objF, prio },
@@ -682,7 +688,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`,
+      this.tsLine(t, ` ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`),
       { obj: objF, sig: sigF },
       raw,
       { obj: objF, sig: sigF },
@@ -751,7 +757,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === Id.QS_QF_ACTIVE_POST ? 'AO-Post ' : 'AO-PostA'} Sdr=${this.obj(0)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${que}`,
+      this.tsLine(
+        t,
+        ` ${id === Id.QS_QF_ACTIVE_POST ? 'AO-Post ' : 'AO-PostA'} Sdr=${this.obj(0)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${que}`,
+      ),
       id === Id.QS_QF_ACTIVE_POST
         ? { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
         : { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min },
@@ -779,7 +788,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min)}`,
+      this.tsLine(
+        t,
+        ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min)}`,
+      ),
       id === Id.QS_QF_EQUEUE_POST_ATTEMPT
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
         : { obj: objF, sig: sigF, pool, ref, free, min },
@@ -806,7 +818,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
+      this.tsLine(
+        t,
+        ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
+      ),
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -830,7 +845,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`,
+      this.tsLine(t, ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`),
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -849,7 +864,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} AO-RCllA Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)}`,
+      this.tsLine(t, ` AO-RCllA Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)}`),
       { obj: objF, queue: this.objF(q) },
       raw,
       { obj: objF },
@@ -886,7 +901,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`,
+      this.tsLine(t, ` ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`),
       { sig: sigF, size },
       raw,
       { sig: sigF },
@@ -906,8 +921,8 @@ export class QsRecordDecoder {
       'record',
       t,
       id === Id.QS_QF_MPOOL_GET
-        ? `${this.ts.of(t)} MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`
-        : `${this.ts.of(t)} MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`,
+        ? this.tsLine(t, ` MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`)
+        : this.tsLine(t, ` MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`),
       id === Id.QS_QF_MPOOL_GET ? { obj: objF, free, min } : { obj: objF, free, margin: min },
       raw,
       { obj: objF },
@@ -925,7 +940,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`,
+      this.tsLine(t, ` MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`),
       { obj: objF, free },
       raw,
       {
@@ -950,7 +965,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
+      this.tsLine(t, ` QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`),
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -982,7 +997,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`,
+      this.tsLine(t, ` ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`),
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -1061,7 +1076,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`,
+      this.tsLine(t, ` TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`),
       { obj: objF, ao: this.objF(ao), rate },
       raw,
       { obj: objF },
@@ -1084,7 +1099,10 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
+      this.tsLine(
+        t,
+        ` TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
+      ),
       { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
       raw,
       { obj: objF },
@@ -1105,7 +1123,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`,
+      this.tsLine(t, ` TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`),
       { obj: objF, sig: sigF, ao: this.objF(ao), rate },
       raw,
       { obj: objF, sig: sigF },
@@ -1121,7 +1139,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`,
+      this.tsLine(t, ` ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`),
       { nest },
       raw,
     );
@@ -1137,7 +1155,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`,
+      this.tsLine(t, ` ${id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`),
       { nest, prio },
       raw,
       { prio },
@@ -1153,7 +1171,7 @@ export class QsRecordDecoder {
     if (c.version < 710 && id !== Id.QS_SCHED_NEXT) {
       // Before QS 7.1 ids 48 and 49 were the mutex lock and unlock.
       const tag = id === Id.QS_SCHED_PREEMPT ? 'Mtx-Lock' : 'Mtx-Unlk';
-      const text = `${this.ts.of(t)} ${tag} Pro=${dec(a)},Ceil=${dec(b)}`;
+      const text = this.tsLine(t, ` ${tag} Pro=${dec(a)},Ceil=${dec(b)}`);
       return this.done(id, 'record', t, text, { prio: a, ceiling: b }, raw, { prio: a });
     }
     const tag = id === Id.QS_SCHED_PREEMPT ? 'Sch-Pre ' : id === Id.QS_SCHED_RESTORE ? 'Sch-Rest' : 'Sch-Next';
@@ -1162,7 +1180,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${tag} Pri=${dec(b)}->${dec(a)}`,
+      this.tsLine(t, ` ${tag} Pri=${dec(b)}->${dec(a)}`),
       { prio: a, prevPrio: b },
       raw,
       {
@@ -1181,7 +1199,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`,
+      this.tsLine(t, ` ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`),
       { prevCeiling: a, ceiling: b },
       raw,
     );
@@ -1192,7 +1210,7 @@ export class QsRecordDecoder {
     const c = this.config;
     const t = r.u(c.timeSize);
     const a = r.u(1);
-    return this.done(id, 'record', t, `${this.ts.of(t)} Sch-Idle Pri=${dec(a)}->0`, { prevPrio: a }, raw);
+    return this.done(id, 'record', t, this.tsLine(t, ` Sch-Idle Pri=${dec(a)}->0`), { prevPrio: a }, raw);
   }
 
   private parseEnumDict(id: number, raw: Uint8Array): DecodedRecord {
@@ -1276,7 +1294,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      `${this.ts.of(t)} =ASSERT= Mod=${mod},Loc=${dec(loc)}`,
+      this.tsLine(t, ` =ASSERT= Mod=${mod},Loc=${dec(loc)}`),
       { module: r.lastStr, location: loc },
       raw,
     );
@@ -1298,13 +1316,13 @@ export class QsRecordDecoder {
     let text: string;
     let fields: Fields;
     if (id <= Id.QS_SEM_BLOCK_ATTEMPT) {
-      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`;
+      text = this.tsLine(t, ` ${tag} ${this.obj(o)},Thr=${dec(a)},Cnt=${dec(b)}`);
       fields = { obj: objF, thread: a, count: b };
     } else if (id === Id.QS_MTX_BLOCK || id === Id.QS_MTX_BLOCK_ATTEMPT) {
-      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`;
+      text = this.tsLine(t, ` ${tag} ${this.obj(o)},Hldr=${dec(a)},Thr=${dec(b)}`);
       fields = { obj: objF, holder: a, thread: b };
     } else {
-      text = `${this.ts.of(t)} ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`;
+      text = this.tsLine(t, ` ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`);
       fields = { obj: objF, holder: a, nest: b };
     }
     return this.done(id, 'record', t, text, fields, raw, { obj: objF });

@@ -210,20 +210,29 @@ const HEX_DIGITS = new Uint8Array([...'0123456789ABCDEF'].map((c) => c.charCodeA
 
 /** Decimal digits of a non-negative integer. */
 function digitCount(v: number): number {
-  let n = 1;
-  while (v >= 10) {
-    v = Math.floor(v / 10);
-    n++;
-  }
+  if (v < 10000) return v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : 4;
+  let n = 5;
+  for (let limit = 100000; v >= limit && n < 17; limit *= 10) n++;
   return n;
 }
 
-/** Writes the `digits` decimal digits of `v` at `p`; returns `digits`. */
+/**
+ * Writes the `digits` decimal digits of `v` at `p`, four at a time from the table (the last
+ * group only its own digits); returns `digits`.
+ */
 function writeDigits(b: Uint8Array, p: number, v: number, digits: number): number {
-  for (let i = p + digits - 1; i >= p; i--) {
-    const q = Math.floor(v / 10);
-    b[i] = 0x30 + (v - q * 10);
+  let end = p + digits;
+  while (end - p > 4) {
+    const q = Math.floor(v / 10000);
+    const at = (v - q * 10000) * 4;
+    b[end - 4] = DIGITS4[at];
+    b[end - 3] = DIGITS4[at + 1];
+    b[end - 2] = DIGITS4[at + 2];
+    b[end - 1] = DIGITS4[at + 3];
+    end -= 4;
     v = q;
   }
+  const first = v * 4 + 4 - (end - p);
+  for (let i = 0; p + i < end; i++) b[p + i] = DIGITS4[first + i];
   return digits;
 }

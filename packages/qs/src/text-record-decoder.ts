@@ -30,8 +30,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   /** Where the line written as bytes for the record being decoded starts; -1 when none was. */
   private lineStart = -1;
   /**
-   * The records whose line was written, by id: they differ in nothing else but their name, so
-   * one frozen record an id is shared by all of them, rather than one made for every line.
+   * The records whose line was written, by id: they differ in nothing else but their kind and
+   * name, so one frozen record an id is shared by all of them, rather than one made for every line.
    */
   private readonly writtenRecords: (DecodedRecord | undefined)[] = new Array<DecodedRecord | undefined>(256).fill(
     undefined,
@@ -58,7 +58,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     _fields: Fields,
     raw: Uint8Array,
   ): DecodedRecord {
-    if (this.lineStart >= 0 || this.r.remaining !== 0) return this.doneWritten(id, raw);
+    if (this.lineStart >= 0 || this.r.remaining !== 0) return this.doneWritten(id, kind, raw);
     return { kind, type: id, name: this.names[id], targetTs: null, fields: NO_FIELDS, text, raw };
   }
 
@@ -66,22 +66,22 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    * `done` of a record whose line was written as bytes, or that failed its length check: that
    * takes back the line written for it.
    */
-  private doneWritten(id: number, raw: Uint8Array): DecodedRecord {
+  private doneWritten(id: number, kind: DecodedRecord['kind'], raw: Uint8Array): DecodedRecord {
     const start = this.lineStart;
     this.lineStart = -1;
     if (this.r.remaining !== 0) {
       if (start >= 0 && this.out !== undefined) this.out.pos = start;
       return this.lengthError(id, raw);
     }
-    return this.written(id, this.names[id], raw);
+    return this.written(id, kind, this.names[id], raw);
   }
 
   /** The record of a line written as bytes (its text is ''). */
-  private written(id: number, name: string, raw: Uint8Array): DecodedRecord {
+  private written(id: number, kind: DecodedRecord['kind'], name: string, raw: Uint8Array): DecodedRecord {
     const known = this.writtenRecords[id];
-    if (known !== undefined && known.name === name && known.raw === raw) return known;
+    if (known !== undefined && known.kind === kind && known.name === name && known.raw === raw) return known;
     const record: DecodedRecord = Object.freeze({
-      kind: 'record',
+      kind,
       type: id,
       name,
       targetTs: null,
@@ -96,10 +96,21 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override memoLine(t: number, m: PieceMemo): string {
     const out = this.out;
     if (out === undefined) return super.memoLine(t, m);
-    const tail = m.bytes();
-    this.lineStart = out.startLine(tail.length + TIMESTAMP_ROOM);
+    this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM);
     out.digits10(t);
-    out.bytes(tail);
+    // A tail written once is copied from its string; one that comes again, from its bytes.
+    if (m.reused) out.bytes(m.bytes());
+    else out.latin1(m.text);
+    out.byte(0x0a);
+    return '';
+  }
+
+  protected override tsLine(t: number, rest: string): string {
+    const out = this.out;
+    if (out === undefined) return super.tsLine(t, rest);
+    this.lineStart = out.startLine(rest.length + TIMESTAMP_ROOM);
+    out.digits10(t);
+    out.latin1(rest);
     out.byte(0x0a);
     return '';
   }
@@ -107,10 +118,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     const out = this.out;
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
-    const kept = m.bytes();
-    this.lineStart = out.startLine(kept.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
+    this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
     out.digits10(t);
-    out.bytes(kept);
+    if (m.reused) out.bytes(m.bytes());
+    else out.latin1(m.text);
     out.latin1(',Tim=');
     out.dec(tim);
     out.latin1(',Int=');
@@ -127,18 +138,19 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     raw: Uint8Array,
   ): DecodedRecord | null {
     const out = this.out;
-    if (out === undefined) return null;
     const r = this.r;
+    if (out === undefined || r.errors !== '') return null;
     const from = r.pos;
+    const remaining = r.remaining;
     const start = out.startLine(TIMESTAMP_ROOM + nameSpaced.length + USER_LINE_ROOM);
     out.digits10(t);
     out.latin1(nameSpaced);
     if (writeUserElements(r, out, start)) {
       out.byte(0x0a);
-      return this.written(id, name, raw);
+      return this.written(id, 'record', name, raw);
     }
     out.pos = start;
-    r.rewind(from);
+    r.rewind(from, remaining);
     return null;
   }
 

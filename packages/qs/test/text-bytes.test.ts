@@ -27,13 +27,26 @@ interface Tally {
   predefinedBytes: number;
 }
 
-/** What `tracehub decode` prints: lines written as bytes by the decoder, the rest added as they come. */
-function textAsBytes(bytes: Uint8Array, options: QsDecoderOptions, sizes: number[], tally?: Tally): Buffer {
+/** What identifies a record besides its text: written lines must not change it. */
+const identity = (r: DecodedRecord) => `${r.kind} ${r.type} ${r.name}`;
+
+/**
+ * What `tracehub decode` prints: lines written as bytes by the decoder, the rest added as they
+ * come; `records` receives what identifies each record.
+ */
+function textAsBytes(
+  bytes: Uint8Array,
+  options: QsDecoderOptions,
+  sizes: number[],
+  records: string[] = [],
+  tally?: Tally,
+): Buffer {
   const blocks = new TextBlocks('latin1');
   const decoder = new QsDecoder(options);
   decoder.textTo(blocks);
   const emit = (r: DecodedRecord) => {
     if (r.text !== '') blocks.line(r.text);
+    records.push(identity(r));
     if (tally === undefined || r.kind !== 'record') return;
     const user = r.type >= 100;
     if (r.text === '' && user) tally.userBytes++;
@@ -46,11 +59,12 @@ function textAsBytes(bytes: Uint8Array, options: QsDecoderOptions, sizes: number
 }
 
 /** The same from the string formatter: every record's text, one line each, as Latin-1. */
-function textAsStrings(bytes: Uint8Array, options: QsDecoderOptions, sizes: number[]): Buffer {
+function textAsStrings(bytes: Uint8Array, options: QsDecoderOptions, sizes: number[], records: string[] = []): Buffer {
   const decoder = new QsDecoder(options);
   let text = '';
   const emit = (r: DecodedRecord) => {
     if (r.text !== '') text += `${r.text}\n`;
+    records.push(identity(r));
   };
   for (const chunk of chunks(bytes, sizes)) decoder.push(chunk, ctx, emit);
   decoder.end(ctx, emit);
@@ -81,9 +95,12 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     it(`is what qspy printed, and the string formatter's text, for ${c.label}`, () => {
       const qspy = Buffer.from(c.lines.map((l) => `${l}\n`).join(''), 'latin1');
       for (const sizes of c.generated ? [[4096], [1, 7, 64]] : [[4096], [3, 250]]) {
-        const asBytes = textAsBytes(c.bytes, c.options, sizes);
-        const asStrings = textAsStrings(c.bytes, c.options, sizes);
+        const byteRecords: string[] = [];
+        const stringRecords: string[] = [];
+        const asBytes = textAsBytes(c.bytes, c.options, sizes, byteRecords);
+        const asStrings = textAsStrings(c.bytes, c.options, sizes, stringRecords);
         expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+        expect(byteRecords).toEqual(stringRecords);
         expect(asBytes.equals(qspy), firstDifference(asBytes, qspy)).toBe(true);
       }
     });
@@ -113,7 +130,7 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     expect(lengths).toEqual([987, 988, 989, 990, 990, 990, 990, 990, 990, 990]);
   });
 
-  it("is the string formatter's text on 3 000 fuzzed streams of the records it writes, and of others", () => {
+  it("is the string formatter's text, of the same records, on 3 000 fuzzed streams of the records it writes, and of others", () => {
     const rnd = lcg(20261126);
     const int = (n: number) => Math.floor(rnd() * n);
     const byteOf = () => (rnd() < 0.1 ? [0x7e, 0x7d, 0x00, 0xff][int(4)] : int(256));
@@ -136,7 +153,10 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
           else if (which === 1)
             add(QsRecordId.QS_SIG_DICT, [...le(int(8), 2), ...le(objs[int(4)], 4), ...str(latin1(1 + int(12)))]);
           else add(QsRecordId.QS_USR_DICT, [100 + int(8), ...str(latin1(1 + int(20)))]);
-        } else if (x < 0.4) {
+        } else if (x < 0.18) {
+          // Any predefined record, its payload random and of any length (lines taken back).
+          add(int(100), Array.from({ length: int(28) }, byteOf));
+        } else if (x < 0.45) {
           // Dispatch-like, post, and time-event records at their length, or one off it (length errors).
           const kind = int(6);
           const id = [
@@ -192,9 +212,12 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
       }
       const stream = Buffer.concat(parts);
       const sizes = [1 + int(300), 1 + int(40)];
-      const asBytes = textAsBytes(stream, {}, sizes, tally);
-      const asStrings = textAsStrings(stream, {}, sizes);
+      const byteRecords: string[] = [];
+      const stringRecords: string[] = [];
+      const asBytes = textAsBytes(stream, {}, sizes, byteRecords, tally);
+      const asStrings = textAsStrings(stream, {}, sizes, stringRecords);
       if (!asBytes.equals(asStrings)) throw new Error(`stream ${n}: ${firstDifference(asBytes, asStrings)}`);
+      if (byteRecords.join('\n') !== stringRecords.join('\n')) throw new Error(`stream ${n}: records differ`);
     }
     // Both ways were taken often: lines written as bytes, and user records left to the strings.
     expect(tally.userBytes).toBeGreaterThan(10_000);

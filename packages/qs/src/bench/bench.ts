@@ -3,15 +3,19 @@
  * (shared/bench/qs/big_stress.qs.gz, the file qspy's own rate was measured on) repeated, and
  * the captures of shared/fixtures/qs (real application traces, damaged ones included) one
  * after the other, repeated. For each, deframing alone, then full decoding with the qspy text
- * of every record. Run with `npm run bench -w packages/qs` (after a build).
+ * of every record, then the text alone written as bytes (`textTo`, what `tracehub decode`
+ * does) into a block that a no-op writer empties. Run with `npm run bench -w packages/qs`
+ * (after a build).
  *
  * Prints wall-clock and CPU-time rates (the CPU figure is what the code costs when the machine
  * is shared) and the peak resident memory while decoding, which stays flat in the input size.
  * Round 1 warms the JIT up; the summary gives the medians of the warm rounds, as one round
  * on a shared machine can be off by a lot.
  */
+import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder } from '../decoder.js';
 import { QsDeframer } from '../deframer.js';
+import { TextBlocks } from '../text-blocks.js';
 import { bigStress, fixtureCaptures, RecordTally } from './bench-streams.js';
 
 const MIN_STREAM = 50e6;
@@ -93,6 +97,7 @@ function benchStream(name: string, capture: Uint8Array): void {
   const ctx = { hostNs: 0n };
   const warmDeframe: Result[] = [];
   const warmDecode: Result[] = [];
+  const warmBytes: Result[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     let frames = 0;
     const deframer = new QsDeframer({
@@ -118,20 +123,45 @@ function benchStream(name: string, capture: Uint8Array): void {
         return tally.records - before;
       }),
     );
+
+    let textBytes = 0;
+    const blocks = new TextBlocks('latin1', {
+      writeNow: (bytes) => {
+        textBytes += bytes.length;
+      },
+    });
+    const textDecoder = new QsDecoder();
+    textDecoder.textTo(blocks);
+    let textRecords = 0;
+    const emit = (r: DecodedRecord) => {
+      textRecords++;
+      if (r.text !== '') blocks.line(r.text);
+    };
+    const asBytes = print(
+      run(`text as bytes (${round})`, capture, repeats, (chunk) => {
+        const before = textRecords;
+        textDecoder.push(chunk, ctx, emit);
+        return textRecords - before;
+      }),
+    );
+    blocks.take();
     if (round > 1) {
       warmDeframe.push(deframed);
       warmDecode.push(decoded);
+      warmBytes.push(asBytes);
     }
     if (round === ROUNDS) {
       const s = decoder.stats();
       process.stdout.write(
-        `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(tally.textChars / 1e6).toFixed(1)} M text characters\n`,
+        `decoder: ${s.frames} frames, ${s.records} records, ${s.errors} errors, ${s.gaps} gaps, ${(tally.textChars / 1e6).toFixed(1)} M text characters; ` +
+          `as bytes: ${(textBytes / 1e6).toFixed(1)} MB\n`,
       );
     }
   }
   process.stdout.write(`${name}, medians of rounds 2..${ROUNDS}:\n`);
   summary('deframe only', warmDeframe);
   summary('decode + text', warmDecode);
+  summary('text as bytes', warmBytes);
 }
 
 benchStream('big_stress.qs', bigStress());
