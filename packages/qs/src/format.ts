@@ -88,6 +88,12 @@ export function spacePad(s: string, width: number): string {
 const DEC2: readonly string[] = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
 /** `%04u` of 0..9999. */
 const DEC4: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i).padStart(4, '0'));
+/**
+ * The same as ASCII bytes, four a number, for text written as bytes (TextBlocks). Made by the
+ * runtime from the strings: a loop of ten thousand steps at start-up is compiled on the fly,
+ * which cost more than the loop.
+ */
+export const DEC4_BYTES: Uint8Array = Buffer.from(DEC4.join(''), 'latin1');
 
 /** `%d` of 0..-9999. */
 const NEG_DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => `-${i}`);

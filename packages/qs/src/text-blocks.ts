@@ -1,3 +1,5 @@
+import { DEC4_BYTES } from './format.js';
+
 /**
  * Decoded text as bytes in blocks of 256 KiB, ready to be written out: qspy's text as Latin-1
  * (every target byte comes out as qspy wrote it), or JSON lines as UTF-8.
@@ -198,13 +200,7 @@ export class TextBlocks {
 }
 
 /** The ASCII digits of 0000..9999, four bytes each. */
-const DIGITS4 = new Uint8Array(40000);
-for (let i = 0; i < 10000; i++) {
-  DIGITS4[i * 4] = 0x30 + Math.floor(i / 1000);
-  DIGITS4[i * 4 + 1] = 0x30 + (Math.floor(i / 100) % 10);
-  DIGITS4[i * 4 + 2] = 0x30 + (Math.floor(i / 10) % 10);
-  DIGITS4[i * 4 + 3] = 0x30 + (i % 10);
-}
+const DIGITS4 = DEC4_BYTES;
 
 const HEX_DIGITS = new Uint8Array([...'0123456789ABCDEF'].map((c) => c.charCodeAt(0)));
 
