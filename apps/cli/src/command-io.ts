@@ -58,10 +58,11 @@ const sleeper = new Int32Array(new SharedArrayBuffer(4));
  * The process's standard output written directly and synchronously (fd 1), for a command whose
  * output is the whole of its work: each block is written by the time `write` returns, so the
  * caller fills the same block again while it is still in the cache, and no stream holds blocks
- * until it calls back (`tracehub decode` of the QS bench capture: 15% less CPU, 10% less
- * memory). A reader that goes away (`| head`: EPIPE) ends the output quietly, as it does for
- * qspy; a non-blocking pipe that is full (EAGAIN) is waited for. process.stdout must not be
- * used beside it: its writes would come out of order.
+ * until it calls back (`tracehub decode` of the QS bench capture, alternated with the stream
+ * path: 0.77 s CPU against 0.91 s, 81 MB peak RSS against 93 MB). A reader that goes away
+ * (`| head`: EPIPE) ends the output quietly, as it does for qspy; a non-blocking pipe that is
+ * full (EAGAIN) is waited for. process.stdout must not be used beside it: its writes would come
+ * out of order.
  */
 export class DirectStdout {
   private gone = false;
