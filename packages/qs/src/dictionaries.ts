@@ -242,9 +242,15 @@ export class QsSigDictionary {
       e.obj = obj;
       e.name = stored;
       this.entries = n + 1;
-      // Stable sort of the live entries by signal, as QSPY's qsort (glibc merge sort) leaves them.
-      const live = this.sto.slice(0, this.entries).sort((a, b) => a.sig - b.sig);
-      for (let i = 0; i < live.length; i++) this.sto[i] = live[i];
+      // QSPY appends, then sorts the live entries by signal with qsort (glibc's merge sort:
+      // stable). They were sorted already, so that puts the new entry after every entry of a
+      // signal not above its own: moved there, without sorting them all again.
+      let at = n;
+      while (at > 0 && this.sto[at - 1].sig > sig) {
+        this.sto[at] = this.sto[at - 1];
+        at--;
+      }
+      this.sto[at] = e;
     }
   }
 
