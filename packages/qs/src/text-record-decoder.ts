@@ -19,12 +19,14 @@ const COUNTERS_ROOM = 48;
  * timestamp and the objects and arrays of every record's fields. A class of its own, so that the
  * pipeline's decoder, which never meets one, pays no test per record for it.
  *
- * Given `out`, it writes the lines of the most frequent records (dispatches, posts, time-event
- * arms, user records of integers, floats and strings) straight into `out` as Latin-1 bytes, and
- * those records carry '' as their text; every other record's text is a string as ever, for the
- * caller to add to `out` (`out.line`) when it gets the record, which keeps the lines in order.
- * The bytes are the string formatter's text exactly: tests compare the two on every capture and
- * on fuzzed streams.
+ * Given `out`, it writes the lines of the records printed as a timestamp and the rest (most of
+ * the parsers, among them dispatches, posts and time events) and of user records of integers,
+ * floats and strings straight into `out` as Latin-1 bytes, and those records carry '' as their
+ * text; every other record's text is a string as ever, for the caller to add to `out`
+ * (`out.line`) when it gets the record, which keeps the lines in order. A hook that writes a
+ * line is always followed by the parser's `done`, which keeps or takes back the line. The
+ * bytes are the string formatter's text exactly: tests compare the two on every capture and on
+ * fuzzed streams.
  */
 export class QsTextRecordDecoder extends QsRecordDecoder {
   /** Where the line written as bytes for the record being decoded starts; -1 when none was. */
