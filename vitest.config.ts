@@ -24,7 +24,7 @@ const alias = [
   { find: '@tracehub/tests/support', replacement: `${root}tests/support/index.ts` },
   // Subpaths of contracts without the TypeBox schema (see its package.json exports).
   {
-    find: /^@tracehub\/contracts\/(decoded-record|names|export-formats|record-names)$/,
+    find: /^@tracehub\/contracts\/(decoded-record|names|export-formats|record-names|output-buffer)$/,
     replacement: `${root}packages/contracts/src/$1.ts`,
   },
   ...packages.map((p) => ({ find: new RegExp(`^@tracehub/${p}$`), replacement: `${root}packages/${p}/src/index.ts` })),

@@ -13,11 +13,13 @@ const MAX_SPARE = 16;
 const SHORT_COPY = 32;
 
 /**
- * Output text and bytes written straight into byte buffers. A listing of a large STP stream is
- * hundreds of megabytes of JSON lines: a string per line costs more than the decoding and makes
- * the heap grow with the output. With `onFull`, a full buffer goes to its owner (who writes it out
- * and gives it back with `recycle`), so memory stays the same whatever the output size; without,
- * the buffer grows and `takeText` reads what was written.
+ * Output text and bytes written straight into byte buffers. A listing of a large STP stream, or
+ * `tracehub decode`'s qspy text, is hundreds of megabytes of lines: a string per line costs more
+ * than the decoding and makes the heap grow with the output. With `onFull`, a full buffer goes to
+ * its owner (who writes it out and gives it back with `recycle`, or, with `doneOnReturn`, is done
+ * with it when `onFull` returns, so that the same buffer is filled again while it is still in the
+ * cache), and memory stays the same whatever the output size; without, the buffer grows and
+ * `takeText` reads what was written.
  */
 export class OutputBuffer {
   bytes: Uint8Array;
@@ -27,6 +29,7 @@ export class OutputBuffer {
   constructor(
     private readonly onFull: ((bytes: Uint8Array) => void) | null = null,
     private readonly capacity = DEFAULT_CAPACITY,
+    private readonly doneOnReturn = false,
   ) {
     this.bytes = new Uint8Array(capacity);
   }
@@ -34,6 +37,11 @@ export class OutputBuffer {
   /** Hands what is written to `onFull` (nothing when empty). */
   flush(): void {
     if (this.length === 0 || this.onFull === null) return;
+    if (this.doneOnReturn) {
+      this.onFull(this.bytes.subarray(0, this.length));
+      this.length = 0;
+      return;
+    }
     const full = this.bytes.subarray(0, this.length);
     this.bytes = this.spare.pop() ?? new Uint8Array(this.capacity);
     this.length = 0;
@@ -70,7 +78,10 @@ export class OutputBuffer {
     return bytes;
   }
 
-  /** Text of ASCII characters only (names, keys, digits), one byte each. */
+  /**
+   * Text of one byte a character: ASCII (names, keys, digits), or Latin-1 (qspy's text, where a
+   * character stands for the target's byte).
+   */
   ascii(text: string): void {
     const n = text.length;
     if (this.length + n > this.bytes.length) this.makeRoom(n);

@@ -1,4 +1,4 @@
-import { OutputBuffer } from '@tracehub/stp';
+import { OutputBuffer } from '@tracehub/contracts/output-buffer';
 import { describe, expect, it } from 'vitest';
 
 const text = (chunks: Uint8Array[]) => Buffer.concat(chunks).toString('utf8');
@@ -46,5 +46,23 @@ describe('OutputBuffer', () => {
     out.ascii('abcdefgh');
     out.flush();
     expect(handed[2].buffer).toBe(handed[0].buffer);
+  });
+
+  it('with doneOnReturn, fills the same buffer again once the writer returns', () => {
+    const written: string[] = [];
+    const buffers = new Set<ArrayBufferLike>();
+    const out = new OutputBuffer(
+      (bytes) => {
+        written.push(Buffer.from(bytes).toString('latin1'));
+        buffers.add(bytes.buffer);
+      },
+      8,
+      true,
+    );
+    for (let i = 0; i < 20; i++) out.ascii(`${i % 10}abc`);
+    out.flush();
+    expect(written.join('')).toBe(Array.from({ length: 20 }, (_, i) => `${i % 10}abc`).join(''));
+    expect(written.length).toBeGreaterThan(5);
+    expect(buffers.size).toBe(1);
   });
 });

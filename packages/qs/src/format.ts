@@ -2,6 +2,7 @@
  * printf-style helpers that reproduce QSPY's C formats exactly, built from lookup tables so
  * that a record's line costs a few string concatenations.
  */
+import { qsTextBytes } from './serializer.js';
 
 /** Written by `flat`, so that the conversion it makes is not optimised away. */
 const flatSink = { value: 0 };
@@ -409,11 +410,7 @@ export class PieceMemo {
    * reused (a text written once is cheaper written from the string).
    */
   bytes(): Uint8Array {
-    if (this.textBytes !== null) return this.textBytes;
-    const text = this.text;
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    this.textBytes = bytes;
-    return bytes;
+    if (this.textBytes === null) this.textBytes = qsTextBytes(this.text);
+    return this.textBytes;
   }
 }

@@ -72,7 +72,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     const start = this.lineStart;
     this.lineStart = -1;
     if (this.r.remaining !== 0) {
-      if (start >= 0 && this.out !== undefined) this.out.pos = start;
+      if (start >= 0 && this.out !== undefined) this.out.length = start;
       return this.lengthError(id, raw);
     }
     return this.written(id, kind, this.names[id], raw);
@@ -100,10 +100,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return super.memoLine(t, m);
     this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM);
     out.digits10(t);
-    // A tail written once is copied from its string; one that comes again, from its bytes.
-    if (m.reused) out.bytes(m.bytes());
-    else out.latin1(m.text);
-    out.byte(0x0a);
+    writeTail(out, m);
+    out.endLine();
     return '';
   }
 
@@ -113,7 +111,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     this.lineStart = out.startLine(rest.length + TIMESTAMP_ROOM);
     out.digits10(t);
     out.latin1(rest);
-    out.byte(0x0a);
+    out.endLine();
     return '';
   }
 
@@ -122,13 +120,12 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
     this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
     out.digits10(t);
-    if (m.reused) out.bytes(m.bytes());
-    else out.latin1(m.text);
+    writeTail(out, m);
     out.latin1(',Tim=');
     out.dec(tim);
     out.latin1(',Int=');
     out.dec(int);
-    out.byte(0x0a);
+    out.endLine();
     return '';
   }
 
@@ -148,10 +145,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     out.digits10(t);
     out.latin1(nameSpaced);
     if (writeUserElements(r, out, start)) {
-      out.byte(0x0a);
+      out.endLine();
       return this.written(id, 'record', name, raw);
     }
-    out.pos = start;
+    out.length = start;
     r.rewind(from, remaining);
     return null;
   }
@@ -168,4 +165,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override userFields(): Fields {
     return NO_FIELDS;
   }
+}
+
+/** A kept line tail: copied from its string the first time, from its bytes once it comes again. */
+function writeTail(out: TextBlocks, m: PieceMemo): void {
+  if (m.reused) out.copy(m.bytes());
+  else out.latin1(m.text);
 }

@@ -278,7 +278,7 @@ export const USER_LINE_ROOM = LINE_MAX + STR_BYTES_MAX + 32;
  * strings. Returns false, with `r` and `out` where they got to, at the first element it leaves
  * to `decode` (any other type, one that does not fit the payload, a line reaching QSPY's
  * buffer size): the caller then takes back the line and decodes the record as a string.
- * `lineStart` is where the line (its timestamp) starts in `out.block`.
+ * `lineStart` is where the line (its timestamp) starts in `out.bytes`.
  */
 export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: number): boolean {
   while (r.remaining > 0) {
@@ -298,9 +298,7 @@ export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: 
         if (r.remaining < size) return false;
         const v = r.u(size);
         if (width === HEX_FMT) {
-          out.byte(0x20);
-          out.byte(0x30);
-          out.byte(0x78);
+          out.latin1(' 0x');
           out.hex(v, size * 2);
         } else {
           out.spacedDec(v, width);
@@ -332,7 +330,7 @@ export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: 
       case QsUserType.STR: {
         const s = r.str();
         if (r.errors !== '' || s.length > STR_BYTES_MAX) return false;
-        out.byte(0x20);
+        out.latin1(' ');
         out.latin1(s);
         break;
       }
@@ -340,7 +338,7 @@ export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: 
         return false;
     }
     // QSPY cuts what reaches the end of its line buffer (appendAt): `decode` does that.
-    if (out.pos - lineStart >= LINE_MAX - 1) return false;
+    if (out.length - lineStart >= LINE_MAX - 1) return false;
   }
   return true;
 }

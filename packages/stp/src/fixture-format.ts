@@ -1,6 +1,6 @@
+import { MAX_DECIMAL_DIGITS, OutputBuffer, putBytes, putHex, putUint } from '@tracehub/contracts/output-buffer';
 import { CLOSED_BY_NAMES, EXCEPTION_NAMES, MARKER_NAMES } from './constants.js';
 import { bytesToHex } from './hex.js';
-import { MAX_DECIMAL_DIGITS, OutputBuffer, putBytes, putHex, putUint } from './output-buffer.js';
 import type { StpPacketParser } from './packet-parser.js';
 import { PKT_NAME, PKT_PAYLOAD, Pkt } from './packets.js';
 import type { MessageBuffer } from './reassembler.js';

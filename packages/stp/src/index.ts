@@ -1,3 +1,4 @@
+export { OutputBuffer } from '@tracehub/contracts/output-buffer';
 export * from './capture-config.js';
 export * from './constants.js';
 export * from './control.js';
@@ -5,7 +6,6 @@ export type { DecodeResult } from './decode-result.js';
 export * from './fixture-format.js';
 export { bytesToHex, hexToBytes } from './hex.js';
 export * from './ost.js';
-export { OutputBuffer } from './output-buffer.js';
 export { type PacketObserver, ParserState, StpPacketParser, type StpPacketParserOptions } from './packet-parser.js';
 export { PKT_NAME, Pkt } from './packets.js';
 export * from './phonet.js';

@@ -1,4 +1,5 @@
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import { OutputBuffer } from '@tracehub/contracts/output-buffer';
 import {
   CLOSED_BY_NAMES,
   ClosedBy,
@@ -16,7 +17,6 @@ import { CONTROL_RECORD_NAMES } from './control.js';
 import { exceptionEvent, markerEvent, type StpEvent, writeMessageEventJson } from './fixture-format.js';
 import { bytesToHex, hex64 } from './hex.js';
 import { encodeOstMarker, encodeOstTraceParts } from './ost.js';
-import { OutputBuffer } from './output-buffer.js';
 import { type PacketObserver, StpPacketParser } from './packet-parser.js';
 import { encodePhonetException, encodePhonetMarker, encodePhonetTraceParts } from './phonet.js';
 import {

@@ -76,7 +76,7 @@ class WorkerSegments implements SegmentDecoder {
 /** This thread: a segment is decoded at once, when it is handed over. */
 class InThreadSegments implements SegmentDecoder {
   readonly queued = 0;
-  private readonly output = new TextBlocks('latin1', { reuse: true, maxFree: 128 });
+  private readonly output = new TextBlocks('latin1');
 
   decode(segment: QsSegment): Promise<QsSegmentText> {
     return Promise.resolve(decodeSegmentText(segment, this.output));

@@ -9,8 +9,8 @@ import { decodeSegmentText, type QsSegmentText } from './qs-text-output.js';
 
 const port = parentPort;
 if (!port) throw new Error('decode-qs-worker runs as a worker thread of tracehub decode');
-// Blocks come back once written: enough of them kept for the segments in flight.
-const output = new TextBlocks('latin1', { reuse: true, maxFree: 128 });
+// Blocks come back once written, to be filled again (OutputBuffer keeps up to 16).
+const output = new TextBlocks('latin1');
 
 port.on('message', (message: QsThreadMessage) => {
   if (message.kind === 'recycle') {

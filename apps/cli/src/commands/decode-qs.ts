@@ -95,7 +95,7 @@ async function decodeInProcess(
   // those blocks are not filled again.
   const output = new TextBlocks(
     format === 'text' ? 'latin1' : 'utf8',
-    out instanceof DirectStdout ? { writeNow: (bytes) => out.write(bytes) } : {},
+    out instanceof DirectStdout ? (bytes) => out.write(bytes) : undefined,
   );
   // Text: the most frequent records' lines are written into the blocks as bytes by the decoder.
   if (format === 'text') decoder.textTo(output);

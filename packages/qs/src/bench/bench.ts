@@ -125,10 +125,8 @@ function benchStream(name: string, capture: Uint8Array): void {
     );
 
     let textBytes = 0;
-    const blocks = new TextBlocks('latin1', {
-      writeNow: (bytes) => {
-        textBytes += bytes.length;
-      },
+    const blocks = new TextBlocks('latin1', (bytes) => {
+      textBytes += bytes.length;
     });
     const textDecoder = new QsDecoder();
     textDecoder.textTo(blocks);

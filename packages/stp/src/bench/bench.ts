@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { basename, delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DecodedRecord } from '@tracehub/contracts';
-import { OutputBuffer } from '../output-buffer.js';
+import { OutputBuffer } from '@tracehub/contracts/output-buffer';
 import { StpPacketParser } from '../packet-parser.js';
 import { Pkt } from '../packets.js';
 import { type ReassemblySink, StpReassembler } from '../reassembler.js';
