@@ -1,15 +1,24 @@
 /**
- * `tracehub decode --protocol qs` as a whole command, on one thread and on one per core (up to
- * four), on the big stress capture (shared/bench/qs/big_stress.qs.gz, unpacked once into the
- * temp folder), output to /dev/null, next to qspy 7.4 on the same file when a qspy binary is
- * given (`QSPY=/path/to/qspy`, or `qspy` on PATH): the three run in alternation, five times each (`BENCH_ROUNDS`), and each run's
- * CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Before timing,
- * one run of each checks that both print the same lines. The ratio is of medians taken in this
- * run, never of a stored figure; the load average before and after says how busy the machine was.
- * Run with `npm run bench -w apps/cli` (after a build).
+ * `tracehub decode --protocol qs` as a whole command next to qspy 7.4 (`QSPY=/path/to/qspy`, or
+ * `qspy` on PATH), output to /dev/null, on two captures unpacked once into the temp folder:
+ * - big_stress.qs (shared/bench/qs/big_stress.qs.gz, 37 MB): a stress test, mostly user records;
+ * - dpp_mix.qs: the captures of shared/fixtures/qs end to end, repeated to 33 MB: the records
+ *   of real QP applications (dispatches, posts, transitions, time events, dictionaries), with
+ *   their gaps and bad frames.
+ *
+ * Every run of each capture alternates with the others, `BENCH_ROUNDS` times (five by default);
+ * each run's CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Runs:
+ * tracehub on one thread and on one per core (up to four), and qspy, where the system puts them;
+ * then, where `taskset` is on PATH, qspy and tracehub pinned to the same CPU, each CPU in turn.
+ * The pinned runs are the fair CPU-time comparison: the two CPUs of a virtual machine can run at
+ * very different speeds (on the machine of the README's figures, one took 1.7 times as long as
+ * the other for the same qspy run), and an unpinned run's CPU time then depends on where it
+ * landed. Before timing, one run of each checks that both print the same lines. Ratios are of
+ * medians taken in this run, never of a stored figure; the load average before and after says
+ * how busy the machine was. Run with `npm run bench -w apps/cli` (after a build).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,18 +35,29 @@ interface Run {
   rssMB: number;
 }
 
-function capture(): string {
+/** A capture in the temp folder, made by `make` the first time. */
+function capture(name: string, make: () => Uint8Array): string {
   const dir = join(tmpdir(), 'tracehub-bench');
-  const path = join(dir, 'big_stress.qs');
+  const path = join(dir, name);
   if (!existsSync(path)) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path, gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz'))));
+    writeFileSync(path, make());
   }
   return path;
 }
 
+/** The captures of shared/fixtures/qs end to end, repeated to at least `bytes`. */
+function fixtureMix(bytes: number): Uint8Array {
+  const dir = join(shared, 'fixtures', 'qs');
+  const names = readdirSync(dir)
+    .filter((f) => f.endsWith('.qs'))
+    .sort();
+  const once = Buffer.concat(names.map((f) => readFileSync(join(dir, f))));
+  return Buffer.concat(Array.from({ length: Math.ceil(bytes / once.length) }, () => once));
+}
+
 /** Runs a command under /usr/bin/time with stdout to /dev/null; its CPU, wall time and peak RSS. */
-function timed(command: string, args: string[]): Run {
+function timed([command, ...args]: string[]): Run {
   const out = spawnSync('/usr/bin/time', ['-f', 'BENCH %U %S %e %M', command, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     encoding: 'utf8',
@@ -48,14 +68,17 @@ function timed(command: string, args: string[]): Run {
   return { cpuS: user + sys, wallS: wall, rssMB: rssKB / 1024 };
 }
 
+/** Whether `command` is on PATH. */
+const onPath = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
+
 /** The qspy to compare with: `QSPY`, else `qspy` on PATH, else none. */
 function findQspy(): string | undefined {
   if (process.env.QSPY) return process.env.QSPY;
-  return spawnSync('sh', ['-c', 'command -v qspy'], { stdio: 'ignore' }).status === 0 ? 'qspy' : undefined;
+  return onPath('qspy') ? 'qspy' : undefined;
 }
 
 /** A command's standard output as bytes. */
-function stdoutOf(command: string, args: string[]): Buffer {
+function stdoutOf([command, ...args]: string[]): Buffer {
   const out = spawnSync(command, args, { stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 1 << 30 });
   return out.stdout;
 }
@@ -76,59 +99,89 @@ const loads = () =>
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 
-const file = capture();
-const bytes = statSync(file).size;
+const captures = {
+  'big_stress.qs': capture('big_stress.qs', () =>
+    gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz'))),
+  ),
+  'dpp_mix.qs': capture('dpp_mix.qs', () => fixtureMix(32e6)),
+};
 const qspy = findQspy();
 // The default (one thread), and one thread per core.
 const threads = Math.min(availableParallelism(), 4);
-const tracehubArgs = {
-  'tracehub, 1 thread': [cli, 'decode', '--protocol', 'qs', '--threads', '1', file],
-  [`tracehub, ${threads} threads`]: [cli, 'decode', '--protocol', 'qs', '--threads', String(threads), file],
-};
-const qspyArgs = ['-k', '-u0', '-r', 'c0', '-f', file];
-// Records a second are of the lines printed (one a record), counted from this run's output.
-const printed = stdoutOf(process.execPath, Object.values(tracehubArgs)[0]);
-let records = 0;
-for (let at = printed.indexOf(10); at >= 0; at = printed.indexOf(10, at + 1)) records++;
-if (qspy) {
-  const expected = qspyRecordLines(stdoutOf(qspy, qspyArgs));
-  for (const [tool, args] of Object.entries(tracehubArgs)) {
-    const same = (tool === Object.keys(tracehubArgs)[0] ? printed : stdoutOf(process.execPath, args)).equals(expected);
-    console.log(`output of ${tool}: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
-    if (!same) process.exitCode = 1;
+// Both pinned to the same CPU, each CPU in turn (two at most: the figures are per CPU).
+const pinnedCpus = onPath('taskset') && availableParallelism() > 1 ? [0, 1] : [];
+
+/** The commands of one capture, by the name printed: each is [command, ...args]. */
+function commandsOf(file: string): Record<string, string[]> {
+  const tracehub = (n: number) => [process.execPath, cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
+  const qspyCommand = qspy ? [qspy, '-k', '-u0', '-r', 'c0', '-f', file] : undefined;
+  const commands: Record<string, string[]> = { 'tracehub, 1 thread': tracehub(1) };
+  commands[`tracehub, ${threads} threads`] = tracehub(threads);
+  if (qspyCommand) commands.qspy = qspyCommand;
+  for (const cpu of pinnedCpus) {
+    commands[`tracehub, 1 thread, CPU ${cpu}`] = ['taskset', '-c', String(cpu), ...tracehub(1)];
+    if (qspyCommand) commands[`qspy, CPU ${cpu}`] = ['taskset', '-c', String(cpu), ...qspyCommand];
   }
+  return commands;
 }
+
 const loadBefore = loads();
-const runs: Record<string, Run[]> = { qspy: [] };
-for (const tool of Object.keys(tracehubArgs)) runs[tool] = [];
-for (let i = 0; i < ROUNDS; i++) {
-  for (const [tool, args] of Object.entries(tracehubArgs)) runs[tool].push(timed(process.execPath, args));
-  if (qspy) runs.qspy.push(timed(qspy, qspyArgs));
-}
-console.log(`big_stress.qs, ${(bytes / 1e6).toFixed(1)} MB, ${ROUNDS} runs each in alternation, output to /dev/null`);
-console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${loads()} after`);
-const width = Math.max(...Object.keys(runs).map((t) => t.length)) + 1;
-for (const [tool, list] of Object.entries(runs)) {
-  if (list.length === 0) {
-    console.log(`${tool.padEnd(width)} not given (QSPY=... or on PATH): no figures (and no ratio)`);
-    continue;
+const results: { capture: string; bytes: number; records: number; runs: Record<string, Run[]> }[] = [];
+for (const [name, file] of Object.entries(captures)) {
+  const commands = commandsOf(file);
+  // Records a second are of the lines printed (one a record), counted from this run's output.
+  const printed = stdoutOf(commands['tracehub, 1 thread']);
+  let records = 0;
+  for (let at = printed.indexOf(10); at >= 0; at = printed.indexOf(10, at + 1)) records++;
+  if (commands.qspy) {
+    const expected = qspyRecordLines(stdoutOf(commands.qspy));
+    for (const n of [1, threads]) {
+      const tool = n === 1 ? 'tracehub, 1 thread' : `tracehub, ${threads} threads`;
+      const same = (n === 1 ? printed : stdoutOf(commands[tool])).equals(expected);
+      console.log(`${name}: output of ${tool}: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
+      if (!same) process.exitCode = 1;
+    }
   }
-  const cpu = median(list.map((r) => r.cpuS));
-  const wall = median(list.map((r) => r.wallS));
-  console.log(
-    `${tool.padEnd(width)} CPU ${cpu.toFixed(2)} s (${range(list.map((r) => r.cpuS))}), wall ${wall.toFixed(2)} s ` +
-      `(${range(list.map((r) => r.wallS))}): ${(bytes / 1e6 / cpu).toFixed(1)} MB/s CPU, ` +
-      `${(records / 1e6 / cpu).toFixed(2)} M records/s CPU, peak RSS ${median(list.map((r) => r.rssMB)).toFixed(1)} MB`,
-  );
+  const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(commands).map((tool) => [tool, []]));
+  results.push({ capture: name, bytes: statSync(file).size, records, runs });
 }
-if (qspy) {
-  const q = median(runs.qspy.map((r) => r.cpuS));
-  const qw = median(runs.qspy.map((r) => r.wallS));
-  for (const tool of Object.keys(tracehubArgs)) {
-    const t = median(runs[tool].map((r) => r.cpuS));
-    const tw = median(runs[tool].map((r) => r.wallS));
+// Every command of every capture in turn, round after round.
+for (let i = 0; i < ROUNDS; i++) {
+  for (const [name, file] of Object.entries(captures)) {
+    const runs = (results.find((r) => r.capture === name) as (typeof results)[number]).runs;
+    for (const [tool, command] of Object.entries(commandsOf(file))) runs[tool].push(timed(command));
+  }
+}
+
+console.log(`${ROUNDS} runs of each in alternation, output to /dev/null`);
+console.log(`load average (1, 5, 15 min): ${loadBefore} before, ${loads()} after`);
+if (!qspy) console.log("qspy is not given (QSPY=... or on PATH): tracehub's figures only, no ratio");
+if (pinnedCpus.length === 0) console.log('taskset is not on PATH (or one CPU): no pinned runs');
+for (const { capture: name, bytes, records, runs } of results) {
+  console.log(`\n${name}, ${(bytes / 1e6).toFixed(1)} MB, ${(records / 1e6).toFixed(2)} M records`);
+  const width = Math.max(...Object.keys(runs).map((t) => t.length)) + 1;
+  const cpuOf = (tool: string) => median(runs[tool].map((r) => r.cpuS));
+  const wallOf = (tool: string) => median(runs[tool].map((r) => r.wallS));
+  for (const [tool, list] of Object.entries(runs)) {
+    const cpu = cpuOf(tool);
     console.log(
-      `${tool} / qspy: ${(q / t).toFixed(2)}× qspy's speed by CPU time, ${(qw / tw).toFixed(2)}× by wall time`,
+      `${tool.padEnd(width)} CPU ${cpu.toFixed(2)} s (${range(list.map((r) => r.cpuS))}), wall ${wallOf(tool).toFixed(2)} s ` +
+        `(${range(list.map((r) => r.wallS))}): ${(bytes / 1e6 / cpu).toFixed(1)} MB/s CPU, ` +
+        `${(records / 1e6 / cpu).toFixed(2)} M records/s CPU, peak RSS ${median(list.map((r) => r.rssMB)).toFixed(1)} MB`,
+    );
+  }
+  if (!runs.qspy) continue;
+  for (const tool of ['tracehub, 1 thread', `tracehub, ${threads} threads`]) {
+    console.log(
+      `${tool} / qspy, where the system put them: ${(cpuOf('qspy') / cpuOf(tool)).toFixed(2)}× qspy's speed by CPU time, ` +
+        `${(wallOf('qspy') / wallOf(tool)).toFixed(2)}× by wall time`,
+    );
+  }
+  for (const cpu of pinnedCpus) {
+    const [t, q] = [`tracehub, 1 thread, CPU ${cpu}`, `qspy, CPU ${cpu}`];
+    console.log(
+      `tracehub / qspy, both on CPU ${cpu}: ${(cpuOf(q) / cpuOf(t)).toFixed(2)}× qspy's speed by CPU time, ` +
+        `${(wallOf(q) / wallOf(t)).toFixed(2)}× by wall time`,
     );
   }
 }
