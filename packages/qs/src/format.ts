@@ -2,6 +2,8 @@
  * printf-style helpers that reproduce QSPY's C formats exactly, built from lookup tables so
  * that a record's line costs a few string concatenations.
  */
+
+import { LineParts } from './line-parts.js';
 import { qsTextBytes } from './serializer.js';
 
 /** Written by `flat`, so that the conversion it makes is not optimised away. */
@@ -344,25 +346,29 @@ export class NumText {
 }
 
 /**
- * The last text built from up to six pieces, reused while the same pieces (the same string
- * objects: dictionary renderings and table entries) come again, as they do in a trace where a
- * few objects exchange a few signals. A different piece just builds the text anew.
+ * The last line tail of a record (LineParts around its values), reused while the same values (the
+ * same string objects: dictionary renderings and table entries) come again, as they do in a trace
+ * where a few objects exchange a few signals. Nothing is built when they differ: the text is made
+ * when it is asked for, so that a decoder writing bytes writes the parts and values instead.
  */
 export class PieceMemo {
   private valid = false;
-  private p0 = '';
-  private p1 = '';
-  private p2 = '';
-  private p3 = '';
-  private p4 = '';
-  private p5 = '';
-  text = '';
+  /** The line's parts, and the values between them. */
+  parts: LineParts = NO_PARTS;
+  v0 = '';
+  v1 = '';
+  v2 = '';
+  v3 = '';
+  v4 = '';
+  /** Characters of the tail. */
+  length = 0;
   /**
-   * Whether `text` was reused since it was kept. On its first reuse it is made flat (with
-   * `flattenReused`), as a text used once is not worth it.
+   * Whether the tail was reused since it was kept. On its first reuse its text is made flat
+   * (with `flattenReused`), as a text used once is not worth it.
    */
   reused = false;
-  /** `text` as Latin-1 bytes, made on first use (a decoder that writes its lines as bytes). */
+  private textValue: string | null = null;
+  /** The text as Latin-1 bytes, made on first use (a decoder that writes its lines as bytes). */
   private textBytes: Uint8Array | null = null;
 
   /**
@@ -372,15 +378,16 @@ export class PieceMemo {
    */
   constructor(private readonly flattenReused = false) {}
 
-  same(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string): boolean {
+  /** Whether the tail kept is `parts` around these values (then it counts as reused). */
+  same(parts: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): boolean {
     if (
       !this.valid ||
-      p0 !== this.p0 ||
-      p1 !== this.p1 ||
-      p2 !== this.p2 ||
-      p3 !== this.p3 ||
-      p4 !== this.p4 ||
-      p5 !== this.p5
+      parts !== this.parts ||
+      v0 !== this.v0 ||
+      v1 !== this.v1 ||
+      v2 !== this.v2 ||
+      v3 !== this.v3 ||
+      v4 !== this.v4
     ) {
       return false;
     }
@@ -391,26 +398,34 @@ export class PieceMemo {
     return true;
   }
 
-  keep(p0: string, p1: string, p2: string, p3: string, p4: string, p5: string, text: string): string {
+  keep(parts: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): void {
     this.valid = true;
-    this.p0 = p0;
-    this.p1 = p1;
-    this.p2 = p2;
-    this.p3 = p3;
-    this.p4 = p4;
-    this.p5 = p5;
-    this.text = text;
+    this.parts = parts;
+    this.v0 = v0;
+    this.v1 = v1;
+    this.v2 = v2;
+    this.v3 = v3;
+    this.v4 = v4;
+    this.length = parts.length + v0.length + v1.length + v2.length + v3.length + v4.length;
     this.reused = false;
+    this.textValue = null;
     this.textBytes = null;
-    return text;
+  }
+
+  /** The tail's text. */
+  get text(): string {
+    if (this.textValue === null) this.textValue = this.parts.join(this.v0, this.v1, this.v2, this.v3, this.v4);
+    return this.textValue;
   }
 
   /**
-   * `text` as Latin-1 bytes (one a character), kept until the next `keep`: for a text that is
-   * reused (a text written once is cheaper written from the string).
+   * The text as Latin-1 bytes (one a character), kept until the next `keep`: for a tail that is
+   * reused (one written once is cheaper written from its parts).
    */
   bytes(): Uint8Array {
     if (this.textBytes === null) this.textBytes = qsTextBytes(this.text);
     return this.textBytes;
   }
 }
+
+const NO_PARTS = new LineParts('');

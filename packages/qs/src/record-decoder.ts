@@ -5,6 +5,7 @@ import { QsRecordId as Id, QS_8X_RECORD_NAMES, QS_RECORD_NAMES, QsDecoderRecordI
 import { QsDictionaries, type QsKey, type QsKeyNames } from './dictionaries.js';
 import { loadDictionaryFile, type QsDictionaryFile } from './dictionary-file.js';
 import { dec, hex8, hex16, NumText, PairText, PieceMemo, spacePad, TimestampText, zeroPad } from './format.js';
+import { LineParts } from './line-parts.js';
 import { PayloadReader } from './reader.js';
 import {
   parsePeekData,
@@ -28,6 +29,40 @@ const TE_CTR = new NumText(' TE', '-Ctr  Obj=');
 const TIM = new NumText(',Tim=', '');
 const INT = new NumText(',Int=', '');
 const NO_NAMES: QsKeyNames = { text: '', field: '' };
+// The lines of the most frequent records as parts around their values (LineParts).
+const ST_ENTRY = new LineParts(`${RTC}St-Entry Obj=`, ',State=');
+const ST_EXIT = new LineParts(`${RTC}St-Exit  Obj=`, ',State=');
+const UNHANDLED = new LineParts(`${RTC}St-Unhnd Obj=`, ',Sig=', ',State=');
+const INIT_TRAN = new LineParts(' Init===> Obj=', ',State=');
+const DISPATCH = new LineParts(' Disp===> Obj=', ',Sig=', ',State=');
+const INTERN_TRAN = new LineParts(' =>Intern Obj=', ',Sig=', ',State=');
+const IGNORED = new LineParts(' =>Ignore Obj=', ',Sig=', ',State=');
+const ACTIVE_POST = new LineParts(' AO-Post  Sdr=', ',Obj=', ',Evt<Sig=');
+const ACTIVE_POST_ATTEMPT = new LineParts(' AO-PostA Sdr=', ',Obj=', ',Evt<Sig=');
+/** A time event's arm, disarm or counter line, its tag (` TE0-Arm  Obj=`) the first value. */
+const TIME_EVT = new LineParts('', '', ',AO=');
+const TRAN = new LineParts(' ===>Tran Obj=', ',Sig=', ',State=', '->');
+const DEFER = new LineParts(' AO-Defer Obj=', ',Que=', ',Evt<Sig=');
+const RECALL = new LineParts(' AO-RCall Obj=', ',Que=', ',Evt<Sig=');
+const DEFER_ATTEMPT = new LineParts(' AO-DefrA Obj=', ',Que=', ',Evt<Sig=');
+const SUBSCRIBE = new LineParts(' AO-Subsc Obj=', ',Sig=');
+const UNSUBSCRIBE = new LineParts(' AO-Unsub Obj=', ',Sig=');
+const AO_GET = new LineParts(' AO-Get   Obj=', ',Evt<Sig=');
+const EQ_GET = new LineParts(' EQ-Get   Obj=', ',Evt<Sig=');
+const AO_GET_LAST = new LineParts(' AO-GetL  Obj=', ',Evt<Sig=');
+const EQ_GET_LAST = new LineParts(' EQ-GetL  Obj=', ',Evt<Sig=');
+const NEW = new LineParts(' QF-New   Sig=', ',Size=');
+const NEW_ATTEMPT = new LineParts(' QF-NewA  Sig=', ',Size=');
+const POOL_GET = new LineParts(' MP-Get   Obj=', ',Free=', ',Min=');
+const POOL_GET_ATTEMPT = new LineParts(' MP-GetA  Obj=', ',Free=', ',Mar=');
+const POOL_PUT = new LineParts(' MP-Put   Obj=', ',Free=');
+const PUBLISH = new LineParts(' QF-Pub   Sdr=', ',Evt<Sig=');
+const NEW_REF = new LineParts(' QF-NewRf Evt<Sig=');
+const GC_ATTEMPT = new LineParts(' QF-gcA   Evt<Sig=');
+const GC = new LineParts(' QF-gc    Evt<Sig=');
+const DELETE_REF = new LineParts(' QF-DelRf Evt<Sig=');
+const TE_DISARM_ATTEMPT = new LineParts(' TE', '-DisA Obj=', ',AO=');
+const TE_POST = new LineParts(' TE', '-Post Obj=', ',Sig=', ',AO=');
 /** 0n .. 4095n: the steps between consecutive timestamps. */
 const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
@@ -297,6 +332,22 @@ export class QsRecordDecoder {
     return this.ts.of(t) + rest;
   }
 
+  /**
+   * A record's line: its timestamp, then `parts` around the values (QsTextRecordDecoder writing
+   * bytes: written, and '' returned).
+   */
+  protected partsLine(t: number, parts: LineParts, v0: string, v1: string, v2 = '', v3 = '', v4 = ''): string {
+    return this.ts.line(t, parts.join(v0, v1, v2, v3, v4));
+  }
+
+  /**
+   * A line with no timestamp digits (its parts begin with `===RTC===> ` or with blanks), as
+   * `partsLine` writes.
+   */
+  protected plainLine(parts: LineParts, v0: string, v1: string, v2 = '', v3 = ''): string {
+    return parts.join(v0, v1, v2, v3, '');
+  }
+
   /** A time event's line: `memoLine` with the counters after the kept part. */
   protected timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     return this.ts.line(t, m.text + TIM.of(tim) + INT.of(int));
@@ -511,13 +562,11 @@ export class QsRecordDecoder {
     const c = this.config;
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
-    const tag = id === Id.QS_QEP_STATE_ENTRY ? 'St-Entry' : 'St-Exit ';
-    const objName = this.obj(o);
     return this.done(
       id,
       'record',
       null,
-      `${RTC}${tag} Obj=${objName},State=${this.fun(f)}`,
+      this.plainLine(id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT, this.obj(o), this.fun(f)),
       { obj: this.objF(o), state: this.funF(f) },
       raw,
       { obj: this.objF(o) },
@@ -530,12 +579,11 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f1 = r.ptr(c.funPtrSize);
     const f2 = r.ptr(c.funPtrSize);
-    const tag = TAG[id];
     return this.done(
       id,
       'record',
       null,
-      `${RTC}${tag} Obj=${this.obj(o)},State=${this.fun(f1)}->${this.fun(f2)}`,
+      this.plainLine(STATE_TRAN[id], this.obj(o), this.fun(f1), this.fun(f2)),
       { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) },
       raw,
       { obj: this.objF(o) },
@@ -552,7 +600,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.tsLine(t, ` Init===> Obj=${this.obj(o)},State=${this.fun(f)}`),
+      this.partsLine(t, INIT_TRAN, this.obj(o), this.fun(f)),
       { obj: this.objF(o), state: this.funF(f) },
       raw,
       { obj: this.objF(o) },
@@ -566,15 +614,13 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
-    const tag = id === Id.QS_QEP_INTERN_TRAN ? '=>Intern' : id === Id.QS_QEP_IGNORED ? '=>Ignore' : 'Disp===>';
+    const parts = id === Id.QS_QEP_INTERN_TRAN ? INTERN_TRAN : id === Id.QS_QEP_IGNORED ? IGNORED : DISPATCH;
     const on = this.objNames(o);
     const sigF = this.sigF(s, o);
     const sigT = this.sig(s, o);
     const fn = this.funNames(f);
     const m = this.dispatchText;
-    if (!m.same(tag, on.text, sigT, fn.text, '', '')) {
-      m.keep(tag, on.text, sigT, fn.text, '', '', ` ${tag} Obj=${on.text},Sig=${sigT},State=${fn.text}`);
-    }
+    if (!m.same(parts, on.text, sigT, fn.text, '', '')) m.keep(parts, on.text, sigT, fn.text, '', '');
     return this.done(id, 'record', t, this.memoLine(t, m), { obj: on.field, sig: sigF, state: fn.field }, raw, {
       obj: on.field,
       sig: sigF,
@@ -595,7 +641,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.tsLine(t, ` ===>Tran Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f1)}->${this.fun(f2)}`),
+      this.partsLine(t, TRAN, this.obj(o), this.sig(s, o), this.fun(f1), this.fun(f2)),
       { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
       raw,
       { obj: objF, sig: sigF },
@@ -614,7 +660,7 @@ export class QsRecordDecoder {
       id,
       'record',
       null,
-      `${RTC}St-Unhnd Obj=${this.obj(o)},Sig=${this.sig(s, o)},State=${this.fun(f)}`,
+      this.plainLine(UNHANDLED, this.obj(o), this.sig(s, o), this.fun(f)),
       { obj: objF, sig: sigF, state: this.funF(f) },
       raw,
       { obj: objF, sig: sigF },
@@ -631,17 +677,14 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const pool = r.u(1);
     const ref = r.u(1);
-    const tag = id === Id.QS_QF_ACTIVE_DEFER ? 'AO-Defer' : id === Id.QS_QF_ACTIVE_RECALL ? 'AO-RCall' : 'AO-DefrA';
+    const parts = id === Id.QS_QF_ACTIVE_DEFER ? DEFER : id === Id.QS_QF_ACTIVE_RECALL ? RECALL : DEFER_ATTEMPT;
     const objF = this.objF(ao);
     const sigF = this.sigF(s, ao);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(
-        t,
-        ` ${tag} Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}`,
-      ),
+      this.partsLine(t, parts, this.obj(ao), this.secondObj(ao, q), this.sig(s, ao), POOL_REF.of(pool, ref)),
       { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -681,14 +724,14 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
-    const tag = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? 'AO-Subsc' : 'AO-Unsub';
+    const parts = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? SUBSCRIBE : UNSUBSCRIBE;
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(t, ` ${tag} Obj=${this.obj(o)},Sig=${this.sig(s, o)}`),
+      this.partsLine(t, parts, this.obj(o), this.sig(s, o)),
       { obj: objF, sig: sigF },
       raw,
       { obj: objF, sig: sigF },
@@ -711,21 +754,11 @@ export class QsRecordDecoder {
     const aoN = this.objNames(ao);
     const sigF = this.sigF(s, ao);
     const sigT = this.sig(s, ao);
-    const tag = id === Id.QS_QF_ACTIVE_POST ? ' AO-Post  Sdr=' : ' AO-PostA Sdr=';
+    const parts = id === Id.QS_QF_ACTIVE_POST ? ACTIVE_POST : ACTIVE_POST_ATTEMPT;
     const poolRef = POOL_REF.of(pool, ref);
     const que = (id === Id.QS_QF_ACTIVE_POST ? QUE_MIN : QUE_MAR).of(free, min);
     const m = this.activePostText;
-    if (!m.same(tag, sdrN.text, aoN.text, sigT, poolRef, que)) {
-      m.keep(
-        tag,
-        sdrN.text,
-        aoN.text,
-        sigT,
-        poolRef,
-        que,
-        `${tag}${sdrN.text},Obj=${aoN.text},Evt<Sig=${sigT}${poolRef}${que}`,
-      );
-    }
+    if (!m.same(parts, sdrN.text, aoN.text, sigT, poolRef, que)) m.keep(parts, sdrN.text, aoN.text, sigT, poolRef, que);
     return this.done(
       id,
       'record',
@@ -781,16 +814,19 @@ export class QsRecordDecoder {
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
-    const tag = TAG[id];
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(
+      this.partsLine(
         t,
-        ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${(id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min)}`,
+        QUEUE_POST[id],
+        this.obj(o),
+        this.sig(s, o),
+        POOL_REF.of(pool, ref),
+        (id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min),
       ),
       id === Id.QS_QF_EQUEUE_POST_ATTEMPT
         ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
@@ -811,17 +847,14 @@ export class QsRecordDecoder {
     const pool = c.version < 420 ? pr >> 6 : pr;
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
-    const tag = id === Id.QS_QF_ACTIVE_GET ? 'AO-Get  ' : 'EQ-Get  ';
+    const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(
-        t,
-        ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}${QUE_FREE.of(free)}`,
-      ),
+      this.partsLine(t, parts, this.obj(o), this.sig(s, o), POOL_REF.of(pool, ref), QUE_FREE.of(free)),
       { obj: objF, sig: sigF, pool, ref, free },
       raw,
       { obj: objF, sig: sigF },
@@ -838,14 +871,14 @@ export class QsRecordDecoder {
     const pr = r.u(1);
     const pool = c.version < 420 ? pr >> 6 : pr;
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
-    const tag = id === Id.QS_QF_ACTIVE_GET_LAST ? 'AO-GetL ' : 'EQ-GetL ';
+    const parts = id === Id.QS_QF_ACTIVE_GET_LAST ? AO_GET_LAST : EQ_GET_LAST;
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(t, ` ${tag} Obj=${this.obj(o)},Evt<Sig=${this.sig(s, o)}${POOL_REF.of(pool, ref)}`),
+      this.partsLine(t, parts, this.obj(o), this.sig(s, o), POOL_REF.of(pool, ref)),
       { obj: objF, sig: sigF, pool, ref },
       raw,
       { obj: objF, sig: sigF },
@@ -895,17 +928,11 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const size = r.u(c.eventSize);
     const s = r.u(c.sigSize);
-    const tag = id === Id.QS_QF_NEW_ATTEMPT ? 'QF-NewA ' : 'QF-New  ';
+    const parts = id === Id.QS_QF_NEW_ATTEMPT ? NEW_ATTEMPT : NEW;
     const sigF = this.sigF(s, 0);
-    return this.done(
-      id,
-      'record',
-      t,
-      this.tsLine(t, ` ${tag} Sig=${this.sig(s, 0)},Size=${dec(size)}`),
-      { sig: sigF, size },
-      raw,
-      { sig: sigF },
-    );
+    return this.done(id, 'record', t, this.partsLine(t, parts, this.sig(s, 0), dec(size)), { sig: sigF, size }, raw, {
+      sig: sigF,
+    });
   }
 
   private parsePoolGet(id: number, raw: Uint8Array): DecodedRecord {
@@ -921,8 +948,8 @@ export class QsRecordDecoder {
       'record',
       t,
       id === Id.QS_QF_MPOOL_GET
-        ? this.tsLine(t, ` MP-Get   Obj=${this.obj(o)},Free=${dec(free)},Min=${dec(min)}`)
-        : this.tsLine(t, ` MP-GetA  Obj=${this.obj(o)},Free=${dec(free)},Mar=${dec(min)}`),
+        ? this.partsLine(t, POOL_GET, this.obj(o), dec(free), dec(min))
+        : this.partsLine(t, POOL_GET_ATTEMPT, this.obj(o), dec(free), dec(min)),
       id === Id.QS_QF_MPOOL_GET ? { obj: objF, free, min } : { obj: objF, free, margin: min },
       raw,
       { obj: objF },
@@ -936,17 +963,9 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const free = r.u(c.poolCtrSize);
     const objF = this.objF(o);
-    return this.done(
-      id,
-      'record',
-      t,
-      this.tsLine(t, ` MP-Put   Obj=${this.obj(o)},Free=${dec(free)}`),
-      { obj: objF, free },
-      raw,
-      {
-        obj: objF,
-      },
-    );
+    return this.done(id, 'record', t, this.partsLine(t, POOL_PUT, this.obj(o), dec(free)), { obj: objF, free }, raw, {
+      obj: objF,
+    });
   }
 
   private parsePublish(id: number, raw: Uint8Array): DecodedRecord {
@@ -965,7 +984,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.tsLine(t, ` QF-Pub   Sdr=${this.obj(sdr)},Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`),
+      this.partsLine(t, PUBLISH, this.obj(sdr), this.sig(s, 0), POOL_REF.of(pool, ref)),
       { sender: this.objF(sdr), sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -984,20 +1003,20 @@ export class QsRecordDecoder {
     const pr = r.u(1);
     const pool = packed ? pr >> 6 : pr;
     const ref = packed ? pr & 0x3f : r.u(1);
-    const tag =
+    const parts =
       id === Id.QS_QF_NEW_REF
-        ? 'QF-NewRf'
+        ? NEW_REF
         : id === Id.QS_QF_GC_ATTEMPT
-          ? 'QF-gcA  '
+          ? GC_ATTEMPT
           : id === Id.QS_QF_GC
-            ? 'QF-gc   '
-            : 'QF-DelRf';
+            ? GC
+            : DELETE_REF;
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
       'record',
       t,
-      this.tsLine(t, ` ${tag} Evt<Sig=${this.sig(s, 0)}${POOL_REF.of(pool, ref)}`),
+      this.partsLine(t, parts, this.sig(s, 0), POOL_REF.of(pool, ref)),
       { sig: sigF, pool, ref },
       raw,
       { sig: sigF },
@@ -1032,9 +1051,7 @@ export class QsRecordDecoder {
     const aoN = this.objNames(ao);
     const tag = (id === Id.QS_QF_TIMEEVT_ARM ? TE_ARM : id === Id.QS_QF_TIMEEVT_DISARM ? TE_DISARM : TE_CTR).of(rate);
     const m = this.timeEvtText;
-    if (!m.same(tag, teN.text, aoN.text, '', '', '')) {
-      m.keep(tag, teN.text, aoN.text, '', '', '', `${tag}${teN.text},AO=${aoN.text}`);
-    }
+    if (!m.same(TIME_EVT, tag, teN.text, aoN.text, '', '')) m.keep(TIME_EVT, tag, teN.text, aoN.text, '', '');
     return this.done(
       id,
       'record',
@@ -1076,7 +1093,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.tsLine(t, ` TE${dec(rate)}-DisA Obj=${this.obj(te)},AO=${this.obj(ao)}`),
+      this.partsLine(t, TE_DISARM_ATTEMPT, dec(rate), this.obj(te), this.obj(ao)),
       { obj: objF, ao: this.objF(ao), rate },
       raw,
       { obj: objF },
@@ -1123,7 +1140,7 @@ export class QsRecordDecoder {
       id,
       'record',
       t,
-      this.tsLine(t, ` TE${dec(rate)}-Post Obj=${this.obj(te)},Sig=${this.sig(s, ao)},AO=${this.obj(ao)}`),
+      this.partsLine(t, TE_POST, dec(rate), this.obj(te), this.sig(s, ao), this.obj(ao)),
       { obj: objF, sig: sigF, ao: this.objF(ao), rate },
       raw,
       { obj: objF, sig: sigF },
@@ -1480,6 +1497,10 @@ const TAG: readonly string[] = (() => {
   tags[Id.QS_QF_EQUEUE_POST_ATTEMPT] = 'EQ-PostA';
   return Object.freeze(tags);
 })();
+
+/** The lines of state transitions (no timestamp) and queue posts, by record id. */
+const STATE_TRAN: readonly LineParts[] = TAG.map((tag) => new LineParts(`${RTC}${tag} Obj=`, ',State=', '->'));
+const QUEUE_POST: readonly LineParts[] = TAG.map((tag) => new LineParts(` ${tag} Obj=`, ',Evt<Sig='));
 
 const SEM_MTX_TAGS = [
   'Sem-Take',

@@ -2,6 +2,7 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import type { QsDecoderOptions } from './config.js';
 import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
+import type { LineParts } from './line-parts.js';
 import { type Fields, QsRecordDecoder } from './record-decoder.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
@@ -20,9 +21,10 @@ const COUNTERS_ROOM = 48;
  * pipeline's decoder, which never meets one, pays no test per record for it.
  *
  * Given `out`, it writes the lines of the records printed as a timestamp and the rest (most of
- * the parsers, among them dispatches, posts and time events) and of user records of integers,
- * floats and strings straight into `out` as Latin-1 bytes, and those records carry '' as their
- * text; every other record's text is a string as ever, for the caller to add to `out`
+ * the parsers: those of the most frequent records, dispatches, posts, transitions, state entries
+ * and exits, time events, pool and event records, as their LineParts and values, with no string
+ * made) and of user records of integers, floats and strings straight into `out` as Latin-1
+ * bytes, and those records carry '' as their text; every other record's text is a string as ever, for the caller to add to `out`
  * (`out.line`) when it gets the record, which keeps the lines in order. A hook that writes a
  * line is always followed by the parser's `done`, which keeps or takes back the line. The
  * bytes are the string formatter's text exactly: tests compare the two on every capture and on
@@ -98,7 +100,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override memoLine(t: number, m: PieceMemo): string {
     const out = this.out;
     if (out === undefined) return super.memoLine(t, m);
-    this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM);
+    this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM);
     out.digits10(t);
     writeTail(out, m);
     out.endLine();
@@ -115,10 +117,31 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return '';
   }
 
+  protected override partsLine(t: number, p: LineParts, v0: string, v1: string, v2 = '', v3 = '', v4 = ''): string {
+    const out = this.out;
+    if (out === undefined) return super.partsLine(t, p, v0, v1, v2, v3, v4);
+    this.lineStart = out.startLine(
+      p.length + v0.length + v1.length + v2.length + v3.length + v4.length + TIMESTAMP_ROOM,
+    );
+    out.digits10(t);
+    writeParts(out, p, v0, v1, v2, v3, v4);
+    out.endLine();
+    return '';
+  }
+
+  protected override plainLine(p: LineParts, v0: string, v1: string, v2 = '', v3 = ''): string {
+    const out = this.out;
+    if (out === undefined) return super.plainLine(p, v0, v1, v2, v3);
+    this.lineStart = out.startLine(p.length + v0.length + v1.length + v2.length + v3.length + 1);
+    writeParts(out, p, v0, v1, v2, v3, '');
+    out.endLine();
+    return '';
+  }
+
   protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     const out = this.out;
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
-    this.lineStart = out.startLine(m.text.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
+    this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
     out.digits10(t);
     writeTail(out, m);
     out.latin1(',Tim=');
@@ -167,8 +190,23 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 }
 
+/** A line's parts and values, one after the other (LineParts.join as bytes). */
+function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): void {
+  out.latin1(p.p0);
+  out.latin1(v0);
+  out.latin1(p.p1);
+  out.latin1(v1);
+  out.latin1(p.p2);
+  out.latin1(v2);
+  out.latin1(p.p3);
+  out.latin1(v3);
+  out.latin1(p.p4);
+  out.latin1(v4);
+  out.latin1(p.p5);
+}
+
 /** A kept line tail: copied from its string the first time, from its bytes once it comes again. */
 function writeTail(out: TextBlocks, m: PieceMemo): void {
   if (m.reused) out.copy(m.bytes());
-  else out.latin1(m.text);
+  else writeParts(out, m.parts, m.v0, m.v1, m.v2, m.v3, m.v4);
 }
