@@ -55,11 +55,15 @@ class SlowSink extends Writable {
 describe('tracehub decode --protocol qs', () => {
   for (const name of FIXTURES) {
     it(`prints qspy's lines for ${name}.qs (the built command, writing its stdout directly)`, () => {
-      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-      const run = spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', fixturePath('qs', `${name}.qs`)], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        maxBuffer: 1 << 28,
-      });
+      const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+      const run = spawnSync(
+        process.execPath,
+        [tracehub, 'decode', '--protocol', 'qs', fixturePath('qs', `${name}.qs`)],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          maxBuffer: 1 << 28,
+        },
+      );
       expect(run.status, run.stderr.toString()).toBe(0);
       expect(run.stdout.equals(expectedText(name))).toBe(true);
       expect(run.stderr.toString()).toMatch(/^qs: \d+ bytes, \d+ frames, \d+ records, \d+ errors, \d+ gaps/);
@@ -107,8 +111,8 @@ describe('tracehub decode --protocol qs', () => {
       await runQsDecode(file, { format: 'text' }, { stdin: new PassThrough(), stdout, stderr: new PassThrough() });
       const inProcess = Buffer.concat(stdout.chunks);
       expect(inProcess.length).toBeGreaterThan(10 * 256 * 1024);
-      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-      const child = spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', file], {
+      const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+      const child = spawnSync(process.execPath, [tracehub, 'decode', '--protocol', 'qs', file], {
         stdio: ['ignore', 'pipe', 'pipe'],
         maxBuffer: 1 << 28,
       });
@@ -119,9 +123,9 @@ describe('tracehub decode --protocol qs', () => {
 
   it('the built command ends quietly, with status 0, when its reader goes away (| head), on one thread or several', async () => {
     await withRepeatedFixtures(50, async (file) => {
-      const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+      const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
       for (const threads of ['1', '2']) {
-        const run = await readThenClose(process.execPath, [main, 'decode', '-p', 'qs', '--threads', threads, file]);
+        const run = await readThenClose(process.execPath, [tracehub, 'decode', '-p', 'qs', '--threads', threads, file]);
         expect(run.received, `${threads} threads`).toBeGreaterThan(0);
         expect(run.stderr, `${threads} threads`).not.toMatch(/EPIPE|Error|tracehub:/);
         expect(run.status, `${threads} threads`).toBe(0);
@@ -130,9 +134,9 @@ describe('tracehub decode --protocol qs', () => {
   });
 
   it('the built command decodes on several threads exactly what qspy printed, wherever the segments are cut', () => {
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
     const decode = (args: string[], input?: Buffer) =>
-      spawnSync(process.execPath, [main, 'decode', '--protocol', 'qs', ...args], {
+      spawnSync(process.execPath, [tracehub, 'decode', '--protocol', 'qs', ...args], {
         input,
         stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         maxBuffer: 1 << 28,
@@ -167,8 +171,8 @@ describe('tracehub decode --protocol qs', () => {
 
   /** Runs the built command and returns what it wrote to stdout. */
   function commandOutput(args: string[]): Buffer {
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-    const run = spawnSync(process.execPath, [main, 'decode', '-p', 'qs', ...args], {
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+    const run = spawnSync(process.execPath, [tracehub, 'decode', '-p', 'qs', ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       maxBuffer: 1 << 28,
     });
@@ -210,8 +214,8 @@ describe('tracehub decode --protocol qs', () => {
       /\ntracehub: nothing decoded: no QS frame in \d+ bytes had a good checksum.*--protocol stp/,
     );
     // The built command exits with that status, as `decode --protocol stp` does for its own.
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-    const child = spawnSync(process.execPath, [main, 'decode', '-p', 'qs', stp], { encoding: 'utf8' });
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+    const child = spawnSync(process.execPath, [tracehub, 'decode', '-p', 'qs', stp], { encoding: 'utf8' });
     expect(child.status).toBe(NOTHING_DECODED_EXIT);
     expect(child.stderr).toContain('tracehub: nothing decoded: no QS frame');
   });

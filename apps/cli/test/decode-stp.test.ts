@@ -167,8 +167,8 @@ describe('tracehub decode --protocol stp', () => {
       plain.status === 'ok' && plain.message.kind === 'swd' && [plain.message.port, plain.message.processor],
     ).toEqual([0x0b, 0]);
     // Out of range on the command line: commander's parser says what a byte is.
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
-    const bad = spawnSync(process.execPath, [main, 'decode', '-p', 'swd', '--processor', '256', file], {
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+    const bad = spawnSync(process.execPath, [tracehub, 'decode', '-p', 'swd', '--processor', '256', file], {
       encoding: 'utf8',
     });
     expect(bad.status).not.toBe(0);
@@ -180,9 +180,9 @@ describe('tracehub decode --protocol stp', () => {
     const one = readFileSync(join(dir, `${name}.stp`));
     const file = join(tmp, 'long.stp');
     writeFileSync(file, Buffer.concat(Array.from({ length: Math.ceil((4 << 20) / one.length) }, () => one)));
-    const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
     const { status, stderr, received } = await readThenClose(process.execPath, [
-      main,
+      tracehub,
       'decode',
       '-p',
       'stp',

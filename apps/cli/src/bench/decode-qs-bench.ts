@@ -27,7 +27,8 @@ import { gunzipSync } from 'node:zlib';
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const cli = fileURLToPath(new URL('../main.js', import.meta.url));
+// The command as users run it: the launcher (its V8 flags) and the bundle it starts.
+const cli = fileURLToPath(new URL('../../bin/tracehub.js', import.meta.url));
 
 interface Run {
   cpuS: number;
@@ -113,7 +114,7 @@ const pinnedCpus = onPath('taskset') && availableParallelism() > 1 ? [0, 1] : []
 
 /** The commands of one capture, by the name printed: each is [command, ...args]. */
 function commandsOf(file: string): Record<string, string[]> {
-  const tracehub = (n: number) => [process.execPath, cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
+  const tracehub = (n: number) => [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
   const qspyCommand = qspy ? [qspy, '-k', '-u0', '-r', 'c0', '-f', file] : undefined;
   const commands: Record<string, string[]> = { 'tracehub, 1 thread': tracehub(1) };
   commands[`tracehub, ${threads} threads`] = tracehub(threads);
