@@ -11,7 +11,7 @@
  * tracehub on one thread and on one per core (up to four), and qspy, where the system puts them;
  * then, where `taskset` is on PATH, qspy and tracehub pinned to the same CPU, each CPU in turn.
  * The pinned runs are the fair CPU-time comparison: the two CPUs of a virtual machine can run at
- * very different speeds (on the machine of the README's figures, one took 1.7 times as long as
+ * very different speeds (on the machine of the README's figures, one took 1.8 times as long as
  * the other for the same qspy run), and an unpinned run's CPU time then depends on where it
  * landed. Before timing, one run of each checks that both print the same lines. Ratios are of
  * medians taken in this run, never of a stored figure; the load average before and after says
