@@ -19,10 +19,21 @@ import { build } from 'esbuild';
 
 const dist = fileURLToPath(new URL('../dist/', import.meta.url));
 
-/** Bare imports stay in node_modules, but ours and commander's. */
-const keepPackagesOut = {
-  name: 'keep-packages-out',
+/** What is bundled, what is left out, and commander's node:child_process loaded when used. */
+const decodePath = {
+  name: 'decode-path',
   setup(b) {
+    // commander loads node:child_process at once, for subcommands that are separate executables
+    // (tracehub has none); loading it was 4% of the instructions of decoding a 10 kB capture
+    // (callgrind: 365 against 351 M). Here it is loaded on first use.
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      args.importer.includes('/node_modules/commander/') ? { path: 'child_process', namespace: 'lazy' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
+      contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+      loader: 'js',
+    }));
+    // Bare imports stay in node_modules, but ours and commander's.
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('@tracehub/') || args.path === 'commander') return undefined;
       return { path: args.path, external: true };
@@ -48,6 +59,6 @@ await build({
   banner: {
     js: "import { createRequire as tracehubRequire } from 'node:module'; const require = tracehubRequire(import.meta.url);",
   },
-  plugins: [keepPackagesOut],
+  plugins: [decodePath],
   logLevel: 'warning',
 });
