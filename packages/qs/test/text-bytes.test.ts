@@ -1,5 +1,12 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-import { QsDecoder, type QsDecoderOptions, QsFrameBuilder, QsRecordId, TextBlocks } from '@tracehub/qs';
+import {
+  QS_RECORD_NAMES,
+  QsDecoder,
+  type QsDecoderOptions,
+  QsFrameBuilder,
+  QsRecordId,
+  TextBlocks,
+} from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
 import { qspyCases } from './helpers.js';
 
@@ -25,6 +32,8 @@ interface Tally {
   userBytes: number;
   userStrings: number;
   predefinedBytes: number;
+  /** Predefined records written as bytes, by record id. */
+  bytesById?: number[];
 }
 
 /** What identifies a record besides its text: written lines must not change it. */
@@ -50,8 +59,10 @@ function textAsBytes(
     if (tally === undefined || r.kind !== 'record') return;
     const user = r.type >= 100;
     if (r.text === '' && user) tally.userBytes++;
-    else if (r.text === '' && r.name !== 'QS_EMPTY') tally.predefinedBytes++;
-    else if (user) tally.userStrings++;
+    else if (r.text === '' && r.name !== 'QS_EMPTY') {
+      tally.predefinedBytes++;
+      if (tally.bytesById) tally.bytesById[r.type] = (tally.bytesById[r.type] ?? 0) + 1;
+    } else if (user) tally.userStrings++;
   };
   for (const chunk of chunks(bytes, sizes)) decoder.push(chunk, ctx, emit);
   decoder.end(ctx, emit);
@@ -130,12 +141,50 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     expect(lengths).toEqual([987, 988, 989, 990, 990, 990, 990, 990, 990, 990]);
   });
 
-  it("is the string formatter's text, of the same records, on 3 000 fuzzed streams of the records it writes, and of others", () => {
+  it("is the string formatter's text, of the same records, on 3 000 fuzzed streams of the records it writes (each kind of line parts among them), and of others", () => {
     const rnd = lcg(20261126);
     const int = (n: number) => Math.floor(rnd() * n);
     const byteOf = () => (rnd() < 0.1 ? [0x7e, 0x7d, 0x00, 0xff][int(4)] : int(256));
     const latin1 = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + int(224))).join('');
-    const tally: Tally = { userBytes: 0, userStrings: 0, predefinedBytes: 0 };
+    const tally: Tally = { userBytes: 0, userStrings: 0, predefinedBytes: 0, bytesById: [] };
+    const I = QsRecordId;
+    // The layouts (with QSPY's default sizes) of the records written as LineParts: t timestamp,
+    // o object, f function, s signal, then byte counts (pools, refs, counters, rates).
+    const layouts: [number, (string | number)[]][] = [
+      [I.QS_QEP_STATE_ENTRY, ['o', 'f']],
+      [I.QS_QEP_STATE_EXIT, ['o', 'f']],
+      [I.QS_QEP_STATE_INIT, ['o', 'f', 'f']],
+      [I.QS_QEP_TRAN_HIST, ['o', 'f', 'f']],
+      [I.QS_QEP_TRAN_EP, ['o', 'f', 'f']],
+      [I.QS_QEP_TRAN_XP, ['o', 'f', 'f']],
+      [I.QS_QEP_INIT_TRAN, ['t', 'o', 'f']],
+      [I.QS_QEP_TRAN, ['t', 's', 'o', 'f', 'f']],
+      [I.QS_QEP_UNHANDLED, ['s', 'o', 'f']],
+      [I.QS_QF_ACTIVE_DEFER, ['t', 'o', 'o', 's', 1, 1]],
+      [I.QS_QF_ACTIVE_RECALL, ['t', 'o', 'o', 's', 1, 1]],
+      [I.QS_QF_ACTIVE_SUBSCRIBE, ['t', 's', 'o']],
+      [I.QS_QF_ACTIVE_UNSUBSCRIBE, ['t', 's', 'o']],
+      [I.QS_QF_ACTIVE_POST_LIFO, ['t', 's', 'o', 1, 1, 1, 1]],
+      [I.QS_QF_EQUEUE_POST, ['t', 's', 'o', 1, 1, 1, 1]],
+      [I.QS_QF_EQUEUE_POST_LIFO, ['t', 's', 'o', 1, 1, 1, 1]],
+      [I.QS_QF_EQUEUE_POST_ATTEMPT, ['t', 's', 'o', 1, 1, 1, 1]],
+      [I.QS_QF_ACTIVE_GET, ['t', 's', 'o', 1, 1, 1]],
+      [I.QS_QF_EQUEUE_GET, ['t', 's', 'o', 1, 1, 1]],
+      [I.QS_QF_ACTIVE_GET_LAST, ['t', 's', 'o', 1, 1]],
+      [I.QS_QF_EQUEUE_GET_LAST, ['t', 's', 'o', 1, 1]],
+      [I.QS_QF_NEW, ['t', 2, 's']],
+      [I.QS_QF_NEW_ATTEMPT, ['t', 2, 's']],
+      [I.QS_QF_MPOOL_GET, ['t', 'o', 2, 2]],
+      [I.QS_QF_MPOOL_GET_ATTEMPT, ['t', 'o', 2, 2]],
+      [I.QS_QF_MPOOL_PUT, ['t', 'o', 2]],
+      [I.QS_QF_PUBLISH, ['t', 'o', 's', 1, 1]],
+      [I.QS_QF_NEW_REF, ['t', 's', 1, 1]],
+      [I.QS_QF_GC_ATTEMPT, ['t', 's', 1, 1]],
+      [I.QS_QF_GC, ['t', 's', 1, 1]],
+      [I.QS_QF_DELETE_REF, ['t', 's', 1, 1]],
+      [I.QS_QF_TIMEEVT_DISARM_ATTEMPT, ['t', 'o', 'o', 1]],
+      [I.QS_QF_TIMEEVT_POST, ['t', 'o', 's', 'o', 1]],
+    ];
     for (let n = 0; n < 3000; n++) {
       const frames = new QsFrameBuilder();
       const parts: Uint8Array[] = [];
@@ -148,11 +197,12 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
         const t = rnd() < 0.05 ? 0xffffffff : int(2 ** 32);
         if (x < 0.08) {
           // Names for the objects, signals and user records the others print (the kept tails change).
-          const which = int(3);
+          const which = int(4);
           if (which === 0) add(QsRecordId.QS_OBJ_DICT, [...le(objs[int(3)], 4), ...str(latin1(1 + int(12)))]);
           else if (which === 1)
             add(QsRecordId.QS_SIG_DICT, [...le(int(8), 2), ...le(objs[int(4)], 4), ...str(latin1(1 + int(12)))]);
-          else add(QsRecordId.QS_USR_DICT, [100 + int(8), ...str(latin1(1 + int(20)))]);
+          else if (which === 2) add(QsRecordId.QS_USR_DICT, [100 + int(8), ...str(latin1(1 + int(20)))]);
+          else add(QsRecordId.QS_FUN_DICT, [...le([0x4000, 0x5000][int(2)], 4), ...str(latin1(1 + int(12)))]);
         } else if (x < 0.18) {
           // Any predefined record, its payload random and of any length (lines taken back).
           add(int(100), Array.from({ length: int(28) }, byteOf));
@@ -191,6 +241,22 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
                   ];
           const cut = rnd() < 0.15 ? [-1, 1][int(2)] : 0;
           add(id, cut < 0 ? body.slice(0, cut) : cut > 0 ? [...body, byteOf()] : body);
+        } else if (x < 0.65) {
+          // The records written as LineParts, at their length or one off it.
+          const [id, layout] = layouts[int(layouts.length)];
+          const body = layout.flatMap((field) =>
+            field === 't'
+              ? le(t, 4)
+              : field === 'o'
+                ? le(objs[int(4)], 4)
+                : field === 'f'
+                  ? le([0x4000, 0x5000, int(2 ** 32)][int(3)], 4)
+                  : field === 's'
+                    ? le(int(8), 2)
+                    : le(int(rnd() < 0.9 ? 256 : 2 ** (8 * (field as number))), field as number),
+          );
+          const cut = rnd() < 0.1 ? [-1, 1][int(2)] : 0;
+          add(id, cut < 0 ? body.slice(0, cut) : cut > 0 ? [...body, byteOf()] : body);
         } else {
           // User records: elements of every type and width, values of every size, long strings,
           // lines past qspy's buffer, payloads that end inside an element.
@@ -223,5 +289,6 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     expect(tally.userBytes).toBeGreaterThan(10_000);
     expect(tally.userStrings).toBeGreaterThan(10_000);
     expect(tally.predefinedBytes).toBeGreaterThan(20_000);
+    for (const [id] of layouts) expect(tally.bytesById?.[id] ?? 0, QS_RECORD_NAMES[id]).toBeGreaterThan(100);
   });
 });
