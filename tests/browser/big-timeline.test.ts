@@ -7,10 +7,10 @@
 // The records get in as a lab's do: `tracehub replay` of the capture into a gateway link, decoded
 // by a decoder-qs process and stored by a storage process (blocks of the frames the records
 // travelled in). The replay sends as fast as the pipeline takes it, so the session's 1.2 M
-// records span a few seconds of host time, in chunks: a 1 ms window holds a chunk or two of
-// them, most often few enough to draw one by one (at most the api's 5 000), but it can hold
-// more, or fall between two chunks: the page must show each record exactly when the database
-// holds at most that many in its window.
+// records span a second or a few of host time, in bursts: the view is zoomed to the 1 ms around
+// the session's middle record, which holds a chunk or two of them, most often few enough to
+// draw one by one (at most the api's 5 000), but not always: the page must show each record
+// exactly when the database holds at most that many in its window.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,16 +122,34 @@ describe('the timeline of big_stress (1.2 M records)', () => {
     const open = await timeUntilReady({ hash: `#/timeline?session=${session}` });
     const canvas = page.locator('#timeline');
     expect(await canvas.getAttribute('data-mode')).toBe('buckets');
-    const whole = BigInt((await canvas.getAttribute('data-to'))!) - BigInt((await canvas.getAttribute('data-from'))!);
+    const [wholeFrom, wholeTo] = [
+      BigInt((await canvas.getAttribute('data-from'))!),
+      BigInt((await canvas.getAttribute('data-to'))!),
+    ];
+    const whole = wholeTo - wholeFrom;
     // The whole session: far more than the 1 ms it is zoomed to next.
     expect(whole).toBeGreaterThan(100_000_000n);
     await page.screenshot({ path: join(screenshotsDir, 'big-timeline-whole.png') });
 
-    // One wheel step over the middle of the plot, as large as takes the view from the whole session to 1 ms.
+    // One wheel step, as large as takes the view from the whole session to 1 ms, over the host
+    // time of the session's middle record: the time under the pointer stays where it is, so the
+    // window holds that record (the replay comes in bursts, with nothing between them).
+    const middle = await db
+      .selectFrom('record_blocks')
+      .select(['min_host_ns', 'max_host_ns'])
+      .where('session', '=', session)
+      .where('first_seq', '<=', BigInt(stored >> 1))
+      .where('last_seq', '>=', BigInt(stored >> 1))
+      .executeTakeFirstOrThrow();
+    const [record] = await timelineItems(
+      db,
+      { session, rig: 'rigbig', link: 'uart0', fromNs: middle.min_host_ns, toNs: middle.max_host_ns + 1n },
+      1,
+    );
     const box = (await canvas.boundingBox())!;
-    const zoom = await timeUntilReady({
-      wheel: { deltaY: Math.log(1e6 / Number(whole)) / 0.002, x: box.x + box.width * 0.6, y: box.y + 60 },
-    });
+    // The plot starts after the 210 px of lane labels (apps/dashboard timeline.ts).
+    const x = box.x + 210 + (Number(record.hostNs - wholeFrom) / Number(whole)) * (box.width - 210);
+    const zoom = await timeUntilReady({ wheel: { deltaY: Math.log(1e6 / Number(whole)) / 0.002, x, y: box.y + 60 } });
     const [fromNs, toNs] = [
       BigInt((await canvas.getAttribute('data-from'))!),
       BigInt((await canvas.getAttribute('data-to'))!),
@@ -139,6 +157,7 @@ describe('the timeline of big_stress (1.2 M records)', () => {
     const span = Number(toNs - fromNs);
     expect(span).toBeGreaterThan(990_000);
     expect(span).toBeLessThan(1_010_000);
+    expect(fromNs <= record.hostNs && record.hostNs < toNs).toBe(true);
     const held = await timelineItems(db, { session, rig: 'rigbig', link: 'uart0', fromNs, toNs }, DETAIL + 1);
     expect(await canvas.getAttribute('data-mode')).toBe(held.length <= DETAIL ? 'detail' : 'buckets');
     expect(page.url()).toMatch(new RegExp(`#/timeline\\?session=${session}&from=\\d+&to=\\d+$`));
