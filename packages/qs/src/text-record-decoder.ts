@@ -24,11 +24,11 @@ const COUNTERS_ROOM = 48;
  * the parsers: those of the most frequent records, dispatches, posts, transitions, state entries
  * and exits, time events, pool and event records, as their LineParts and values, with no string
  * made) and of user records of integers, floats and strings straight into `out` as Latin-1
- * bytes, and those records carry '' as their text; every other record's text is a string as ever, for the caller to add to `out`
- * (`out.line`) when it gets the record, which keeps the lines in order. A hook that writes a
- * line is always followed by the parser's `done`, which keeps or takes back the line. The
- * bytes are the string formatter's text exactly: tests compare the two on every capture and on
- * fuzzed streams.
+ * bytes, and those records carry '' as their text; every other record's text is a string as
+ * ever, for the caller to add to `out` (`out.line`) when it gets the record, which keeps the
+ * lines in order. A hook that writes a line is always followed by the parser's `done`, which
+ * keeps or takes back the line. The bytes are the string formatter's text exactly: tests
+ * compare the two on every capture and on fuzzed streams.
  */
 export class QsTextRecordDecoder extends QsRecordDecoder {
   /** Where the line written as bytes for the record being decoded starts; -1 when none was. */
@@ -199,34 +199,47 @@ function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: s
   const b = out.bytes;
   let at = out.length;
   for (let k = 0; k < 11; k++) {
-    const s =
-      k === 0
-        ? p.p0
-        : k === 1
-          ? v0
-          : k === 2
-            ? p.p1
-            : k === 3
-              ? v1
-              : k === 4
-                ? p.p2
-                : k === 5
-                  ? v2
-                  : k === 6
-                    ? p.p3
-                    : k === 7
-                      ? v3
-                      : k === 8
-                        ? p.p4
-                        : k === 9
-                          ? v4
-                          : p.p5;
+    let s: string;
+    switch (k) {
+      case 0:
+        s = p.p0;
+        break;
+      case 1:
+        s = v0;
+        break;
+      case 2:
+        s = p.p1;
+        break;
+      case 3:
+        s = v1;
+        break;
+      case 4:
+        s = p.p2;
+        break;
+      case 5:
+        s = v2;
+        break;
+      case 6:
+        s = p.p3;
+        break;
+      case 7:
+        s = v3;
+        break;
+      case 8:
+        s = p.p4;
+        break;
+      case 9:
+        s = v4;
+        break;
+      default:
+        s = p.p5;
+    }
     for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
   }
   out.length = at;
 }
 
-/** A kept line tail: copied from its string the first time, from its bytes once it comes again. */
+/** A kept line tail: written from its parts the first time, copied from its bytes once it comes again. */
 function writeTail(out: TextBlocks, m: PieceMemo): void {
   if (m.reused) out.copy(m.bytes());
   else writeParts(out, m.parts, m.v0, m.v1, m.v2, m.v3, m.v4);
