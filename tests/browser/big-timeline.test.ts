@@ -133,7 +133,8 @@ describe('the timeline of big_stress (1.2 M records)', () => {
 
     // One wheel step, as large as takes the view from the whole session to 1 ms, over the host
     // time of the session's middle record: the time under the pointer stays where it is, so the
-    // window holds that record (the replay comes in bursts, with nothing between them).
+    // window is at that record's burst (the replay comes in bursts, with nothing between them;
+    // a pixel of the whole view is about a millisecond, so the record itself may fall just out).
     const middle = await db
       .selectFrom('record_blocks')
       .select(['min_host_ns', 'max_host_ns'])
@@ -157,7 +158,6 @@ describe('the timeline of big_stress (1.2 M records)', () => {
     const span = Number(toNs - fromNs);
     expect(span).toBeGreaterThan(990_000);
     expect(span).toBeLessThan(1_010_000);
-    expect(fromNs <= record.hostNs && record.hostNs < toNs).toBe(true);
     const held = await timelineItems(db, { session, rig: 'rigbig', link: 'uart0', fromNs, toNs }, DETAIL + 1);
     expect(await canvas.getAttribute('data-mode')).toBe(held.length <= DETAIL ? 'detail' : 'buckets');
     expect(page.url()).toMatch(new RegExp(`#/timeline\\?session=${session}&from=\\d+&to=\\d+$`));

@@ -86,6 +86,7 @@ export {
   type TimelineWindow,
   timelineBuckets,
   timelineItems,
+  timelineRecordsAtLeast,
   timelineStateChanges,
   trackOf,
 } from './queries/timeline.js';

@@ -7,6 +7,7 @@ import {
   type TimelineWindow,
   timelineBuckets,
   timelineItems,
+  timelineRecordsAtLeast,
   timelineStateChanges,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
@@ -119,8 +120,10 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
         sessions.map(async ({ s, first, last }) => {
           const w: TimelineWindow = { session: s.id, rig: s.rig, link: s.link, fromNs, toNs };
           const overlaps = first < toNs && last > fromNs;
-          const items = overlaps ? await timelineItems(db, w, q.detail + 1) : [];
-          const detail = items.length <= q.detail;
+          // A window that surely holds more than `detail` records is counted without reading them.
+          const surely = overlaps ? await timelineRecordsAtLeast(db, w) : 0;
+          const items = overlaps && surely <= q.detail ? await timelineItems(db, w, q.detail + 1) : [];
+          const detail = surely <= q.detail && items.length <= q.detail;
           const [counts, states] = await Promise.all([
             overlaps && !detail ? timelineBuckets(db, w, q.buckets) : { buckets: [], sampleEvery: 1 },
             overlaps ? timelineStateChanges(db, w, 5000) : [],
