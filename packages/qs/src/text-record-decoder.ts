@@ -118,24 +118,34 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 
   protected override partsLine(t: number, p: LineParts, v0: string, v1: string, v2 = '', v3 = '', v4 = ''): string {
-    const out = this.out;
-    if (out === undefined) return super.partsLine(t, p, v0, v1, v2, v3, v4);
-    this.lineStart = out.startLine(
-      p.length + v0.length + v1.length + v2.length + v3.length + v4.length + TIMESTAMP_ROOM,
-    );
-    out.digits10(t);
-    writeParts(out, p, v0, v1, v2, v3, v4);
-    out.endLine();
+    if (this.out === undefined) return super.partsLine(t, p, v0, v1, v2, v3, v4);
+    this.writePartsLine(this.out, t, p, v0, v1, v2, v3, v4);
     return '';
   }
 
   protected override plainLine(p: LineParts, v0: string, v1: string, v2 = '', v3 = ''): string {
-    const out = this.out;
-    if (out === undefined) return super.plainLine(p, v0, v1, v2, v3);
-    this.lineStart = out.startLine(p.length + v0.length + v1.length + v2.length + v3.length + 1);
-    writeParts(out, p, v0, v1, v2, v3, '');
-    out.endLine();
+    if (this.out === undefined) return super.plainLine(p, v0, v1, v2, v3);
+    this.writePartsLine(this.out, -1, p, v0, v1, v2, v3, '');
     return '';
+  }
+
+  /** The line of `partsLine` (`plainLine` when `t` is -1: no timestamp), written as bytes. */
+  private writePartsLine(
+    out: TextBlocks,
+    t: number,
+    p: LineParts,
+    v0: string,
+    v1: string,
+    v2: string,
+    v3: string,
+    v4: string,
+  ): void {
+    this.lineStart = out.startLine(
+      p.length + v0.length + v1.length + v2.length + v3.length + v4.length + TIMESTAMP_ROOM,
+    );
+    if (t >= 0) out.digits10(t);
+    writeParts(out, p, v0, v1, v2, v3, v4);
+    out.endLine();
   }
 
   protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
@@ -190,53 +200,19 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 }
 
-/**
- * A line's parts and values, one after the other (LineParts.join as bytes). One copy loop for
- * the eleven strings, not one each: V8 compiles the function once per process, and eleven loops
- * took it 40 ms of compiling for a decode of a second.
- */
+/** A line's parts and values, one after the other (LineParts.join as bytes). */
 function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): void {
-  const b = out.bytes;
-  let at = out.length;
-  for (let k = 0; k < 11; k++) {
-    let s: string;
-    switch (k) {
-      case 0:
-        s = p.p0;
-        break;
-      case 1:
-        s = v0;
-        break;
-      case 2:
-        s = p.p1;
-        break;
-      case 3:
-        s = v1;
-        break;
-      case 4:
-        s = p.p2;
-        break;
-      case 5:
-        s = v2;
-        break;
-      case 6:
-        s = p.p3;
-        break;
-      case 7:
-        s = v3;
-        break;
-      case 8:
-        s = p.p4;
-        break;
-      case 9:
-        s = v4;
-        break;
-      default:
-        s = p.p5;
-    }
-    for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
-  }
-  out.length = at;
+  out.latin1(p.p0);
+  out.latin1(v0);
+  out.latin1(p.p1);
+  out.latin1(v1);
+  out.latin1(p.p2);
+  out.latin1(v2);
+  out.latin1(p.p3);
+  out.latin1(v3);
+  out.latin1(p.p4);
+  out.latin1(v4);
+  out.latin1(p.p5);
 }
 
 /** A kept line tail: written from its parts the first time, copied from its bytes once it comes again. */
