@@ -65,6 +65,15 @@ export function trackOf(r: TraceRecord): string | null {
   return null;
 }
 
+/** The blocks of the window's link session (no column selected yet). */
+function sessionBlocks(db: Kysely<Database>, w: TimelineWindow) {
+  return db
+    .selectFrom('record_blocks')
+    .where('session', '=', w.session)
+    .where('rig', '=', w.rig)
+    .where('link', '=', w.link);
+}
+
 type WindowBlock = Pick<RecordBlockRow, 'id' | 'session' | 'codec' | 'byte_count' | 'record_count' | 'first_seq'>;
 
 /**
@@ -77,12 +86,8 @@ async function windowBlocks(
   w: TimelineWindow,
   { withStates = false }: { withStates?: boolean } = {},
 ): Promise<WindowBlock[]> {
-  let query = db
-    .selectFrom('record_blocks')
+  let query = sessionBlocks(db, w)
     .select(['id', 'session', 'codec', 'byte_count', 'record_count', 'first_seq'])
-    .where('session', '=', w.session)
-    .where('rig', '=', w.rig)
-    .where('link', '=', w.link)
     .where('max_host_ns', '>=', w.fromNs)
     .where('min_host_ns', '<', w.toNs)
     .where('host_time', '<', instant(w.toNs + 1000n));
@@ -175,12 +180,8 @@ export async function timelineBuckets(
  * of the first answer's time.
  */
 export async function timelineRecordsAtLeast(db: Kysely<Database>, w: TimelineWindow): Promise<number> {
-  const row = await db
-    .selectFrom('record_blocks')
+  const row = await sessionBlocks(db, w)
     .select((eb) => eb.fn.sum<string | number | bigint | null>('record_count').as('records'))
-    .where('session', '=', w.session)
-    .where('rig', '=', w.rig)
-    .where('link', '=', w.link)
     .where('min_host_ns', '>=', w.fromNs)
     .where('max_host_ns', '<', w.toNs)
     // host_time is the block's first record's host time: the partition key.
@@ -235,12 +236,8 @@ export async function timelineStateChanges(
     const seen = latestBefore.get(track);
     if (!seen || seen.hostNs < c.hostNs || (seen.hostNs === c.hostNs && seen.seq < c.seq)) latestBefore.set(track, c);
   };
-  const earlier = await db
-    .selectFrom('record_blocks')
+  const earlier = await sessionBlocks(db, w)
     .select(['states'])
-    .where('session', '=', w.session)
-    .where('rig', '=', w.rig)
-    .where('link', '=', w.link)
     .where('max_host_ns', '<', w.fromNs)
     .where('states', 'is not', null)
     .execute();
