@@ -244,16 +244,14 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
         } else if (x < 0.65) {
           // The records written as LineParts, at their length or one off it.
           const [id, layout] = layouts[int(layouts.length)];
+          const named: Record<string, () => number[]> = {
+            t: () => le(t, 4),
+            o: () => le(objs[int(4)], 4),
+            f: () => le([0x4000, 0x5000, int(2 ** 32)][int(3)], 4),
+            s: () => le(int(8), 2),
+          };
           const body = layout.flatMap((field) =>
-            field === 't'
-              ? le(t, 4)
-              : field === 'o'
-                ? le(objs[int(4)], 4)
-                : field === 'f'
-                  ? le([0x4000, 0x5000, int(2 ** 32)][int(3)], 4)
-                  : field === 's'
-                    ? le(int(8), 2)
-                    : le(int(rnd() < 0.9 ? 256 : 2 ** (8 * (field as number))), field as number),
+            typeof field === 'number' ? le(int(rnd() < 0.9 ? 256 : 2 ** (8 * field)), field) : named[field](),
           );
           const cut = rnd() < 0.1 ? [-1, 1][int(2)] : 0;
           add(id, cut < 0 ? body.slice(0, cut) : cut > 0 ? [...body, byteOf()] : body);

@@ -11,11 +11,11 @@
  * tracehub on one thread and on one per core (up to four), and qspy, where the system puts them;
  * then, where `taskset` is on PATH, qspy and tracehub pinned to the same CPU, each CPU in turn.
  * The pinned runs are the fair CPU-time comparison: the two CPUs of a virtual machine can run at
- * very different speeds (on the machine of the README's figures, one took 1.8 times as long as
- * the other for the same qspy run), and an unpinned run's CPU time then depends on where it
- * landed. Before timing, one run of each checks that both print the same lines. Ratios are of
- * medians taken in this run, never of a stored figure; the load average before and after says
- * how busy the machine was. Run with `npm run bench -w apps/cli` (after a build).
+ * very different speeds (on the machine of the README's figures, for a while one took 1.8 times
+ * as long as the other for the same qspy run), and an unpinned run's CPU time then depends on
+ * where it landed. Before timing, one run of each checks that both print the same lines. Ratios
+ * are of medians taken in this run, never of a stored figure; the load average before and after
+ * says how busy the machine was. Run with `npm run bench -w apps/cli` (after a build).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -127,7 +127,13 @@ function commandsOf(file: string): Record<string, string[]> {
 }
 
 const loadBefore = loads();
-const results: { capture: string; bytes: number; records: number; runs: Record<string, Run[]> }[] = [];
+const results: {
+  capture: string;
+  bytes: number;
+  records: number;
+  commands: Record<string, string[]>;
+  runs: Record<string, Run[]>;
+}[] = [];
 for (const [name, file] of Object.entries(captures)) {
   const commands = commandsOf(file);
   // Records a second are of the lines printed (one a record), counted from this run's output.
@@ -144,13 +150,12 @@ for (const [name, file] of Object.entries(captures)) {
     }
   }
   const runs: Record<string, Run[]> = Object.fromEntries(Object.keys(commands).map((tool) => [tool, []]));
-  results.push({ capture: name, bytes: statSync(file).size, records, runs });
+  results.push({ capture: name, bytes: statSync(file).size, records, commands, runs });
 }
 // Every command of every capture in turn, round after round.
 for (let i = 0; i < ROUNDS; i++) {
-  for (const [name, file] of Object.entries(captures)) {
-    const runs = (results.find((r) => r.capture === name) as (typeof results)[number]).runs;
-    for (const [tool, command] of Object.entries(commandsOf(file))) runs[tool].push(timed(command));
+  for (const { commands, runs } of results) {
+    for (const [tool, command] of Object.entries(commands)) runs[tool].push(timed(command));
   }
 }
 
