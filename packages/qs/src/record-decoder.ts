@@ -18,6 +18,8 @@ import {
 import { QsUserElementsDecoder } from './user-record.js';
 
 const RTC = '===RTC===> ';
+/** The fields of a record decoded for its text only (see `fieldsWanted`). */
+export const NO_FIELDS: Fields = Object.freeze({});
 const NO_TS = '           ';
 const POOL_REF = new PairText(',Pool=', ',Ref=', '>');
 const QUE_MIN = new PairText(',Que<Free=', ',Min=', '>');
@@ -63,6 +65,12 @@ const GC = new LineParts(' QF-gc    Evt<Sig=');
 const DELETE_REF = new LineParts(' QF-DelRf Evt<Sig=');
 const TE_DISARM_ATTEMPT = new LineParts(' TE', '-DisA Obj=', ',AO=');
 const TE_POST = new LineParts(' TE', '-Post Obj=', ',Sig=', ',AO=');
+const TE_AUTO_DISARM = new LineParts(`${NO_TS}TE`, '-ADis Obj=', ',AO=');
+const TICK = new LineParts(`${NO_TS}Tick<`, '>  Ctr=');
+const SIG_DICT = new LineParts(`${NO_TS}Sig-Dict `, ',Obj=0x', '->');
+const OBJ_DICT = new LineParts(`${NO_TS}Obj-Dict 0x`, '->');
+const FUN_DICT = new LineParts(`${NO_TS}Fun-Dict 0x`, '->');
+const USR_DICT = new LineParts(`${NO_TS}Usr-Dict `, '->');
 /** 0n .. 4095n: the steps between consecutive timestamps. */
 const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
 
@@ -320,6 +328,15 @@ export class QsRecordDecoder {
   }
 
   /**
+   * Whether records carry their fields and addressing (QsTextRecordDecoder: no, and the parsers
+   * make neither). Where the compiler could not prove them unused, the objects of every record
+   * were made anyway: a hundred bytes a record, most of what `tracehub decode` allocated.
+   */
+  protected get fieldsWanted(): boolean {
+    return true;
+  }
+
+  /**
    * A record's line from its timestamp and the line's tail kept in `m` (QsTextRecordDecoder
    * writing bytes: the line is written, and its text is '').
    */
@@ -554,7 +571,14 @@ export class QsRecordDecoder {
     }
     if (r.remaining !== 0) return this.lengthError(id, raw);
     this.dicts.resetAll();
-    return this.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
+    return this.done(
+      id,
+      'info',
+      null,
+      `${NO_TS}Trg-RST  ${c.version}`,
+      this.fieldsWanted ? { reset: true } : NO_FIELDS,
+      raw,
+    );
   }
 
   private parseStateEntryExit(id: number, raw: Uint8Array): DecodedRecord {
@@ -567,9 +591,9 @@ export class QsRecordDecoder {
       'record',
       null,
       this.plainLine(id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT, this.obj(o), this.fun(f)),
-      { obj: this.objF(o), state: this.funF(f) },
+      this.fieldsWanted ? { obj: this.objF(o), state: this.funF(f) } : NO_FIELDS,
       raw,
-      { obj: this.objF(o) },
+      this.fieldsWanted ? { obj: this.objF(o) } : undefined,
     );
   }
 
@@ -584,9 +608,9 @@ export class QsRecordDecoder {
       'record',
       null,
       this.plainLine(STATE_TRAN[id], this.obj(o), this.fun(f1), this.fun(f2)),
-      { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) },
+      this.fieldsWanted ? { obj: this.objF(o), source: this.funF(f1), target: this.funF(f2) } : NO_FIELDS,
       raw,
-      { obj: this.objF(o) },
+      this.fieldsWanted ? { obj: this.objF(o) } : undefined,
     );
   }
 
@@ -601,9 +625,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, INIT_TRAN, this.obj(o), this.fun(f)),
-      { obj: this.objF(o), state: this.funF(f) },
+      this.fieldsWanted ? { obj: this.objF(o), state: this.funF(f) } : NO_FIELDS,
       raw,
-      { obj: this.objF(o) },
+      this.fieldsWanted ? { obj: this.objF(o) } : undefined,
     );
   }
 
@@ -621,10 +645,15 @@ export class QsRecordDecoder {
     const fn = this.funNames(f);
     const m = this.dispatchText;
     if (!m.same(parts, on.text, sigT, fn.text, '', '')) m.keep(parts, on.text, sigT, fn.text, '', '');
-    return this.done(id, 'record', t, this.memoLine(t, m), { obj: on.field, sig: sigF, state: fn.field }, raw, {
-      obj: on.field,
-      sig: sigF,
-    });
+    return this.done(
+      id,
+      'record',
+      t,
+      this.memoLine(t, m),
+      this.fieldsWanted ? { obj: on.field, sig: sigF, state: fn.field } : NO_FIELDS,
+      raw,
+      this.fieldsWanted ? { obj: on.field, sig: sigF } : undefined,
+    );
   }
 
   private parseTran(id: number, raw: Uint8Array): DecodedRecord {
@@ -642,9 +671,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, TRAN, this.obj(o), this.sig(s, o), this.fun(f1), this.fun(f2)),
-      { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) },
+      this.fieldsWanted ? { obj: objF, sig: sigF, source: this.funF(f1), target: this.funF(f2) } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -661,9 +690,9 @@ export class QsRecordDecoder {
       'record',
       null,
       this.plainLine(UNHANDLED, this.obj(o), this.sig(s, o), this.fun(f)),
-      { obj: objF, sig: sigF, state: this.funF(f) },
+      this.fieldsWanted ? { obj: objF, sig: sigF, state: this.funF(f) } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -685,9 +714,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, parts, this.obj(ao), this.secondObj(ao, q), this.sig(s, ao), POOL_REF.of(pool, ref)),
-      { obj: objF, queue: this.objF(q), sig: sigF, pool, ref },
+      this.fieldsWanted ? { obj: objF, queue: this.objF(q), sig: sigF, pool, ref } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -704,9 +733,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` AO-Remov Obj=${this.obj(o)},Pri=${dec(prio)}`),
-      { obj: objF, prio },
+      this.fieldsWanted ? { obj: objF, prio } : NO_FIELDS,
       raw,
-      { obj: objF, prio },
+      this.fieldsWanted ? { obj: objF, prio } : undefined,
     );
   }
 
@@ -732,9 +761,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, parts, this.obj(o), this.sig(s, o)),
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -764,11 +793,13 @@ export class QsRecordDecoder {
       'record',
       t,
       this.memoLine(t, m),
-      id === Id.QS_QF_ACTIVE_POST
-        ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
-        : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min },
+      this.fieldsWanted
+        ? id === Id.QS_QF_ACTIVE_POST
+          ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
+          : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min }
+        : NO_FIELDS,
       raw,
-      { obj: aoN.field, sig: sigF },
+      this.fieldsWanted ? { obj: aoN.field, sig: sigF } : undefined,
     );
   }
   /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
@@ -794,11 +825,13 @@ export class QsRecordDecoder {
         t,
         ` ${id === Id.QS_QF_ACTIVE_POST ? 'AO-Post ' : 'AO-PostA'} Sdr=${this.obj(0)},Obj=${this.obj(ao)},Evt<Sig=${this.sig(s, ao)}${POOL_REF.of(pool, ref)}${que}`,
       ),
-      id === Id.QS_QF_ACTIVE_POST
-        ? { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
-        : { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min },
+      this.fieldsWanted
+        ? id === Id.QS_QF_ACTIVE_POST
+          ? { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
+          : { sender: this.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min }
+        : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -828,11 +861,13 @@ export class QsRecordDecoder {
         POOL_REF.of(pool, ref),
         (id === Id.QS_QF_EQUEUE_POST_ATTEMPT ? QUE_MAR : QUE_MIN).of(free, min),
       ),
-      id === Id.QS_QF_EQUEUE_POST_ATTEMPT
-        ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
-        : { obj: objF, sig: sigF, pool, ref, free, min },
+      this.fieldsWanted
+        ? id === Id.QS_QF_EQUEUE_POST_ATTEMPT
+          ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
+          : { obj: objF, sig: sigF, pool, ref, free, min }
+        : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -855,9 +890,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, parts, this.obj(o), this.sig(s, o), POOL_REF.of(pool, ref), QUE_FREE.of(free)),
-      { obj: objF, sig: sigF, pool, ref, free },
+      this.fieldsWanted ? { obj: objF, sig: sigF, pool, ref, free } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -879,9 +914,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, parts, this.obj(o), this.sig(s, o), POOL_REF.of(pool, ref)),
-      { obj: objF, sig: sigF, pool, ref },
+      this.fieldsWanted ? { obj: objF, sig: sigF, pool, ref } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -898,9 +933,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` AO-RCllA Obj=${this.obj(ao)},Que=${this.secondObj(ao, q)}`),
-      { obj: objF, queue: this.objF(q) },
+      this.fieldsWanted ? { obj: objF, queue: this.objF(q) } : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -916,9 +951,9 @@ export class QsRecordDecoder {
       'record',
       null,
       `${NO_TS}EQ-Init  Obj=${this.obj(o)},Len=${dec(len)}`,
-      { obj: objF, length: len },
+      this.fieldsWanted ? { obj: objF, length: len } : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -930,9 +965,19 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const parts = id === Id.QS_QF_NEW_ATTEMPT ? NEW_ATTEMPT : NEW;
     const sigF = this.sigF(s, 0);
-    return this.done(id, 'record', t, this.partsLine(t, parts, this.sig(s, 0), dec(size)), { sig: sigF, size }, raw, {
-      sig: sigF,
-    });
+    return this.done(
+      id,
+      'record',
+      t,
+      this.partsLine(t, parts, this.sig(s, 0), dec(size)),
+      this.fieldsWanted ? { sig: sigF, size } : NO_FIELDS,
+      raw,
+      this.fieldsWanted
+        ? {
+            sig: sigF,
+          }
+        : undefined,
+    );
   }
 
   private parsePoolGet(id: number, raw: Uint8Array): DecodedRecord {
@@ -950,9 +995,13 @@ export class QsRecordDecoder {
       id === Id.QS_QF_MPOOL_GET
         ? this.partsLine(t, POOL_GET, this.obj(o), dec(free), dec(min))
         : this.partsLine(t, POOL_GET_ATTEMPT, this.obj(o), dec(free), dec(min)),
-      id === Id.QS_QF_MPOOL_GET ? { obj: objF, free, min } : { obj: objF, free, margin: min },
+      this.fieldsWanted
+        ? id === Id.QS_QF_MPOOL_GET
+          ? { obj: objF, free, min }
+          : { obj: objF, free, margin: min }
+        : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -963,9 +1012,19 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const free = r.u(c.poolCtrSize);
     const objF = this.objF(o);
-    return this.done(id, 'record', t, this.partsLine(t, POOL_PUT, this.obj(o), dec(free)), { obj: objF, free }, raw, {
-      obj: objF,
-    });
+    return this.done(
+      id,
+      'record',
+      t,
+      this.partsLine(t, POOL_PUT, this.obj(o), dec(free)),
+      this.fieldsWanted ? { obj: objF, free } : NO_FIELDS,
+      raw,
+      this.fieldsWanted
+        ? {
+            obj: objF,
+          }
+        : undefined,
+    );
   }
 
   private parsePublish(id: number, raw: Uint8Array): DecodedRecord {
@@ -985,9 +1044,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, PUBLISH, this.obj(sdr), this.sig(s, 0), POOL_REF.of(pool, ref)),
-      { sender: this.objF(sdr), sig: sigF, pool, ref },
+      this.fieldsWanted ? { sender: this.objF(sdr), sig: sigF, pool, ref } : NO_FIELDS,
       raw,
-      { sig: sigF },
+      this.fieldsWanted ? { sig: sigF } : undefined,
     );
   }
 
@@ -1017,9 +1076,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, parts, this.sig(s, 0), POOL_REF.of(pool, ref)),
-      { sig: sigF, pool, ref },
+      this.fieldsWanted ? { sig: sigF, pool, ref } : NO_FIELDS,
       raw,
-      { sig: sigF },
+      this.fieldsWanted ? { sig: sigF } : undefined,
     );
   }
 
@@ -1032,8 +1091,8 @@ export class QsRecordDecoder {
       id,
       'record',
       null,
-      `${NO_TS}Tick<${dec(rate)}>  Ctr=${this.counterText.of(ctr)}`,
-      { rate, ctr },
+      this.plainLine(TICK, dec(rate), this.counterText.of(ctr)),
+      this.fieldsWanted ? { rate, ctr } : NO_FIELDS,
       raw,
     );
   }
@@ -1057,9 +1116,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.timeEvtLine(t, m, tim, int),
-      { obj: teN.field, ao: aoN.field, tim, interval: int, rate },
+      this.fieldsWanted ? { obj: teN.field, ao: aoN.field, tim, interval: int, rate } : NO_FIELDS,
       raw,
-      { obj: teN.field },
+      this.fieldsWanted ? { obj: teN.field } : undefined,
     );
   }
 
@@ -1074,10 +1133,10 @@ export class QsRecordDecoder {
       id,
       'record',
       null,
-      `${NO_TS}TE${dec(rate)}-ADis Obj=${this.obj(te)},AO=${this.obj(ao)}`,
-      { obj: objF, ao: this.objF(ao), rate },
+      this.plainLine(TE_AUTO_DISARM, dec(rate), this.obj(te), this.obj(ao)),
+      this.fieldsWanted ? { obj: objF, ao: this.objF(ao), rate } : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -1094,9 +1153,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, TE_DISARM_ATTEMPT, dec(rate), this.obj(te), this.obj(ao)),
-      { obj: objF, ao: this.objF(ao), rate },
+      this.fieldsWanted ? { obj: objF, ao: this.objF(ao), rate } : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -1120,9 +1179,11 @@ export class QsRecordDecoder {
         t,
         ` TE${dec(wasArmed)}-Rarm Obj=${this.obj(te)},AO=${this.obj(ao)},Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`,
       ),
-      { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 },
+      this.fieldsWanted
+        ? { obj: objF, ao: this.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 }
+        : NO_FIELDS,
       raw,
-      { obj: objF },
+      this.fieldsWanted ? { obj: objF } : undefined,
     );
   }
 
@@ -1141,9 +1202,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.partsLine(t, TE_POST, dec(rate), this.obj(te), this.sig(s, ao), this.obj(ao)),
-      { obj: objF, sig: sigF, ao: this.objF(ao), rate },
+      this.fieldsWanted ? { obj: objF, sig: sigF, ao: this.objF(ao), rate } : NO_FIELDS,
       raw,
-      { obj: objF, sig: sigF },
+      this.fieldsWanted ? { obj: objF, sig: sigF } : undefined,
     );
   }
 
@@ -1157,7 +1218,7 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`),
-      { nest },
+      this.fieldsWanted ? { nest } : NO_FIELDS,
       raw,
     );
   }
@@ -1173,9 +1234,9 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` ${id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX '} Nest=${dec(nest)},Pri=${dec(prio)}`),
-      { nest, prio },
+      this.fieldsWanted ? { nest, prio } : NO_FIELDS,
       raw,
-      { prio },
+      this.fieldsWanted ? { prio } : undefined,
     );
   }
 
@@ -1189,7 +1250,15 @@ export class QsRecordDecoder {
       // Before QS 7.1 ids 48 and 49 were the mutex lock and unlock.
       const tag = id === Id.QS_SCHED_PREEMPT ? 'Mtx-Lock' : 'Mtx-Unlk';
       const text = this.tsLine(t, ` ${tag} Pro=${dec(a)},Ceil=${dec(b)}`);
-      return this.done(id, 'record', t, text, { prio: a, ceiling: b }, raw, { prio: a });
+      return this.done(
+        id,
+        'record',
+        t,
+        text,
+        this.fieldsWanted ? { prio: a, ceiling: b } : NO_FIELDS,
+        raw,
+        this.fieldsWanted ? { prio: a } : undefined,
+      );
     }
     const tag = id === Id.QS_SCHED_PREEMPT ? 'Sch-Pre ' : id === Id.QS_SCHED_RESTORE ? 'Sch-Rest' : 'Sch-Next';
     // QSPY prints the second byte first (Q11); the fields keep the wire order.
@@ -1198,11 +1267,13 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` ${tag} Pri=${dec(b)}->${dec(a)}`),
-      { prio: a, prevPrio: b },
+      this.fieldsWanted ? { prio: a, prevPrio: b } : NO_FIELDS,
       raw,
-      {
-        prio: a,
-      },
+      this.fieldsWanted
+        ? {
+            prio: a,
+          }
+        : undefined,
     );
   }
 
@@ -1217,7 +1288,7 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`),
-      { prevCeiling: a, ceiling: b },
+      this.fieldsWanted ? { prevCeiling: a, ceiling: b } : NO_FIELDS,
       raw,
     );
   }
@@ -1227,7 +1298,14 @@ export class QsRecordDecoder {
     const c = this.config;
     const t = r.u(c.timeSize);
     const a = r.u(1);
-    return this.done(id, 'record', t, this.tsLine(t, ` Sch-Idle Pri=${dec(a)}->0`), { prevPrio: a }, raw);
+    return this.done(
+      id,
+      'record',
+      t,
+      this.tsLine(t, ` Sch-Idle Pri=${dec(a)}->0`),
+      this.fieldsWanted ? { prevPrio: a } : NO_FIELDS,
+      raw,
+    );
   }
 
   private parseEnumDict(id: number, raw: Uint8Array): DecodedRecord {
@@ -1241,7 +1319,7 @@ export class QsRecordDecoder {
       'dict',
       null,
       `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group & 7}->${name}`,
-      { value, group: group & 7, name: r.lastStr },
+      this.fieldsWanted ? { value, group: group & 7, name: r.lastStr } : NO_FIELDS,
       raw,
     );
   }
@@ -1260,8 +1338,8 @@ export class QsRecordDecoder {
       id,
       'dict',
       null,
-      `${NO_TS}Sig-Dict ${zeroPad(s | 0, 8)},Obj=0x${objHex}->${name}`,
-      { sig: s, obj: `0x${objHex}`, name: r.lastStr },
+      this.plainLine(SIG_DICT, zeroPad(s | 0, 8), objHex, name),
+      this.fieldsWanted ? { sig: s, obj: `0x${objHex}`, name: r.lastStr } : NO_FIELDS,
       raw,
     );
   }
@@ -1280,8 +1358,12 @@ export class QsRecordDecoder {
       id,
       'dict',
       null,
-      `${NO_TS}${id === Id.QS_OBJ_DICT ? 'Obj-Dict' : 'Fun-Dict'} 0x${hex}->${name}`,
-      id === Id.QS_OBJ_DICT ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr },
+      this.plainLine(id === Id.QS_OBJ_DICT ? OBJ_DICT : FUN_DICT, hex, name),
+      this.fieldsWanted
+        ? id === Id.QS_OBJ_DICT
+          ? { obj: `0x${hex}`, name: r.lastStr }
+          : { fun: `0x${hex}`, name: r.lastStr }
+        : NO_FIELDS,
       raw,
     );
   }
@@ -1295,8 +1377,8 @@ export class QsRecordDecoder {
       id,
       'dict',
       null,
-      `${NO_TS}Usr-Dict ${zeroPad(rec, 8)}->${name}`,
-      { recId: rec, name: r.lastStr },
+      this.plainLine(USR_DICT, zeroPad(rec, 8), name),
+      this.fieldsWanted ? { recId: rec, name: r.lastStr } : NO_FIELDS,
       raw,
     );
   }
@@ -1312,7 +1394,7 @@ export class QsRecordDecoder {
       'record',
       t,
       this.tsLine(t, ` =ASSERT= Mod=${mod},Loc=${dec(loc)}`),
-      { module: r.lastStr, location: loc },
+      this.fieldsWanted ? { module: r.lastStr, location: loc } : NO_FIELDS,
       raw,
     );
   }
@@ -1342,7 +1424,15 @@ export class QsRecordDecoder {
       text = this.tsLine(t, ` ${tag} ${this.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`);
       fields = { obj: objF, holder: a, nest: b };
     }
-    return this.done(id, 'record', t, text, fields, raw, { obj: objF });
+    return this.done(
+      id,
+      'record',
+      t,
+      text,
+      this.fieldsWanted ? fields : NO_FIELDS,
+      raw,
+      this.fieldsWanted ? { obj: objF } : undefined,
+    );
   }
 
   private parseUnknown(id: number, raw: Uint8Array): DecodedRecord {

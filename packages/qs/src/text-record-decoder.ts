@@ -3,12 +3,10 @@ import type { QsDecoderOptions } from './config.js';
 import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
 import type { LineParts } from './line-parts.js';
-import { type Fields, QsRecordDecoder } from './record-decoder.js';
+import { type Fields, NO_FIELDS, QsRecordDecoder } from './record-decoder.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
 
-/** The fields of every record decoded for its text only. */
-const NO_FIELDS: Fields = Object.freeze({});
 /** Room for a timestamp (20 digits at most) and a newline around a line's kept tail. */
 const TIMESTAMP_ROOM = 24;
 /** Room for a time event's two counters after its kept part. */
@@ -189,6 +187,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   /** Read while the base class's fields are made, before `out` is set: true either way. */
   protected override get copiesEveryLine(): boolean {
     return true;
+  }
+
+  protected override get fieldsWanted(): boolean {
+    return false;
   }
 
   protected override targetTsOf(): null {

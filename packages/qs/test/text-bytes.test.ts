@@ -56,7 +56,7 @@ function textAsBytes(
   const emit = (r: DecodedRecord) => {
     if (r.text !== '') blocks.line(r.text);
     records.push(identity(r));
-    if (tally === undefined || r.kind !== 'record') return;
+    if (tally === undefined || (r.kind !== 'record' && r.kind !== 'dict')) return;
     const user = r.type >= 100;
     if (r.text === '' && user) tally.userBytes++;
     else if (r.text === '' && r.name !== 'QS_EMPTY') {
@@ -149,7 +149,7 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     const tally: Tally = { userBytes: 0, userStrings: 0, predefinedBytes: 0, bytesById: [] };
     const I = QsRecordId;
     // The layouts (with QSPY's default sizes) of the records written as LineParts: t timestamp,
-    // o object, f function, s signal, then byte counts (pools, refs, counters, rates).
+    // o object, f function, s signal, n name, then byte counts (pools, refs, counters, rates).
     const layouts: [number, (string | number)[]][] = [
       [I.QS_QEP_STATE_ENTRY, ['o', 'f']],
       [I.QS_QEP_STATE_EXIT, ['o', 'f']],
@@ -184,6 +184,12 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
       [I.QS_QF_DELETE_REF, ['t', 's', 1, 1]],
       [I.QS_QF_TIMEEVT_DISARM_ATTEMPT, ['t', 'o', 'o', 1]],
       [I.QS_QF_TIMEEVT_POST, ['t', 'o', 's', 'o', 1]],
+      [I.QS_QF_TIMEEVT_AUTO_DISARM, ['o', 'o', 1]],
+      [I.QS_QF_TICK, [4, 1]],
+      [I.QS_SIG_DICT, ['s', 'o', 'n']],
+      [I.QS_OBJ_DICT, ['o', 'n']],
+      [I.QS_FUN_DICT, ['f', 'n']],
+      [I.QS_USR_DICT, [1, 'n']],
     ];
     for (let n = 0; n < 3000; n++) {
       const frames = new QsFrameBuilder();
@@ -249,6 +255,7 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
             o: () => le(objs[int(4)], 4),
             f: () => le([0x4000, 0x5000, int(2 ** 32)][int(3)], 4),
             s: () => le(int(8), 2),
+            n: () => str(latin1(1 + int(12))),
           };
           const body = layout.flatMap((field) =>
             typeof field === 'number' ? le(int(rnd() < 0.9 ? 256 : 2 ** (8 * field)), field) : named[field](),
