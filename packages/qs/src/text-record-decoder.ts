@@ -204,17 +204,17 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
 
 /** A line's parts and values, one after the other (LineParts.join as bytes). */
 function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): void {
-  out.latin1(p.p0);
+  out.part(p.b0);
   out.latin1(v0);
-  out.latin1(p.p1);
+  out.part(p.b1);
   out.latin1(v1);
-  out.latin1(p.p2);
+  out.part(p.b2);
   out.latin1(v2);
-  out.latin1(p.p3);
+  out.part(p.b3);
   out.latin1(v3);
-  out.latin1(p.p4);
+  out.part(p.b4);
   out.latin1(v4);
-  out.latin1(p.p5);
+  out.part(p.b5);
 }
 
 /** A kept line tail: written from its parts the first time, copied from its bytes once it comes again. */
