@@ -52,6 +52,8 @@ const NAMES_CACHE_MAX = 4096;
  */
 export class QsDictionary {
   private readonly names = new Map<QsKey, string>();
+  /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
+  changes = 0;
 
   constructor(
     readonly capacity: number,
@@ -65,7 +67,11 @@ export class QsDictionary {
 
   put(key: QsKey, name: string): void {
     const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
-    if (this.names.has(key) || this.names.size < this.capacity - 1) {
+    const known = this.names.get(key);
+    // The same name again (a target sends its dictionaries anew) changes nothing.
+    if (known === stored) return;
+    if (known !== undefined || this.names.size < this.capacity - 1) {
+      this.changes++;
       this.names.set(key, stored);
       this.rendered.clear();
     }
@@ -144,6 +150,7 @@ export class QsDictionary {
   private unknownFieldSize = 0;
 
   reset(): void {
+    this.changes++;
     this.names.clear();
     this.rendered.clear();
   }
@@ -160,6 +167,7 @@ export class QsDictionary {
   }
 
   load(json: JsonValue): void {
+    this.changes++;
     this.names.clear();
     this.rendered.clear();
     for (const entry of json as [QsKey, string][]) this.names.set(entry[0], entry[1]);
@@ -229,9 +237,11 @@ export class QsSigDictionary {
   }
 
   put(sig: number, obj: QsKey, name: string): void {
-    this.forgetRecent();
     const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
     const idx = this.find(sig, obj);
+    // The same entry again (a target sends its dictionaries anew) changes nothing.
+    if (idx >= 0 && this.slot(idx).obj === obj && this.slot(idx).name === stored) return;
+    this.forgetRecent();
     if (idx >= 0) {
       this.slot(idx).obj = obj;
       this.slot(idx).name = stored;
@@ -319,7 +329,12 @@ export class QsSigDictionary {
   private recentName3: string | undefined;
   private recentNext = 0;
 
+  /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
+  changes = 0;
+
+  /** On every change: the names found recently, and the text rendered before, may be stale. */
   private forgetRecent(): void {
+    this.changes++;
     this.recentSig0 = -1;
     this.recentSig1 = -1;
     this.recentSig2 = -1;

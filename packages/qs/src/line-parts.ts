@@ -1,3 +1,6 @@
+/** LineParts made so far. */
+let made = 0;
+
 /**
  * The constant text of a record's line around its values: for a transition, ` ===>Tran Obj=`,
  * `,Sig=`, `,State=` and `->` around the object, the signal and the two states. A parser names
@@ -9,6 +12,8 @@
  * last; parts and values not given are empty.
  */
 export class LineParts {
+  /** A number of its own, for hashing (QsTextRecordDecoder's cache of lines). */
+  readonly id: number;
   readonly p0: string;
   readonly p1: string;
   readonly p2: string;
@@ -26,6 +31,7 @@ export class LineParts {
   readonly b5: Uint8Array;
 
   constructor(p0: string, p1 = '', p2 = '', p3 = '', p4 = '', p5 = '') {
+    this.id = made++;
     this.p0 = p0;
     this.p1 = p1;
     this.p2 = p2;

@@ -150,6 +150,7 @@ export class QsRecordDecoder {
 
   /** Decodes with `config` from now on: its sizes, and the record names and user base of its version. */
   private configure(config: QsTargetConfig): void {
+    this.configChanges++;
     this.config = config;
     this.names = config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
     this.userBaseId = config.version < 660 ? 70 : 100;
@@ -324,6 +325,30 @@ export class QsRecordDecoder {
    * tails kept for reuse are worth making flat. Read while the fields above are made.
    */
   protected get copiesEveryLine(): boolean {
+    return false;
+  }
+
+  /** Counts the configurations taken (see `lineAgain`). */
+  protected configChanges = 0;
+
+  /**
+   * Whether the line of this record was written again from the bytes it had the last time it
+   * came with the same values (QsTextRecordDecoder, which keeps recent lines; the string
+   * formatter keeps none). `parts` and the raw values `k0`..`k5` (addresses, signals, counters,
+   * and the record id where the parts do not tell it) are everything the line shows but its
+   * timestamp `t` (-1: a line without one), given the dictionaries and the configuration. A
+   * parser asks before it looks its values up: on true only `done` is left.
+   */
+  protected lineAgain(
+    _t: number,
+    _parts: LineParts,
+    _k0: QsKey,
+    _k1: QsKey,
+    _k2: QsKey,
+    _k3: number,
+    _k4: number,
+    _k5: number,
+  ): boolean {
     return false;
   }
 
@@ -586,6 +611,8 @@ export class QsRecordDecoder {
     const c = this.config;
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
+    if (this.lineAgain(-1, id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT, o, f, 0, 0, 0, 0))
+      return this.done(id, 'record', null, '', NO_FIELDS, raw);
     return this.done(
       id,
       'record',
@@ -603,6 +630,8 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f1 = r.ptr(c.funPtrSize);
     const f2 = r.ptr(c.funPtrSize);
+    if (this.lineAgain(-1, STATE_TRAN[id], o, f1, f2, 0, 0, 0))
+      return this.done(id, 'record', null, '', NO_FIELDS, raw);
     return this.done(
       id,
       'record',
@@ -620,6 +649,7 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
+    if (this.lineAgain(t, INIT_TRAN, o, f, 0, 0, 0, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     return this.done(
       id,
       'record',
@@ -639,6 +669,7 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
     const parts = id === Id.QS_QEP_INTERN_TRAN ? INTERN_TRAN : id === Id.QS_QEP_IGNORED ? IGNORED : DISPATCH;
+    if (this.lineAgain(t, parts, o, f, 0, s, 0, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const on = this.objNames(o);
     const sigF = this.sigF(s, o);
     const sigT = this.sig(s, o);
@@ -664,6 +695,7 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const f1 = r.ptr(c.funPtrSize);
     const f2 = r.ptr(c.funPtrSize);
+    if (this.lineAgain(t, TRAN, o, f1, f2, s, 0, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -683,6 +715,7 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
     const f = r.ptr(c.funPtrSize);
+    if (this.lineAgain(-1, UNHANDLED, o, f, 0, s, 0, 0)) return this.done(id, 'record', null, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -707,6 +740,7 @@ export class QsRecordDecoder {
     const pool = r.u(1);
     const ref = r.u(1);
     const parts = id === Id.QS_QF_ACTIVE_DEFER ? DEFER : id === Id.QS_QF_ACTIVE_RECALL ? RECALL : DEFER_ATTEMPT;
+    if (this.lineAgain(t, parts, ao, q, 0, s, pool, ref)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(ao);
     const sigF = this.sigF(s, ao);
     return this.done(
@@ -754,6 +788,7 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const o = r.ptr(c.objPtrSize);
     const parts = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? SUBSCRIBE : UNSUBSCRIBE;
+    if (this.lineAgain(t, parts, o, 0, 0, s, 0, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -779,6 +814,19 @@ export class QsRecordDecoder {
     const ref = r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
+    if (
+      this.lineAgain(
+        t,
+        id === Id.QS_QF_ACTIVE_POST ? ACTIVE_POST : ACTIVE_POST_ATTEMPT,
+        sdr,
+        ao,
+        free,
+        s,
+        pool * 256 + ref,
+        min,
+      )
+    )
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const sdrN = this.objNames(sdr);
     const aoN = this.objNames(ao);
     const sigF = this.sigF(s, ao);
@@ -847,6 +895,8 @@ export class QsRecordDecoder {
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const min = r.u(c.queueCtrSize);
+    if (this.lineAgain(t, QUEUE_POST[id], o, free, min, s, pool * 256 + ref, 0))
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -883,6 +933,8 @@ export class QsRecordDecoder {
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const free = r.u(c.queueCtrSize);
     const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
+    if (this.lineAgain(t, parts, o, 0, 0, s, pool * 256 + ref, free))
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -907,6 +959,7 @@ export class QsRecordDecoder {
     const pool = c.version < 420 ? pr >> 6 : pr;
     const ref = c.version < 420 ? pr & 0x3f : r.u(1);
     const parts = id === Id.QS_QF_ACTIVE_GET_LAST ? AO_GET_LAST : EQ_GET_LAST;
+    if (this.lineAgain(t, parts, o, 0, 0, s, pool, ref)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     const sigF = this.sigF(s, o);
     return this.done(
@@ -964,6 +1017,7 @@ export class QsRecordDecoder {
     const size = r.u(c.eventSize);
     const s = r.u(c.sigSize);
     const parts = id === Id.QS_QF_NEW_ATTEMPT ? NEW_ATTEMPT : NEW;
+    if (this.lineAgain(t, parts, 0, 0, 0, s, size, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -987,6 +1041,8 @@ export class QsRecordDecoder {
     const o = r.ptr(c.objPtrSize);
     const free = r.u(c.poolCtrSize);
     const min = r.u(c.poolCtrSize);
+    if (this.lineAgain(t, id === Id.QS_QF_MPOOL_GET ? POOL_GET : POOL_GET_ATTEMPT, o, 0, 0, free, min, 0))
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     return this.done(
       id,
@@ -1011,6 +1067,7 @@ export class QsRecordDecoder {
     const t = r.u(c.timeSize);
     const o = r.ptr(c.objPtrSize);
     const free = r.u(c.poolCtrSize);
+    if (this.lineAgain(t, POOL_PUT, o, 0, 0, free, 0, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(o);
     return this.done(
       id,
@@ -1038,6 +1095,7 @@ export class QsRecordDecoder {
     const pr = r.u(1);
     const pool = old ? pr >> 6 : pr;
     const ref = old ? pr & 0x3f : r.u(1);
+    if (this.lineAgain(t, PUBLISH, sdr, 0, 0, s, pool, ref)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -1070,6 +1128,7 @@ export class QsRecordDecoder {
           : id === Id.QS_QF_GC
             ? GC
             : DELETE_REF;
+    if (this.lineAgain(t, parts, 0, 0, 0, s, pool, ref)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const sigF = this.sigF(s, 0);
     return this.done(
       id,
@@ -1106,6 +1165,8 @@ export class QsRecordDecoder {
     const tim = r.u(c.teCtrSize);
     const int = r.u(c.teCtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
+    if (this.lineAgain(t, TIME_EVT, te, ao, tim, id * 256 + rate, int, 0))
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const teN = this.objNames(te);
     const aoN = this.objNames(ao);
     const tag = (id === Id.QS_QF_TIMEEVT_ARM ? TE_ARM : id === Id.QS_QF_TIMEEVT_DISARM ? TE_DISARM : TE_CTR).of(rate);
@@ -1128,6 +1189,8 @@ export class QsRecordDecoder {
     const te = r.ptr(c.objPtrSize);
     const ao = r.ptr(c.objPtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
+    if (this.lineAgain(-1, TE_AUTO_DISARM, te, ao, 0, rate, 0, 0))
+      return this.done(id, 'record', null, '', NO_FIELDS, raw);
     const objF = this.objF(te);
     return this.done(
       id,
@@ -1147,6 +1210,8 @@ export class QsRecordDecoder {
     const te = r.ptr(c.objPtrSize);
     const ao = r.ptr(c.objPtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
+    if (this.lineAgain(t, TE_DISARM_ATTEMPT, te, ao, 0, rate, 0, 0))
+      return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(te);
     return this.done(
       id,
@@ -1195,6 +1260,7 @@ export class QsRecordDecoder {
     const s = r.u(c.sigSize);
     const ao = r.ptr(c.objPtrSize);
     const rate = c.version < 500 ? 0 : r.u(1);
+    if (this.lineAgain(t, TE_POST, te, ao, 0, s, rate, 0)) return this.done(id, 'record', t, '', NO_FIELDS, raw);
     const objF = this.objF(te);
     const sigF = this.sigF(s, ao);
     return this.done(

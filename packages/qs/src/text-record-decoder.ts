@@ -1,5 +1,6 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import type { QsDecoderOptions } from './config.js';
+import type { QsKey } from './dictionaries.js';
 import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
 import type { LineParts } from './line-parts.js';
@@ -7,6 +8,12 @@ import { type Fields, NO_FIELDS, QsRecordDecoder } from './record-decoder.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
 
+/** Lines kept by `lineAgain`, direct-mapped by a hash of their parts and values (a power of two). */
+const LINE_SLOTS = 4096;
+/** Values a kept line is known by (`lineAgain`'s k0..k5). */
+const LINE_KEYS = 6;
+/** Room for a kept line (without its timestamp and newline); longer lines are not kept. */
+const LINE_ROOM = 256;
 /** Room for a timestamp (20 digits at most) and a newline around a line's kept tail. */
 const TIMESTAMP_ROOM = 24;
 /** Room for a time event's two counters after its kept part. */
@@ -39,12 +46,104 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     undefined,
   );
 
+  /**
+   * Recent lines (without their timestamp), by their parts and values: a QP application prints
+   * the same few lines over and over (the same objects, signals and states), though seldom the
+   * same line twice in a row. A line found again is copied from its bytes, its values not even
+   * looked up. Each slot holds the last line that hashed to it, known by its parts, its values
+   * and the state of the dictionaries and configuration when it was written (`lineStamp`).
+   */
+  private readonly lineParts: (LineParts | undefined)[] = new Array<LineParts | undefined>(LINE_SLOTS).fill(undefined);
+  private readonly lineKeys = new Float64Array(LINE_SLOTS * LINE_KEYS);
+  private readonly lineStamps = new Float64Array(LINE_SLOTS);
+  /**
+   * Each slot's line in LINE_ROOM bytes of one buffer: a line is copied in and out whole, with
+   * no allocation (a Uint8Array per line kept, most of them off V8's heap, cost more than the
+   * line's lookups when lines seldom came again).
+   */
+  private readonly lineBuffer = new Uint8Array(LINE_SLOTS * LINE_ROOM);
+  /** Views of lineBuffer, a slot each, made on first use. */
+  private readonly lineViews: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(LINE_SLOTS).fill(
+    undefined,
+  );
+  private readonly lineLengths = new Uint16Array(LINE_SLOTS);
+  /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
+  private missedSlot = -1;
+  private missedParts: LineParts | undefined;
+  /** Where the line being written continues after its timestamp. */
+  private tailStart = 0;
+
   constructor(
     options: Required<QsDecoderOptions>,
     dictionaryFile?: QsDictionaryFile,
     private readonly out?: TextBlocks,
   ) {
     super(options, dictionaryFile);
+  }
+
+  override decode(buf: Uint8Array, start: number, len: number, raw: Uint8Array): DecodedRecord {
+    this.missedSlot = -1;
+    return super.decode(buf, start, len, raw);
+  }
+
+  /** Changes so far of what a line's values render to: the dictionaries of names, the configuration. */
+  private get lineStamp(): number {
+    const d = this.dicts;
+    return d.obj.changes + d.fun.changes + d.sig.changes + this.configChanges;
+  }
+
+  protected override lineAgain(
+    t: number,
+    parts: LineParts,
+    k0: QsKey,
+    k1: QsKey,
+    k2: QsKey,
+    k3: number,
+    k4: number,
+    k5: number,
+  ): boolean {
+    const out = this.out;
+    // Addresses past 2^53 are strings: never kept.
+    if (out === undefined || typeof k0 !== 'number' || typeof k1 !== 'number' || typeof k2 !== 'number') return false;
+    let h = Math.imul(parts.id ^ k0, 0x9e3779b1);
+    h = Math.imul(h ^ k1, 0x85ebca6b);
+    h = Math.imul(h ^ k2, 0xc2b2ae35);
+    h = Math.imul(h ^ k3 ^ (k4 << 11) ^ (k5 << 22), 0x27d4eb2f);
+    const slot = (h ^ (h >>> 15)) & (LINE_SLOTS - 1);
+    const keys = this.lineKeys;
+    const at = slot * LINE_KEYS;
+    const stamp = this.lineStamp;
+    if (
+      this.lineParts[slot] === parts &&
+      this.lineStamps[slot] === stamp &&
+      keys[at] === k0 &&
+      keys[at + 1] === k1 &&
+      keys[at + 2] === k2 &&
+      keys[at + 3] === k3 &&
+      keys[at + 4] === k4 &&
+      keys[at + 5] === k5
+    ) {
+      // The slot is copied whole (one copy of a fixed size), then the line is cut to its length.
+      this.lineStart = out.startLine(LINE_ROOM + TIMESTAMP_ROOM);
+      if (t >= 0) out.digits10(t);
+      const end = out.length + this.lineLengths[slot];
+      out.copy(this.lineViews[slot] as Uint8Array);
+      out.length = end;
+      out.endLine();
+      return true;
+    }
+    // Not there: the slot is this line's from now on, its bytes kept once written (by `done`).
+    this.lineParts[slot] = undefined;
+    keys[at] = k0;
+    keys[at + 1] = k1;
+    keys[at + 2] = k2;
+    keys[at + 3] = k3;
+    keys[at + 4] = k4;
+    keys[at + 5] = k5;
+    this.lineStamps[slot] = stamp;
+    this.missedSlot = slot;
+    this.missedParts = parts;
+    return false;
   }
 
   /**
@@ -75,7 +174,25 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       if (start >= 0 && this.out !== undefined) this.out.length = start;
       return this.lengthError(id, raw);
     }
+    if (this.missedSlot >= 0) this.keepLine();
     return this.written(id, kind, this.names[id], raw);
+  }
+
+  /** Keeps the line just written (its newline aside) in the slot the record was not found in. */
+  private keepLine(): void {
+    const slot = this.missedSlot;
+    this.missedSlot = -1;
+    const out = this.out;
+    const length = out === undefined ? LINE_ROOM : out.length - 1 - this.tailStart;
+    if (out === undefined || length >= LINE_ROOM) return;
+    let view = this.lineViews[slot];
+    if (view === undefined) {
+      view = this.lineBuffer.subarray(slot * LINE_ROOM, (slot + 1) * LINE_ROOM);
+      this.lineViews[slot] = view;
+    }
+    view.set(out.bytes.subarray(this.tailStart, this.tailStart + length));
+    this.lineLengths[slot] = length;
+    this.lineParts[slot] = this.missedParts;
   }
 
   /** The record of a line written as bytes (its text is ''). */
@@ -100,6 +217,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return super.memoLine(t, m);
     this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM);
     out.digits10(t);
+    this.tailStart = out.length;
     writeTail(out, m);
     out.endLine();
     return '';
@@ -142,6 +260,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       p.length + v0.length + v1.length + v2.length + v3.length + v4.length + TIMESTAMP_ROOM,
     );
     if (t >= 0) out.digits10(t);
+    this.tailStart = out.length;
     writeParts(out, p, v0, v1, v2, v3, v4);
     out.endLine();
   }
@@ -151,6 +270,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
     this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
     out.digits10(t);
+    this.tailStart = out.length;
     writeTail(out, m);
     out.latin1(',Tim=');
     out.dec(tim);

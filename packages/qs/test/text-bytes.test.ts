@@ -117,6 +117,52 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     });
   }
 
+  it('writes a line that comes again from the bytes it had, and anew once a dictionary renamed what it shows', () => {
+    const frames = new QsFrameBuilder();
+    const parts: Uint8Array[] = [];
+    const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (v >>> (8 * i)) & 0xff);
+    const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
+    const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
+    const name = (id: number, key: number[], s: string) => add(id, [...key, ...str(s)]);
+    const entry = () => add(QsRecordId.QS_QEP_STATE_ENTRY, [...le(0x1000, 4), ...le(0x4000, 4)]);
+    const dispatch = (t: number) =>
+      add(QsRecordId.QS_QEP_DISPATCH, [...le(t, 4), ...le(5, 2), ...le(0x1000, 4), ...le(0x4000, 4)]);
+    name(QsRecordId.QS_OBJ_DICT, le(0x1000, 4), 'l_philo');
+    name(QsRecordId.QS_FUN_DICT, le(0x4000, 4), 'Philo_eating');
+    name(QsRecordId.QS_SIG_DICT, [...le(5, 2), ...le(0, 4)], 'EAT_SIG');
+    entry();
+    dispatch(100);
+    entry();
+    dispatch(200);
+    name(QsRecordId.QS_OBJ_DICT, le(0x1000, 4), 'l_table');
+    entry();
+    dispatch(300);
+    name(QsRecordId.QS_SIG_DICT, [...le(5, 2), ...le(0, 4)], 'HUNGRY_SIG');
+    dispatch(400);
+    name(QsRecordId.QS_FUN_DICT, le(0x4000, 4), 'Philo_hungry');
+    entry();
+    dispatch(500);
+    const stream = Buffer.concat(parts);
+    const asBytes = textAsBytes(stream, {}, [stream.length]);
+    const asStrings = textAsStrings(stream, {}, [stream.length]);
+    expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+    const lines = asBytes
+      .toString('latin1')
+      .split('\n')
+      .filter((l) => l.includes('St-Entry') || l.includes('Disp===>'));
+    expect(lines).toEqual([
+      '===RTC===> St-Entry Obj=l_philo,State=Philo_eating',
+      '0000000100 Disp===> Obj=l_philo,Sig=EAT_SIG,State=Philo_eating',
+      '===RTC===> St-Entry Obj=l_philo,State=Philo_eating',
+      '0000000200 Disp===> Obj=l_philo,Sig=EAT_SIG,State=Philo_eating',
+      '===RTC===> St-Entry Obj=l_table,State=Philo_eating',
+      '0000000300 Disp===> Obj=l_table,Sig=EAT_SIG,State=Philo_eating',
+      '0000000400 Disp===> Obj=l_table,Sig=HUNGRY_SIG,State=Philo_eating',
+      '===RTC===> St-Entry Obj=l_table,State=Philo_hungry',
+      '0000000500 Disp===> Obj=l_table,Sig=HUNGRY_SIG,State=Philo_hungry',
+    ]);
+  });
+
   it("cuts a user record's line where qspy's line buffer ends, as the string formatter does", () => {
     // Timestamp and ` USER+000` (19 characters), 64 elements of 15 (` %14u`), then one of 6 to 15
     // and one of 2: lines reaching 985 to 994 characters before the last, each side of the 991
