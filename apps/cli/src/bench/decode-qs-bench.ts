@@ -4,7 +4,10 @@
  * - big_stress.qs (shared/bench/qs/big_stress.qs.gz, 37 MB): a stress test, mostly user records;
  * - dpp_mix.qs: the captures of shared/fixtures/qs end to end, repeated to 33 MB: the records
  *   of real QP applications (dispatches, posts, transitions, time events, dictionaries), with
- *   their gaps and bad frames.
+ *   their gaps and bad frames;
+ * - big_stress_x3.qs: big_stress three times over (111 MB), run pinned only: with big_stress it
+ *   splits each tool's time into a fixed part (start-up, compiling) and a part per megabyte,
+ *   and gives the size from which tracehub is the faster of the two.
  *
  * Every run of each capture alternates with the others, `BENCH_ROUNDS` times (five by default);
  * each run's CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Runs:
@@ -105,7 +108,13 @@ const captures = {
     gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz'))),
   ),
   'dpp_mix.qs': capture('dpp_mix.qs', () => fixtureMix(32e6)),
+  'big_stress_x3.qs': capture('big_stress_x3.qs', () => {
+    const once = gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz')));
+    return Buffer.concat([once, once, once]);
+  }),
 };
+/** Captures run pinned only (the fixed and per-megabyte costs need no more). */
+const PINNED_ONLY = new Set(['big_stress_x3.qs']);
 const qspy = findQspy();
 // The default (one thread), and one thread per core.
 const threads = Math.min(availableParallelism(), 4);
@@ -113,12 +122,15 @@ const threads = Math.min(availableParallelism(), 4);
 const pinnedCpus = onPath('taskset') && availableParallelism() > 1 ? [0, 1] : [];
 
 /** The commands of one capture, by the name printed: each is [command, ...args]. */
-function commandsOf(file: string): Record<string, string[]> {
+function commandsOf(file: string, pinnedOnly: boolean): Record<string, string[]> {
   const tracehub = (n: number) => [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
   const qspyCommand = qspy ? [qspy, '-k', '-u0', '-r', 'c0', '-f', file] : undefined;
-  const commands: Record<string, string[]> = { 'tracehub, 1 thread': tracehub(1) };
-  commands[`tracehub, ${threads} threads`] = tracehub(threads);
-  if (qspyCommand) commands.qspy = qspyCommand;
+  const commands: Record<string, string[]> = {};
+  if (!pinnedOnly) {
+    commands['tracehub, 1 thread'] = tracehub(1);
+    commands[`tracehub, ${threads} threads`] = tracehub(threads);
+    if (qspyCommand) commands.qspy = qspyCommand;
+  }
   for (const cpu of pinnedCpus) {
     commands[`tracehub, 1 thread, CPU ${cpu}`] = ['taskset', '-c', String(cpu), ...tracehub(1)];
     if (qspyCommand) commands[`qspy, CPU ${cpu}`] = ['taskset', '-c', String(cpu), ...qspyCommand];
@@ -135,16 +147,18 @@ const results: {
   runs: Record<string, Run[]>;
 }[] = [];
 for (const [name, file] of Object.entries(captures)) {
-  const commands = commandsOf(file);
+  const pinnedOnly = PINNED_ONLY.has(name);
+  const commands = commandsOf(file, pinnedOnly);
+  const tracehub = (n: number) => [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
   // Records a second are of the lines printed (one a record), counted from this run's output.
-  const printed = stdoutOf(commands['tracehub, 1 thread']);
+  const printed = stdoutOf(tracehub(1));
   let records = 0;
   for (let at = printed.indexOf(10); at >= 0; at = printed.indexOf(10, at + 1)) records++;
-  if (commands.qspy) {
-    const expected = qspyRecordLines(stdoutOf(commands.qspy));
-    for (const n of [1, threads]) {
+  if (qspy) {
+    const expected = qspyRecordLines(stdoutOf([qspy, '-k', '-u0', '-r', 'c0', '-f', file]));
+    for (const n of pinnedOnly ? [1] : [1, threads]) {
       const tool = n === 1 ? 'tracehub, 1 thread' : `tracehub, ${threads} threads`;
-      const same = (n === 1 ? printed : stdoutOf(commands[tool])).equals(expected);
+      const same = (n === 1 ? printed : stdoutOf(tracehub(n))).equals(expected);
       console.log(`${name}: output of ${tool}: ${same ? 'the same lines as qspy' : 'DIFFERS from qspy'}`);
       if (!same) process.exitCode = 1;
     }
@@ -176,8 +190,8 @@ for (const { capture: name, bytes, records, runs } of results) {
         `${(records / 1e6 / cpu).toFixed(2)} M records/s CPU, peak RSS ${median(list.map((r) => r.rssMB)).toFixed(1)} MB`,
     );
   }
-  if (!runs.qspy) continue;
-  for (const tool of ['tracehub, 1 thread', `tracehub, ${threads} threads`]) {
+  if (!qspy) continue;
+  for (const tool of runs.qspy ? ['tracehub, 1 thread', `tracehub, ${threads} threads`] : []) {
     console.log(
       `${tool} / qspy, where the system put them: ${(cpuOf('qspy') / cpuOf(tool)).toFixed(2)}× qspy's speed by CPU time, ` +
         `${(wallOf('qspy') / wallOf(tool)).toFixed(2)}× by wall time`,
@@ -188,6 +202,31 @@ for (const { capture: name, bytes, records, runs } of results) {
     console.log(
       `tracehub / qspy, both on CPU ${cpu}: ${(cpuOf(q) / cpuOf(t)).toFixed(2)}× qspy's speed by CPU time, ` +
         `${(wallOf(q) / wallOf(t)).toFixed(2)}× by wall time`,
+    );
+  }
+}
+
+// Fixed and per-megabyte costs, from the pinned runs of big_stress once and three times over:
+// time = fixed + size x rate for each tool, the two points of this run (medians) giving both.
+const once = results.find((r) => r.capture === 'big_stress.qs');
+const thrice = results.find((r) => r.capture === 'big_stress_x3.qs');
+if (qspy && once && thrice && pinnedCpus.length > 0) {
+  console.log('\nbig_stress once and three times over, pinned: fixed cost and cost per MB (CPU time)');
+  const mb = [once.bytes / 1e6, thrice.bytes / 1e6];
+  for (const cpu of pinnedCpus) {
+    const line = (tool: string) => {
+      const [t1, t3] = [once, thrice].map((r) => median(r.runs[`${tool}, CPU ${cpu}`].map((x) => x.cpuS)));
+      const perMB = (t3 - t1) / (mb[1] - mb[0]);
+      return { perMB, fixed: t1 - perMB * mb[0] };
+    };
+    const t = line('tracehub, 1 thread');
+    const q = line('qspy');
+    // The size where the two lines cross, when tracehub's is the flatter one.
+    const even = t.perMB < q.perMB ? (t.fixed - q.fixed) / (q.perMB - t.perMB) : Number.NaN;
+    console.log(
+      `CPU ${cpu}: tracehub ${t.fixed.toFixed(2)} s + ${(t.perMB * 1e3).toFixed(1)} ms/MB, ` +
+        `qspy ${q.fixed.toFixed(2)} s + ${(q.perMB * 1e3).toFixed(1)} ms/MB: per MB ${(q.perMB / t.perMB).toFixed(2)}× qspy's speed; ` +
+        (Number.isNaN(even) ? 'no size where tracehub is faster' : `as fast as qspy from ${even.toFixed(0)} MB`),
     );
   }
 }
