@@ -121,10 +121,17 @@ const threads = Math.min(availableParallelism(), 4);
 // Both pinned to the same CPU, each CPU in turn (two at most: the figures are per CPU).
 const pinnedCpus = onPath('taskset') && availableParallelism() > 1 ? [0, 1] : [];
 
+/** `tracehub decode` of `file` on `n` threads, as [command, ...args]. */
+function tracehubCommand(file: string, n: number): string[] {
+  return [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
+}
+/** qspy reading `file`, as [command, ...args] (none without qspy). */
+const qspyCommandOf = (file: string) => (qspy ? [qspy, '-k', '-u0', '-r', 'c0', '-f', file] : undefined);
+
 /** The commands of one capture, by the name printed: each is [command, ...args]. */
 function commandsOf(file: string, pinnedOnly: boolean): Record<string, string[]> {
-  const tracehub = (n: number) => [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
-  const qspyCommand = qspy ? [qspy, '-k', '-u0', '-r', 'c0', '-f', file] : undefined;
+  const tracehub = (n: number) => tracehubCommand(file, n);
+  const qspyCommand = qspyCommandOf(file);
   const commands: Record<string, string[]> = {};
   if (!pinnedOnly) {
     commands['tracehub, 1 thread'] = tracehub(1);
@@ -149,13 +156,14 @@ const results: {
 for (const [name, file] of Object.entries(captures)) {
   const pinnedOnly = PINNED_ONLY.has(name);
   const commands = commandsOf(file, pinnedOnly);
-  const tracehub = (n: number) => [cli, 'decode', '--protocol', 'qs', '--threads', String(n), file];
+  const tracehub = (n: number) => tracehubCommand(file, n);
+  const qspyCommand = qspyCommandOf(file);
   // Records a second are of the lines printed (one a record), counted from this run's output.
   const printed = stdoutOf(tracehub(1));
   let records = 0;
   for (let at = printed.indexOf(10); at >= 0; at = printed.indexOf(10, at + 1)) records++;
-  if (qspy) {
-    const expected = qspyRecordLines(stdoutOf([qspy, '-k', '-u0', '-r', 'c0', '-f', file]));
+  if (qspyCommand) {
+    const expected = qspyRecordLines(stdoutOf(qspyCommand));
     for (const n of pinnedOnly ? [1] : [1, threads]) {
       const tool = n === 1 ? 'tracehub, 1 thread' : `tracehub, ${threads} threads`;
       const same = (n === 1 ? printed : stdoutOf(tracehub(n))).equals(expected);
