@@ -70,7 +70,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
   private missedParts: LineParts | undefined;
-  /** Where the line being written continues after its timestamp. */
+  /** Where the line being written continues after its timestamp (set by every writer of a line). */
   private tailStart = 0;
 
   constructor(
@@ -228,6 +228,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return super.tsLine(t, rest);
     this.lineStart = out.startLine(rest.length + TIMESTAMP_ROOM);
     out.digits10(t);
+    this.tailStart = out.length;
     out.latin1(rest);
     out.endLine();
     return '';
