@@ -1,3 +1,5 @@
+import { qsTextBytes } from './serializer.js';
+
 /** LineParts made so far. */
 let made = 0;
 
@@ -39,21 +41,16 @@ export class LineParts {
     this.p4 = p4;
     this.p5 = p5;
     this.length = p0.length + p1.length + p2.length + p3.length + p4.length + p5.length;
-    this.b0 = latin1Bytes(p0);
-    this.b1 = latin1Bytes(p1);
-    this.b2 = latin1Bytes(p2);
-    this.b3 = latin1Bytes(p3);
-    this.b4 = latin1Bytes(p4);
-    this.b5 = latin1Bytes(p5);
+    this.b0 = qsTextBytes(p0);
+    this.b1 = qsTextBytes(p1);
+    this.b2 = qsTextBytes(p2);
+    this.b3 = qsTextBytes(p3);
+    this.b4 = qsTextBytes(p4);
+    this.b5 = qsTextBytes(p5);
   }
 
   /** The line's text (after its timestamp) with `v0`..`v4` between the parts. */
   join(v0: string, v1: string, v2: string, v3: string, v4: string): string {
     return this.p0 + v0 + this.p1 + v1 + this.p2 + v2 + this.p3 + v3 + this.p4 + v4 + this.p5;
   }
-}
-
-/** `s` as Latin-1 bytes, one a character. */
-function latin1Bytes(s: string): Uint8Array {
-  return Uint8Array.from(s, (c) => c.charCodeAt(0));
 }

@@ -1,4 +1,4 @@
-import { OutputBuffer } from '@tracehub/contracts/output-buffer';
+import { OutputBuffer, putBytes } from '@tracehub/contracts/output-buffer';
 import { DEC4_BYTES } from './format.js';
 
 /** Bytes of each block handed out. */
@@ -72,15 +72,9 @@ export class TextBlocks extends OutputBuffer {
     this.length = p;
   }
 
-  /**
-   * A few bytes, such as a line's constant parts (LineParts), copied one by one: quicker than
-   * reading the same characters from a string, and than `set` for so few.
-   */
+  /** Bytes such as a line's constant parts (LineParts): OutputBuffer's `raw` inside a line's room. */
   part(src: Uint8Array): void {
-    const b = this.bytes;
-    let p = this.length;
-    for (let i = 0; i < src.length; i++) b[p++] = src[i];
-    this.length = p;
+    this.length = putBytes(this.bytes, this.length, src);
   }
 
   /** Bytes kept for reuse (`set`: a byte loop took three times as long for a line's tail). */

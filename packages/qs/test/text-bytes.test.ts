@@ -82,6 +82,11 @@ function textAsStrings(bytes: Uint8Array, options: QsDecoderOptions, sizes: numb
   return Buffer.from(text, 'latin1');
 }
 
+/** `v` as `size` little-endian bytes. */
+const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (v >>> (8 * i)) & 0xff);
+/** `s` as a target's zero-terminated string. */
+const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
+
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
@@ -120,8 +125,6 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
   it('writes a line that comes again from the bytes it had, and anew once a dictionary renamed what it shows', () => {
     const frames = new QsFrameBuilder();
     const parts: Uint8Array[] = [];
-    const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (v >>> (8 * i)) & 0xff);
-    const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
     const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
     const name = (id: number, key: number[], s: string) => add(id, [...key, ...str(s)]);
     const entry = () => add(QsRecordId.QS_QEP_STATE_ENTRY, [...le(0x1000, 4), ...le(0x4000, 4)]);
@@ -241,8 +244,6 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
       const frames = new QsFrameBuilder();
       const parts: Uint8Array[] = [];
       const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
-      const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (v >>> (8 * i)) & 0xff);
-      const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
       const objs = [0x1000, 0x2000, 0x3000, 0];
       for (let k = 0; k < 40; k++) {
         const x = rnd();
