@@ -4,7 +4,6 @@
  */
 
 import { LineParts } from './line-parts.js';
-import { qsTextBytes } from './serializer.js';
 
 /** Written by `flat`, so that the conversion it makes is not optimised away. */
 const flatSink = { value: 0 };
@@ -371,8 +370,6 @@ export class PieceMemo {
    */
   reused = false;
   private textValue: string | null = null;
-  /** The text as Latin-1 bytes, made on first use (a decoder that writes its lines as bytes). */
-  private textBytes: Uint8Array | null = null;
 
   /**
    * @param flattenReused whether a reused text is made flat (see `flat`): for a caller that
@@ -412,22 +409,12 @@ export class PieceMemo {
     this.length = parts.length + v0.length + v1.length + v2.length + v3.length + v4.length;
     this.reused = false;
     this.textValue = null;
-    this.textBytes = null;
   }
 
   /** The tail's text. */
   get text(): string {
     if (this.textValue === null) this.textValue = this.parts.join(this.v0, this.v1, this.v2, this.v3, this.v4);
     return this.textValue;
-  }
-
-  /**
-   * The text as Latin-1 bytes (one a character), kept until the next `keep`: for a tail that is
-   * reused (one written once is cheaper written from its parts).
-   */
-  bytes(): Uint8Array {
-    if (this.textBytes === null) this.textBytes = qsTextBytes(this.text);
-    return this.textBytes;
   }
 }
 

@@ -183,8 +183,9 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     const slot = this.missedSlot;
     this.missedSlot = -1;
     const out = this.out;
-    const length = out === undefined ? LINE_ROOM : out.length - 1 - this.tailStart;
-    if (out === undefined || length >= LINE_ROOM) return;
+    if (out === undefined) return;
+    const length = out.length - 1 - this.tailStart;
+    if (length >= LINE_ROOM) return;
     let view = this.lineViews[slot];
     if (view === undefined) {
       view = this.lineBuffer.subarray(slot * LINE_ROOM, (slot + 1) * LINE_ROOM);
@@ -338,8 +339,10 @@ function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: s
   out.part(p.b5);
 }
 
-/** A kept line tail: written from its parts the first time, copied from its bytes once it comes again. */
+/**
+ * A kept line tail, written from its parts. (A tail that comes again with the same values was
+ * found by `lineAgain` already, and copied from the bytes kept there.)
+ */
 function writeTail(out: TextBlocks, m: PieceMemo): void {
-  if (m.reused) out.copy(m.bytes());
-  else writeParts(out, m.parts, m.v0, m.v1, m.v2, m.v3, m.v4);
+  writeParts(out, m.parts, m.v0, m.v1, m.v2, m.v3, m.v4);
 }
