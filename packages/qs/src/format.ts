@@ -54,7 +54,7 @@ export function spaced(s: string, width: number): string {
  */
 export function spacedDec(v: number, width: number): string {
   if (v >= 0 && v < 10000) return spaced(DEC[v], width);
-  if (v < 0 && v > -10000) return spaced(NEG_DEC[-v], width);
+  if (v < 0 && v > -10000) return spaced(negDec(-v), width);
   if (v > -100000000 && v < 100000000 && Math.floor(v) === v) {
     const hi = v < 0 ? -Math.floor(-v / 10000) : Math.floor(v / 10000);
     // `spaced(dec(v), width)` is the leading digits right-aligned to width - 4, then the rest.
@@ -97,8 +97,15 @@ const DEC4: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i
  */
 export const DEC4_BYTES: Uint8Array = Buffer.from(DEC4.join(''), 'latin1');
 
-/** `%d` of 0..-9999. */
-const NEG_DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => `-${i}`);
+/**
+ * `%d` of 0..-9999, made on first use: making them took 5 ms, a part of the start-up of
+ * `tracehub decode`, which prints most numbers as bytes.
+ */
+let negDecTable: readonly string[] | undefined;
+function negDec(v: number): string {
+  negDecTable ??= Array.from({ length: 10000 }, (_, i) => `-${i}`);
+  return negDecTable[v] as string;
+}
 /** `%u` of 0..9999. */
 const DEC: readonly string[] = Array.from({ length: 10000 }, (_, i) => String(i));
 
@@ -122,10 +129,10 @@ export function dec(v: number): string {
     }
     return String(v);
   }
-  if (v > -10000) return NEG_DEC[-v];
+  if (v > -10000) return negDec(-v);
   if (v > -100000000) {
     const hi = Math.floor(-v / 10000);
-    return NEG_DEC[hi] + DEC4[-v - hi * 10000];
+    return negDec(hi) + DEC4[-v - hi * 10000];
   }
   return v > -1000000000000 ? `-${dec(-v)}` : String(v);
 }

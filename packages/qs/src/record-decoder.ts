@@ -71,8 +71,17 @@ const SIG_DICT = new LineParts(`${NO_TS}Sig-Dict `, ',Obj=0x', '->');
 const OBJ_DICT = new LineParts(`${NO_TS}Obj-Dict 0x`, '->');
 const FUN_DICT = new LineParts(`${NO_TS}Fun-Dict 0x`, '->');
 const USR_DICT = new LineParts(`${NO_TS}Usr-Dict `, '->');
-/** 0n .. 4095n: the steps between consecutive timestamps. */
-const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 4096 }, (_, i) => BigInt(i));
+/** How many steps between consecutive timestamps are kept as bigints (see bigTs). */
+const SMALL_BIGINT_COUNT = 4096;
+/**
+ * 0n .. 4095n, made by the first decoder that needs bigint timestamps: making them took 5 ms,
+ * a part of the start-up of `tracehub decode`, whose text needs none.
+ */
+let smallBigints: readonly bigint[] | undefined;
+function makeSmallBigints(): readonly bigint[] {
+  smallBigints = Array.from({ length: SMALL_BIGINT_COUNT }, (_, i) => BigInt(i));
+  return smallBigints;
+}
 
 /** A record's fields, as its parser builds them. */
 export type Fields = Record<string, unknown>;
@@ -434,7 +443,11 @@ export class QsRecordDecoder {
   private bigTs(t: number): bigint {
     const d = t - this.lastTs;
     if (d !== 0) {
-      this.lastTsBig = d > 0 && d < SMALL_BIGINTS.length ? this.lastTsBig + SMALL_BIGINTS[d] : BigInt(t);
+      if (d > 0 && d < SMALL_BIGINT_COUNT) {
+        this.lastTsBig += (smallBigints ?? makeSmallBigints())[d] as bigint;
+      } else {
+        this.lastTsBig = BigInt(t);
+      }
       this.lastTs = t;
     }
     return this.lastTsBig;
