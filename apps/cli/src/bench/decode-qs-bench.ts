@@ -101,6 +101,16 @@ const loads = () =>
     .join(' ');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * The CPU-time ratio of qspy's run to tracehub's in each round (the two run one after the other),
+ * its median and range. The vCPUs here change speed for minutes at a time: a ratio of medians
+ * mixes rounds of both speeds, while each round's two runs share one.
+ */
+function perRound(ours: Run[], theirs: Run[]): string {
+  const ratios = ours.map((run, i) => theirs[i].cpuS / run.cpuS);
+  return `; round by round ${median(ratios).toFixed(2)}× (${range(ratios)})`;
+}
 const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 
 const captures = {
@@ -202,14 +212,14 @@ for (const { capture: name, bytes, records, runs } of results) {
   for (const tool of runs.qspy ? ['tracehub, 1 thread', `tracehub, ${threads} threads`] : []) {
     console.log(
       `${tool} / qspy, where the system put them: ${(cpuOf('qspy') / cpuOf(tool)).toFixed(2)}× qspy's speed by CPU time, ` +
-        `${(wallOf('qspy') / wallOf(tool)).toFixed(2)}× by wall time`,
+        `${(wallOf('qspy') / wallOf(tool)).toFixed(2)}× by wall time${perRound(runs[tool], runs.qspy)}`,
     );
   }
   for (const cpu of pinnedCpus) {
     const [t, q] = [`tracehub, 1 thread, CPU ${cpu}`, `qspy, CPU ${cpu}`];
     console.log(
       `tracehub / qspy, both on CPU ${cpu}: ${(cpuOf(q) / cpuOf(t)).toFixed(2)}× qspy's speed by CPU time, ` +
-        `${(wallOf(q) / wallOf(t)).toFixed(2)}× by wall time`,
+        `${(wallOf(q) / wallOf(t)).toFixed(2)}× by wall time${perRound(runs[t], runs[q])}`,
     );
   }
 }
