@@ -79,7 +79,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
  * `out` when it is DirectStdout (each block as it fills), else each chunk's blocks to the stream.
  */
 async function decodeInProcess(
-  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  input: AsyncIterable<Uint8Array>,
   options: QsDecoderOptions,
   format: 'text' | 'json',
   out: DirectStdout | CommandOutput,
