@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,5 +194,38 @@ describe('tracehub decode --protocol stp', () => {
     expect(received).toBeGreaterThan(0);
     expect(stderr).not.toMatch(/EPIPE|Error|tracehub:/);
     expect(status).toBe(0);
+  });
+
+  it('keeps its memory flat on a long stream: its output blocks come back for reuse between reads', async () => {
+    // coresight_juno lists about four bytes of packets per byte of stream: 16 MB of it make 60 MB
+    // of text. Written as blocks that are reused once written, the command stays near its size
+    // of a small stream (about 70 MB); blocks never handed back pile up (250 MB and more).
+    const one = readFileSync(join(dir, 'coresight_juno.stp'));
+    const file = join(tmp, 'flat.stp');
+    writeFileSync(file, Buffer.concat(Array.from({ length: Math.ceil((16 << 20) / one.length) }, () => one)));
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+    const child = spawn(tracehub, ['decode', '-p', 'stp', '-f', 'packets', file], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    // The kernel's high-water mark of the process's resident memory, read until it exits.
+    let peakKB = 0;
+    const poll = setInterval(() => {
+      try {
+        const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (hwm) peakKB = Math.max(peakKB, Number(hwm[1]));
+      } catch {
+        // gone already
+      }
+    }, 10);
+    const [status] = await once(child, 'exit');
+    clearInterval(poll);
+    expect(status, stderr).toBe(0);
+    expect(stderr).toMatch(/^stp: 16\d{6} bytes/);
+    expect(peakKB).toBeGreaterThan(0);
+    expect(peakKB / 1024).toBeLessThan(150);
   });
 });
