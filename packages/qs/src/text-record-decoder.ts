@@ -70,7 +70,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
   private missedParts: LineParts | undefined;
-  /** Where the line being written continues after its timestamp (set by every writer of a line). */
+  /** Where the line being written continues after its timestamp (see beginLine). */
   private tailStart = 0;
 
   constructor(
@@ -124,8 +124,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       keys[at + 5] === k5
     ) {
       // The slot is copied whole (one copy of a fixed size), then the line is cut to its length.
-      this.lineStart = out.startLine(LINE_ROOM + TIMESTAMP_ROOM);
-      if (t >= 0) out.digits10(t);
+      this.beginLine(out, LINE_ROOM, t);
       const end = out.length + this.lineLengths[slot];
       out.copy(this.lineViews[slot] as Uint8Array);
       out.length = end;
@@ -178,6 +177,17 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return this.written(id, kind, this.names[id], raw);
   }
 
+  /**
+   * Begins the line of the record being decoded: room in `out` for `room` bytes besides the
+   * timestamp and newline, then the timestamp `t` (none when -1). Every line written as bytes
+   * starts here, so that `doneWritten` can take it back and `keepLine` finds its tail.
+   */
+  private beginLine(out: TextBlocks, room: number, t: number): void {
+    this.lineStart = out.startLine(room + TIMESTAMP_ROOM);
+    if (t >= 0) out.digits10(t);
+    this.tailStart = out.length;
+  }
+
   /** Keeps the line just written (its newline aside) in the slot the record was not found in. */
   private keepLine(): void {
     const slot = this.missedSlot;
@@ -216,9 +226,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override memoLine(t: number, m: PieceMemo): string {
     const out = this.out;
     if (out === undefined) return super.memoLine(t, m);
-    this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM);
-    out.digits10(t);
-    this.tailStart = out.length;
+    this.beginLine(out, m.length, t);
     writeTail(out, m);
     out.endLine();
     return '';
@@ -227,9 +235,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override tsLine(t: number, rest: string): string {
     const out = this.out;
     if (out === undefined) return super.tsLine(t, rest);
-    this.lineStart = out.startLine(rest.length + TIMESTAMP_ROOM);
-    out.digits10(t);
-    this.tailStart = out.length;
+    this.beginLine(out, rest.length, t);
     out.latin1(rest);
     out.endLine();
     return '';
@@ -258,11 +264,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     v3: string,
     v4: string,
   ): void {
-    this.lineStart = out.startLine(
-      p.length + v0.length + v1.length + v2.length + v3.length + v4.length + TIMESTAMP_ROOM,
-    );
-    if (t >= 0) out.digits10(t);
-    this.tailStart = out.length;
+    this.beginLine(out, p.length + v0.length + v1.length + v2.length + v3.length + v4.length, t);
     writeParts(out, p, v0, v1, v2, v3, v4);
     out.endLine();
   }
@@ -270,9 +272,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     const out = this.out;
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
-    this.lineStart = out.startLine(m.length + TIMESTAMP_ROOM + COUNTERS_ROOM);
-    out.digits10(t);
-    this.tailStart = out.length;
+    this.beginLine(out, m.length + COUNTERS_ROOM, t);
     writeTail(out, m);
     out.latin1(',Tim=');
     out.dec(tim);
