@@ -9,11 +9,11 @@ import { LineParts } from './line-parts.js';
 import { PayloadReader } from './reader.js';
 import {
   parsePeekData,
+  parseQueryData,
   parseRxStatus,
   parseTargetDone,
   parseTestPaused,
   parseTestProbe,
-  queryData,
 } from './test-records.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
@@ -592,7 +592,7 @@ export class QsRecordDecoder {
       case Id.QS_RX_STATUS:
         return rxStatus;
       case Id.QS_QUERY_DATA:
-        return queryDataRecord;
+        return queryData;
       case Id.QS_PEEK_DATA:
         return peekData;
       case Id.QS_ASSERT_FAIL:
@@ -616,10 +616,6 @@ export class QsRecordDecoder {
       default:
         return this.parseUnknown;
     }
-  }
-
-  private parseTargetInfo(_id: number, raw: Uint8Array): DecodedRecord {
-    return this.targetInfo(raw);
   }
 
   private parseDeferAttempt(id: number, raw: Uint8Array): DecodedRecord {
@@ -1555,7 +1551,7 @@ export class QsRecordDecoder {
     };
   }
 
-  private targetInfo(raw: Uint8Array): DecodedRecord {
+  private parseTargetInfo(_id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const b = r.buf;
     const isReset = r.u(1);
@@ -1710,22 +1706,15 @@ const SEM_MTX_TAGS = [
   'Mtx-UlkA',
 ];
 
-// The parsers of the records whose parsing lives in other modules, as RecordParsers.
-function testPaused(this: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  return parseTestPaused(this, id, raw);
+/** A parser of another module, `(decoder, id, raw)`, as a RecordParser (the decoder as `this`). */
+function asRecordParser(parse: (d: QsRecordDecoder, id: number, raw: Uint8Array) => DecodedRecord): RecordParser {
+  return function (this: QsRecordDecoder, id: number, raw: Uint8Array) {
+    return parse(this, id, raw);
+  };
 }
-function testProbe(this: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  return parseTestProbe(this, id, raw);
-}
-function targetDone(this: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  return parseTargetDone(this, id, raw);
-}
-function rxStatus(this: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  return parseRxStatus(this, id, raw);
-}
-function peekData(this: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  return parsePeekData(this, id, raw);
-}
-function queryDataRecord(this: QsRecordDecoder, _id: number, raw: Uint8Array): DecodedRecord {
-  return queryData(this, raw);
-}
+const testPaused = asRecordParser(parseTestPaused);
+const testProbe = asRecordParser(parseTestProbe);
+const targetDone = asRecordParser(parseTargetDone);
+const rxStatus = asRecordParser(parseRxStatus);
+const peekData = asRecordParser(parsePeekData);
+const queryData = asRecordParser(parseQueryData);

@@ -96,7 +96,7 @@ export function parsePeekData(d: QsRecordDecoder, id: number, raw: Uint8Array): 
   );
 }
 
-export function queryData(d: QsRecordDecoder, raw: Uint8Array): DecodedRecord {
+export function parseQueryData(d: QsRecordDecoder, _id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   const t = r.u(c.timeSize);
