@@ -87,6 +87,29 @@ const le = (v: number, size: number) => Array.from({ length: size }, (_, i) => (
 /** `s` as a target's zero-terminated string. */
 const str = (s: string) => [...[...s].map((ch) => ch.charCodeAt(0)), 0];
 
+/** Frames one after another, numbered from 1 (and any other bytes between them), as one stream. */
+function frameStream() {
+  const frames = new QsFrameBuilder();
+  const parts: Uint8Array[] = [];
+  return {
+    frame: (id: number, payload: number[]) => {
+      parts.push(frames.frame(id, new Uint8Array(payload)));
+    },
+    bytes: (bytes: Uint8Array) => {
+      parts.push(bytes);
+    },
+    stream: () => Buffer.concat(parts),
+  };
+}
+
+/** The lines of `stream`'s text written as bytes, checked first to be the string formatter's text. */
+function linesBothWays(stream: Buffer): string[] {
+  const asBytes = textAsBytes(stream, {}, [stream.length]);
+  const asStrings = textAsStrings(stream, {}, [stream.length]);
+  expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+  return asBytes.toString('latin1').split('\n');
+}
+
 function lcg(seed: number): () => number {
   let s = seed >>> 0;
   return () => {
@@ -123,9 +146,8 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
   }
 
   it('writes a line that comes again from the bytes it had, and anew once a dictionary renamed what it shows', () => {
-    const frames = new QsFrameBuilder();
-    const parts: Uint8Array[] = [];
-    const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
+    const frames = frameStream();
+    const add = frames.frame;
     const name = (id: number, key: number[], s: string) => add(id, [...key, ...str(s)]);
     const entry = () => add(QsRecordId.QS_QEP_STATE_ENTRY, [...le(0x1000, 4), ...le(0x4000, 4)]);
     const dispatch = (t: number) =>
@@ -145,14 +167,7 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     name(QsRecordId.QS_FUN_DICT, le(0x4000, 4), 'Philo_hungry');
     entry();
     dispatch(500);
-    const stream = Buffer.concat(parts);
-    const asBytes = textAsBytes(stream, {}, [stream.length]);
-    const asStrings = textAsStrings(stream, {}, [stream.length]);
-    expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
-    const lines = asBytes
-      .toString('latin1')
-      .split('\n')
-      .filter((l) => l.includes('St-Entry') || l.includes('Disp===>'));
+    const lines = linesBothWays(frames.stream()).filter((l) => l.includes('St-Entry') || l.includes('Disp===>'));
     expect(lines).toEqual([
       '===RTC===> St-Entry Obj=l_philo,State=Philo_eating',
       '0000000100 Disp===> Obj=l_philo,Sig=EAT_SIG,State=Philo_eating',
@@ -170,21 +185,14 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     // Timestamp and ` USER+000` (19 characters), 64 elements of 15 (` %14u`), then one of 6 to 15
     // and one of 2: lines reaching 985 to 994 characters before the last, each side of the 991
     // that fit in qspy's buffer.
-    const frames = new QsFrameBuilder();
-    const parts: Uint8Array[] = [];
+    const frames = frameStream();
     for (let width = 5; width <= 14; width++) {
       const payload = [1, 2, 3, 4];
       for (let e = 0; e < 64; e++) payload.push(0xe1, e);
       payload.push((width << 4) | 0x01, 9, 0x01, 7);
-      parts.push(frames.frame(100, new Uint8Array(payload)));
+      frames.frame(100, payload);
     }
-    const stream = Buffer.concat(parts);
-    const asBytes = textAsBytes(stream, {}, [stream.length]);
-    const asStrings = textAsStrings(stream, {}, [stream.length]);
-    expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
-    const lengths = asStrings
-      .toString('latin1')
-      .split('\n')
+    const lengths = linesBothWays(frames.stream())
       .slice(0, -1)
       .map((l) => l.length);
     expect(lengths).toEqual([987, 988, 989, 990, 990, 990, 990, 990, 990, 990]);
@@ -241,9 +249,8 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
       [I.QS_USR_DICT, [1, 'n']],
     ];
     for (let n = 0; n < 3000; n++) {
-      const frames = new QsFrameBuilder();
-      const parts: Uint8Array[] = [];
-      const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
+      const frames = frameStream();
+      const add = frames.frame;
       const objs = [0x1000, 0x2000, 0x3000, 0];
       for (let k = 0; k < 40; k++) {
         const x = rnd();
@@ -326,9 +333,9 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
           const cut = rnd() < 0.1 ? int(Math.min(payload.length, 6)) : 0;
           add(100 + int(10), payload.slice(0, payload.length - cut));
         }
-        if (rnd() < 0.02) parts.push(new Uint8Array(Array.from({ length: 1 + int(6) }, byteOf)));
+        if (rnd() < 0.02) frames.bytes(new Uint8Array(Array.from({ length: 1 + int(6) }, byteOf)));
       }
-      const stream = Buffer.concat(parts);
+      const stream = frames.stream();
       const sizes = [1 + int(300), 1 + int(40)];
       const byteRecords: string[] = [];
       const stringRecords: string[] = [];
