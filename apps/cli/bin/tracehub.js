@@ -7,15 +7,7 @@
 // two cores, `decode --protocol qs` of the 37 MB bench capture took 0.57 s of CPU and 0.51 s of
 // wall time instead of 0.62 and 0.54 s (9 alternated runs; under Node 22 it gains too, less).
 // Each thread that compiles has a malloc arena of its own: 8.8 k page faults instead of 9.4-10 k.
-import { setFlagsFromString } from 'node:v8';
-
-// V8 13 (Node 24) optimises a function with TurboFan after 3 000 calls; a capture calls each of
-// some sixty record parsers a few thousand times, and compiling them again cost more than it
-// saved. After 100 000 calls: a DPP capture and the fixtures repeated decoded with 11-15% less
-// CPU time (7 alternated runs), the bench capture and STP streams as fast (apps/cli README).
-// V8 12 (Node 22) counts otherwise: there it cost 30% more, so it is left as it is.
-if (Number(process.versions.v8.split('.')[0]) === 13) setFlagsFromString('--invocation-count-for-turbofan=100000');
-
+// (TurboFan's later tier-up under Node 24 is set by the command once loaded: src/v8-tiering.ts.)
 // The bundle of `npm run build` (scripts/bundle.mjs): `decode` starts from one file.
 import('../dist/bundle/main.js').catch((err) => {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND' && String(err.message).includes('cli/dist/bundle/main.js')) {

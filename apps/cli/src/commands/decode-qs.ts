@@ -4,6 +4,7 @@ import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-r
 import { QsDecoder, type QsDecoderOptions, type QsDecoderStats, TextBlocks } from '@tracehub/qs';
 import { CommandOutput, DirectStdout, offlineSessionId, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
+import { tierUpLater } from '../v8-tiering.js';
 import { SIZE_OPTIONS } from './decode-qs-options.js';
 import { type DecodeVerdict, EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 import { noticeQsRecord, type QsTextSeen, qsTextSink } from './qs-text-output.js';
@@ -22,6 +23,7 @@ export interface QsDecodeIo {
 export async function runQsDecode(file: string, opts: Record<string, unknown>, io?: QsDecodeIo): Promise<number> {
   const stdin = io?.stdin ?? process.stdin;
   const stderr = io?.stderr ?? process.stderr;
+  tierUpLater();
   const format = String(opts.format ?? 'text');
   if (format !== 'text' && format !== 'json') throw new Error(`unknown qs format '${format}': use text or json`);
 

@@ -14,6 +14,7 @@ import {
   writePacketJson,
 } from '@tracehub/stp';
 import { CommandOutput, offlineSessionId, openInputChunks } from '../command-io.js';
+import { tierUpLater } from '../v8-tiering.js';
 import { EMPTY_INPUT, reportVerdict } from './decode-verdict.js';
 
 const STP_FORMATS = ['text', 'json', 'packets', 'events', 'ost-bin', 'phonet-bin'] as const;
@@ -50,6 +51,7 @@ function readCaptureConfig(path: string): StpCaptureConfig {
  */
 export async function runStpDecode(file: string, opts: Record<string, unknown>, io?: StpDecodeIo): Promise<number> {
   const { stdin, stdout, stderr } = io ?? { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  tierUpLater();
   const protocol: Protocol = opts.protocol === 'swd' ? 'swd' : 'stp';
   const format = String(opts.format ?? 'text') as StpFormat;
   if (!STP_FORMATS.includes(format)) {
