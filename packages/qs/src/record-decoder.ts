@@ -17,6 +17,15 @@ import {
 } from './test-records.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
+/**
+ * The names of the predefined records in arrays of the decoder's own, not frozen as the exported
+ * ones are: TurboFan does not load a frozen array's elements inline, and `names[id]` of every
+ * record went through V8's generic keyed load (1.4% of the CPU samples of a run over a DPP
+ * capture, 0.13% with these).
+ */
+const RECORD_NAMES_7X: readonly string[] = [...QS_RECORD_NAMES];
+const RECORD_NAMES_8X: readonly string[] = [...QS_8X_RECORD_NAMES];
+
 const RTC = '===RTC===> ';
 /** The fields of a record decoded for its text only (see `fieldsWanted`). */
 export const NO_FIELDS: Fields = Object.freeze({});
@@ -108,7 +117,7 @@ export class QsRecordDecoder {
   private readonly counterText = new TimestampText();
   private readonly userElements = new QsUserElementsDecoder();
   /** Names of the predefined ids: QSPY 7.4's, or with a QS 8.x target, 8.x's (id 81). */
-  names: readonly string[] = QS_RECORD_NAMES;
+  names: readonly string[] = RECORD_NAMES_7X;
   /** See userBase: a field, as every record reads it. */
   private userBaseId = 100;
   /** The last user record name, and the same with its leading space. */
@@ -167,7 +176,7 @@ export class QsRecordDecoder {
   private configure(config: QsTargetConfig): void {
     this.configChanges++;
     this.config = config;
-    this.names = config.version >= 800 ? QS_8X_RECORD_NAMES : QS_RECORD_NAMES;
+    this.names = config.version >= 800 ? RECORD_NAMES_8X : RECORD_NAMES_7X;
     this.userBaseId = config.version < 660 ? 70 : 100;
   }
 
