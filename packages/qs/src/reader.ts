@@ -24,7 +24,9 @@ export class PayloadReader {
 
   /** Starts on `buf[start .. start+length)`; `buf` holds the checksum byte after it. */
   reset(buf: Uint8Array, start: number, length: number): void {
-    this.buf = buf;
+    // Stored only when it changes (most frames are views of the same chunk): the chunk is young
+    // and the reader old, so each store went through V8's write barrier, out of line.
+    if (this.buf !== buf) this.buf = buf;
     this.pos = start;
     this.end = start + length;
     this.errors = '';
