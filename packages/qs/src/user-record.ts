@@ -291,7 +291,7 @@ export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: 
     const width = fmt >>> 4;
     const size = INT_SIZE[type];
     if (size !== 0) {
-      // I8 (or an enum, left to `decode`), U8, I16, U16, I32, U32.
+      // I8 (or an enum, left to `decode`), U8, I16, U16, I32, U32: the signed ones are the even types.
       if (r.remaining < size || (type === QsUserType.I8_ENUM && (width & 0x8) !== 0)) return false;
       if ((type & 1) === 0) {
         out.spacedDec(r.i(size), width);
