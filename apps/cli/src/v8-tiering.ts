@@ -8,11 +8,11 @@ import { setFlagsFromString } from 'node:v8';
  * fast (apps/cli README). V8 12 (Node 22) counts otherwise: there it cost 30% more, so it is
  * left as it is.
  *
- * Called by the decode commands once their modules are loaded and the process's streams made
- * (process.stderr loads node:net): a flag away from its default changes V8's flag hash, and
- * Node's cached code of its own modules is rejected for every one loaded after that. Set in
- * the launcher, before loading, the flag cost 8-10 ms of each run's CPU time (25 alternated
- * runs on an empty file); given on the command line, 12-16 ms.
+ * Called by the commands that decode in this process (`decode`, `redecode`) once their modules
+ * are loaded and the process's streams made (process.stderr loads node:net): a flag away from its
+ * default changes V8's flag hash, and Node's cached code of its own modules is rejected for every
+ * one loaded after that. Set in the launcher, before loading, the flag cost 8-10 ms of each run's
+ * CPU time (25 alternated runs on an empty file); given on the command line, 12-16 ms.
  */
 export function tierUpLater(): void {
   if (Number(process.versions.v8.split('.')[0]) === 13) setFlagsFromString('--invocation-count-for-turbofan=100000');

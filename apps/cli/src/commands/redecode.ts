@@ -1,6 +1,7 @@
 import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { ProgressBar } from '../progress-bar.js';
+import { tierUpLater } from '../v8-tiering.js';
 import { addConnectionOptions } from './connections.js';
 import { withDatabase } from './database.js';
 
@@ -24,6 +25,8 @@ export function registerRedecode(program: Command): void {
   addConnectionOptions(cmd, { db: true });
   cmd.action(async (opts: RedecodeCliOptions) => {
     const { redecodeSession } = await import('@tracehub/decoders');
+    // Decoding in this process, as `decode` does: the same V8 tier-up, once the modules are loaded.
+    tierUpLater();
     let progress: ProgressBar | undefined;
     await withDatabase(opts.databaseUrl, 'redecode', async (db) => {
       const result = await redecodeSession(db, opts.session, {
