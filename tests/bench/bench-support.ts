@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { connectBus, removeTopology } from '@tracehub/bus';
 import pg from 'pg';
+import { peakRssMb } from '../support/peak-rss.js';
 
 export const repo = fileURLToPath(new URL('../../', import.meta.url));
 export const shared = process.env.TRACEHUB_SHARED ?? join(repo, '..', 'shared');
@@ -84,11 +85,6 @@ export function machineCpuSeconds(): { busy: number; total: number } {
   const total = ticks.reduce((a, b) => a + b, 0);
   const idle = ticks[3] + ticks[4];
   return { busy: (total - idle) / 100, total: total / 100 };
-}
-
-export function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
 }
 
 /** CPU seconds used so far by each service, each local server (`serverCpuSeconds`) and the machine. */

@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import './provided-context.js';
 
 export { fixturePath, fixturesDir, qspyLines, sharedDir } from './paths.js';
+export { peakRssMb } from './peak-rss.js';
 export { type QspySequence, qspySequence } from './qspy-sequence.js';
 export { readThenClose } from './read-then-close.js';
 export { recordBatchOf } from './record-batch.js';

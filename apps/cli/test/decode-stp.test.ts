@@ -7,7 +7,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { isTraceRecord } from '@tracehub/contracts';
 import { decodeOst, decodePhonet } from '@tracehub/stp';
-import { fixturePath, readThenClose } from '@tracehub/tests/support';
+import { fixturePath, peakRssMb, readThenClose } from '@tracehub/tests/support';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runStpDecode } from '../src/commands/decode-stp.js';
 import { NOTHING_DECODED_EXIT } from '../src/commands/decode-verdict.js';
@@ -212,11 +212,10 @@ describe('tracehub decode --protocol stp', () => {
       stderr += d.toString();
     });
     // The kernel's high-water mark of the process's resident memory, read until it exits.
-    let peakKB = 0;
+    let peakMB = 0;
     const poll = setInterval(() => {
       try {
-        const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (hwm) peakKB = Math.max(peakKB, Number(hwm[1]));
+        peakMB = Math.max(peakMB, peakRssMb(child.pid as number));
       } catch {
         // gone already
       }
@@ -225,7 +224,7 @@ describe('tracehub decode --protocol stp', () => {
     clearInterval(poll);
     expect(status, stderr).toBe(0);
     expect(stderr).toMatch(/^stp: 16\d{6} bytes/);
-    expect(peakKB).toBeGreaterThan(0);
-    expect(peakKB / 1024).toBeLessThan(150);
+    expect(peakMB).toBeGreaterThan(0);
+    expect(peakMB).toBeLessThan(150);
   });
 });
