@@ -281,9 +281,8 @@ export const USER_LINE_ROOM = LINE_MAX + STR_BYTES_MAX + 32;
  * `lineStart` is where the line (its timestamp) starts in `out.bytes`.
  */
 export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: number): boolean {
-  // Each way of writing an element is called from one place: TurboFan inlines a callee once per
-  // call site, and with a call of spacedDec for each integer type and of spacedExpOfBits for
-  // each float type this function took it 30-90 ms to compile.
+  // Each way of writing an element is called from one place (TurboFan inlines a callee at every
+  // call site): the integers share one spacedDec, the floats one spacedExpOfBits.
   while (r.remaining > 0) {
     const fmt = r.buf[r.pos];
     r.pos++;

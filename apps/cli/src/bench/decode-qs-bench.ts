@@ -101,6 +101,7 @@ const loads = () =>
     .join(' ');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 
 /**
  * The CPU-time ratio of qspy's run to tracehub's in each round (the two run one after the other),
@@ -111,7 +112,6 @@ function perRound(ours: Run[], theirs: Run[]): string {
   const ratios = ours.map((run, i) => theirs[i].cpuS / run.cpuS);
   return `; round by round ${median(ratios).toFixed(2)}× (${range(ratios)})`;
 }
-const range = (xs: number[]) => `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`;
 
 const captures = {
   'big_stress.qs': capture('big_stress.qs', () =>
