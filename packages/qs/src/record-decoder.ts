@@ -98,6 +98,20 @@ type QsAddressing = NonNullable<DecodedRecord['qs']>;
 /** A parser of one predefined record kind, called with the decoder as `this`. */
 type RecordParser = (this: QsRecordDecoder, id: number, raw: Uint8Array) => DecodedRecord;
 
+/** A parser of another module, `(decoder, id, raw)`, as a RecordParser (the decoder as `this`). */
+function asRecordParser(parse: (d: QsRecordDecoder, id: number, raw: Uint8Array) => DecodedRecord): RecordParser {
+  return function (this: QsRecordDecoder, id: number, raw: Uint8Array) {
+    return parse(this, id, raw);
+  };
+}
+// Before the class: its table of parsers (a static field) takes these when the class is made.
+const testPaused = asRecordParser(parseTestPaused);
+const testProbe = asRecordParser(parseTestProbe);
+const targetDone = asRecordParser(parseTargetDone);
+const rxStatus = asRecordParser(parseRxStatus);
+const peekData = asRecordParser(parsePeekData);
+const queryData = asRecordParser(parseQueryData);
+
 /**
  * Decodes the payload of one good frame into a record with QSPY's text (spec 4-9).
  * Holds what outlives a record: the target configuration and the dictionaries.
@@ -140,8 +154,10 @@ export class QsRecordDecoder {
   private readonly activePostText = new PieceMemo(this.copiesEveryLine);
   private readonly timeEvtText = new PieceMemo(this.copiesEveryLine);
 
-  /** The parser of each predefined record id (see predefined). */
-  private readonly parsers: RecordParser[] = [];
+  /** The parser of each predefined record id (see predefined): one table for every decoder. */
+  private static readonly parsers: readonly RecordParser[] = Array.from({ length: 256 }, (_, id) =>
+    QsRecordDecoder.prototype.parserOf(id),
+  );
 
   /** The last timestamp, and its bigint (see bigTs). */
   private lastTs = -1;
@@ -156,7 +172,6 @@ export class QsRecordDecoder {
     options: Required<QsDecoderOptions>,
     private readonly dictionaryFile?: QsDictionaryFile,
   ) {
-    for (let id = 0; id < 256; id++) this.parsers.push(this.parserOf(id));
     const config = configFromOptions(options);
     this.config = config;
     this.configure(config);
@@ -490,10 +505,13 @@ export class QsRecordDecoder {
    * (11 alternated runs), the 37 MB bench capture and a DPP capture 1% faster.
    */
   private predefined(id: number, raw: Uint8Array): DecodedRecord {
-    return (this.parsers[id] as RecordParser).call(this, id, raw);
+    return (QsRecordDecoder.parsers[id] as RecordParser).call(this, id, raw);
   }
 
-  /** The parser of the predefined record `id` (the table `parsers` is made of these). */
+  /**
+   * The parser of the predefined record `id` (the table `parsers` is made of these, with the
+   * prototype as `this`: the parsers are its methods).
+   */
   private parserOf(id: number): RecordParser {
     switch (id) {
       case Id.QS_EMPTY:
@@ -1714,16 +1732,3 @@ const SEM_MTX_TAGS = [
   'Mtx-BlkA',
   'Mtx-UlkA',
 ];
-
-/** A parser of another module, `(decoder, id, raw)`, as a RecordParser (the decoder as `this`). */
-function asRecordParser(parse: (d: QsRecordDecoder, id: number, raw: Uint8Array) => DecodedRecord): RecordParser {
-  return function (this: QsRecordDecoder, id: number, raw: Uint8Array) {
-    return parse(this, id, raw);
-  };
-}
-const testPaused = asRecordParser(parseTestPaused);
-const testProbe = asRecordParser(parseTestProbe);
-const targetDone = asRecordParser(parseTargetDone);
-const rxStatus = asRecordParser(parseRxStatus);
-const peekData = asRecordParser(parsePeekData);
-const queryData = asRecordParser(parseQueryData);
