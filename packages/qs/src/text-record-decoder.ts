@@ -57,15 +57,11 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   private readonly lineKeys = new Float64Array(LINE_SLOTS * LINE_KEYS);
   private readonly lineStamps = new Float64Array(LINE_SLOTS);
   /**
-   * Each slot's line in LINE_ROOM bytes of one buffer: a line is copied in and out whole, with
-   * no allocation (a Uint8Array per line kept, most of them off V8's heap, cost more than the
-   * line's lookups when lines seldom came again).
+   * Each slot's line in LINE_ROOM bytes of one buffer, copied in and out four bytes at a time,
+   * with no allocation (a Uint8Array per line kept, most of them off V8's heap, cost more than
+   * the line's lookups when lines seldom came again).
    */
-  private readonly lineBuffer = new Uint8Array(LINE_SLOTS * LINE_ROOM);
-  /** Views of lineBuffer, a slot each, made on first use. */
-  private readonly lineViews: (Uint8Array | undefined)[] = new Array<Uint8Array | undefined>(LINE_SLOTS).fill(
-    undefined,
-  );
+  private readonly lineWords = new Int32Array((LINE_SLOTS * LINE_ROOM) / 4);
   private readonly lineLengths = new Uint16Array(LINE_SLOTS);
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
@@ -123,11 +119,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       keys[at + 4] === k4 &&
       keys[at + 5] === k5
     ) {
-      // The slot is copied whole (one copy of a fixed size), then the line is cut to its length.
       this.beginLine(out, LINE_ROOM, t);
-      const end = out.length + this.lineLengths[slot];
-      out.copy(this.lineViews[slot] as Uint8Array);
-      out.length = end;
+      out.copyWords(this.lineWords, slot * (LINE_ROOM / 4), this.lineLengths[slot]);
       out.endLine();
       return true;
     }
@@ -196,12 +189,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     if (out === undefined) return;
     const length = out.length - 1 - this.tailStart;
     if (length >= LINE_ROOM) return;
-    let view = this.lineViews[slot];
-    if (view === undefined) {
-      view = this.lineBuffer.subarray(slot * LINE_ROOM, (slot + 1) * LINE_ROOM);
-      this.lineViews[slot] = view;
-    }
-    view.set(out.bytes.subarray(this.tailStart, this.tailStart + length));
+    out.keepWords(this.tailStart, length, this.lineWords, slot * (LINE_ROOM / 4));
     this.lineLengths[slot] = length;
     this.lineParts[slot] = this.missedParts;
   }

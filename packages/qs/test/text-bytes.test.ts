@@ -181,6 +181,33 @@ describe('text written as bytes (QsDecoder.textTo)', () => {
     ]);
   });
 
+  it('writes 8-byte timestamps each side of 2^32 and of ten digits as the string formatter does', () => {
+    const frames = frameStream();
+    const stamps = [0, 9, 2 ** 32 - 1, 2 ** 32, 9_999_999_999, 10_000_000_000, 2 ** 53 - 1];
+    for (const t of stamps) {
+      const t8 = [...le(t % 2 ** 32, 4), ...le(Math.floor(t / 2 ** 32), 4)];
+      frames.frame(QsRecordId.QS_QEP_DISPATCH, [...t8, ...le(5, 2), ...le(0x1000, 4), ...le(0x4000, 4)]);
+    }
+    const stream = frames.stream();
+    const asBytes = textAsBytes(stream, { timeSize: 8 }, [stream.length]);
+    const asStrings = textAsStrings(stream, { timeSize: 8 }, [stream.length]);
+    expect(asBytes.equals(asStrings), firstDifference(asBytes, asStrings)).toBe(true);
+    const columns = asBytes
+      .toString('latin1')
+      .split('\n')
+      .filter((l) => l.includes('Disp===>'))
+      .map((l) => l.slice(0, l.indexOf(' ')));
+    expect(columns).toEqual([
+      '0000000000',
+      '0000000009',
+      '4294967295',
+      '4294967296',
+      '9999999999',
+      '10000000000',
+      '9007199254740991',
+    ]);
+  });
+
   it("cuts a user record's line where qspy's line buffer ends, as the string formatter does", () => {
     // Timestamp and ` USER+000` (19 characters), 64 elements of 15 (` %14u`), then one of 6 to 15
     // and one of 2: lines reaching 985 to 994 characters before the last, each side of the 991
