@@ -5,6 +5,7 @@ import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
 import type { LineParts } from './line-parts.js';
 import { type Fields, NO_FIELDS, QsRecordDecoder } from './record-decoder.js';
+import { SameFrameLines } from './same-frame-lines.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
 
@@ -63,6 +64,15 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    */
   private readonly lineWords = new Int32Array((LINE_SLOTS * LINE_ROOM) / 4);
   private readonly lineLengths = new Uint16Array(LINE_SLOTS);
+  /** Frames whose line is in a slot, found again by their bytes before any parser runs. */
+  private readonly sameFrames = new SameFrameLines();
+  /**
+   * The slot the line of the record being decoded was found in by its values (else -1), and its
+   * timestamp: its frame is then kept by its bytes. A line seen once is not: most frames that
+   * come once never come again, and would push out those that do.
+   */
+  private lineSlot = -1;
+  private lineT = -1;
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
   private missedParts: LineParts | undefined;
@@ -78,8 +88,46 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 
   override decode(buf: Uint8Array, start: number, len: number, raw: Uint8Array): DecodedRecord {
+    // Small, so that it stays inlined where frames are handed over: what it calls is not.
+    const out = this.out;
+    if (out !== undefined && this.sameFrameLine(out, buf, start, len)) {
+      const id = buf[start + 1];
+      return this.written(id, 'record', this.names[id], raw);
+    }
     this.missedSlot = -1;
-    return super.decode(buf, start, len, raw);
+    this.lineSlot = -1;
+    const record = super.decode(buf, start, len, raw);
+    if (this.lineSlot >= 0) this.keepFrame(buf, start, len);
+    return record;
+  }
+
+  /** Writes the line of the frame `buf[start .. start+len)` when it is kept by its bytes: true when it was. */
+  private sameFrameLine(out: TextBlocks, buf: Uint8Array, start: number, len: number): boolean {
+    const frames = this.sameFrames;
+    const lineAt = frames.find(buf, start, len, this.lineStamp);
+    if (lineAt < 0) return false;
+    this.beginLine(out, LINE_ROOM, frames.t);
+    out.copyWords(frames.rows, lineAt, frames.lineLength);
+    out.endLine();
+    this.lineStart = -1;
+    return true;
+  }
+
+  /** Keeps the frame just decoded by its bytes, with the line it was found to print by its values. */
+  private keepFrame(buf: Uint8Array, start: number, len: number): void {
+    const line = this.lineSlot;
+    const lineAt = line * (LINE_ROOM / 4);
+    this.sameFrames.keep(
+      buf,
+      start,
+      len,
+      this.lineT,
+      this.config.timeSize,
+      this.lineStamp,
+      this.lineWords,
+      lineAt,
+      this.lineLengths[line],
+    );
   }
 
   /** Changes so far of what a line's values render to: the dictionaries of names, the configuration. */
@@ -122,6 +170,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       this.beginLine(out, LINE_ROOM, t);
       out.copyWords(this.lineWords, slot * (LINE_ROOM / 4), this.lineLengths[slot]);
       out.endLine();
+      this.lineSlot = slot;
+      this.lineT = t;
       return true;
     }
     // Not there: the slot is this line's from now on, its bytes kept once written (by `done`).
@@ -164,6 +214,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     this.lineStart = -1;
     if (this.r.remaining !== 0) {
       if (start >= 0 && this.out !== undefined) this.out.length = start;
+      this.lineSlot = -1;
       return this.lengthError(id, raw);
     }
     if (this.missedSlot >= 0) this.keepLine();

@@ -1,0 +1,194 @@
+/** Frames kept, direct-mapped by a hash of their bytes (a power of two). */
+const SLOTS = 4096;
+/**
+ * 32-bit words of a slot, all in one row so that finding a frame reads one stretch of memory:
+ * its record id, lengths and FOUND bit, the stamp, the frame's bytes after the timestamp (without the
+ * checksum), and its line's bytes after the timestamp (without the newline).
+ */
+const ROW_WORDS = 64;
+/** Where the frame's bytes start in a row, and how many words they may take. */
+const KEY_AT = 2;
+const KEY_WORDS = 8;
+const KEY_BYTES = KEY_WORDS * 4;
+/** Where the line's bytes start in a row, and how many bytes they may take. */
+export const SAME_FRAME_LINE_AT = KEY_AT + KEY_WORDS;
+const LINE_BYTES = (ROW_WORDS - SAME_FRAME_LINE_AT) * 4;
+/** Frames of a window of look-ups, the fewest found in it to go on, and the frames passed over after one with fewer. */
+const WINDOW = 4096;
+const WINDOW_HITS_MIN = WINDOW / 2;
+const PAUSE = 8 * WINDOW;
+/** `timeBytes` of a record id not seen yet, and of one whose lines are not found by their bytes. */
+/** The bit of a row's first word set when its frame was found again. */
+const FOUND = 1 << 24;
+const UNKNOWN = -1;
+const NEVER = -2;
+
+/**
+ * Frames whose line was written before, found again by their bytes: a QP application sends the
+ * same records over and over, and a frame that comes again byte for byte (its sequence number,
+ * timestamp and checksum aside) prints the same line, with only the timestamp new. Finding it by
+ * its bytes skips its parser, the reads of its fields and the look-up by their values
+ * (QsTextRecordDecoder.lineAgain).
+ *
+ * Only frames of records whose line was found or kept by their values are kept here, so only
+ * records that print their fields and change no state, and a kept frame is good only while the
+ * dictionaries and configuration are as they were (the stamp).
+ *
+ * A record's timestamp is where its parser read it first, at the payload's start; that is
+ * checked on every frame kept: a record id whose printed timestamp is not those bytes is not
+ * kept from then on (until the stamp changes).
+ */
+export class SameFrameLines {
+  /** By record id: the timestamp's bytes at the payload's start (0: its line has none), UNKNOWN or NEVER. */
+  private readonly timeBytes = new Int8Array(256).fill(UNKNOWN);
+  /** The stamp `timeBytes` holds for. */
+  private stamp = -1;
+  /** The slots' rows (see ROW_WORDS); a row's first word is 0 while it holds nothing. */
+  readonly rows = new Int32Array(SLOTS * ROW_WORDS);
+  /**
+   * Frames looked up in the current window and found, and how many more are not looked up at
+   * all: where few frames are found again (a stream whose dictionaries change every few dozen
+   * records, say), looking them up and keeping them costs more than it saves.
+   */
+  private looked = 0;
+  private found = 0;
+  private pausedFor = 0;
+  /** After `find`: the frame's timestamp (-1: its line has none), and its line's length in bytes. */
+  t = -1;
+  lineLength = 0;
+  // Words are read through a DataView of the frame's buffer: the pushed chunk, or the
+  // deframer's own buffer for frames with escapes. One view of each is kept.
+  private chunk: Uint8Array | undefined;
+  private chunkView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+  private other: Uint8Array | undefined;
+  private otherView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+
+  /**
+   * Where in `rows` the line of the frame `buf[start .. start+len)` (seq, id, payload, checksum)
+   * starts, its timestamp and length left in `t` and `lineLength`; -1 when the frame is not kept.
+   */
+  find(buf: Uint8Array, start: number, len: number, stamp: number): number {
+    if (this.pausedFor > 0) {
+      this.pausedFor--;
+      return -1;
+    }
+    if (++this.looked === WINDOW) {
+      if (this.found < WINDOW_HITS_MIN) this.pausedFor = PAUSE;
+      this.looked = 0;
+      this.found = 0;
+    }
+    if (stamp !== this.stamp) {
+      this.forget(stamp);
+      return -1;
+    }
+    const id = buf[start + 1];
+    const timeBytes = this.timeBytes[id];
+    if (timeBytes < 0) return -1;
+    const from = start + 2 + timeBytes;
+    const n = start + len - 1 - from;
+    if (n < 0 || n > KEY_BYTES || from + ((n + 3) & ~3) > buf.length) return -1;
+    const view = this.viewOf(buf);
+    const row = slotOf(view, from, n, id) * ROW_WORDS;
+    const rows = this.rows;
+    const head = rows[row];
+    if ((head & 0xffff) !== (id | (n << 8)) || rows[row + 1] !== (stamp | 0)) return -1;
+    let at = row + KEY_AT;
+    const full = from + (n & ~3);
+    for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
+    if ((n & 3) !== 0 && (view.getInt32(full, true) & LAST_WORD_MASKS[n & 3]) !== rows[at]) return -1;
+    this.t = timeBytes === 0 ? -1 : readLE(buf, start + 2, timeBytes);
+    this.lineLength = (head >>> 16) & 0xff;
+    if ((head & FOUND) === 0) rows[row] = head | FOUND;
+    this.found++;
+    return row + SAME_FRAME_LINE_AT;
+  }
+
+  /**
+   * Keeps the frame `buf[start .. start+len)` with its line, whose timestamp was `t` (-1: none)
+   * and whose bytes after it are the `lineLength` bytes from word `lineAt` of `lines`;
+   * `timeSize` is the configuration's.
+   */
+  keep(
+    buf: Uint8Array,
+    start: number,
+    len: number,
+    t: number,
+    timeSize: number,
+    stamp: number,
+    lines: Int32Array,
+    lineAt: number,
+    lineLength: number,
+  ): void {
+    if (this.pausedFor > 0) return;
+    if (stamp !== this.stamp) this.forget(stamp);
+    const id = buf[start + 1];
+    const known = this.timeBytes[id];
+    if (known === NEVER) return;
+    const timeBytes = t < 0 ? 0 : timeSize;
+    const printedIsRead =
+      t < 0 || ((timeBytes === 1 || timeBytes === 2 || timeBytes === 4) && readLE(buf, start + 2, timeBytes) === t);
+    if (!printedIsRead || (known !== UNKNOWN && known !== timeBytes)) {
+      this.timeBytes[id] = NEVER;
+      return;
+    }
+    const from = start + 2 + timeBytes;
+    const n = start + len - 1 - from;
+    if (n < 0 || n > KEY_BYTES || lineLength > LINE_BYTES || from + ((n + 3) & ~3) > buf.length) return;
+    this.timeBytes[id] = timeBytes;
+    const view = this.viewOf(buf);
+    const row = slotOf(view, from, n, id) * ROW_WORDS;
+    const rows = this.rows;
+    // A frame found again since it was kept stays, once: a capture's few frames that come over
+    // and over are not pushed out by the many that come once (a second chance).
+    const head = rows[row];
+    if ((head & FOUND) !== 0 && rows[row + 1] === (stamp | 0)) {
+      rows[row] = head & ~FOUND;
+      return;
+    }
+    rows[row] = id | (n << 8) | (lineLength << 16);
+    rows[row + 1] = stamp | 0;
+    let at = row + KEY_AT;
+    const full = from + (n & ~3);
+    for (let p = from; p < full; p += 4) rows[at++] = view.getInt32(p, true);
+    if ((n & 3) !== 0) rows[at] = view.getInt32(full, true) & LAST_WORD_MASKS[n & 3];
+    const lineEnd = lineAt + ((lineLength + 3) >> 2);
+    at = row + SAME_FRAME_LINE_AT;
+    for (let w = lineAt; w < lineEnd; w++) rows[at++] = lines[w];
+  }
+
+  /** The dictionaries or configuration changed: what each record id was found to be may differ. */
+  private forget(stamp: number): void {
+    this.stamp = stamp;
+    this.timeBytes.fill(UNKNOWN);
+  }
+
+  private viewOf(buf: Uint8Array): DataView<ArrayBufferLike> {
+    if (buf === this.chunk) return this.chunkView;
+    if (buf === this.other) return this.otherView;
+    // The buffer seen last becomes the other one: the chunk and the deframer's buffer alternate.
+    this.other = this.chunk;
+    this.otherView = this.chunkView;
+    this.chunk = buf;
+    this.chunkView = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+    return this.chunkView;
+  }
+}
+
+/** The bytes of the last word that belong to the frame, by how many there are (1 to 3). */
+const LAST_WORD_MASKS = Int32Array.of(-1, 0xff, 0xffff, 0xffffff);
+
+/** Little-endian unsigned integer of 1, 2 or 4 bytes, as the payload reader reads it. */
+function readLE(b: Uint8Array, p: number, size: number): number {
+  if (size === 4) return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+  if (size === 2) return b[p] | (b[p + 1] << 8);
+  return b[p];
+}
+
+/** The slot of the `n` bytes at `from` of a record `id`. */
+function slotOf(view: DataView<ArrayBufferLike>, from: number, n: number, id: number): number {
+  let h = Math.imul(id ^ (n << 8), 0x9e3779b1);
+  const full = from + (n & ~3);
+  for (let p = from; p < full; p += 4) h = Math.imul(h ^ view.getInt32(p, true), 0x85ebca6b);
+  if ((n & 3) !== 0) h = Math.imul(h ^ (view.getInt32(full, true) & LAST_WORD_MASKS[n & 3]), 0xc2b2ae35);
+  return (h ^ (h >>> 15)) & (SLOTS - 1);
+}
