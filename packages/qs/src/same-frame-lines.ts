@@ -68,10 +68,15 @@ export class SameFrameLines {
    * starts, its timestamp and length left in `t` and `lineLength`; -1 when the frame is not kept.
    */
   find(buf: Uint8Array, start: number, len: number, stamp: number): number {
+    // Small, to be inlined into the decoder's: while paused, a frame costs no call.
     if (this.pausedFor > 0) {
       this.pausedFor--;
       return -1;
     }
+    return this.lookUp(buf, start, len, stamp);
+  }
+
+  private lookUp(buf: Uint8Array, start: number, len: number, stamp: number): number {
     if (++this.looked === WINDOW) {
       if (this.found < WINDOW_HITS_MIN) this.pausedFor = PAUSE;
       this.looked = 0;
@@ -103,31 +108,32 @@ export class SameFrameLines {
     return row + SAME_FRAME_LINE_AT;
   }
 
+  /** Whether frames are kept now (not while look-ups pause). */
+  get keeping(): boolean {
+    return this.pausedFor === 0;
+  }
+
   /**
-   * Keeps the frame `buf[start .. start+len)` with its line, whose timestamp was `t` (-1: none)
-   * and whose bytes after it are the `lineLength` bytes from word `lineAt` of `lines`;
-   * `timeSize` is the configuration's.
+   * Keeps the frame `buf[start .. start+len)` with its line, whose bytes after the timestamp are
+   * the `lineLength` bytes from word `lineAt` of `lines`. `timeBytes` are the timestamp's bytes at
+   * the payload's start (0: the line has none), or -1 when the timestamp printed is not those
+   * bytes (see `timeBytesOf`): that record id is not kept from then on.
    */
   keep(
     buf: Uint8Array,
     start: number,
     len: number,
-    t: number,
-    timeSize: number,
+    timeBytes: number,
     stamp: number,
     lines: Int32Array,
     lineAt: number,
     lineLength: number,
   ): void {
-    if (this.pausedFor > 0) return;
     if (stamp !== this.stamp) this.forget(stamp);
     const id = buf[start + 1];
     const known = this.timeBytes[id];
     if (known === NEVER) return;
-    const timeBytes = t < 0 ? 0 : timeSize;
-    const printedIsRead =
-      t < 0 || ((timeBytes === 1 || timeBytes === 2 || timeBytes === 4) && readLE(buf, start + 2, timeBytes) === t);
-    if (!printedIsRead || (known !== UNKNOWN && known !== timeBytes)) {
+    if (timeBytes < 0 || (known !== UNKNOWN && known !== timeBytes)) {
       this.timeBytes[id] = NEVER;
       return;
     }
@@ -176,6 +182,16 @@ export class SameFrameLines {
 
 /** The bytes of the last word that belong to the frame, by how many there are (1 to 3). */
 const LAST_WORD_MASKS = Int32Array.of(-1, 0xff, 0xffff, 0xffffff);
+
+/**
+ * The bytes of the timestamp `t` printed for the frame at `start` of `buf`: 0 when none was
+ * printed (-1), `timeSize` when the payload starts with it, else -1.
+ */
+export function timeBytesOf(buf: Uint8Array, start: number, t: number, timeSize: number): number {
+  if (t < 0) return 0;
+  if (timeSize !== 1 && timeSize !== 2 && timeSize !== 4) return -1;
+  return readLE(buf, start + 2, timeSize) === t ? timeSize : -1;
+}
 
 /** Little-endian unsigned integer of 1, 2 or 4 bytes, as the payload reader reads it. */
 function readLE(b: Uint8Array, p: number, size: number): number {

@@ -5,7 +5,7 @@ import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
 import type { LineParts } from './line-parts.js';
 import { type Fields, NO_FIELDS, QsRecordDecoder } from './record-decoder.js';
-import { SameFrameLines } from './same-frame-lines.js';
+import { SameFrameLines, timeBytesOf } from './same-frame-lines.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
 
@@ -97,7 +97,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     this.missedSlot = -1;
     this.lineSlot = -1;
     const record = super.decode(buf, start, len, raw);
-    if (this.lineSlot >= 0) this.keepFrame(buf, start, len);
+    if (this.lineSlot >= 0 && this.sameFrames.keeping) this.keepFrame(buf, start, len);
     return record;
   }
 
@@ -121,8 +121,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       buf,
       start,
       len,
-      this.lineT,
-      this.config.timeSize,
+      // Checked here: a timestamp past 2^31 handed to a call that is not inlined is boxed.
+      timeBytesOf(buf, start, this.lineT, this.config.timeSize),
       this.lineStamp,
       this.lineWords,
       lineAt,
