@@ -88,11 +88,13 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 
   override decode(buf: Uint8Array, start: number, len: number, raw: Uint8Array): DecodedRecord {
-    // Small, so that it stays inlined where frames are handed over: what it calls is not.
+    // Small, so that it stays inlined where frames are handed over. The line of a frame found is
+    // written by a call of its own, which TurboFan inlines only as often as frames are found:
+    // where few are, the budget goes to the parser's path.
     const out = this.out;
-    if (out !== undefined && this.sameFrameLine(out, buf, start, len)) {
-      const id = buf[start + 1];
-      return this.written(id, 'record', this.names[id], raw);
+    if (out !== undefined) {
+      const lineAt = this.sameFrames.find(buf, start, len, this.lineStamp);
+      if (lineAt >= 0) return this.sameFrameLine(out, lineAt, buf[start + 1], raw);
     }
     this.missedSlot = -1;
     this.lineSlot = -1;
@@ -101,16 +103,14 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return record;
   }
 
-  /** Writes the line of the frame `buf[start .. start+len)` when it is kept by its bytes: true when it was. */
-  private sameFrameLine(out: TextBlocks, buf: Uint8Array, start: number, len: number): boolean {
+  /** The record of a frame found by its bytes, its line written from word `lineAt` of the frames' rows. */
+  private sameFrameLine(out: TextBlocks, lineAt: number, id: number, raw: Uint8Array): DecodedRecord {
     const frames = this.sameFrames;
-    const lineAt = frames.find(buf, start, len, this.lineStamp);
-    if (lineAt < 0) return false;
     this.beginLine(out, LINE_ROOM, frames.t);
     out.copyWords(frames.rows, lineAt, frames.lineLength);
     out.endLine();
     this.lineStart = -1;
-    return true;
+    return this.written(id, 'record', this.names[id], raw);
   }
 
   /** Keeps the frame just decoded by its bytes, with the line it was found to print by its values. */

@@ -7,7 +7,10 @@
  *   their gaps and bad frames;
  * - big_stress_x3.qs: big_stress three times over (111 MB), run pinned only: with big_stress it
  *   splits each tool's time into a fixed part (start-up, compiling) and a part per megabyte,
- *   and gives the size from which tracehub is the faster of the two.
+ *   and gives the size from which tracehub is the faster of the two;
+ * - any captures of your own, `BENCH_QS_CAPTURES=a.qs,b.qs` (paths, comma-separated): run as
+ *   big_stress is (qspy's default sizes, so captures of targets of 4-byte pointers, or that
+ *   start with their target info).
  *
  * Every run of each capture alternates with the others, `BENCH_ROUNDS` times (five by default);
  * each run's CPU time (user + system), wall time and peak RSS come from `/usr/bin/time`. Runs:
@@ -23,7 +26,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
@@ -113,6 +116,17 @@ function perRound(ours: Run[], theirs: Run[]): string {
   return `; round by round ${median(ratios).toFixed(2)}× (${range(ratios)})`;
 }
 
+/** `BENCH_QS_CAPTURES`'s files by their names; a file that is not there stops the bench, with its path. */
+function ownCaptures(list: string | undefined): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const path of (list ?? '').split(',').filter((p) => p !== '')) {
+    const file = resolve(path);
+    if (!existsSync(file)) throw new Error(`BENCH_QS_CAPTURES: no file ${file}`);
+    files[basename(file)] = file;
+  }
+  return files;
+}
+
 const captures = {
   'big_stress.qs': capture('big_stress.qs', () =>
     gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz'))),
@@ -122,7 +136,9 @@ const captures = {
     const once = gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz')));
     return Buffer.concat([once, once, once]);
   }),
+  ...ownCaptures(process.env.BENCH_QS_CAPTURES),
 };
+
 /** Captures run pinned only (the fixed and per-megabyte costs need no more). */
 const PINNED_ONLY = new Set(['big_stress_x3.qs']);
 const qspy = findQspy();
