@@ -2,8 +2,8 @@
 const SLOTS = 4096;
 /**
  * 32-bit words of a slot, all in one row so that finding a frame reads one stretch of memory:
- * its record id, lengths and FOUND bit, the stamp, the frame's bytes after the timestamp (without the
- * checksum), and its line's bytes after the timestamp (without the newline).
+ * its record id, lengths and FOUND bit, the stamp, the frame's bytes after the timestamp
+ * (without the checksum), and its line's bytes after the timestamp (without the newline).
  */
 const ROW_WORDS = 64;
 /** Where the frame's bytes start in a row, and how many words they may take. */
@@ -11,15 +11,15 @@ const KEY_AT = 2;
 const KEY_WORDS = 8;
 const KEY_BYTES = KEY_WORDS * 4;
 /** Where the line's bytes start in a row, and how many bytes they may take. */
-export const SAME_FRAME_LINE_AT = KEY_AT + KEY_WORDS;
+const SAME_FRAME_LINE_AT = KEY_AT + KEY_WORDS;
 const LINE_BYTES = (ROW_WORDS - SAME_FRAME_LINE_AT) * 4;
 /** Frames of a window of look-ups, the fewest found in it to go on, and the frames passed over after one with fewer. */
 const WINDOW = 4096;
 const WINDOW_HITS_MIN = WINDOW / 2;
 const PAUSE = 8 * WINDOW;
-/** `timeBytes` of a record id not seen yet, and of one whose lines are not found by their bytes. */
 /** The bit of a row's first word set when its frame was found again. */
 const FOUND = 1 << 24;
+/** `timeBytes` of a record id not seen yet, and of one whose lines are not found by their bytes. */
 const UNKNOWN = -1;
 const NEVER = -2;
 

@@ -103,7 +103,10 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return record;
   }
 
-  /** The record of a frame found by its bytes, its line written from word `lineAt` of the frames' rows. */
+  /**
+   * The record of a frame found by its bytes, its line written from word `lineAt` of the frames'
+   * rows: a `record`, as every parser that asks `lineAgain` makes.
+   */
   private sameFrameLine(out: TextBlocks, lineAt: number, id: number, raw: Uint8Array): DecodedRecord {
     const frames = this.sameFrames;
     this.beginLine(out, LINE_ROOM, frames.t);
