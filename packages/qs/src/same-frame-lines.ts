@@ -1,3 +1,5 @@
+import { PayloadReader } from './reader.js';
+
 /** Frames kept, direct-mapped by a hash of their bytes (a power of two). */
 const SLOTS = 4096;
 /**
@@ -53,6 +55,8 @@ export class SameFrameLines {
   private looked = 0;
   private found = 0;
   private pausedFor = 0;
+  /** Reads a found frame's timestamp, as its parser read it. */
+  private readonly reader = new PayloadReader();
   /** After `find`: the frame's timestamp (-1: its line has none), and its line's length in bytes. */
   t = -1;
   lineLength = 0;
@@ -101,7 +105,11 @@ export class SameFrameLines {
     const full = from + (n & ~3);
     for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
     if ((n & 3) !== 0 && (view.getInt32(full, true) & LAST_WORD_MASKS[n & 3]) !== rows[at]) return -1;
-    this.t = timeBytes === 0 ? -1 : readLE(buf, start + 2, timeBytes);
+    if (timeBytes === 0) this.t = -1;
+    else {
+      this.reader.reset(buf, start + 2, timeBytes);
+      this.t = this.reader.u(timeBytes);
+    }
     this.lineLength = (head >>> 16) & 0xff;
     if ((head & FOUND) === 0) rows[row] = head | FOUND;
     this.found++;
@@ -184,20 +192,21 @@ export class SameFrameLines {
 const LAST_WORD_MASKS = Int32Array.of(-1, 0xff, 0xffff, 0xffffff);
 
 /**
- * The bytes of the timestamp `t` printed for the frame at `start` of `buf`: 0 when none was
- * printed (-1), `timeSize` when the payload starts with it, else -1.
+ * The bytes of the timestamp `t` printed for the frame `buf[start .. start+len)`: 0 when none was
+ * printed (-1), `timeSize` when the payload starts with it, else -1. It is read with `r` as the
+ * record's parser read it; `r` is left on the frame.
  */
-export function timeBytesOf(buf: Uint8Array, start: number, t: number, timeSize: number): number {
+export function timeBytesOf(
+  r: PayloadReader,
+  buf: Uint8Array,
+  start: number,
+  len: number,
+  t: number,
+  timeSize: number,
+): number {
   if (t < 0) return 0;
-  if (timeSize !== 1 && timeSize !== 2 && timeSize !== 4) return -1;
-  return readLE(buf, start + 2, timeSize) === t ? timeSize : -1;
-}
-
-/** Little-endian unsigned integer of 1, 2 or 4 bytes, as the payload reader reads it. */
-function readLE(b: Uint8Array, p: number, size: number): number {
-  if (size === 4) return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
-  if (size === 2) return b[p] | (b[p + 1] << 8);
-  return b[p];
+  r.reset(buf, start + 2, len - 3);
+  return r.u(timeSize) === t ? timeSize : -1;
 }
 
 /** The slot of the `n` bytes at `from` of a record `id`. */

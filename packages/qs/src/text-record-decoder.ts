@@ -125,7 +125,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       start,
       len,
       // Checked here: a timestamp past 2^31 handed to a call that is not inlined is boxed.
-      timeBytesOf(buf, start, this.lineT, this.config.timeSize),
+      timeBytesOf(this.r, buf, start, len, this.lineT, this.config.timeSize),
       this.lineStamp,
       this.lineWords,
       lineAt,

@@ -1,6 +1,7 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder, QsFrameBuilder, QsRecordId, TextBlocks } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
+import { PayloadReader } from '../src/reader.js';
 import { SameFrameLines, timeBytesOf } from '../src/same-frame-lines.js';
 
 // A frame that comes again byte for byte (timestamp, sequence number and checksum aside) is
@@ -134,11 +135,12 @@ describe('SameFrameLines', () => {
   const frame = (id: number, payload: number[]) => Uint8Array.from([1, id, ...payload, 0, 0x7e, 2, 8, 0]);
   const frameLength = (f: Uint8Array) => f.length - 4;
   const lines = Int32Array.of(0x64636261, 0x68676665);
+  const reader = new PayloadReader();
 
   it('finds a frame kept, with the timestamp of the frame looked up, until the stamp changes', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3, 4, 5]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(a, 0, 100, 4), 7, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 7, lines, 0, 8);
     const again = frame(8, [...le(0xfffffffe, 4), 1, 2, 3, 4, 5]);
     const at = kept.find(again, 0, frameLength(again), 7);
     expect(at).toBeGreaterThanOrEqual(0);
@@ -157,14 +159,14 @@ describe('SameFrameLines', () => {
   it('never finds frames of a record whose printed timestamp is not the bytes its payload starts with', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(a, 0, 99, 4), 1, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 99, 4), 1, lines, 0, 8);
     expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
     // Nor after a frame of it whose timestamp does match.
-    kept.keep(a, 0, frameLength(a), timeBytesOf(a, 0, 100, 4), 1, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
     expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
     // A record without a timestamp (-1) is known by all of its payload.
     const entry = frame(1, [1, 2, 3, 4, 5, 6, 7, 8]);
-    kept.keep(entry, 0, frameLength(entry), timeBytesOf(entry, 0, -1, 4), 1, lines, 0, 8);
+    kept.keep(entry, 0, frameLength(entry), timeBytesOf(reader, entry, 0, frameLength(entry), -1, 4), 1, lines, 0, 8);
     expect(kept.find(entry, 0, frameLength(entry), 1)).toBeGreaterThanOrEqual(0);
     expect(kept.t).toBe(-1);
   });
@@ -173,9 +175,9 @@ describe('SameFrameLines', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3, 4, 5]);
     const atEnd = a.subarray(0, frameLength(a) + 1);
-    kept.keep(atEnd, 0, frameLength(a), timeBytesOf(atEnd, 0, 100, 4), 1, lines, 0, 8);
+    kept.keep(atEnd, 0, frameLength(a), timeBytesOf(reader, atEnd, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
     expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(a, 0, 100, 4), 1, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
     expect(kept.find(atEnd, 0, frameLength(a), 1)).toBe(-1);
     expect(kept.find(a, 0, frameLength(a), 1)).toBeGreaterThanOrEqual(0);
   });
@@ -183,7 +185,7 @@ describe('SameFrameLines', () => {
   it('stops looking frames up for a while when fewer than half of a window of look-ups found theirs', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(1, 4), 9, 9]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(a, 0, 1, 4), 1, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 1, 4), 1, lines, 0, 8);
     const miss = frame(8, [...le(1, 4), 9, 8]);
     // 4 095 misses and the look-up that ends the window, which finds.
     for (let i = 0; i < 4095; i++) expect(kept.find(miss, 0, frameLength(miss), 1)).toBe(-1);
