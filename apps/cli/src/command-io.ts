@@ -125,7 +125,8 @@ function fileProgress(file: string, stderr: ProgressOutput): ProgressBar | undef
  * heap towards starting a full collection, and with the decoder's line tables a megabyte more
  * brought one into the middle of a decode of the fixtures repeated (32 MB, the bench's dpp_mix):
  * after it, the scavenges promoted what the decoder's caches held, 1.2 MB each, and the decode
- * took 8% longer. Reads of half a megabyte cost no more.
+ * took 9% longer (747 -> 818 ms, 9 alternated runs). Reads of half a megabyte cost no more
+ * (packages/qs PERFORMANCE.md).
  */
 const FILE_READ_BYTES = 1 << 19;
 
