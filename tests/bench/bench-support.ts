@@ -79,6 +79,22 @@ export function serverCpuSeconds(): Record<string, number> {
   return out;
 }
 
+/** The pids of the local servers' processes (Postgres backends and helpers, nats-server), by server. */
+export function serverPids(): Record<string, number[]> {
+  const out: Record<string, number[]> = { postgres: [], 'nats-server': [] };
+  for (const pid of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (name in out) out[name].push(Number(pid));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return out;
+}
+
 /** Busy and total CPU time of the whole machine so far, seconds (from /proc/stat). */
 export function machineCpuSeconds(): { busy: number; total: number } {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);

@@ -24,10 +24,23 @@ export const GatewayConfigSchema = Type.Object({
   GATEWAY_FLUSH_MS: Type.Integer({
     minimum: 1,
     maximum: 10_000,
-    // Every chunk costs the same few messages and statements whatever its size: at 20 ms, 64
-    // links at 115 200 baud made 3 200 chunks a second and fell 8 s behind on 2 cores; at 100
-    // ms they kept up (same build otherwise, docs/scaling.md), for at most 80 ms more latency.
+    // Every chunk costs the same few messages whatever its size: at 20 ms, 64 links at 115 200
+    // baud made 3 200 chunks a second and fell 8 s behind on 2 cores (docs/scaling.md).
     default: 100,
-    description: 'longest a chunk waits to fill, ms',
+    description: 'how long a chunk waits to hold GATEWAY_MIN_CHUNK_BYTES, ms',
+  }),
+  GATEWAY_MIN_CHUNK_BYTES: Type.Integer({
+    minimum: 0,
+    maximum: 256 * 1024,
+    // A slow link (115 200 baud, 11.5 kB/s) fills 4 KiB in about 360 ms: about three chunks a
+    // second instead of ten, so a fleet of slow links costs its bytes, not its count.
+    default: 4096,
+    description: 'a chunk sealed at GATEWAY_FLUSH_MS holds at least this many bytes, 0..262144',
+  }),
+  GATEWAY_MAX_FLUSH_MS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 500,
+    description: 'longest a chunk waits to fill, whatever it holds, ms (at least GATEWAY_FLUSH_MS)',
   }),
 });

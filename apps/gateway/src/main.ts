@@ -46,6 +46,8 @@ await runService({
           bufferBytes: config.GATEWAY_BUFFER_BYTES,
           chunkBytes: config.GATEWAY_CHUNK_BYTES,
           flushMs: config.GATEWAY_FLUSH_MS,
+          minChunkBytes: config.GATEWAY_MIN_CHUNK_BYTES,
+          maxFlushMs: config.GATEWAY_MAX_FLUSH_MS,
           log: linkLog,
           frontEnd,
           onFrontEndEvent: (event) => linkLog.info({ frontEnd: event }, `front-end ${event.kind}`),

@@ -14,15 +14,29 @@ export const nanos = (ms: number) => ms * 1_000_000;
  */
 export type DurableConfig = Partial<ConsumerConfig> & { durable_name: string };
 
-/** A link's decoding on the raw stream: one chunk at a time, in order (shared by every decoder worker). */
-export function decoderConsumerConfig(bus: Bus, link: LinkAddress, ackWaitMs = 5000): DurableConfig {
+/**
+ * Chunks of a link delivered to its decoder and not yet acknowledged, at most: the decoder
+ * acknowledges them once a checkpoint covers them, a few times a second, not one by one.
+ */
+export const DECODER_CHUNKS_IN_FLIGHT = 64;
+
+/**
+ * A link's decoding on the raw stream (shared by every decoder worker, used by one at a time):
+ * its chunks in stream order, up to `maxInFlight` delivered ahead of their acknowledgement.
+ */
+export function decoderConsumerConfig(
+  bus: Bus,
+  link: LinkAddress,
+  ackWaitMs = 5000,
+  maxInFlight = DECODER_CHUNKS_IN_FLIGHT,
+): DurableConfig {
   return {
     durable_name: bus.names.decoderConsumer(link),
     filter_subject: bus.names.rawSubject(link.protocol, link.rig, link.link),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     replay_policy: ReplayPolicy.Instant,
-    max_ack_pending: 1,
+    max_ack_pending: maxInFlight,
     ack_wait: nanos(ackWaitMs),
     max_deliver: -1,
   };

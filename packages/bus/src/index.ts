@@ -2,6 +2,7 @@ export type { JsMsg } from '@nats-io/jetstream';
 export type { LinkAddress } from '@tracehub/contracts';
 export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
+  DECODER_CHUNKS_IN_FLIGHT,
   type DurableConfig,
   decoderConsumerConfig,
   ensureDurable,
@@ -28,6 +29,13 @@ export {
   requestControl,
   serveControl,
 } from './control.js';
+export {
+  consumeLinkChunks,
+  type LinkChunksHandle,
+  type LinkChunksOptions,
+  nextChunkFrom,
+  type StoredChunk,
+} from './link-chunks.js';
 export { announceLinkStarted, watchLinksStarted } from './link-started.js';
 export {
   consumeInOrder,

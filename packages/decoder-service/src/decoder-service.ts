@@ -33,6 +33,19 @@ export const DecoderConfigSchema = Type.Object({
     default: 5000,
     description: 'how long a chunk may stay unacked before it is delivered again, ms',
   }),
+  DECODER_CHECKPOINT_MS: Type.Integer({
+    minimum: 10,
+    maximum: 10_000,
+    default: 500,
+    description:
+      "how often a link's checkpoint is written and its decoded chunks acknowledged, ms (also at every session's end)",
+  }),
+  DECODER_CHUNKS_IN_FLIGHT: Type.Integer({
+    minimum: 2,
+    maximum: 1024,
+    default: 64,
+    description: 'chunks of a link delivered ahead of their acknowledgement, at most',
+  }),
 });
 
 export interface DecoderServiceDefinition {
@@ -63,6 +76,8 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         factory: definition.factory,
         tickMs: config.DECODER_TICK_MS,
         ackWaitMs: config.DECODER_ACK_WAIT_MS,
+        checkpointMs: config.DECODER_CHECKPOINT_MS,
+        maxChunksInFlight: config.DECODER_CHUNKS_IN_FLIGHT,
         log: logger,
         linkSettings: async (link) => ((await getLinkSettings(db, link.rig, link.link)) ?? {}) as LinkSettings,
         ...chunkMetrics(metrics),

@@ -7,4 +7,6 @@ export {
   type DecoderWorkerOptions,
   type LinkSettings,
 } from './decoder-worker.js';
+export { fairShare } from './fair-share.js';
 export { LinkLease, leaseKey } from './lease.js';
+export { type LinkCheckpoint, LinkDecoding } from './link-decoding.js';

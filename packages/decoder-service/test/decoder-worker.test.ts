@@ -203,6 +203,65 @@ describe('DecoderWorker', () => {
     expect(takeoverMs).toBeLessThan(15_000);
   });
 
+  it("decodes in stream order when a dead worker's chunks come again after later ones, across a session change", async () => {
+    const crashBus = await connectBus({ url: natsUrl(), name: 'dw-hold', prefix });
+    const survivorBus = await connectBus({ url: natsUrl(), name: 'dw-hold-survivor', prefix });
+    let decodedByFirst = 0;
+    // It never checkpoints: every chunk it took is still unacknowledged when it dies.
+    const first = new DecoderWorker({
+      bus: crashBus,
+      protocols: ['qs'],
+      workerId: 'holding',
+      factory,
+      tickMs: 300,
+      checkpointMs: 600_000,
+      onChunk: () => {
+        decodedByFirst++;
+      },
+    });
+    await first.start();
+    const address = { protocol: 'qs' as const, rig: 'rigA', link: 'l6' };
+    const chunk = (session: string, index: number, text: string, eos = false) =>
+      publishRawChunk(bus, address, {
+        session,
+        chunk: index,
+        recvNs: BigInt(5000 + index),
+        lost: 0,
+        eos,
+        data: Buffer.from(text),
+      });
+    // Session a: eight lines, the last one cut in two across chunks, and no end chunk.
+    for (let i = 0; i < 8; i++) await chunk('a', i, i === 7 ? 'a7-' : `a${i}\n`);
+    await waitUntil(async () => decodedByFirst === 8, 10_000, 'the first worker to decode session a');
+    await crashBus.nc.close();
+    // Session b comes while session a's chunks are still held by the dead worker.
+    for (let i = 0; i < 6; i++) await chunk('b', i, `b${i}\n`);
+    await chunk('b', 6, '', true);
+    const survivor = new DecoderWorker({
+      bus: survivorBus,
+      protocols: ['qs'],
+      workerId: 'after-holding',
+      factory,
+      tickMs: 300,
+      ackWaitMs: 1500,
+    });
+    await survivor.start();
+    await waitUntil(async () => (await recordsOf('l6')).length === 14, 20_000, 'both sessions decoded');
+    await survivor.stop();
+    await survivorBus.close();
+    await first.stop().catch(() => {});
+    const got = await recordsOf('l6');
+    expect(got.filter((r) => r.session === 'a').map((r) => [r.seq, r.text])).toEqual([
+      ...Array.from({ length: 7 }, (_, i) => [i, `a${i}`]),
+      [7, 'unterminated: a7-'],
+    ]);
+    expect(got.filter((r) => r.session === 'b').map((r) => [r.seq, r.text])).toEqual(
+      Array.from({ length: 6 }, (_, i) => [i, `b${i}`]),
+    );
+    // Session a is closed before session b starts.
+    expect(got.findIndex((r) => r.session === 'b')).toBe(8);
+  });
+
   it('spreads links evenly over the workers alive, and moves them losing nothing when one joins, one leaves and one dies', async () => {
     // A bus of its own: the links of the tests above must not count in the shares.
     const fairPrefix = uniquePrefix('dwfair');

@@ -8,8 +8,16 @@ export interface LinkPublisherOptions {
   link: LinkAddress;
   /** A chunk is sealed when it reaches this many bytes... */
   chunkBytes?: number;
-  /** ...or this long after its first byte, ms. */
+  /** ...or this long after its first byte, ms, once it holds `minChunkBytes`... */
   flushMs?: number;
+  /**
+   * ...which is 0 by default (sealed at `flushMs` whatever it holds). Every chunk costs the
+   * same few messages on the bus whatever its size, so a slow link that waits for a few KiB
+   * costs its bytes rather than a fixed number of chunks a second.
+   */
+  minChunkBytes?: number;
+  /** ...and in any case this long after its first byte, ms (default: `flushMs`). */
+  maxFlushMs?: number;
   /**
    * Bytes held while NATS is away or the raw stream refuses (full); past it the oldest are
    * dropped and reported in th-lost.
@@ -81,6 +89,8 @@ export interface PublisherStats {
 export class LinkPublisher implements LinkSink {
   private readonly chunkBytes: number;
   private readonly flushMs: number;
+  private readonly minChunkBytes: number;
+  private readonly maxFlushMs: number;
   private readonly bufferBytes: number;
   private session: string | undefined;
   private connection: { address: string; sinceMs: number } | undefined;
@@ -121,6 +131,8 @@ export class LinkPublisher implements LinkSink {
   constructor(private readonly options: LinkPublisherOptions) {
     this.chunkBytes = options.chunkBytes ?? 16 * 1024;
     this.flushMs = options.flushMs ?? 20;
+    this.minChunkBytes = options.minChunkBytes ?? 0;
+    this.maxFlushMs = Math.max(this.flushMs, options.maxFlushMs ?? this.flushMs);
     this.bufferBytes = options.bufferBytes ?? 64 * 1024 * 1024;
     this.loop = this.publishLoop();
   }
@@ -161,9 +173,22 @@ export class LinkPublisher implements LinkSink {
     this.lastRecvNs = now;
     this.pieces.push(bytes);
     this.pieceBytes += bytes.length;
-    if (this.pieceBytes >= this.chunkBytes) this.seal();
-    else if (!this.flushTimer) this.flushTimer = setTimeout(() => this.seal(), this.flushMs);
+    if (this.pieceBytes >= this.chunkBytes || (this.flushPassed && this.pieceBytes >= this.minChunkBytes)) this.seal();
+    else if (!this.flushTimer) this.flushTimer = setTimeout(this.flushDue, this.flushMs);
   }
+
+  /** The chunk being gathered is older than `flushMs`: it is sealed as soon as it holds `minChunkBytes`. */
+  private flushPassed = false;
+
+  /** At `flushMs`: sealed when it holds enough, otherwise when it does or at `maxFlushMs`. */
+  private readonly flushDue = () => {
+    this.flushTimer = undefined;
+    if (this.pieceBytes >= this.minChunkBytes || this.maxFlushMs === this.flushMs) this.seal();
+    else {
+      this.flushPassed = true;
+      this.flushTimer = setTimeout(() => this.seal(), this.maxFlushMs - this.flushMs);
+    }
+  };
 
   disconnected(reason: string): void {
     this.connection = undefined;
@@ -236,6 +261,7 @@ export class LinkPublisher implements LinkSink {
       clearTimeout(this.flushTimer);
       this.flushTimer = undefined;
     }
+    this.flushPassed = false;
     if (this.pieceBytes === 0 || !this.session) return;
     const data = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces, this.pieceBytes);
     this.pieces = [];

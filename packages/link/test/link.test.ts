@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
 import type { RawChunkMeta } from '@tracehub/contracts';
-import { natsUrl, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
+import { natsUrl, PrivateNats, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLinkSource, Gateway, LinkAddressError, TcpListenSource } from '../src/index.js';
 
@@ -177,6 +177,41 @@ describe('gateway on tcp-listen', () => {
 });
 
 describe('gateway while NATS is away', () => {
+  it("holds a slow link's bytes until a chunk has its minimum size, then seals it at once", async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({
+      bus,
+      link: { protocol: 'qs', rig: 'r1', link: 'slow' },
+      source,
+      chunkBytes: 16 * 1024,
+      flushMs: 5,
+      minChunkBytes: 3000,
+      // Never reached here: only the minimum size seals the first chunks.
+      maxFlushMs: 60_000,
+    });
+    await gateway.start();
+    const target = await connectTarget(source.boundPort);
+    const sent: Buffer[] = [];
+    for (let i = 0; i < 14; i++) {
+      const piece = Buffer.alloc(500, i);
+      sent.push(piece);
+      await write(target, piece);
+      // A slow link: pieces well apart, each past the flush time of the chunk it starts.
+      await sleep(10);
+    }
+    await waitUntil(async () => gateway.publisher.stats.chunksPublished >= 2, 10_000, 'two chunks');
+    target.end();
+    await waitUntil(async () => (await chunksOf(bus, 'r1', 'slow')).some((c) => c.eos), 10_000, 'the end chunk');
+    await gateway.stop();
+    const chunks = (await chunksOf(bus, 'r1', 'slow')).filter((c) => !c.eos);
+    expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.concat(sent));
+    // Every chunk but the last (sealed by the end of the session) holds at least the minimum,
+    // and is sealed by the read that reaches it (a read holds a piece or two of 500 bytes).
+    const sealedBySize = chunks.slice(0, -1).map((c) => c.data.length);
+    expect(sealedBySize.length).toBeGreaterThanOrEqual(1);
+    for (const size of sealedBySize) expect(size >= 3000 && size < 4000).toBe(true);
+  });
+
   it('keeps reading, drops the oldest bytes past its buffer, and reports them in th-lost', async () => {
     const nats = await PrivateNats.start();
     const privateBus = await connectBus({ url: nats.url, name: 'gateway-outage', prefix: uniquePrefix('gwo') });
