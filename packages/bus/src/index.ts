@@ -29,6 +29,7 @@ export {
   requestControl,
   serveControl,
 } from './control.js';
+export { JetStreamPublishError, JetStreamPublishTimeoutError, jetStreamPublish } from './js-publish.js';
 export {
   consumeLinkChunks,
   type LinkChunksHandle,

@@ -2,6 +2,7 @@ import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import { Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
+import { jetStreamPublish } from './js-publish.js';
 
 export interface RawChunk extends RawChunkMeta {
   data: Uint8Array;
@@ -22,10 +23,8 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   if (chunk.capture) h.set(Headers.Capture, '1');
   if (chunk.pauseNs !== undefined) h.set(Headers.PauseNs, chunk.pauseNs.toString());
   if (chunk.settings && Object.keys(chunk.settings).length > 0) h.set(Headers.Settings, JSON.stringify(chunk.settings));
-  return bus.js.publish(bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, {
-    msgID: msgId(chunk.session, chunk.chunk),
-    headers: h,
-  });
+  h.set(Headers.MsgId, msgId(chunk.session, chunk.chunk));
+  return jetStreamPublish(bus.nc, bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, h);
 }
 
 export class BadChunkHeadersError extends Error {

@@ -11,6 +11,7 @@ import {
   type TraceRecord,
 } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
+import { jetStreamPublish } from './js-publish.js';
 
 /** Record batches above this size are split into parts so no message nears max_payload (1 MB). */
 export const MAX_BATCH_PAYLOAD = 512 * 1024;
@@ -106,7 +107,8 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
       if (batch.sessionRecordCount !== undefined) h.set(SESSION_RECORDS_HEADER, String(batch.sessionRecordCount));
     }
     const id = parts.length === 1 ? msgId(batch.session, batch.chunk) : `${msgId(batch.session, batch.chunk)}.p${i}`;
-    acks.push(bus.js.publish(subject, parts[i].payload, { msgID: id, headers: h }));
+    h.set(Headers.MsgId, id);
+    acks.push(jetStreamPublish(bus.nc, subject, parts[i].payload, h));
   }
   return Promise.all(acks);
 }
