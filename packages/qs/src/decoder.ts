@@ -90,13 +90,15 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
    * it would be after `push(chunk)` (its counters aside), but only the records that change
    * state (STATE_RECORDS) are decoded and nothing is emitted. What comes next can then be
    * decoded by another decoder, restored from that snapshot, while this one skims on: how
-   * `tracehub decode` spreads one stream over several threads.
+   * `tracehub decode` spreads one stream over several threads. The records it does decode
+   * (dictionaries, target info) and frame errors go to `emit` when one is given, without `raw`:
+   * what a gateway's QS-RX control keeps of a link while nobody waits for its other records.
    */
-  skim(chunk: Uint8Array): void {
+  skim(chunk: Uint8Array, emit: EmitRecord = IGNORE): void {
     this.skimming = true;
     this.deframer.sendFramesTo(this.leanFrames);
     try {
-      this.push(chunk, { hostNs: 0n }, IGNORE);
+      this.push(chunk, { hostNs: 0n }, emit);
     } finally {
       this.skimming = false;
       if (!this.textOnly) this.deframer.sendFramesTo(this);

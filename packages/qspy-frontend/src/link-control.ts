@@ -104,7 +104,11 @@ export class QsLinkControl {
 
   constructor(private readonly target: QsTargetLink) {
     target.onSent((frame) => this.sent(frame.id));
-    target.onRecord((record) => this.attribute(record));
+    // Answers are looked for only while a frame waits for one.
+    target.onRecord(
+      (record) => this.attribute(record),
+      () => this.awaited.length > 0,
+    );
   }
 
   /** Runs one command; rejects with `CommandRejected` if it cannot be sent. */

@@ -41,6 +41,8 @@ export class QsTargetLink {
   private connectedNow = false;
   private scopeObject: bigint | null = null;
   private readonly listeners = new Set<TargetRecordListener>();
+  /** For each listener that needs every record only at times, when it does. */
+  private readonly wantsEvery = new Map<TargetRecordListener, () => boolean>();
   private readonly sentListeners = new Set<SentFrameListener>();
   private readonly emit = (record: DecodedRecord) => this.record(record);
 
@@ -70,9 +72,29 @@ export class QsTargetLink {
     return this.rxSeq;
   }
 
-  onRecord(listener: TargetRecordListener): () => void {
+  /**
+   * Calls `listener` with the records of the link. Without `wantsEvery` it gets every record;
+   * with it, every record while `wantsEvery()` is true, and otherwise only the ones that set
+   * up the link's state (dictionaries, target info) and frame errors: while no listener wants
+   * every record, the link's bytes are only skimmed (`QsDecoder.skim`), which costs a gateway
+   * a fraction of decoding them.
+   */
+  onRecord(listener: TargetRecordListener, wantsEvery?: () => boolean): () => void {
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (wantsEvery) this.wantsEvery.set(listener, wantsEvery);
+    return () => {
+      this.listeners.delete(listener);
+      this.wantsEvery.delete(listener);
+    };
+  }
+
+  /** Whether some listener wants every record now. */
+  private everyRecordWanted(): boolean {
+    for (const listener of this.listeners) {
+      const wants = this.wantsEvery.get(listener);
+      if (!wants || wants()) return true;
+    }
+    return false;
   }
 
   /** Every frame written to the target, whoever sent it (tracehub's commands, the front-end port). */
@@ -101,7 +123,8 @@ export class QsTargetLink {
 
   /** Bytes from the target, cut anywhere. */
   data(bytes: Uint8Array): void {
-    this.decoder.push(bytes, { hostNs: 0n }, this.emit);
+    if (this.everyRecordWanted()) this.decoder.push(bytes, { hostNs: 0n }, this.emit);
+    else this.decoder.skim(bytes, this.emit);
   }
 
   /**

@@ -71,6 +71,30 @@ describe('QsLinkControl', () => {
     expect(trg.received.map((f) => f.id)).toEqual([0, 3, 12, 13, 4]);
   });
 
+  it('only skims the link while no command waits, keeping its names and target info, and decodes all while one does', async () => {
+    const { link, trg, control } = rig();
+    const seen: string[] = [];
+    link.onRecord(
+      // Frame errors and gaps are reported in a skim too.
+      (record) => record.kind !== 'error' && seen.push(record.name),
+      () => false,
+    );
+    // Records nobody waits for are not decoded: the listener gets none of them.
+    trg.user(0, new Uint8Array([1, 2, 3]));
+    trg.start({ objects: [[0x4000n, 'ao_C']], signals: [], commands: [] });
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.filter((name) => !name.endsWith('_DICT') && name !== 'QS_TARGET_INFO' && name !== 'QS_EMPTY')).toEqual(
+      [],
+    );
+    expect(link.names.object('ao_C')).toBe(0x4000n);
+    expect(link.config.fromTarget).toBe(true);
+    // While a command waits for its answer, every record is decoded.
+    seen.length = 0;
+    const tick = await control.execute({ command: 'tick' }, opts);
+    expect(tick).toMatchObject({ ok: true, outcome: 'done' });
+    expect(seen).toContain('QS_RX_STATUS');
+  });
+
   it('a Trg-ERR is not ok: a peek with no current AP object', async () => {
     const { control } = rig();
     const err = await control.execute({ command: 'peek', offset: 0, size: 1, num: 4 }, opts);
