@@ -151,19 +151,34 @@ export class LinkPublisher implements LinkSink {
     this.connection = { address: description, sinceMs: Date.now() };
   }
 
+  /**
+   * Names the session the link's next bytes go in. It begins with its first byte: a
+   * connection that sends nothing (a port scan, a flood of connects, a target that never
+   * talks) publishes nothing and leaves no session behind.
+   */
   private beginSession(description: string, endReason: string): void {
     if (this.session) this.endSession(endReason);
     this.session = newSessionId();
+    this.sessionFrom = description;
+    this.sessionHasBytes = false;
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
-    this.sessions.push(this.session);
-    this.stats.sessions++;
-    this.options.log?.info({ session: this.session, from: description }, 'link session started');
   }
+
+  /** Where the open session's connection came from (logged when its first byte comes). */
+  private sessionFrom = '';
+  /** Whether the open session has had a byte: only then does it publish chunks and an end. */
+  private sessionHasBytes = false;
 
   data(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
     if (!this.session) this.connected('data without a connection event');
+    if (!this.sessionHasBytes) {
+      this.sessionHasBytes = true;
+      this.sessions.push(this.session!);
+      this.stats.sessions++;
+      this.options.log?.info({ session: this.session, from: this.sessionFrom }, 'link session started');
+    }
     this.stats.bytesIn += bytes.length;
     const now = nowNs();
     const idle = now - this.lastRecvNs;
@@ -197,10 +212,13 @@ export class LinkPublisher implements LinkSink {
 
   private endSession(reason: string): void {
     if (!this.session) return;
-    this.seal();
-    this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
-    this.options.log?.info({ session: this.session, reason }, 'link session ended');
+    if (this.sessionHasBytes) {
+      this.seal();
+      this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: true });
+      this.options.log?.info({ session: this.session, reason }, 'link session ended');
+    }
     this.session = undefined;
+    this.sessionHasBytes = false;
   }
 
   /**

@@ -126,6 +126,26 @@ describe('gateway on tcp-listen', () => {
     for (const s of sessions) expect(chunks.filter((c) => c.session === s && c.eos)).toHaveLength(1);
   });
 
+  it('begins a session with its first byte: connections that send nothing leave nothing behind', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'flood' }, source, flushMs: 5 });
+    await gateway.start();
+    for (let i = 0; i < 20; i++) {
+      const silent = await connectTarget(source.boundPort);
+      await new Promise<void>((r) => silent.end(() => r()));
+      await waitUntil(async () => gateway.connection().target === null, 5000, 'the connection to close');
+    }
+    const talking = await connectTarget(source.boundPort);
+    await write(talking, Buffer.from([1, 2, 3]));
+    await new Promise<void>((r) => talking.end(() => r()));
+    await waitUntil(async () => (await chunksOf(bus, 'r1', 'flood')).some((c) => c.eos), 5000, 'the end chunk');
+    await gateway.stop();
+    const chunks = await chunksOf(bus, 'r1', 'flood');
+    expect(new Set(chunks.map((c) => c.session)).size).toBe(1);
+    expect(gateway.publisher.sessions).toEqual([chunks[0].session]);
+    expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.from([1, 2, 3]));
+  });
+
   it('says who is connected and since when, through a new session on the same connection, and nobody after', async () => {
     const source = new TcpListenSource('127.0.0.1', 0, { secondTarget: 'refuse' });
     const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'who' }, source, flushMs: 5 });

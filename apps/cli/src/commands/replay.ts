@@ -87,7 +87,9 @@ export function registerReplay(program: Command): void {
       process.stderr.write(
         `replayed ${stats.bytesPublished} bytes in ${stats.chunksPublished} chunks to ${opts.protocol}/${opts.rig}/${opts.link}\n`,
       );
-      process.stdout.write(`${sessions[0]}\n`);
+      // A session begins with its first byte: an empty file starts none.
+      if (sessions.length === 0) process.stderr.write('the file is empty: no session was started\n');
+      else process.stdout.write(`${sessions[0]}\n`);
     } finally {
       await bus.close();
     }
