@@ -6,7 +6,17 @@ import { FileSource, Gateway } from '@tracehub/link';
 import { fixturesDir, repoRoot } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
-import { backendsEnv, cli, cliBytes, decoded, offlineDecode, startService, stopAll, storedSession } from './harness.js';
+import {
+  backendsEnv,
+  cli,
+  cliBytes,
+  decoded,
+  decodedApartFromHostTime,
+  offlineDecode,
+  startService,
+  stopAll,
+  storedSession,
+} from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 let pipeline: PipelineWithApi;
@@ -52,8 +62,14 @@ async function apiRawExport(session: string): Promise<{ api: Buffer; source: unk
 }
 
 /** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
-async function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string): Promise<string> {
-  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes: 16 * 1024 });
+async function replay(
+  rig: string,
+  link: string,
+  protocol: 'qs' | 'stp',
+  file: string,
+  readBytes = 16 * 1024,
+): Promise<string> {
+  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes });
   const gateway = new Gateway({ bus: pipeline.bus, link: { protocol, rig, link }, source, control: false });
   await gateway.start();
   await source.finished;
@@ -153,7 +169,33 @@ describe('the link bytes, kept', () => {
       expect(api.equals(bytes), `${name}: GET /sessions/{id}/export?format=raw`).toBe(true);
       if (name === 'v1_long_message')
         expect((await cliRawExport(session)).equals(bytes), `${name}: tracehub export --format raw`).toBe(true);
+      // A replayed file has no pauses but its settings': its records are decode's, except for
+      // the vectors whose config places pauses in the stream (a file cannot carry them).
+      if (((config.pauses as unknown[] | undefined) ?? []).length === 0) {
+        const stored = await storedSession(pipeline.db, session);
+        const expected = await offlineDecode(file, 'stp', ['--stp-config', vectorFile]);
+        expect(expected.length, name).toBeGreaterThan(0);
+        // (An STP record's raw bytes and timestamp hold the host time it was received at.)
+        expect(stored.map(decodedApartFromHostTime), name).toEqual(expected.map(decodedApartFromHostTime));
+      }
     });
+  }, 300_000);
+
+  it('decodes an STP v1 stream replayed as fast as it goes exactly as decode does, run after run', async () => {
+    const name = 'v1_long_message';
+    const file = join(fixturesDir, 'stp', `${name}.stp`);
+    const vectorFile = join(fixturesDir, 'stp', `${name}.expected.json`);
+    const config = JSON.parse(readFileSync(vectorFile, 'utf8')).config as Record<string, unknown>;
+    await upsertLink(pipeline.db, { rig: 'rigL', name: 'v1runs', protocol: 'stp', settings: stpSettings(config) });
+    const expected = (await offlineDecode(file, 'stp', ['--stp-config', vectorFile])).map(decodedApartFromHostTime);
+    expect(expected.length).toBeGreaterThan(0);
+    // Small reads, so that each run cuts the stream into many chunks, received whenever the
+    // machine gets to them.
+    for (let run = 0; run < 20; run++) {
+      const session = await replay('rigL', 'v1runs', 'stp', file, 1024);
+      const stored = await storedSession(pipeline.db, session);
+      expect(stored.map(decodedApartFromHostTime), `run ${run + 1}`).toEqual(expected);
+    }
   }, 300_000);
 
   it('a session replayed twice into the same link keeps each session apart, and a re-run of storage stores nothing twice', async () => {

@@ -40,13 +40,17 @@ export class Gateway {
       });
     } else if (frontEnd)
       throw new Error(`link ${link.rig}/${link.link}: a front-end port needs a QS link with control on`);
+    // A source that ends by itself (a file, stdin) is a capture, not a target that reconnects;
+    // its reads' timing is not the link's, so an STP capture has no pauses measured (STP v1
+    // resynchronises on them): it decodes as `tracehub decode` decodes the file.
+    const capture = source.finished !== undefined;
     this.publisher = new LinkPublisher({
       bus,
       link,
       ...publisherOptions,
-      sealOnPauseNs: publisherOptions.sealOnPauseNs ?? (link.protocol === 'stp' ? 500_000n : 0n),
-      // A source that ends by itself (a file, stdin) is a capture, not a target that reconnects.
-      captures: source.finished !== undefined,
+      sealOnPauseNs: publisherOptions.sealOnPauseNs ?? (link.protocol === 'stp' && !capture ? 500_000n : 0n),
+      noPauses: link.protocol === 'stp' && capture,
+      captures: capture,
     });
   }
 

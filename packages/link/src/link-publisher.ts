@@ -29,6 +29,12 @@ export interface LinkPublisherOptions {
    * pauses, so they must fall between chunks. 0 (default) for links whose decoding ignores time.
    */
   sealOnPauseNs?: bigint;
+  /**
+   * Every chunk says the link had no pause before it (th-pause-ns 0), so that its decoder never
+   * takes the gaps between chunks' receive times for pauses: a file or stdin replayed has no
+   * pauses but the ones its settings describe, whatever the timing of its reads.
+   */
+  noPauses?: boolean;
   /** Link settings given with the link (TRACEHUB_LINKS, replay flags), sent with every chunk. */
   settings?: Record<string, unknown>;
   /** Every session is a capture of its own (a file replayed): marked so, decoded from nothing. */
@@ -286,6 +292,7 @@ export class LinkPublisher implements LinkSink {
     this.pieceBytes = 0;
     const chunk: QueuedChunk = { session: this.session, data, recvNs: this.lastRecvNs, lost: 0, eos: false };
     if ((this.options.sealOnPauseNs ?? 0n) > 0n) chunk.pauseNs = this.piecesPauseNs;
+    else if (this.options.noPauses) chunk.pauseNs = 0n;
     this.enqueue(chunk);
   }
 
