@@ -155,6 +155,19 @@ describe('tracehub decode --protocol qs', () => {
     }
   });
 
+  it('decodes a small file on one thread whatever is asked, and says so', () => {
+    const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+    const name = FIXTURES[0];
+    const run = spawnSync(
+      process.execPath,
+      [tracehub, 'decode', '--protocol', 'qs', '--threads', '1000', fixturePath('qs', `${name}.qs`)],
+      { stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 28 },
+    );
+    expect(run.status, run.stderr.toString()).toBe(0);
+    expect(run.stdout.equals(expectedText(name))).toBe(true);
+    expect(run.stderr.toString()).toMatch(/decoding on 1 thread, not 1000: the input is too small to share out/);
+  });
+
   it('applies the size options before target info', async () => {
     const stdout = new SlowSink();
     const stderr = new PassThrough();

@@ -51,7 +51,7 @@ export function addQsDecodeOptions(cmd: Command): void {
   cmd.addOption(
     new Option(
       '--threads <n>',
-      'qs text: threads that decode, this one included (default 1; more shortens the wall time where cores are idle, at more CPU time)',
+      'qs text: threads that decode, this one included (default 1; at most one a core and one a MiB of the file; more shortens the wall time where cores are idle, at more CPU time)',
     ).argParser(parseCount),
   );
   // Segments far smaller than the default cut a small capture in many places (tests).

@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
@@ -37,20 +39,33 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
   // Threads: `--threads`, else one. JSON (whose record numbers run through the whole stream)
   // always decodes in this thread. On two cores a second thread cost about half as much CPU
   // again for the same records, and shortened the wall time only when a core was idle.
-  const threads = format === 'text' ? ((opts.threads as number | undefined) ?? 1) : 1;
+  const asked = format === 'text' ? ((opts.threads as number | undefined) ?? 1) : 1;
+  // Loaded only for threads (start-up counts for a command that runs for a second).
+  const threading = asked > 1 ? await import('./decode-qs-threads.js') : undefined;
+  const segmentBytes = opts.segmentBytes === undefined ? (threading?.SEGMENT_BYTES ?? 0) : Number(opts.segmentBytes);
+  // At most one thread a core; and a small input decodes on as many as it has segments, said.
+  const cores = Math.min(asked, availableParallelism());
+  const threads = threadsFor(cores, file, segmentBytes);
+  if (threads < cores)
+    stderr.write(
+      `qs: decoding on ${threads} thread${threads === 1 ? '' : 's'}, not ${asked}: the input is too small to share out\n`,
+    );
   let decoded: { stats: QsDecoderStats; seen: QsTextSeen };
   let progress: ProgressBar | undefined;
-  if (threads > 1) {
+  if (threading && threads > 1) {
     const opened = openInput(file, stdin, stderr);
     progress = opened.progress;
     // The threads' blocks wait for their turn: the process's stdout as a stream, which calls
     // back when done with a block, so that its thread fills it again.
     const out = new CommandOutput(io?.stdout ?? process.stdout);
     const recycle = io === undefined;
-    // Loaded only for threads (start-up counts for a command that runs for a second).
-    const { decodeQsTextInThreads, SEGMENT_BYTES } = await import('./decode-qs-threads.js');
-    const segmentBytes = opts.segmentBytes === undefined ? SEGMENT_BYTES : Number(opts.segmentBytes);
-    decoded = await decodeQsTextInThreads(opened.input, options, { threads, segmentBytes, recycle }, out, progress);
+    decoded = await threading.decodeQsTextInThreads(
+      opened.input,
+      options,
+      { threads, segmentBytes, recycle },
+      out,
+      progress,
+    );
     out.close();
   } else {
     // In this thread each chunk is decoded (and nothing keeps it) before the next is read, so a
@@ -181,4 +196,18 @@ export function qsDecodeVerdict(s: {
     };
   }
   return {};
+}
+
+/**
+ * The threads a decode of `file` uses of `asked`: at most one a segment of the input (a file
+ * smaller than a segment decodes on one thread): each thread costs its start-up and tens of
+ * MB, for nothing where there is nothing to share out. Stdin's size is not known beforehand.
+ */
+function threadsFor(asked: number, file: string | undefined, segmentBytes: number): number {
+  let threads = asked;
+  if (threads > 1 && file !== undefined && file !== '-') {
+    const bytes = statSync(file, { throwIfNoEntry: false })?.size;
+    if (bytes !== undefined) threads = Math.max(1, Math.min(threads, Math.ceil(bytes / segmentBytes)));
+  }
+  return threads;
 }
