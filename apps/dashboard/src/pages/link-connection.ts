@@ -1,14 +1,6 @@
+import type { LinkConnection } from '@tracehub/api-contract';
 import { ApiError, getJson, type LinkSummary } from '../api.js';
 import { ago, h } from '../dom.js';
-
-/** `GET /links/{id}/connection`: the link as its gateway sees it. */
-interface LinkConnection {
-  targetConnected: boolean;
-  target: { address: string; since: string } | null;
-  session: string | null;
-  source: { kind: string; description: string; secondTarget?: 'replace' | 'refuse'; idleTimeoutMs?: number };
-  notTaken: { refused: number; replaced: number; idleClosed: number };
-}
 
 const REFRESH_MS = 3000;
 

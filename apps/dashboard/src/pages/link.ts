@@ -1,3 +1,4 @@
+import type { CommandReply, ControlState, FrontEndPort } from '@tracehub/api-contract';
 import { ApiError, getJson, type LinkSummary, postJson } from '../api.js';
 import {
   COMMAND_GROUPS,
@@ -13,43 +14,6 @@ import { ago, h, headedTable } from '../dom.js';
 import { ERROR_COLOR, GAP_COLOR, type RatesAnswer, ratePlots } from '../rate-plots.js';
 import { linkConnectionSection } from './link-connection.js';
 import { linkSettingsSection } from './link-settings.js';
-
-interface FrontEndPortState {
-  listening: string;
-  peer: { address: string; port: number } | null;
-  channels: number;
-  datagramsIn: number;
-  datagramsOut: number;
-  refused: number;
-  ignored: number;
-  droppedSends: number;
-  lastHeardMs: number | null;
-}
-
-interface ControlState {
-  targetConnected: boolean;
-  target: { version?: number; objPtrSize?: number; funPtrSize?: number; sigSize?: number; fromTarget?: boolean };
-  dictionaries: Record<string, number>;
-  names?: Partial<Record<'objects' | 'functions' | 'signals' | 'commands', string[]>>;
-  frontEnd: FrontEndPortState | null;
-  released?: boolean;
-}
-
-interface AnswerRecord {
-  name: string;
-  text: string;
-}
-
-interface CommandReply {
-  ok: boolean;
-  outcome: 'ack' | 'done' | 'data' | 'error' | 'timeout' | 'none';
-  answer: AnswerRecord | null;
-  error?: string;
-  rxSeq: number;
-  frame: string;
-  resolved: Record<string, string>;
-  text: string[];
-}
 
 /** A sent command and what came back, newest first in the history. */
 interface HistoryEntry {
@@ -448,7 +412,7 @@ function controlPanel(root: HTMLElement, link: LinkSummary): () => void {
     }
   }
 
-  function frontEndTable(fe: FrontEndPortState | null): HTMLElement {
+  function frontEndTable(fe: FrontEndPort | null): HTMLElement {
     if (!fe)
       return h(
         'p',

@@ -1,34 +1,10 @@
-import type { TimelineBucket, TimelineItem, TimelineStateChange } from '@tracehub/db';
+import type { Timeline, TimelineItem, TimelineLane } from '@tracehub/api-contract';
 import { getJson } from '../api.js';
 import { h } from '../dom.js';
 import { writeViewState } from '../view-state.js';
 
-/** A timeline row of db as the API's JSON carries it: `seq` a number, `hostNs` decimal text. */
-type Sent<T extends { seq: bigint; hostNs: bigint }> = Omit<T, 'seq' | 'hostNs'> & { seq: number; hostNs: string };
-
-type Item = Sent<TimelineItem>;
-
-/** One session's lane of `GET /timeline`. */
-interface Lane {
-  session: string;
-  rig: string;
-  link: string;
-  protocol: string;
-  fromNs: string;
-  toNs: string;
-  detail: boolean;
-  sampleEvery: number;
-  buckets: TimelineBucket[];
-  items: Item[];
-  states: Sent<TimelineStateChange>[];
-}
-
-interface Timeline {
-  fromNs: string;
-  toNs: string;
-  bucketNs: string;
-  lanes: Lane[];
-}
+type Item = TimelineItem;
+type Lane = TimelineLane;
 
 /** A lane's data in numbers relative to the view's origin (ns), ready to draw. */
 interface Drawn {
