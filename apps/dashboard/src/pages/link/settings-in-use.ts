@@ -1,6 +1,6 @@
 import type { SettingsInUse } from '@tracehub/api-contract';
-import { h } from '../dom.js';
-import { settingText } from '../setting-text.js';
+import { h } from '../../dom.js';
+import { settingText } from '../../setting-text.js';
 
 /**
  * The settings the latest session was decoded with, each marked with where it came from: the

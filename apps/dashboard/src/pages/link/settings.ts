@@ -1,9 +1,9 @@
 import type { LinkSettingsPutReply, LinkSettingsReply, SettingName } from '@tracehub/api-contract';
-import { ApiError, getJson, type LinkSummary, token } from '../api.js';
-import { h, headedTable } from '../dom.js';
-import { download } from '../download.js';
-import { settingText as shown } from '../setting-text.js';
-import { settingsInUse } from './link-settings-in-use.js';
+import { ApiError, getJson, type LinkSummary, token } from '../../api.js';
+import { h, headedTable } from '../../dom.js';
+import { download } from '../../download.js';
+import { settingText as shown } from '../../setting-text.js';
+import { settingsInUse } from './settings-in-use.js';
 
 function changed(previous: Record<string, unknown>, next: Record<string, unknown>): string {
   const names = new Set([...Object.keys(previous), ...Object.keys(next)]);

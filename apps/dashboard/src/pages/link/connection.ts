@@ -1,6 +1,6 @@
 import type { LinkConnection } from '@tracehub/api-contract';
-import { ApiError, getJson, type LinkSummary } from '../api.js';
-import { ago, h } from '../dom.js';
+import { ApiError, getJson, type LinkSummary } from '../../api.js';
+import { ago, h, kv } from '../../dom.js';
 
 const REFRESH_MS = 3000;
 
@@ -99,8 +99,4 @@ export function linkConnectionSection(root: HTMLElement, link: LinkSummary): () 
     alive = false;
     clearInterval(timer);
   };
-}
-
-function kv(key: string, value: string, cls = ''): HTMLTableRowElement {
-  return h('tr', { 'data-key': key }, h('th', {}, key), h('td', { class: cls }, value));
 }
