@@ -34,6 +34,7 @@ import {
   SessionsPage,
   Timeline,
 } from '@tracehub/api-contract';
+import { ProblemSchema } from '@tracehub/contracts';
 import { insertLinkChunks, type LinkChunk } from '@tracehub/db';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,11 @@ describe('every reply of the api fits the shared contract', () => {
     expect(detail.lanes[0].items.length).toBeGreaterThan(0);
     const records = await expectReply('/records', RecordsPage, { url: `/records?session=${session}&limit=50` });
     expect(records.records).toHaveLength(50);
+  });
+
+  it('problems, the answer of every route that refuses', async () => {
+    await expectReply('/sessions/{id}', ProblemSchema, { url: '/sessions/no-such-session' }, 404);
+    await expectReply('/records', ProblemSchema, { url: '/records?limit=0' }, 400);
   });
 
   it('a session decoded again', async () => {
