@@ -1,6 +1,6 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { EXPORT_FORMATS } from '@tracehub/contracts/export-formats';
-import { RecordFilterQuery, SessionParams, TimeRangeQuery, TraceRecordRef } from './common.js';
+import { RecordFilterQuery, TimeRangeQuery, TraceRecordRef } from './common.js';
 
 /** The query of `GET /records`, pages of at most `maxPageSize`. */
 export const recordsQuery = (maxPageSize: number) =>
@@ -48,8 +48,7 @@ export const RecordsExportQuery = Type.Composite([
   Type.Object({ format: ExportFormat }),
 ]);
 
-/** `GET /sessions/{id}/export`. */
-export const SessionExportParams = SessionParams;
+/** `GET /sessions/{id}/export` (its path takes `SessionParams`). */
 export const SessionExportQuery = Type.Object({ format: ExportFormat });
 
 /** `GET /live/sse` and `/live/ws`: the record filters, and the token (a browser cannot set headers there). */
