@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 const root = fileURLToPath(new URL('.', import.meta.url));
 const packages = [
   'contracts',
+  'api-contract',
   'qs',
   'stp',
   'palmtrace',

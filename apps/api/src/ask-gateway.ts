@@ -1,7 +1,6 @@
 import { httpErrors } from '@fastify/sensible';
 import { type Bus, type ControlAsk, ControlTimeoutError, NoGatewayError, requestControl } from '@tracehub/bus';
 import type { ControlReply } from '@tracehub/contracts';
-import { problemResponses } from './schemas.js';
 
 /**
  * Asks the gateway that serves a link (`requestControl`); no gateway is a 503 and no answer
@@ -21,10 +20,3 @@ export async function askGateway(
     throw error;
   }
 }
-
-/** The problems of a route that asks a gateway, for its response schema. */
-export const gatewayErrors = {
-  502: problemResponses[400],
-  503: problemResponses[400],
-  504: problemResponses[400],
-};

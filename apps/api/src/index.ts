@@ -11,5 +11,4 @@ export { decodeRecordCursor, encodeRecordCursor } from './cursor.js';
 export { EXPORT_FORMATS, type ExportFormat, exportChunks, rawBytes } from './exports/export-formats.js';
 export { type LiveClient, LiveHub, type LiveSink } from './live/live-hub.js';
 export { type SseEvent, SseEventReader } from './live/sse.js';
-export type { ControlCommand } from './routes/control.js';
 export { type SequenceDiagram, type SequenceStep, sequenceDiagram } from './sequence-diagram.js';

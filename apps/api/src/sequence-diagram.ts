@@ -1,56 +1,10 @@
+import type { SequenceReply, SequenceStep } from '@tracehub/api-contract';
 import type { RecordRow } from '@tracehub/db';
 
-interface StepBase {
-  /** Seq of the record that starts the step. */
-  seq: number;
-  targetTs: string | null;
-  /** Host receive time of that record, ns since the epoch (decimal). */
-  hostNs: string;
-}
+export type { SequenceStep };
 
-/** One arrow, fan-out or state change of a sequence diagram, in record order. */
-export type SequenceStep =
-  | (StepBase & {
-      /** A direct post (QS_QF_ACTIVE_POST / _LIFO). */
-      kind: 'post';
-      from: string;
-      to: string;
-      sig: string;
-    })
-  | (StepBase & {
-      /** A time event (QS_QF_TIMEEVT_POST) with the AO-Post that delivered it. */
-      kind: 'timeout';
-      from: string;
-      to: string;
-      sig: string;
-      /** Seq of the AO-Post record that delivered the event, when it was seen. */
-      deliverySeq: number | null;
-    })
-  | (StepBase & {
-      /** A publish (QS_QF_PUBLISH) with the AO-Posts that delivered it to each subscriber. */
-      kind: 'publish';
-      from: string;
-      sig: string;
-      deliveries: Array<{ to: string; seq: number }>;
-    })
-  | (StepBase & {
-      kind: 'state';
-      obj: string;
-      /** QS_QEP_TRAN*: source -> target; QS_QEP_INIT_TRAN: null -> target (the initial transition). */
-      from: string | null;
-      to: string;
-      sig: string | null;
-    });
-
-export interface SequenceDiagram {
-  /** Lifelines, in order of first appearance. */
-  participants: string[];
-  steps: SequenceStep[];
-  /** Stopped at the step limit: more of the session was not drawn. */
-  truncated: boolean;
-  /** Pass as `after` for the next page of steps (null at the end of the session). */
-  nextAfter: number | null;
-}
+/** A page of a sequence diagram: `GET /sessions/{id}/sequence` without the session's id. */
+export type SequenceDiagram = Omit<SequenceReply, 'session'>;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 

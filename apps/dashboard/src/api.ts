@@ -1,5 +1,4 @@
 /** Talking to the api: the bearer token lives in localStorage (set it once in the header). */
-import type { LinkSummary as StoredLinkSummary } from '@tracehub/db';
 import { readableProblem } from './problem.js';
 
 const TOKEN_KEY = 'tracehub.token';
@@ -53,32 +52,5 @@ export function streamUrl(path: string, query: URLSearchParams): string {
   return `/api/v1${path}?${q}`;
 }
 
-/**
- * A link of `GET /rigs` and `GET /links/{id}`: its stored summary as JSON (counts as numbers,
- * the newest record's time as RFC 3339 text), with its live record rate.
- */
-export interface LinkSummary extends Omit<StoredLinkSummary, 'records' | 'errors' | 'gaps' | 'lostBytes' | 'lastSeen'> {
-  records: number;
-  errors: number;
-  gaps: number;
-  lostBytes: number;
-  lastSeen: string | null;
-  recordsPerSecond: number;
-}
-
-export interface Session {
-  id: string;
-  rig: string;
-  link: string;
-  protocol: string;
-  startedAt: string;
-  endedAt: string | null;
-  firstRecordAt: string | null;
-  lastRecordAt: string | null;
-  records: number;
-  errors: number;
-  gaps: number;
-  lostBytes: number;
-  complete: boolean;
-  targetInfo: Record<string, unknown> | null;
-}
+/** The replies the pages show, typed by the api's own schemas. */
+export type { LinkSummary, Session } from '@tracehub/api-contract';

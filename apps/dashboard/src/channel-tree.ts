@@ -1,8 +1,8 @@
-import type { SessionChannels } from '@tracehub/db';
+import type { SessionChannels } from '@tracehub/api-contract';
 import { h, headRow, hostTime } from './dom.js';
 
 /** `GET /sessions/{id}/channels`: an STP session's records per master and channel, its errors by name. */
-export type SessionChannelsAnswer = SessionChannels & { session: string };
+export type SessionChannelsAnswer = SessionChannels;
 
 /** Names shown in a row before "+n more" (all of them in its tooltip). */
 const NAMES_SHOWN = 4;

@@ -48,3 +48,13 @@ export function headedTable(
   const body = h('tbody', {});
   return { table: h('table', attrs, h('thead', {}, headRow(titles)), body), body };
 }
+
+/** A row of a key/value table (`table.kv`): the key as its header, the value's cell of class `cls`. */
+export function kv(key: string, value: string, cls = ''): HTMLTableRowElement {
+  return h('tr', { 'data-key': key }, h('th', {}, key), h('td', { class: cls }, value));
+}
+
+/** `n` things, counted in English: `1 session`, `1,204 records`. */
+export function count(n: number, what: string): string {
+  return `${n.toLocaleString('en')} ${what}${n === 1 ? '' : 's'}`;
+}

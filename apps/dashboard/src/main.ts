@@ -2,13 +2,13 @@
 import { setToken, token } from './api.js';
 import { h } from './dom.js';
 import { fleetPage } from './pages/fleet.js';
-import { linkPage } from './pages/link.js';
+import { linkPage } from './pages/link/link-page.js';
 import { livePage } from './pages/live.js';
 import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
-import { timelinePage } from './pages/timeline.js';
+import { timelinePage } from './pages/timeline/timeline-page.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.

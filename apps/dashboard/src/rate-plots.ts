@@ -1,5 +1,6 @@
 // Plots of records/s, errors and gaps per link over a time range (the fleet and link pages),
 // drawn with uPlot from the api's `/rates` aggregate.
+import type { RatesReply } from '@tracehub/api-contract';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { getJson } from './api.js';
@@ -7,25 +8,8 @@ import { h } from './dom.js';
 import { RELATIVE_RANGES, resolveTimeRange, timeRangePicker } from './time-range.js';
 import { writeViewState } from './view-state.js';
 
-/** One link's series, as `/rates` answers them (one value per bucket). */
-export interface LinkRates {
-  rig: string;
-  link: string;
-  protocol: string;
-  records: number[];
-  recordsPerSecond: number[];
-  errors: number[];
-  gaps: number[];
-}
-
-export interface RatesAnswer {
-  from: string;
-  to: string;
-  bucketMs: number;
-  /** Start of each bucket, ms since the epoch. */
-  times: number[];
-  links: LinkRates[];
-}
+/** `GET /rates`: one series per link, one value per bucket. */
+export type RatesAnswer = RatesReply;
 
 /** A plot's element, holding its uPlot: what it draws can be read back (`plot.series`, `plot.data`). */
 export interface PlotElement extends HTMLDivElement {

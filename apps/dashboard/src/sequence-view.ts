@@ -1,25 +1,11 @@
+import type { SequenceReply, SequenceStep } from '@tracehub/api-contract';
 import { hostTime } from './dom.js';
 import { SVG_NS, svg } from './svg.js';
 
-interface StepBase {
-  seq: number;
-  targetTs: string | null;
-  hostNs: string;
-}
-
 /** A step of the api's sequence diagram (`GET /sessions/{id}/sequence`). */
-export type Step =
-  | (StepBase & { kind: 'post'; from: string; to: string; sig: string })
-  | (StepBase & { kind: 'timeout'; from: string; to: string; sig: string; deliverySeq: number | null })
-  | (StepBase & { kind: 'publish'; from: string; sig: string; deliveries: Array<{ to: string; seq: number }> })
-  | (StepBase & { kind: 'state'; obj: string; from: string | null; to: string; sig: string | null });
+export type Step = SequenceStep;
 
-export interface Diagram {
-  participants: string[];
-  steps: Step[];
-  truncated: boolean;
-  nextAfter: number | null;
-}
+export type Diagram = SequenceReply;
 
 /** Width of the time axis on the left. */
 const AXIS = 190;

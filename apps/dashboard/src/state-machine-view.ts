@@ -1,4 +1,4 @@
-import type { StateCounts, StateMachine, TransitionCount } from '@tracehub/db';
+import type { StateCounts, StateMachine, TransitionCount } from '@tracehub/api-contract';
 import { SVG_NS, svg } from './svg.js';
 
 /** Internal transitions listed inside a state's box; more are summed up in one line. */

@@ -26,6 +26,25 @@ export function resolveTimeRange(params: URLSearchParams, now = Date.now()): { f
   return out;
 }
 
+/**
+ * The query of a page of the api: the page's time range (a relative one resolved now) as
+ * `from`/`to`, `limit`, and the cursor of the page to continue from.
+ */
+export function pageQuery(
+  q: URLSearchParams,
+  range: URLSearchParams,
+  limit: number,
+  cursor: string | null,
+): URLSearchParams {
+  for (const k of ['range', 'from', 'to']) q.delete(k);
+  const { from, to } = resolveTimeRange(range);
+  if (from) q.set('from', from);
+  if (to) q.set('to', to);
+  q.set('limit', String(limit));
+  if (cursor) q.set('cursor', cursor);
+  return q;
+}
+
 /** `2025-11-24T16:00:00.000Z` as the value of a `datetime-local` input (UTC, to the ms). */
 const toLocalInput = (iso: string | null) => (iso ? iso.replace(/Z$/, '').slice(0, 23) : '');
 const fromLocalInput = (value: string) => (value ? new Date(`${value}Z`).toISOString() : '');

@@ -1,17 +1,18 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { type Bus, ensureDurable, readRawChunkMeta, storageRawConsumerConfig } from '@tracehub/bus';
-import { Backoff, type Log } from '@tracehub/contracts';
+import type { Log } from '@tracehub/contracts';
 import {
   type Database,
   insertLinkChunks,
   type LinkChunk,
   lockSessions,
+  retryPostgres,
   type SessionLinkChunks,
   setSessionLinkSettings,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { compareText, isDataError, LinkRegistry, type SessionPlace } from './link-registry.js';
-import { POSTGRES_RETRY, waitHolding } from './postgres-retry.js';
+import { compareText, LinkRegistry, type SessionPlace } from './link-registry.js';
+import { waitHolding } from './postgres-retry.js';
 
 export interface LinkBytesStoreOptions {
   bus: Bus;
@@ -143,34 +144,28 @@ export class LinkBytesStore {
 
   private async writeBatch(batch: HeldChunk[]): Promise<void> {
     const started = performance.now();
-    let attempts = 0;
-    const backoff = new Backoff(POSTGRES_RETRY);
-    let stored = 0;
-    let bytes = 0;
-    for (;;) {
-      attempts++;
-      try {
-        ({ chunks: stored, bytes } = await this.write(batch));
-        break;
-      } catch (err) {
-        if (isDataError(err)) {
-          // Never seen in practice (the bytes are opaque); if it happens, say which and go on.
-          for (const held of batch) {
-            this.options.log?.error(
-              { err, session: held.place.session, chunk: held.chunk.chunk },
-              'raw chunk refused by Postgres dropped',
-            );
-            held.msg.term();
-            this.options.onDropped?.({ bytes: held.chunk.data.length });
-          }
-          return;
-        }
+    const written = await retryPostgres(() => this.write(batch), {
+      wait: (ms) => this.waitHolding(ms, batch),
+      onFailure: (err, attempt) => {
         this.stats.failures++;
-        if (attempts === 1)
+        if (attempt === 1)
           this.options.log?.warn({ err }, 'Postgres write of link bytes failed; retrying with backoff');
-        await this.waitHolding(backoff.next(), batch);
+      },
+    });
+    const { attempts } = written;
+    if (!written.ok) {
+      // Never seen in practice (the bytes are opaque); if it happens, say which and go on.
+      for (const held of batch) {
+        this.options.log?.error(
+          { err: written.refused, session: held.place.session, chunk: held.chunk.chunk },
+          'raw chunk refused by Postgres dropped',
+        );
+        held.msg.term();
+        this.options.onDropped?.({ bytes: held.chunk.data.length });
       }
+      return;
     }
+    const { chunks: stored, bytes } = written.value;
     for (const held of batch) held.msg.ack();
     this.stats.batches++;
     this.stats.chunks += batch.length;

@@ -85,15 +85,6 @@ export function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/**
- * Postgres refused the data itself (bad JSON, a missing or ill-typed field): SQLSTATE class
- * 22 (data exception) or 23 (integrity constraint). Writing it again cannot succeed.
- */
-export function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
-}
-
 function remember(cache: Set<string>, key: string): void {
   if (cache.size >= 10_000) cache.clear();
   cache.add(key);

@@ -1,8 +1,5 @@
 import type { JsMsg } from '@tracehub/bus';
 
-/** Waits between tries of a write while Postgres is away, ms. */
-export const POSTGRES_RETRY = { fromMs: 200, maxMs: 5000 };
-
 /**
  * Waits `ms` before a retry, keeping the messages of `held()` ours meanwhile (`working()`,
  * well within the ack wait): however long Postgres is away, JetStream does not deliver them

@@ -7,23 +7,25 @@ import {
   type RecordsPayload,
   readRecordMessage,
 } from '@tracehub/bus';
-import { Backoff, type Log, type TraceRecord } from '@tracehub/contracts';
+import type { Log, TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCountsMany,
   BadRecordsError,
   type Database,
   lockSessions,
   markSessionEnded,
+  type PostgresRetryOptions,
   pieceJson,
   type RecordPiece,
   recordLoss,
+  retryPostgres,
   type SessionRecords,
   setSessionRecordTotal,
   storeRecords,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { compareText, hostDate, isDataError, LinkRegistry } from './link-registry.js';
-import { POSTGRES_RETRY, waitHolding } from './postgres-retry.js';
+import { compareText, hostDate, LinkRegistry } from './link-registry.js';
+import { waitHolding } from './postgres-retry.js';
 
 export interface RecordStoreOptions {
   bus: Bus;
@@ -171,25 +173,12 @@ export class RecordStore {
       const item = this.read(msg);
       if (item) items.push(item);
     }
-    let attempts = 0;
-    const backoff = new Backoff(POSTGRES_RETRY);
-    let inserted = 0;
-    for (;;) {
-      attempts++;
-      try {
-        inserted = await this.write(items);
-        break;
-      } catch (err) {
-        if (isDataError(err)) {
-          // Something in the batch can never be stored: find it, and write the rest.
-          inserted = await this.writeOneByOne(items);
-          break;
-        }
-        this.stats.failures++;
-        if (attempts === 1) this.options.log?.warn({ err }, 'Postgres write failed; retrying with backoff');
-        await this.waitHolding(backoff.next(), msgs);
-      }
-    }
+    const { attempts, ...written } = await retryPostgres(
+      () => this.write(items),
+      this.retryHolding(msgs, 'Postgres write failed; retrying with backoff'),
+    );
+    // Something in the batch can never be stored: find it, and write the rest.
+    const inserted = written.ok ? written.value : await this.writeOneByOne(items);
     if (attempts > 1) this.options.log?.info({ attempts }, 'Postgres is back; batch written');
     for (const item of items) if (!item.dropped) item.msg.ack();
     const records = items.reduce((n, item) => n + (item.dropped ? 0 : item.meta.recordCount), 0);
@@ -226,10 +215,9 @@ export class RecordStore {
   private async refuse(item: StoredMessage, err: unknown): Promise<void> {
     const { meta } = item;
     const reason = (err as Error).message;
-    const backoff = new Backoff(POSTGRES_RETRY);
-    for (;;) {
-      try {
-        await this.options.db.transaction().execute(async (trx) => {
+    const kept = await retryPostgres(
+      () =>
+        this.options.db.transaction().execute(async (trx) => {
           await recordLoss(trx, {
             session: meta.session,
             chunk: meta.chunk,
@@ -244,17 +232,11 @@ export class RecordStore {
             if (meta.sessionRecordCount !== undefined)
               await setSessionRecordTotal(trx, meta.session, meta.sessionRecordCount);
           }
-        });
-        break;
-      } catch (lossErr) {
-        if (isDataError(lossErr)) {
-          this.options.log?.error({ err: (lossErr as Error).message, session: meta.session }, 'record loss not kept');
-          break;
-        }
-        this.stats.failures++;
-        await this.waitHolding(backoff.next(), [item.msg]);
-      }
-    }
+        }),
+      this.retryHolding([item.msg]),
+    );
+    if (!kept.ok)
+      this.options.log?.error({ err: (kept.refused as Error).message, session: meta.session }, 'record loss not kept');
     item.dropped = true;
     this.drop(
       item.msg,
@@ -270,24 +252,24 @@ export class RecordStore {
     return waitHolding(ms, this.options.ackWaitMs ?? 30_000, () => [...msgs, ...this.pending.map((p) => p.msg)]);
   }
 
+  /** Retries that count their failures (the first said as `warning`) and hold `msgs` and those waiting meanwhile. */
+  private retryHolding(msgs: JsMsg[], warning?: string): PostgresRetryOptions {
+    return {
+      wait: (ms) => this.waitHolding(ms, msgs),
+      onFailure: (err, attempt) => {
+        this.stats.failures++;
+        if (attempt === 1 && warning) this.options.log?.warn({ err }, warning);
+      },
+    };
+  }
+
   /** Writes each message in a transaction of its own; those Postgres refuses as data are dropped. */
   private async writeOneByOne(items: StoredMessage[]): Promise<number> {
     let inserted = 0;
     for (const item of items) {
-      const backoff = new Backoff(POSTGRES_RETRY);
-      for (;;) {
-        try {
-          inserted += await this.write([item]);
-          break;
-        } catch (err) {
-          if (isDataError(err)) {
-            await this.refuse(item, err);
-            break;
-          }
-          this.stats.failures++;
-          await this.waitHolding(backoff.next(), [item.msg]);
-        }
-      }
+      const written = await retryPostgres(() => this.write([item]), this.retryHolding([item.msg]));
+      if (written.ok) inserted += written.value;
+      else await this.refuse(item, written.refused);
     }
     return inserted;
   }

@@ -22,6 +22,13 @@ export {
   type PartitionedTable,
   partitionName,
 } from './partitions.js';
+export { isDataError, type PostgresFailure, postgresFailureOf } from './postgres-errors.js';
+export {
+  POSTGRES_RETRY,
+  type PostgresRetryOptions,
+  type PostgresRetryResult,
+  retryPostgres,
+} from './postgres-retry.js';
 export {
   blockRecords,
   DEFAULT_SCAN_LIMIT_BYTES,

@@ -1,3 +1,4 @@
+import type { RedecodeResult } from '@tracehub/api-contract';
 import { type ChunkContext, isProtocol, type TraceDecoder, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import {
   type Database,
@@ -32,21 +33,7 @@ export interface RedecodeOptions {
   batchRecords?: number;
 }
 
-export interface RedecodeResult {
-  session: string;
-  /** The settings the session was decoded with: the link's current ones, with those the gateway sent with the session over them. */
-  settings: Record<string, unknown>;
-  chunks: number;
-  bytes: number;
-  records: number;
-  errors: number;
-  gaps: number;
-  /** Records the session had before. */
-  previousRecords: number;
-  /** Why the codec refused the link's settings, when it did: the session was then decoded with the defaults (`settings` is `{}`). */
-  settingsRefused?: string;
-  ms: number;
-}
+export type { RedecodeResult };
 
 /**
  * Decodes a session's stored link bytes again, with the link's current settings (and over

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ReporterEndpointSchema, ReporterStatusSchema, ReportersReply } from '@tracehub/api-contract';
 import { NAME_PATTERN, problemResponses } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
@@ -10,7 +11,7 @@ import type { ServiceMetrics } from '@tracehub/service-kit';
 import fp from 'fastify-plugin';
 import type { Kysely } from 'kysely';
 import { DEFAULT_PALMTRACE_SETTINGS, type PalmTraceBridgeSettings } from './bridge-settings.js';
-import { ReporterEndpointSchema, replayProblem } from './endpoint-schema.js';
+import { replayProblem } from './endpoint-schema.js';
 import { PalmTraceBridge, ReporterExistsError } from './palmtrace-bridge.js';
 
 export interface PalmTraceBridgeOptions {
@@ -23,56 +24,6 @@ export interface PalmTraceBridgeOptions {
   /** This process's name in endpoint leases (default: host, pid and a random part). */
   replicaId?: string;
 }
-
-const ReporterStatusSchema = Type.Object({
-  id: Type.String(),
-  source: Type.Union([Type.Literal('config'), Type.Literal('api')]),
-  host: Type.String(),
-  port: Type.Integer(),
-  mode: Type.Union([Type.Literal('live'), Type.Literal('replay')]),
-  connected: Type.Boolean(),
-  messagesSent: Type.Integer({ description: 'messages handed to the connection (lines and dropped notices)' }),
-  bytesSent: Type.Integer(),
-  dropped: Type.Integer({ description: 'records dropped because the Reporter was slower than the stream' }),
-  reconnects: Type.Integer({ description: 'connections made again after a loss' }),
-  queued: Type.Integer({ description: 'records waiting to be sent' }),
-  bytesIgnored: Type.Integer({ description: 'bytes the Reporter sent back (ignored: the protocol is one way)' }),
-  lastError: Type.Union([Type.String(), Type.Null()]),
-  servedBy: Type.Union([Type.String(), Type.Null()], {
-    description: 'the API process serving the endpoint (null: none now; another takes it within a lease)',
-  }),
-  statusAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'when the serving process wrote this status (it does every fifth of PALMTRACE_LEASE_MS)',
-  }),
-  replay: Type.Union([
-    Type.Object({
-      state: Type.Union(['waiting', 'running', 'done', 'failed'].map((s) => Type.Literal(s))),
-      records: Type.Integer({ description: 'stored records queued for sending so far' }),
-      error: Type.Union([Type.String(), Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
-  config: ReporterEndpointSchema,
-});
-
-const ListenerStatusSchema = Type.Union([
-  Type.Object({
-    host: Type.String(),
-    port: Type.Integer(),
-    clients: Type.Array(
-      Type.Object({
-        remoteAddress: Type.String(),
-        remotePort: Type.Integer(),
-        connectedAt: Type.String(),
-        messagesSent: Type.Integer(),
-        bytesSent: Type.Integer(),
-        dropped: Type.Integer(),
-        queued: Type.Integer(),
-      }),
-    ),
-  }),
-  Type.Null(),
-]);
 
 const IdParams = Type.Object({ id: Type.String({ pattern: NAME_PATTERN }) });
 
@@ -100,7 +51,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
     '/reporters',
     reporterRoute({
       summary: 'PalmTrace Reporter endpoints with their status, and the listening port',
-      response: { 200: Type.Object({ reporters: Type.Array(ReporterStatusSchema), listener: ListenerStatusSchema }) },
+      response: { 200: ReportersReply },
     }),
     async () => ({ reporters: await bridge.list(), listener: bridge.listenerStatus() }),
   );

@@ -1,16 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { LiveQuery, problemResponses } from '@tracehub/api-contract';
 import { recordMatchOf } from '@tracehub/db';
 import type { WebSocket } from 'ws';
-import { problemResponses, RecordFilterQuery, splitListParams, toRecordFilter } from '../schemas.js';
+import { splitListParams, toRecordFilter } from '../schemas.js';
 import { type LiveHub, type LiveSink, missedMessages } from './live-hub.js';
 import { sseEvent } from './sse.js';
 
 export interface LiveRoutesOptions {
   hub: LiveHub;
 }
-
-const LiveQuery = Type.Composite([RecordFilterQuery, Type.Object({ access_token: Type.Optional(Type.String()) })]);
 
 /** Bytes a WebSocket may hold unsent before its client counts as slow. */
 const WS_HIGH_WATER = 1 << 20;

@@ -1,6 +1,6 @@
 import { httpErrors } from '@fastify/sensible';
 import type { Problem } from '@tracehub/contracts';
-import { ScanLimitError } from '@tracehub/db';
+import { postgresFailureOf, ScanLimitError } from '@tracehub/db';
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -43,7 +43,8 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
     if (error.validation) {
       return sendProblem(reply, 400, describeValidation(error.validationContext ?? 'request', error.validation));
     }
-    if ((error as { code?: unknown }).code === STATEMENT_TIMEOUT) {
+    const failure = postgresFailureOf(error);
+    if (failure === 'statement-timeout') {
       request.log.warn({ err: error }, 'a statement ran past the statement timeout');
       return sendProblem(
         reply,
@@ -55,7 +56,7 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
       request.log.info({ scannedBytes: error.scannedBytes }, 'a records query was too broad');
       return sendProblem(reply, 422, error.message);
     }
-    if (isDatabaseUnavailable(error)) {
+    if (failure === 'unavailable') {
       request.log.warn({ err: error }, 'database unavailable');
       return sendProblem(
         reply.header('retry-after', '5'),
@@ -116,22 +117,6 @@ function describeIssue(v: ValidationIssue): string | undefined {
   if (v.keyword === 'format' && v.params.format === 'date-time')
     return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
   return v.message;
-}
-
-/** Postgres's query_canceled: here, a statement stopped by the pool's statement_timeout. */
-const STATEMENT_TIMEOUT = '57014';
-
-/** Postgres could not be reached or went away mid-request (not a problem with the request). */
-function isDatabaseUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown };
-  const code = typeof e.code === 'string' ? e.code : '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', '57P01', '57P02', '57P03'].includes(code))
-    return true;
-  if (code.startsWith('08')) return true;
-  const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
-  );
 }
 
 /** The framework's own 4xx messages, said in words that tell the caller what to change. */

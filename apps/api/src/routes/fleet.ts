@@ -1,11 +1,11 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import type { Database, LinkSummary } from '@tracehub/db';
+import { LinkSummary, LinksReply, problemResponses, Rig, RigName, RigsReply } from '@tracehub/api-contract';
+import type { Database, LinkSummary as StoredLinkSummary } from '@tracehub/db';
 import { getRig, linkSummaries, listRigs } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { LiveHub } from '../live/live-hub.js';
-import { problemResponses, RigName } from '../schemas.js';
 import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface FleetRoutesOptions {
@@ -13,34 +13,9 @@ export interface FleetRoutesOptions {
   hub: LiveHub;
 }
 
-const Link = Type.Object({
-  id: Type.Integer(),
-  rig: Type.String(),
-  name: Type.String(),
-  protocol: Type.String(),
-  settings: Type.Record(Type.String(), Type.Unknown()),
-  sessions: Type.Integer(),
-  records: Type.Integer({ description: 'records stored, over all sessions' }),
-  errors: Type.Integer(),
-  gaps: Type.Integer(),
-  lostBytes: Type.Integer(),
-  lastSeen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
-    description: 'newest stored or live record',
-  }),
-  latestSession: Type.Union([Type.String(), Type.Null()]),
-  recordsPerSecond: Type.Number({ description: 'live record rate over the last 10 s' }),
-});
-
-const Rig = Type.Object({
-  name: Type.String(),
-  firstSeen: Type.String({ format: 'date-time' }),
-  lastSeen: Type.String({ format: 'date-time' }),
-  links: Type.Array(Link),
-});
-
 /** Rigs, links and the fleet overview (stored totals plus live rates). */
 export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async (app, { db, hub }) => {
-  const withLive = (links: LinkSummary[]) => {
+  const withLive = (links: StoredLinkSummary[]): LinkSummary[] => {
     const live = new Map(hub.linkRates().map((r) => [`${r.rig}/${r.link}`, r]));
     return links.map((l) => {
       const rate = live.get(`${l.rig}/${l.name}`);
@@ -64,7 +39,7 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
       schema: {
         summary: 'Every rig with its links (the fleet page)',
         tags: ['fleet'],
-        response: { 200: Type.Object({ rigs: Type.Array(Rig) }), ...problemResponses },
+        response: { 200: RigsReply, ...problemResponses },
       },
     },
     async () => {
@@ -110,7 +85,7 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
         summary: 'Every link, with totals and live rate',
         tags: ['fleet'],
         querystring: Type.Object({ rig: Type.Optional(RigName) }),
-        response: { 200: Type.Object({ links: Type.Array(Link) }), ...problemResponses },
+        response: { 200: LinksReply, ...problemResponses },
       },
     },
     async (request) => ({ links: withLive(await linkSummaries(db, { rig: request.query.rig })) }),
@@ -118,7 +93,7 @@ export const fleetRoutes: FastifyPluginAsyncTypebox<FleetRoutesOptions> = async 
 
   app.get(
     '/links/:id',
-    linkRoute({ summary: 'One link', tags: ['fleet'], response: { 200: Link } }),
+    linkRoute({ summary: 'One link', tags: ['fleet'], response: { 200: LinkSummary } }),
     async (request) => {
       const link = await mustGetLink(db, request.params.id);
       const [summary] = withLive(await linkSummaries(db, { id: link.id }));

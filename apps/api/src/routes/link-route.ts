@@ -1,9 +1,9 @@
 import { httpErrors } from '@fastify/sensible';
 import type { TSchema } from '@sinclair/typebox';
+import { LinkIdParams, problemResponses } from '@tracehub/api-contract';
 import { type Database, getLinkById, type LinkRow } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { Scope } from '../config.js';
-import { LinkIdParams, problemResponses } from '../schemas.js';
 
 /** What a route on one link declares: its documentation, body and answers (the problems every route may give are added). */
 interface LinkRouteSchema {

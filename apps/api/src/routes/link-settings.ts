@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { TSchema } from '@sinclair/typebox';
+import {
+  LinkSettingsPut,
+  LinkSettingsPutReply,
+  LinkSettingsReply,
+  type SettingName,
+  type SettingsInUse,
+} from '@tracehub/api-contract';
 import { type Bus, requestControl } from '@tracehub/bus';
 import {
   isProtocol,
@@ -30,87 +37,6 @@ export interface LinkSettingsRoutesOptions {
   timeoutMs: number;
 }
 
-const SettingsDocument = Type.Record(Type.String(), Type.Unknown(), {
-  description:
-    'the whole settings document of the link (QS: version, objPtrSize, funPtrSize, timeSize, sigSize, eventSize, queueCtrSize, poolCtrSize, poolBlkSize, teCtrSize, dictionaries (a qspy .dic text); STP/SWD: version, littleEndianMasters, output, resyncPauseMs, maxPauseMs, start, port, processor)',
-});
-const Applies = Type.Union([Type.Literal('next-session'), Type.Literal('now')]);
-
-const Change = Type.Object({
-  at: Type.String({ format: 'date-time' }),
-  by: Type.String(),
-  via: Type.String(),
-  applies: Applies,
-  previous: SettingsDocument,
-  settings: SettingsDocument,
-});
-
-const SettingName = Type.Object({
-  name: Type.String(),
-  takes: Type.String({ description: 'its values as text, as `text` in a PUT and `tracehub link set` take them' }),
-  description: Type.String(),
-});
-
-const InUse = Type.Object(
-  {
-    session: Type.String(),
-    startedAt: Type.String({ format: 'date-time' }),
-    settings: Type.Record(Type.String(), Type.Unknown(), {
-      description: 'what the decoder took: stored, then fromAddress over it',
-    }),
-    stored: Type.Record(Type.String(), Type.Unknown(), {
-      description: "the link's stored document when the session started",
-    }),
-    fromAddress: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        'settings the gateway gave with the session (its link address in TRACEHUB_LINKS, or tracehub replay flags): they override the stored ones',
-    }),
-  },
-  { description: 'the settings in use for the latest session' },
-);
-
-const SettingsReply = Type.Object({
-  linkId: Type.Integer(),
-  protocol: Type.String(),
-  settings: SettingsDocument,
-  accepts: Type.Array(SettingName, { description: 'the settings a link of this protocol takes' }),
-  inUse: Type.Union([InUse, Type.Null()], { description: 'null when the link has no session yet' }),
-  history: Type.Array(Change, { description: 'changes, newest first' }),
-});
-
-const PutBody = Type.Object(
-  {
-    settings: SettingsDocument,
-    text: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 65_536 }), {
-        description:
-          'settings written as text, laid over `settings`: `{"littleEndianMasters": "17,0x12", "version": "7.4.0"}`, read as `tracehub link set name=value` and link addresses read them',
-      }),
-    ),
-    apply: Type.Optional(
-      Type.Union([Type.Literal('next-session'), Type.Literal('now')], {
-        description:
-          "'next-session' (default): from the link's next session; 'now': the gateway ends the session and starts a new one on the same connection",
-      }),
-    ),
-    by: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000]*$', description: 'who makes the change' }),
-    ),
-    via: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('dashboard')], { default: 'api' })),
-  },
-  { additionalProperties: false },
-);
-
-const PutReply = Type.Object({
-  linkId: Type.Integer(),
-  settings: SettingsDocument,
-  applies: Applies,
-  session: Type.Union([Type.String(), Type.Null()], {
-    description: "with apply 'now': the session the new settings start with",
-  }),
-  note: Type.Optional(Type.String()),
-});
-
 const changeOf = (row: LinkSettingsChangeRow) => ({
   at: row.changed_at.toISOString(),
   by: row.changed_by,
@@ -133,7 +59,7 @@ function takes(property: TSchema): string {
   return 'text';
 }
 
-function settingNames(protocol: Protocol): Static<typeof SettingName>[] {
+function settingNames(protocol: Protocol): SettingName[] {
   return Object.entries(linkSettingsSchema(protocol).properties).map(([name, property]) => ({
     name,
     // qspy's -v takes the dotted form, and so does the text form of the QS version.
@@ -169,7 +95,7 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
     linkRoute({
       summary: "A link's settings document and who changed it when",
       tags: ['links'],
-      response: { 200: SettingsReply },
+      response: { 200: LinkSettingsReply },
     }),
     async (request) => {
       const link = await mustGetLink(db, request.params.id);
@@ -177,7 +103,7 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
         linkSettingsChanges(db, link.id),
         latestSession(db, link.rig, link.name),
       ]);
-      let inUse: Static<typeof InUse> | null = null;
+      let inUse: SettingsInUse | null = null;
       if (latest) {
         const stored = storedAt(link.settings, history, latest.started_at);
         const fromAddress = latest.link_settings ?? {};
@@ -208,8 +134,8 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
         description:
           "Validated against the link protocol's settings; kept with who made the change and when. Applies from the link's next session, or at once with `apply: 'now'`.",
         tags: ['links'],
-        body: PutBody,
-        response: { 200: PutReply },
+        body: LinkSettingsPut,
+        response: { 200: LinkSettingsPutReply },
       },
       'control',
     ),

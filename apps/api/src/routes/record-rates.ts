@@ -1,25 +1,13 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { problemResponses, RatesQuery, RatesReply } from '@tracehub/api-contract';
 import { bucketWidthNs, type Database, recordRates } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { Instant, instantOf, LinkName, problemResponses, RigName } from '../schemas.js';
+import { instantOf } from '../schemas.js';
 
 export interface RecordRatesRoutesOptions {
   db: Kysely<Database>;
 }
-
-const Counts = (description: string) => Type.Array(Type.Number({ minimum: 0 }), { description });
-
-const LinkRates = Type.Object({
-  rig: Type.String(),
-  link: Type.String(),
-  protocol: Type.String(),
-  records: Counts('records per bucket'),
-  recordsPerSecond: Counts('records per second of each bucket'),
-  errors: Counts('error records per bucket'),
-  gaps: Counts('sequence gaps per bucket'),
-});
 
 /** `GET /rates`: records/s, errors and gaps per link over a host-time range, for the plots. */
 export const recordRatesRoutes: FastifyPluginAsyncTypebox<RecordRatesRoutesOptions> = async (app, { db }) => {
@@ -31,21 +19,9 @@ export const recordRatesRoutes: FastifyPluginAsyncTypebox<RecordRatesRoutesOptio
         description:
           "Per link (of `rig`, or `link` of it, or the fleet), the records, error records and sequence gaps in each of `buckets` equal slices of [from, to), host time, and the record rate of each slice. Counted from the stored blocks' summaries, never their records: a block's counts are spread over its host-time span (so counts may be fractional), which keeps a window of weeks as fast as one of minutes. Links without records in the range are left out.",
         tags: ['fleet'],
-        querystring: Type.Object({
-          rig: Type.Optional(RigName),
-          link: Type.Optional(LinkName),
-          from: Instant,
-          to: Instant,
-          buckets: Type.Integer({ minimum: 1, maximum: 1000, default: 120, description: 'slices of the range' }),
-        }),
+        querystring: RatesQuery,
         response: {
-          200: Type.Object({
-            from: Type.String({ format: 'date-time' }),
-            to: Type.String({ format: 'date-time' }),
-            bucketMs: Type.Number({ description: 'width of a slice (the last one ends at `to`)' }),
-            times: Type.Array(Type.Number(), { description: 'start of each slice, ms since the epoch' }),
-            links: Type.Array(LinkRates),
-          }),
+          200: RatesReply,
           ...problemResponses,
         },
       },

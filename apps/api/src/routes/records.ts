@@ -2,7 +2,15 @@ import { Readable } from 'node:stream';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { EXPORT_FORMATS, EXPORT_SCOPE_NEEDED, isExportAllowed } from '@tracehub/contracts/export-formats';
+import {
+  problemResponses,
+  RecordsExportQuery,
+  RecordsPage,
+  recordsQuery,
+  SessionExportQuery,
+  SessionParams,
+} from '@tracehub/api-contract';
+import { EXPORT_SCOPE_NEEDED, isExportAllowed } from '@tracehub/contracts/export-formats';
 import { type Database, filteredRecords, positionOf, recordsPage, ScanBudget, sessionRecords } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { decodeRecordCursor, encodeRecordCursor } from '../cursor.js';
@@ -13,15 +21,7 @@ import {
   linkByteChunks,
   toRecord,
 } from '../exports/export-formats.js';
-import {
-  problemResponses,
-  RecordFilterQuery,
-  SessionId,
-  splitListParams,
-  TimeRangeQuery,
-  TraceRecordRef,
-  toRecordFilter,
-} from '../schemas.js';
+import { splitListParams, toRecordFilter } from '../schemas.js';
 import { mustGetSession } from './sessions.js';
 
 export interface RecordRoutesOptions {
@@ -30,14 +30,6 @@ export interface RecordRoutesOptions {
   /** Record bytes one page may read (after pruning by block summaries) before it is refused (422). */
   scanLimitBytes: number;
 }
-
-const ExportFormat = Type.Union(
-  EXPORT_FORMATS.map((f) => Type.Literal(f)),
-  {
-    description:
-      "qspy: the text qspy prints; ndjson: one TraceRecord per line; csv: one row per record; raw: the bytes the link sent, exactly (a session stored before link bytes were kept, or a filtered range: its records' frames, QS re-escaped), to replay into qspy or `tracehub decode`; perfetto: a Chrome JSON trace (ui.perfetto.dev) with a track per active object or STP master/channel, states as slices, events as instants, queue and pool counters",
-  },
-);
 
 /** A streamed export (a string in the OpenAPI document; the route sends a stream). */
 const ExportBody = Type.Unsafe<Readable>(Type.String({ description: 'the export' }));
@@ -60,32 +52,9 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
         description:
           'Keyset pagination: pass `next` back as `cursor` for the following page, `prev` for the page before. `order=desc` (default) is newest first.',
         tags: ['records'],
-        querystring: Type.Composite([
-          RecordFilterQuery,
-          TimeRangeQuery,
-          Type.Object({
-            order: Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'desc' }),
-            limit: Type.Integer({
-              minimum: 1,
-              maximum: maxPageSize,
-              default: 100,
-              description: `page size, at most ${maxPageSize}`,
-            }),
-            cursor: Type.Optional(
-              Type.String({ minLength: 1, maxLength: 400, description: 'opaque cursor from `next` or `prev`' }),
-            ),
-          }),
-        ]),
+        querystring: recordsQuery(maxPageSize),
         response: {
-          200: Type.Object({
-            records: Type.Array(TraceRecordRef),
-            next: Type.Union([Type.String(), Type.Null()], {
-              description: 'cursor of the following page, null at the end',
-            }),
-            prev: Type.Union([Type.String(), Type.Null()], {
-              description: 'cursor of the page before, null at the start',
-            }),
-          }),
+          200: RecordsPage,
           ...problemResponses,
         },
       },
@@ -127,7 +96,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
       schema: {
         summary: 'Export of the records matching filters (oldest first), streamed',
         tags: ['records'],
-        querystring: Type.Composite([RecordFilterQuery, TimeRangeQuery, Type.Object({ format: ExportFormat })]),
+        querystring: RecordsExportQuery,
         produces: Object.values(EXPORT_CONTENT_TYPES),
         response: { 200: ExportBody, ...problemResponses },
       },
@@ -151,8 +120,8 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
       schema: {
         summary: 'Export of a whole session in seq order, streamed',
         tags: ['sessions'],
-        params: Type.Object({ id: SessionId }),
-        querystring: Type.Object({ format: ExportFormat }),
+        params: SessionParams,
+        querystring: SessionExportQuery,
         produces: Object.values(EXPORT_CONTENT_TYPES),
         response: { 200: ExportBody, ...problemResponses },
       },

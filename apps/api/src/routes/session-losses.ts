@@ -1,18 +1,8 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { problemResponses, SessionLosses, SessionParams } from '@tracehub/api-contract';
 import { type Database, getSession, sessionRecordLosses } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { problemResponses, SessionId } from '../schemas.js';
-
-const RecordLoss = Type.Object({
-  chunk: Type.Integer({ description: 'the raw chunk whose records they were' }),
-  firstSeq: Type.Union([Type.Integer(), Type.Null()]),
-  lastSeq: Type.Union([Type.Integer(), Type.Null()]),
-  records: Type.Integer(),
-  reason: Type.String({ description: 'what Postgres (or the reader) said was wrong with them' }),
-  lostAt: Type.String({ format: 'date-time' }),
-});
 
 /**
  * `GET /sessions/{id}/losses`: the records of a session storage could not store (Postgres
@@ -26,8 +16,8 @@ export const sessionLossesRoutes: FastifyPluginAsyncTypebox<{ db: Kysely<Databas
       schema: {
         summary: 'Records of the session that storage could not store, and why',
         tags: ['sessions'],
-        params: Type.Object({ id: SessionId }),
-        response: { 200: Type.Object({ losses: Type.Array(RecordLoss) }), ...problemResponses },
+        params: SessionParams,
+        response: { 200: SessionLosses, ...problemResponses },
       },
     },
     async (request) => {

@@ -1,10 +1,10 @@
 import { httpErrors } from '@fastify/sensible';
-import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import type { TObject, TSchema } from '@sinclair/typebox';
+import { problemResponses, SessionParams } from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
 import { type Database, ScanBudget, type SessionRow } from '@tracehub/db';
 import type { FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
-import { problemResponses, SessionId } from '../schemas.js';
 import { mustGetSession } from './sessions.js';
 
 /**
@@ -25,7 +25,7 @@ export function sessionScanRoute<Q extends TObject, R extends TSchema>(route: {
       summary,
       description,
       tags: ['sessions'],
-      params: Type.Object({ id: SessionId }),
+      params: SessionParams,
       querystring,
       response: { 200: reply, ...problemResponses, 422: ProblemSchema },
     },

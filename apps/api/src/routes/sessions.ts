@@ -1,6 +1,17 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import {
+  DictionariesReply,
+  problemResponses,
+  RedecodeResult,
+  SequenceQuery,
+  SequenceReply,
+  Session,
+  SessionParams,
+  SessionsPage,
+  sessionsQuery,
+} from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
 import {
   type Database,
@@ -16,7 +27,7 @@ import { RedecodeError, redecodeSession } from '@tracehub/decoders';
 import { dictionaryFileOfRecords } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
 import { decodeSessionCursor, encodeSessionCursor } from '../cursor.js';
-import { Instant, instantOf, LinkName, problemResponses, RigName, SessionId } from '../schemas.js';
+import { instantOf } from '../schemas.js';
 import { sequenceDiagram } from '../sequence-diagram.js';
 
 export interface SessionRoutesOptions {
@@ -24,33 +35,7 @@ export interface SessionRoutesOptions {
   maxPageSize: number;
 }
 
-const nullableInstant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
-
-export const Session = Type.Object({
-  id: Type.String(),
-  rig: Type.String(),
-  link: Type.String(),
-  protocol: Type.String(),
-  startedAt: Type.String({ format: 'date-time' }),
-  endedAt: nullableInstant,
-  firstRecordAt: nullableInstant,
-  lastRecordAt: nullableInstant,
-  records: Type.Integer(),
-  errors: Type.Integer(),
-  gaps: Type.Integer(),
-  lostBytes: Type.Integer(),
-  recordTotal: Type.Union([Type.Integer(), Type.Null()], { description: 'records in all, once the end was decoded' }),
-  complete: Type.Boolean({ description: 'ended, and every record stored' }),
-  recordsRefused: Type.Integer({
-    description:
-      'records the decoder published that Postgres refused as data: never stored, each batch kept as a loss (GET /sessions/{id}/losses); records + recordsRefused = recordTotal once complete or refused',
-  }),
-  targetInfo: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
-    description: 'what the target reported about itself (QS target info)',
-  }),
-});
-
-export function sessionJson(s: SessionRow) {
+export function sessionJson(s: SessionRow): Session {
   return {
     id: s.id,
     rig: s.rig,
@@ -71,49 +56,6 @@ export function sessionJson(s: SessionRow) {
   };
 }
 
-const SessionParams = Type.Object({ id: SessionId });
-
-const StepBase = {
-  seq: Type.Integer({ description: 'seq of the record that starts the step' }),
-  targetTs: Type.Union([Type.String(), Type.Null()]),
-  hostNs: Type.String({ description: 'host receive time, ns since the epoch' }),
-};
-
-const Step = Type.Union([
-  Type.Object({
-    kind: Type.Literal('post'),
-    ...StepBase,
-    from: Type.String(),
-    to: Type.String(),
-    sig: Type.String(),
-  }),
-  Type.Object({
-    kind: Type.Literal('timeout'),
-    ...StepBase,
-    from: Type.String({ description: 'the ticker that posted the time event (or the time event object)' }),
-    to: Type.String(),
-    sig: Type.String(),
-    deliverySeq: Type.Union([Type.Integer(), Type.Null()], { description: 'seq of the AO-Post that delivered it' }),
-  }),
-  Type.Object({
-    kind: Type.Literal('publish'),
-    ...StepBase,
-    from: Type.String(),
-    sig: Type.String(),
-    deliveries: Type.Array(Type.Object({ to: Type.String(), seq: Type.Integer() }), {
-      description: 'the AO-Posts that delivered the event to each subscriber',
-    }),
-  }),
-  Type.Object({
-    kind: Type.Literal('state'),
-    ...StepBase,
-    obj: Type.String(),
-    from: Type.Union([Type.String(), Type.Null()], { description: 'null for an initial transition' }),
-    to: Type.String(),
-    sig: Type.Union([Type.String(), Type.Null()]),
-  }),
-]);
-
 /** Sessions: list, one session, its dictionaries, its sequence diagram. */
 export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = async (app, { db, maxPageSize }) => {
   app.get(
@@ -122,16 +64,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       schema: {
         summary: 'Sessions, newest first',
         tags: ['sessions'],
-        querystring: Type.Object({
-          rig: Type.Optional(RigName),
-          link: Type.Optional(LinkName),
-          from: Type.Optional(Instant),
-          to: Type.Optional(Instant),
-          limit: Type.Integer({ minimum: 1, maximum: maxPageSize, default: 50 }),
-          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })),
-        }),
+        querystring: sessionsQuery(maxPageSize),
         response: {
-          200: Type.Object({ sessions: Type.Array(Session), next: Type.Union([Type.String(), Type.Null()]) }),
+          200: SessionsPage,
           ...problemResponses,
         },
       },
@@ -177,23 +112,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
         tags: ['sessions'],
         params: SessionParams,
         response: {
-          200: Type.Object({
-            session: Type.String(),
-            settings: Type.Record(Type.String(), Type.Unknown(), { description: 'the settings it was decoded with' }),
-            chunks: Type.Integer(),
-            bytes: Type.Integer({ description: 'link bytes decoded' }),
-            records: Type.Integer(),
-            errors: Type.Integer(),
-            gaps: Type.Integer(),
-            previousRecords: Type.Integer({ description: 'records the session had before' }),
-            settingsRefused: Type.Optional(
-              Type.String({
-                description:
-                  "why the codec refused the link's settings (a .dic it cannot read): the session was decoded with the defaults, as the decoder service would",
-              }),
-            ),
-            ms: Type.Number(),
-          }),
+          200: RedecodeResult,
           ...problemResponses,
           409: ProblemSchema,
         },
@@ -218,9 +137,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
         tags: ['sessions'],
         params: SessionParams,
         response: {
-          200: Type.Object({
-            entries: Type.Array(Type.Object({ kind: Type.String(), key: Type.String(), name: Type.String() })),
-          }),
+          200: DictionariesReply,
           ...problemResponses,
         },
       },
@@ -271,22 +188,9 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
           'Events exchanged between active objects (posts, publishes with their deliveries, time events) and the state changes of each object, in record order, each drawn once. Page with `after=nextAfter`.',
         tags: ['sessions'],
         params: SessionParams,
-        querystring: Type.Object({
-          limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000, description: 'steps per page' }),
-          after: Type.Integer({
-            minimum: -1,
-            default: -1,
-            description: 'start after this seq (`nextAfter` of a page)',
-          }),
-        }),
+        querystring: SequenceQuery,
         response: {
-          200: Type.Object({
-            session: Type.String(),
-            participants: Type.Array(Type.String()),
-            steps: Type.Array(Step),
-            truncated: Type.Boolean(),
-            nextAfter: Type.Union([Type.Integer(), Type.Null()], { description: '`after` of the next page' }),
-          }),
+          200: SequenceReply,
           ...problemResponses,
         },
       },

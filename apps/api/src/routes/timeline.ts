@@ -1,6 +1,6 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { problemResponses, Timeline, TimelineQuery } from '@tracehub/api-contract';
 import {
   type Database,
   getSession,
@@ -11,52 +11,10 @@ import {
   timelineStateChanges,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
-import { problemResponses, SessionId } from '../schemas.js';
 
 export interface TimelineRoutesOptions {
   db: Kysely<Database>;
 }
-
-const Ns = Type.String({ pattern: '^[0-9]{1,20}$', description: 'ns since the Unix epoch (host time)' });
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-const Lane = Type.Object({
-  session: Type.String(),
-  rig: Type.String(),
-  link: Type.String(),
-  protocol: Type.String(),
-  /** The session's own span, host time. */
-  fromNs: Type.String(),
-  toNs: Type.String(),
-  detail: Type.Boolean({ description: 'items holds every record of the window; otherwise buckets count them' }),
-  sampleEvery: Type.Integer({ description: 'buckets counted every n-th record (scaled by n); 1: exact' }),
-  buckets: Type.Array(
-    Type.Object({ track: NullableString, bucket: Type.Integer(), records: Type.Integer(), errors: Type.Integer() }),
-  ),
-  items: Type.Array(
-    Type.Object({
-      track: NullableString,
-      seq: Type.Integer(),
-      hostNs: Type.String(),
-      targetTs: NullableString,
-      kind: Type.String(),
-      name: Type.String(),
-      sig: NullableString,
-      state: NullableString,
-      text: Type.String(),
-    }),
-  ),
-  states: Type.Array(
-    Type.Object({
-      track: Type.String(),
-      seq: Type.Integer(),
-      hostNs: Type.String(),
-      targetTs: NullableString,
-      state: Type.String(),
-    }),
-    { description: 'state changes of the window, after the last one of each object before it' },
-  ),
-});
 
 /** Timelines: what a window of host time holds, per link session and track, at the detail it can show. */
 export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = async (app, { db }) => {
@@ -74,30 +32,9 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
         description:
           "Per session and track (QS active object, STP master/channel, or the link), the records of a host-time window when there are at most `detail` of them, otherwise their counts in `buckets` equal slices of the window; and the state changes that draw each active object's state intervals. Without from/to, the window is the sessions' whole span.",
         tags: ['sessions'],
-        querystring: Type.Object({
-          session: Type.Array(SessionId, { minItems: 1, maxItems: 8, description: 'sessions to show, on one axis' }),
-          from: Type.Optional(Ns),
-          to: Type.Optional(Ns),
-          buckets: Type.Integer({
-            minimum: 10,
-            maximum: 4000,
-            default: 1000,
-            description: 'slices of the window when counting',
-          }),
-          detail: Type.Integer({
-            minimum: 0,
-            maximum: 20_000,
-            default: 5000,
-            description: 'most records returned one by one per session',
-          }),
-        }),
+        querystring: TimelineQuery,
         response: {
-          200: Type.Object({
-            fromNs: Type.String(),
-            toNs: Type.String(),
-            bucketNs: Type.String(),
-            lanes: Type.Array(Lane),
-          }),
+          200: Timeline,
           ...problemResponses,
         },
       },

@@ -1,3 +1,4 @@
+import type { RedecodeResult } from '@tracehub/api-contract';
 import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { ProgressBar } from '../progress-bar.js';
@@ -45,11 +46,16 @@ export function registerRedecode(program: Command): void {
         process.stderr.write(
           `the link's settings were refused (${result.settingsRefused}): decoded with the defaults, as the decoder service does\n`,
         );
-      process.stdout.write(
-        `session ${result.session}: ${result.records} records (was ${result.previousRecords}), ${result.errors} errors, ` +
-          `${result.gaps} gaps from ${result.bytes} link bytes in ${result.chunks} chunks, ${Math.round(result.ms)} ms; ` +
-          `settings ${JSON.stringify(result.settings)}\n`,
-      );
+      process.stdout.write(summaryLine(result));
     });
   });
+}
+
+/** What a re-decode did (the reply of `POST /sessions/{id}/redecode`), as the one line it prints. */
+function summaryLine(result: RedecodeResult): string {
+  return (
+    `session ${result.session}: ${result.records} records (was ${result.previousRecords}), ${result.errors} errors, ` +
+    `${result.gaps} gaps from ${result.bytes} link bytes in ${result.chunks} chunks, ${Math.round(result.ms)} ms; ` +
+    `settings ${JSON.stringify(result.settings)}\n`
+  );
 }

@@ -1,14 +1,7 @@
-import type { ListenerStatus, ReporterStatus } from '@tracehub/palmtrace-bridge';
+import type { ReportersReply, RigsReply } from '@tracehub/api-contract';
 import { getJson, type LinkSummary } from '../api.js';
 import { ago, h, headRow } from '../dom.js';
 import { perLinkRates, ratePlots } from '../rate-plots.js';
-
-interface Rig {
-  name: string;
-  firstSeen: string;
-  lastSeen: string;
-  links: LinkSummary[];
-}
 
 type LinkState = 'connected' | 'idle' | 'down';
 
@@ -38,7 +31,7 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   const plots = ratePlots(params, {
     path: 'fleet',
     since: async () => {
-      const { rigs } = await getJson<{ rigs: Rig[] }>('/rigs');
+      const { rigs } = await getJson<RigsReply>('/rigs');
       const first = rigs.map((r) => r.firstSeen).sort()[0];
       return first ?? new Date(Date.now() - 3_600_000).toISOString();
     },
@@ -47,10 +40,7 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   root.append(h('h2', {}, 'Fleet'), plots.element, status, table, reportersTitle, reporters);
   // The PalmTrace bridge's endpoints: a small panel below the links, shown when there are any.
   const loadReporters = async () => {
-    const { reporters: list, listener } = await getJson<{
-      reporters: ReporterStatus[];
-      listener: ListenerStatus | null;
-    }>('/reporters');
+    const { reporters: list, listener } = await getJson<ReportersReply>('/reporters');
     reportersTitle.hidden = list.length === 0 && listener === null;
     const head = headRow([
       'reporter',
@@ -90,7 +80,7 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   };
   const load = async () => {
     try {
-      const { rigs } = await getJson<{ rigs: Rig[] }>('/rigs');
+      const { rigs } = await getJson<RigsReply>('/rigs');
       const head = headRow([
         'rig',
         'link',

@@ -1,17 +1,13 @@
+import type { RecordsPage } from '@tracehub/api-contract';
 import type { TraceRecord } from '@tracehub/contracts';
 import { EXPORT_FORMATS, isExportAllowed } from '@tracehub/contracts/export-formats';
 import { getJson, streamUrl } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
 import { ROW_HEIGHT, renderRecordRow } from '../record-row.js';
-import { resolveTimeRange } from '../time-range.js';
+import { pageQuery } from '../time-range.js';
 import { writeViewState } from '../view-state.js';
 import { VirtualList } from '../virtual-list.js';
-
-interface Page {
-  records: TraceRecord[];
-  next: string | null;
-}
 
 /**
  * Search over history with the api's filters and a time range; shows the newest records at
@@ -36,18 +32,12 @@ export function searchPage(
 
   const load = async () => {
     const mine = generation;
-    const q = new URLSearchParams(query);
-    for (const k of ['range', 'from', 'to']) q.delete(k);
-    const { from, to } = resolveTimeRange(query);
-    if (from) q.set('from', from);
-    if (to) q.set('to', to);
+    const q = pageQuery(new URLSearchParams(query), query, 500, next);
     for (const [k, v] of Object.entries(options.fixed ?? {})) q.set(k, v);
     if (!q.has('order')) q.set('order', 'desc');
-    q.set('limit', '500');
-    if (next) q.set('cursor', next);
     status.textContent = 'loading…';
     try {
-      const page = await getJson<Page>(`/records?${q}`);
+      const page = await getJson<RecordsPage>(`/records?${q}`);
       if (mine !== generation) return;
       items = items.concat(page.records);
       list.setItems(items);

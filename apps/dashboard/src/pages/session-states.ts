@@ -1,5 +1,5 @@
+import type { SessionStateMachines, SignalCount, StateMachine } from '@tracehub/api-contract';
 import { TRANSITION_RECORD_NAMES } from '@tracehub/contracts/record-names';
-import type { SessionStateMachines, SignalCount, StateMachine } from '@tracehub/db';
 import { getJson } from '../api.js';
 import { h, headRow, legend } from '../dom.js';
 import { download } from '../download.js';

@@ -1,7 +1,8 @@
-import { getJson, type Session } from '../api.js';
+import type { Session, SessionsPage } from '@tracehub/api-contract';
+import { getJson } from '../api.js';
 import { ago, h, headRow } from '../dom.js';
 import { filterForm } from '../filters.js';
-import { resolveTimeRange } from '../time-range.js';
+import { pageQuery } from '../time-range.js';
 import { writeViewState } from '../view-state.js';
 
 /** How long a session lasted (or has lasted so far), as "1 h 02 min", "12.3 s". */
@@ -60,16 +61,11 @@ export function sessionsPage(root: HTMLElement, params: URLSearchParams): () => 
   };
   const load = async () => {
     const mine = generation;
-    const q = new URLSearchParams();
+    const q = pageQuery(new URLSearchParams(), query, 100, next);
     for (const k of ['rig', 'link']) if (query.has(k)) q.set(k, query.get(k)!);
-    const { from, to } = resolveTimeRange(query);
-    if (from) q.set('from', from);
-    if (to) q.set('to', to);
-    q.set('limit', '100');
-    if (next) q.set('cursor', next);
     status.textContent = 'loading…';
     try {
-      const page = await getJson<{ sessions: Session[]; next: string | null }>(`/sessions?${q}`);
+      const page = await getJson<SessionsPage>(`/sessions?${q}`);
       if (mine !== generation) return;
       rows = rows.concat(page.sessions.map(rowOf));
       table.replaceChildren(head, ...rows);

@@ -1,16 +1,14 @@
-import type { TraceRecord } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
-import { decodeRecordBlock, encodeRecordBlock } from '../blocks/record-block.js';
-import { type RecordRow, rowToTraceRecord } from '../blocks/record-row.js';
-import type { Database } from '../database.js';
-import { insertRecordBlocks } from '../writes/record-blocks.js';
+import { decodeRecordBlock } from '../blocks/record-block.js';
 import { createRecordsTable } from './0001-initial-schema.js';
+import { insertBlockV1, type RowsOfBlock, recordsJsonAfter } from './0007-record-blocks-v1.js';
 
 /**
  * Records move from one row each (`records`) into blocks (`record_blocks`): consecutive
  * records of a session, compressed, with a summary row that queries prune on. Records stored
- * by the earlier schema are converted, block by block, in this migration; `down` turns the
- * blocks back into rows.
+ * by the earlier schema are converted, block by block, in this migration, as v1 blocks
+ * (`0007-record-blocks-v1.ts`, frozen); `down` turns the blocks back into rows, whichever
+ * format later writers gave them (it reads them as every reader does).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create sequence record_blocks_id_seq`.execute(db);
@@ -91,31 +89,23 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 /** Records per converted block: what storage's compaction aims at. */
 const CONVERT_BLOCK_RECORDS = 2000;
 
-/** Every stored record, session by session in seq order, into blocks. */
+/** Every stored record, session by session in seq order, into v1 blocks. */
 async function convertRecordsToBlocks(db: Kysely<unknown>): Promise<void> {
   let after = { session: '', seq: -1n };
-  let pending: TraceRecord[] = [];
-  const flush = async () => {
-    if (pending.length > 0) await insertRecordBlocks(db as unknown as Kysely<Database>, [encodeRecordBlock(pending)]);
-    pending = [];
-  };
+  let block: RowsOfBlock | undefined;
   for (;;) {
-    // The pool parses bigint columns as bigint and numeric as text: rows are RecordRows.
-    const { rows } = await sql<RecordRow>`
-      select r.session, r.seq, r.host_time, r.host_ns, rig, link, protocol, chunk, target_ts,
-             kind, type, name, qs_obj, qs_sig, qs_prio, stp_master, stp_channel, fields, text, raw
-      from records r
-      where (r.session, r.seq) > (${after.session}, ${after.seq.toString()}::bigint)
-      order by r.session, r.seq limit 10000`.execute(db);
+    const rows = await recordsJsonAfter(db, after, 10000);
     if (rows.length === 0) break;
-    for (const row of rows) {
-      const record = rowToTraceRecord(row);
-      if (pending.length > 0 && (pending[0].session !== record.session || pending.length >= CONVERT_BLOCK_RECORDS))
-        await flush();
-      pending.push(record);
+    for (const { session, seq, record } of rows) {
+      if (block && (block.session !== session || block.records.length >= CONVERT_BLOCK_RECORDS)) {
+        await insertBlockV1(db, block);
+        block = undefined;
+      }
+      block ??= { session, firstSeq: seq, lastSeq: seq, records: [] };
+      block.lastSeq = seq;
+      block.records.push(record);
     }
-    const last = rows[rows.length - 1];
-    after = { session: last.session, seq: last.seq };
+    after = rows[rows.length - 1];
   }
-  await flush();
+  if (block) await insertBlockV1(db, block);
 }

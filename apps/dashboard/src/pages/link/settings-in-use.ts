@@ -1,17 +1,6 @@
-import { h } from '../dom.js';
-import { settingText } from '../setting-text.js';
-
-/** `inUse` of `GET /links/{id}/settings`. */
-export interface SettingsInUse {
-  session: string;
-  startedAt: string;
-  /** What the decoder took: `stored`, then `fromAddress` over it. */
-  settings: Record<string, unknown>;
-  /** The link's stored document when the session started. */
-  stored: Record<string, unknown>;
-  /** Given by the gateway with the session: its link address (TRACEHUB_LINKS) or replay flags. */
-  fromAddress: Record<string, unknown>;
-}
+import type { SettingsInUse } from '@tracehub/api-contract';
+import { h } from '../../dom.js';
+import { settingText } from '../../setting-text.js';
 
 /**
  * The settings the latest session was decoded with, each marked with where it came from: the

@@ -1,40 +1,9 @@
-import { ApiError, getJson, type LinkSummary, token } from '../api.js';
-import { h, headedTable } from '../dom.js';
-import { download } from '../download.js';
-import { settingText as shown } from '../setting-text.js';
-import { type SettingsInUse, settingsInUse } from './link-settings-in-use.js';
-
-interface SettingsChange {
-  at: string;
-  by: string;
-  via: string;
-  applies: 'next-session' | 'now';
-  previous: Record<string, unknown>;
-  settings: Record<string, unknown>;
-}
-
-/** A setting the link's protocol takes: its name, its values as text, what it does. */
-interface SettingName {
-  name: string;
-  takes: string;
-  description: string;
-}
-
-interface SettingsReply {
-  linkId: number;
-  protocol: string;
-  settings: Record<string, unknown>;
-  accepts: SettingName[];
-  inUse: SettingsInUse | null;
-  history: SettingsChange[];
-}
-
-interface PutReply {
-  settings: Record<string, unknown>;
-  applies: 'next-session' | 'now';
-  session: string | null;
-  note?: string;
-}
+import type { LinkSettingsPutReply, LinkSettingsReply, SettingName } from '@tracehub/api-contract';
+import { ApiError, getJson, type LinkSummary, token } from '../../api.js';
+import { h, headedTable } from '../../dom.js';
+import { download } from '../../download.js';
+import { settingText as shown } from '../../setting-text.js';
+import { settingsInUse } from './settings-in-use.js';
 
 function changed(previous: Record<string, unknown>, next: Record<string, unknown>): string {
   const names = new Set([...Object.keys(previous), ...Object.keys(next)]);
@@ -140,7 +109,7 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
     hint.hidden = !known;
   };
   name.addEventListener('input', showHint);
-  const show = (reply: SettingsReply) => {
+  const show = (reply: LinkSettingsReply) => {
     current = reply.settings;
     if (accepts.length === 0) {
       accepts = reply.accepts;
@@ -194,7 +163,7 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
     done.hidden = isProblem;
     (isProblem ? problem : done).textContent = text;
   };
-  const load = async () => show(await getJson<SettingsReply>(`/links/${link.id}/settings`));
+  const load = async () => show(await getJson<LinkSettingsReply>(`/links/${link.id}/settings`));
 
   /** Replaces the document with `settings`, and `text` (values as typed) read by the API over it. */
   async function put(settings: Record<string, unknown>, now: boolean, text?: Record<string, string>): Promise<void> {
@@ -203,7 +172,7 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
       headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
       body: JSON.stringify({ settings, ...(text && { text }), apply: now ? 'now' : 'next-session', via: 'dashboard' }),
     });
-    const body = (await res.json()) as PutReply & { detail?: string };
+    const body = (await res.json()) as LinkSettingsPutReply & { detail?: string };
     if (!res.ok) {
       say(
         res.status === 403

@@ -1,14 +1,6 @@
-import { ApiError, getJson, type LinkSummary } from '../api.js';
-import { ago, h } from '../dom.js';
-
-/** `GET /links/{id}/connection`: the link as its gateway sees it. */
-interface LinkConnection {
-  targetConnected: boolean;
-  target: { address: string; since: string } | null;
-  session: string | null;
-  source: { kind: string; description: string; secondTarget?: 'replace' | 'refuse'; idleTimeoutMs?: number };
-  notTaken: { refused: number; replaced: number; idleClosed: number };
-}
+import type { LinkConnection } from '@tracehub/api-contract';
+import { ApiError, getJson, type LinkSummary } from '../../api.js';
+import { ago, h, kv } from '../../dom.js';
 
 const REFRESH_MS = 3000;
 
@@ -107,8 +99,4 @@ export function linkConnectionSection(root: HTMLElement, link: LinkSummary): () 
     alive = false;
     clearInterval(timer);
   };
-}
-
-function kv(key: string, value: string, cls = ''): HTMLTableRowElement {
-  return h('tr', { 'data-key': key }, h('th', {}, key), h('td', { class: cls }, value));
 }
