@@ -75,3 +75,18 @@ export const StorageConfigSchema = Type.Object({
     description: 'daily partitions made ahead',
   }),
 });
+
+/** A setting's default, as the schema above gives it. */
+function defaultOf(name: keyof typeof StorageConfigSchema.properties): number {
+  return StorageConfigSchema.properties[name].default as number;
+}
+
+/** The stores' defaults (for a store made without the service, as in tests): the settings' own, written once. */
+export const storageDefaults = {
+  batchRecords: defaultOf('STORAGE_BATCH_RECORDS'),
+  batchMs: defaultOf('STORAGE_BATCH_MS'),
+  maxInFlight: defaultOf('STORAGE_MAX_IN_FLIGHT'),
+  writers: defaultOf('STORAGE_WRITERS'),
+  ackWaitMs: defaultOf('STORAGE_ACK_WAIT_MS'),
+  linkBatchMs: defaultOf('STORAGE_LINK_BATCH_MS'),
+} as const;

@@ -11,6 +11,7 @@ import {
   setSessionLinkSettings,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { storageDefaults } from './config.js';
 import { compareText, LinkRegistry, type SessionPlace } from './link-registry.js';
 import { waitHolding } from './postgres-retry.js';
 
@@ -127,7 +128,7 @@ export class LinkBytesStore {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.flush();
-      }, this.options.batchMs ?? 250);
+      }, this.options.batchMs ?? storageDefaults.linkBatchMs);
     }
   }
 
@@ -176,7 +177,9 @@ export class LinkBytesStore {
 
   /** Waits before a retry, holding the chunks being written and those waiting. */
   private waitHolding(ms: number, batch: HeldChunk[]): Promise<void> {
-    return waitHolding(ms, this.options.ackWaitMs ?? 30_000, () => [...batch, ...this.pending].map((held) => held.msg));
+    return waitHolding(ms, this.options.ackWaitMs ?? storageDefaults.ackWaitMs, () =>
+      [...batch, ...this.pending].map((held) => held.msg),
+    );
   }
 
   private async write(batch: HeldChunk[]) {

@@ -24,6 +24,7 @@ import {
   storeRecords,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { storageDefaults } from './config.js';
 import { compareText, hostDate, LinkRegistry } from './link-registry.js';
 import { waitHolding } from './postgres-retry.js';
 
@@ -81,18 +82,18 @@ export class RecordStore {
   constructor(private readonly options: RecordStoreOptions) {}
 
   private get batchRecords(): number {
-    return this.options.batchRecords ?? 5000;
+    return this.options.batchRecords ?? storageDefaults.batchRecords;
   }
 
   private get writers(): number {
-    return this.options.writers ?? 2;
+    return this.options.writers ?? storageDefaults.writers;
   }
 
   async start(): Promise<void> {
     const { bus } = this.options;
     this.messages = await consumeStorageRecords(bus, {
-      ackWaitMs: this.options.ackWaitMs ?? 30_000,
-      maxAckPending: this.options.maxInFlight ?? 256,
+      ackWaitMs: this.options.ackWaitMs ?? storageDefaults.ackWaitMs,
+      maxAckPending: this.options.maxInFlight ?? storageDefaults.maxInFlight,
       pullMessages: 64,
     });
     const loop = async () => {
@@ -134,7 +135,7 @@ export class RecordStore {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.kick(true);
-      }, this.options.batchMs ?? 50);
+      }, this.options.batchMs ?? storageDefaults.batchMs);
     }
   }
 
@@ -249,7 +250,10 @@ export class RecordStore {
 
   /** Waits before a retry, holding the messages being written and those waiting for a writer. */
   private waitHolding(ms: number, msgs: JsMsg[]): Promise<void> {
-    return waitHolding(ms, this.options.ackWaitMs ?? 30_000, () => [...msgs, ...this.pending.map((p) => p.msg)]);
+    return waitHolding(ms, this.options.ackWaitMs ?? storageDefaults.ackWaitMs, () => [
+      ...msgs,
+      ...this.pending.map((p) => p.msg),
+    ]);
   }
 
   /** Retries that count their failures (the first said as `warning`) and hold `msgs` and those waiting meanwhile. */
