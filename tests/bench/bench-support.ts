@@ -79,8 +79,18 @@ export function serverCpuSeconds(): Record<string, number> {
   return out;
 }
 
+/** Resident memory now (MB) of each service and of each local server (all its processes). */
+export function residentMb(services: readonly Service[]): Record<string, number> {
+  const rss = (pid: number) =>
+    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  const now: Record<string, number> = {};
+  for (const s of services) now[s.name] = rss(s.child.pid!);
+  for (const [name, pids] of Object.entries(serverPids())) now[name] = pids.reduce((sum, pid) => sum + rss(pid), 0);
+  return now;
+}
+
 /** The pids of the local servers' processes (Postgres backends and helpers, nats-server), by server. */
-export function serverPids(): Record<string, number[]> {
+function serverPids(): Record<string, number[]> {
   const out: Record<string, number[]> = { postgres: [], 'nats-server': [] };
   for (const pid of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(pid)) continue;

@@ -30,17 +30,8 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { decoderFactoryFor } from '@tracehub/decoders';
 import { connectTargetOnceListening } from '../support/tcp-target.js';
-import {
-  benchRun,
-  countCpu,
-  freePort,
-  percentile,
-  type Service,
-  serverPids,
-  shared,
-  start,
-  writeFigures,
-} from './bench-support.js';
+import type { Service } from './bench-support.js';
+import { benchRun, countCpu, freePort, percentile, residentMb, shared, start, writeFigures } from './bench-support.js';
 
 const links = Number(process.env.FLEET_LINKS ?? 64);
 const seconds = Number(process.env.FLEET_SECONDS ?? 30);
@@ -153,11 +144,7 @@ async function checkEveryLink(
 /** Each service's (and the servers') resident memory now, with the fleet's links connected and idle. */
 async function idleMemory(services: readonly Service[]): Promise<void> {
   await new Promise((r) => setTimeout(r, seconds * 1000));
-  const rss = (pid: number) =>
-    Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-  const now: Record<string, number> = {};
-  for (const s of services) now[s.name] = rss(s.child.pid!);
-  for (const [name, pids] of Object.entries(serverPids())) now[name] = pids.reduce((sum, pid) => sum + rss(pid), 0);
+  const now = residentMb(services);
   process.stdout.write(
     `RSS with ${links} idle links connected, after ${seconds} s: ${Object.entries(now)
       .map(([name, mb]) => `${name} ${mb.toFixed(1)} MB`)

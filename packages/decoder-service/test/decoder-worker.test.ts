@@ -9,7 +9,7 @@ import {
 import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
 import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DecoderFactory, DecoderWorker } from '../src/index.js';
+import { type DecoderFactory, DecoderWorker, type DecoderWorkerOptions } from '../src/index.js';
 
 /** A small real codec for these tests: one record per '\n'-terminated line. */
 class LineDecoder implements TraceDecoder {
@@ -85,6 +85,24 @@ async function recordsOf(
   return out;
 }
 
+/** A started worker of the line codec on `on`, and how many chunks it has decoded so far. */
+async function countingWorker(on: Bus, workerId: string, options: Partial<DecoderWorkerOptions> = {}) {
+  let decoded = 0;
+  const worker = new DecoderWorker({
+    bus: on,
+    protocols: ['qs'],
+    workerId,
+    factory,
+    tickMs: 300,
+    onChunk: () => {
+      decoded++;
+    },
+    ...options,
+  });
+  await worker.start();
+  return { worker, decoded: () => decoded };
+}
+
 describe('DecoderWorker', () => {
   it('decodes each link in order, across chunk boundaries, and closes the session', async () => {
     const worker = new DecoderWorker({ bus, protocols: ['qs'], workerId: 'w1', factory, tickMs: 300 });
@@ -146,21 +164,10 @@ describe('DecoderWorker', () => {
     // Each worker has a connection of its own; the crash closes it abruptly (no release, no ack).
     const crashBus = await connectBus({ url: natsUrl(), name: 'dw-crash', prefix });
     const survivorBus = await connectBus({ url: natsUrl(), name: 'dw-survivor', prefix });
-    let handled = 0;
-    const crashing = new DecoderWorker({
-      bus: crashBus,
-      protocols: ['qs'],
-      workerId: 'crashing',
-      factory,
-      tickMs: 300,
-      onChunk: () => {
-        handled++;
-      },
-    });
-    await crashing.start();
+    const { worker: crashing, decoded: handled } = await countingWorker(crashBus, 'crashing');
     const lines = Array.from({ length: 40 }, (_, i) => `line${i}\n`);
     await publishLines('l4', 's4', lines.slice(0, 20), false);
-    await waitUntil(async () => handled >= 10);
+    await waitUntil(async () => handled() >= 10);
     // Crash: the connection dies mid-stream; its lease is never released.
     await crashBus.nc.close();
     const survivor = new DecoderWorker({
@@ -206,20 +213,10 @@ describe('DecoderWorker', () => {
   it("decodes in stream order when a dead worker's chunks come again after later ones, across a session change", async () => {
     const crashBus = await connectBus({ url: natsUrl(), name: 'dw-hold', prefix });
     const survivorBus = await connectBus({ url: natsUrl(), name: 'dw-hold-survivor', prefix });
-    let decodedByFirst = 0;
     // It never checkpoints: every chunk it took is still unacknowledged when it dies.
-    const first = new DecoderWorker({
-      bus: crashBus,
-      protocols: ['qs'],
-      workerId: 'holding',
-      factory,
-      tickMs: 300,
+    const { worker: first, decoded: decodedByFirst } = await countingWorker(crashBus, 'holding', {
       checkpointMs: 600_000,
-      onChunk: () => {
-        decodedByFirst++;
-      },
     });
-    await first.start();
     const address = { protocol: 'qs' as const, rig: 'rigA', link: 'l6' };
     const chunk = (session: string, index: number, text: string, eos = false) =>
       publishRawChunk(bus, address, {
@@ -232,7 +229,7 @@ describe('DecoderWorker', () => {
       });
     // Session a: eight lines, the last one cut in two across chunks, and no end chunk.
     for (let i = 0; i < 8; i++) await chunk('a', i, i === 7 ? 'a7-' : `a${i}\n`);
-    await waitUntil(async () => decodedByFirst === 8, 10_000, 'the first worker to decode session a');
+    await waitUntil(async () => decodedByFirst() === 8, 10_000, 'the first worker to decode session a');
     await crashBus.nc.close();
     // Session b comes while session a's chunks are still held by the dead worker.
     for (let i = 0; i < 6; i++) await chunk('b', i, `b${i}\n`);

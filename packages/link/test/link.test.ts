@@ -3,7 +3,7 @@ import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology 
 import type { RawChunkMeta } from '@tracehub/contracts';
 import { natsUrl, PrivateNats, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLinkSource, Gateway, LinkAddressError, TcpListenSource } from '../src/index.js';
+import { createLinkSource, Gateway, type GatewayOptions, LinkAddressError, TcpListenSource } from '../src/index.js';
 
 let bus: Bus;
 
@@ -58,25 +58,31 @@ describe('link addresses', () => {
   });
 });
 
+/** A started gateway of QS link `r1/<link>` on tcp-listen, with a target connected to it. */
+async function qsGatewayWithTarget(link: string, options: Partial<GatewayOptions>) {
+  const source = new TcpListenSource('127.0.0.1', 0);
+  const gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'r1', link }, source, ...options });
+  await gateway.start();
+  return { gateway, target: await connectTarget(source.boundPort) };
+}
+
+/** Writes `count` pieces of `size` bytes (piece i filled with i), waiting `pauseAfter(i)` ms after each. */
+async function writePieces(target: net.Socket, count: number, size: number, pauseAfter: (i: number) => number) {
+  const sent: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const piece = Buffer.alloc(size, i);
+    sent.push(piece);
+    await write(target, piece);
+    const pause = pauseAfter(i);
+    if (pause > 0) await sleep(pause);
+  }
+  return sent;
+}
+
 describe('gateway on tcp-listen', () => {
   it('publishes every byte of a connection as one session of ordered chunks, then its end', async () => {
-    const source = new TcpListenSource('127.0.0.1', 0);
-    const gateway = new Gateway({
-      bus,
-      link: { protocol: 'qs', rig: 'r1', link: 'tcp' },
-      source,
-      chunkBytes: 1000,
-      flushMs: 5,
-    });
-    await gateway.start();
-    const target = await connectTarget(source.boundPort);
-    const sent: Buffer[] = [];
-    for (let i = 0; i < 20; i++) {
-      const piece = Buffer.alloc(337, i);
-      sent.push(piece);
-      await write(target, piece);
-      if (i % 5 === 0) await sleep(10);
-    }
+    const { gateway, target } = await qsGatewayWithTarget('tcp', { chunkBytes: 1000, flushMs: 5 });
+    const sent = await writePieces(target, 20, 337, (i) => (i % 5 === 0 ? 10 : 0));
     target.end();
     await sleep(100);
     await gateway.publisher.idle();
@@ -198,27 +204,15 @@ describe('gateway on tcp-listen', () => {
 
 describe('gateway while NATS is away', () => {
   it("holds a slow link's bytes until a chunk has its minimum size, then seals it at once", async () => {
-    const source = new TcpListenSource('127.0.0.1', 0);
-    const gateway = new Gateway({
-      bus,
-      link: { protocol: 'qs', rig: 'r1', link: 'slow' },
-      source,
+    const { gateway, target } = await qsGatewayWithTarget('slow', {
       chunkBytes: 16 * 1024,
       flushMs: 5,
       minChunkBytes: 3000,
       // Never reached here: only the minimum size seals the first chunks.
       maxFlushMs: 60_000,
     });
-    await gateway.start();
-    const target = await connectTarget(source.boundPort);
-    const sent: Buffer[] = [];
-    for (let i = 0; i < 14; i++) {
-      const piece = Buffer.alloc(500, i);
-      sent.push(piece);
-      await write(target, piece);
-      // A slow link: pieces well apart, each past the flush time of the chunk it starts.
-      await sleep(10);
-    }
+    // A slow link: pieces well apart, each past the flush time of the chunk it starts.
+    const sent = await writePieces(target, 14, 500, () => 10);
     await waitUntil(async () => gateway.publisher.stats.chunksPublished >= 2, 10_000, 'two chunks');
     target.end();
     await waitUntil(async () => (await chunksOf(bus, 'r1', 'slow')).some((c) => c.eos), 10_000, 'the end chunk');
