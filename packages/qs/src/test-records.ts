@@ -1,24 +1,19 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-import { QsRecordId as Id, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
+import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import type { QsRecordDecoder } from './record-decoder.js';
-import { QsObjKind as Kind } from './serializer.js';
+import { type Fields, NO_TS, type RecordContext } from './record-context.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,
  * RX_STATUS, QUERY_DATA, PEEK_DATA): rare in a trace, so apart from the hot records.
  */
 
-const NO_TS = '           ';
-
-type Fields = Record<string, unknown>;
-
-export function parseTestPaused(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export function parseTestPaused(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   return d.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
 }
 
-export function parseTestProbe(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export function parseTestProbe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   const t = r.u(c.timeSize);
@@ -35,7 +30,7 @@ export function parseTestProbe(d: QsRecordDecoder, id: number, raw: Uint8Array):
   );
 }
 
-export function parseTargetDone(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   const t = r.u(c.timeSize);
@@ -44,7 +39,7 @@ export function parseTargetDone(d: QsRecordDecoder, id: number, raw: Uint8Array)
   return d.done(id, 'record', t, `${d.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
 }
 
-export function parseRxStatus(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   let t: number | null = null;
@@ -65,7 +60,7 @@ export function parseRxStatus(d: QsRecordDecoder, id: number, raw: Uint8Array): 
   return d.done(id, 'record', t, text, fields, raw);
 }
 
-export function parsePeekData(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   const t = r.u(c.timeSize);
@@ -96,7 +91,7 @@ export function parsePeekData(d: QsRecordDecoder, id: number, raw: Uint8Array): 
   );
 }
 
-export function parseQueryData(d: QsRecordDecoder, _id: number, raw: Uint8Array): DecodedRecord {
+export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): DecodedRecord {
   const r = d.r;
   const c = d.config;
   const t = r.u(c.timeSize);
