@@ -27,8 +27,7 @@ export function parseEnumDict(d: RecordContext, id: number, raw: Uint8Array): De
 
 /** QS_SIG_DICT: the name of a signal, of one object or of all (object 0). */
 export function parseSigDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
   const hi = r.hi;
@@ -49,8 +48,7 @@ export function parseSigDict(d: RecordContext, id: number, raw: Uint8Array): Dec
 
 /** QS_OBJ_DICT and QS_FUN_DICT: the name of an object's or a function's address. */
 export function parseObjFunDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const isObj = id === Id.QS_OBJ_DICT;
   const size = isObj ? c.objPtrSize : c.funPtrSize;
   const k = r.ptr(size);

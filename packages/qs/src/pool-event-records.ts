@@ -29,8 +29,7 @@ const EVENT_REF: readonly LineParts[] = (() => {
 
 /** QS_QF_NEW and _NEW_ATTEMPT: an event made (or not: no block was free). */
 export function parseNew(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const size = r.u(c.eventSize);
   const s = r.u(c.sigSize);
@@ -44,8 +43,7 @@ export function parseNew(d: RecordContext, id: number, raw: Uint8Array): Decoded
 
 /** QS_QF_MPOOL_GET and _GET_ATTEMPT: a block taken from a pool (or not: the margin was reached). */
 export function parsePoolGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const o = r.ptr(c.objPtrSize);
   const free = r.u(c.poolCtrSize);
@@ -62,8 +60,7 @@ export function parsePoolGet(d: RecordContext, id: number, raw: Uint8Array): Dec
 
 /** QS_QF_MPOOL_PUT: a block given back to its pool. */
 export function parsePoolPut(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const o = r.ptr(c.objPtrSize);
   const free = r.u(c.poolCtrSize);
@@ -76,8 +73,7 @@ export function parsePoolPut(d: RecordContext, id: number, raw: Uint8Array): Dec
 
 /** QS_QF_PUBLISH: an event published to its subscribers. */
 export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   // Before QS 4.2: no sender, and pool and ref in one byte.
   const old = c.version < 420;
@@ -99,8 +95,7 @@ export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): Dec
  * and the event collected (or not: it is still referenced).
  */
 export function parseEventRef(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   // Before QS 6.2 id 38 was QS_QF_TIMEEVT_CTR, laid out and printed as a time-event arm.
   if (id === Id.QS_QF_DELETE_REF && c.version < 620) return parseTimeEvtArmDisarm(d, id, raw);
   const t = r.u(c.timeSize);

@@ -30,8 +30,7 @@ const STATE_TRAN: readonly LineParts[] = (() => {
 
 /** QS_QEP_STATE_ENTRY and _EXIT: a state entered or left (no timestamp). */
 export function parseStateEntryExit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const o = r.ptr(c.objPtrSize);
   const f = r.ptr(c.funPtrSize);
   const parts = id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT;
@@ -44,8 +43,7 @@ export function parseStateEntryExit(d: RecordContext, id: number, raw: Uint8Arra
 
 /** QS_QEP_STATE_INIT, _TRAN_HIST, _TRAN_EP and _TRAN_XP: a step of a transition (no timestamp). */
 export function parseStateTransition(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const o = r.ptr(c.objPtrSize);
   const f1 = r.ptr(c.funPtrSize);
   const f2 = r.ptr(c.funPtrSize);
@@ -59,8 +57,7 @@ export function parseStateTransition(d: RecordContext, id: number, raw: Uint8Arr
 
 /** QS_QEP_INIT_TRAN: the initial transition of a state machine. */
 export function parseInitTran(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const o = r.ptr(c.objPtrSize);
   const f = r.ptr(c.funPtrSize);
@@ -76,8 +73,7 @@ export function parseInitTran(d: RecordContext, id: number, raw: Uint8Array): De
  * transition or ignored. Its line's tail is kept while its pieces repeat (`dispatchText`).
  */
 export function parseDispatchLike(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -98,8 +94,7 @@ export function parseDispatchLike(d: RecordContext, id: number, raw: Uint8Array)
 
 /** QS_QEP_TRAN: a transition taken on an event. */
 export function parseTran(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -116,8 +111,7 @@ export function parseTran(d: RecordContext, id: number, raw: Uint8Array): Decode
 
 /** QS_QEP_UNHANDLED: an event a state did not handle (no timestamp). */
 export function parseUnhandled(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
   const f = r.ptr(c.funPtrSize);

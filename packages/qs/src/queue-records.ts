@@ -43,8 +43,7 @@ export function parseDeferAttempt(d: RecordContext, id: number, raw: Uint8Array)
 
 /** QS_QF_ACTIVE_DEFER and _RECALL (ids 10 and 11 from QS 6.2): an event put aside or taken back. */
 export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? parseActiveRemove(d, id, raw) : silent(id, raw);
   const t = r.u(c.timeSize);
   const ao = r.ptr(c.objPtrSize);
@@ -65,8 +64,7 @@ export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array):
 
 /** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
 function parseActiveRemove(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const o = r.ptr(c.objPtrSize);
   const prio = r.u(1);
@@ -86,8 +84,7 @@ function silent(id: number, raw: Uint8Array): DecodedRecord {
 
 /** QS_QF_ACTIVE_SUBSCRIBE and _UNSUBSCRIBE. */
 export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -106,8 +103,7 @@ export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): D
  * tail is kept while its pieces repeat (`activePostText`).
  */
 export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   if (c.version < 420) return parseActivePostBefore42(d, id, raw);
   const t = r.u(c.timeSize);
   const sdr = r.ptr(c.objPtrSize);
@@ -141,8 +137,7 @@ export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): 
 
 /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
 function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const ao = r.ptr(c.objPtrSize);
@@ -169,8 +164,7 @@ function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array):
 
 /** QS_QF_ACTIVE_POST_LIFO and QS_QF_EQUEUE_POST, _POST_LIFO and _POST_ATTEMPT. */
 export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -197,8 +191,7 @@ export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): D
 
 /** QS_QF_ACTIVE_GET and QS_QF_EQUEUE_GET: an event taken from a queue. */
 export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -218,8 +211,7 @@ export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): De
 
 /** QS_QF_ACTIVE_GET_LAST and QS_QF_EQUEUE_GET_LAST: the last event taken from a queue. */
 export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const s = r.u(c.sigSize);
   const o = r.ptr(c.objPtrSize);
@@ -238,8 +230,7 @@ export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array)
 
 /** QS_QF_ACTIVE_RECALL_ATTEMPT (id 18 from QS 6.2): a recall from an empty queue. */
 export function parseRecallAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   if (c.version < 620) return parseQueueInit(d, id, raw);
   const t = r.u(c.timeSize);
   const ao = r.ptr(c.objPtrSize);
@@ -260,8 +251,7 @@ export function parseRecallAttempt(d: RecordContext, id: number, raw: Uint8Array
 
 /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
 function parseQueueInit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const o = r.ptr(c.objPtrSize);
   const len = r.u(c.queueCtrSize);
   const objF = d.objF(o);

@@ -52,86 +52,103 @@ import { parseUnknown } from './unknown-record.js';
  * ids whose layout changed with the QS version reads `config.version` itself. Ids not listed
  * (43, 44, 81..99 in QS 7.x) are `parseUnknown`'s.
  */
-const PARSERS_OF_IDS: readonly (readonly [RecordParser, ...number[]])[] = [
-  [parseEmpty, Id.QS_EMPTY],
+const PARSER_OF_ID: readonly (readonly [number, RecordParser])[] = [
+  [Id.QS_EMPTY, parseEmpty],
 
   // State machines (qep-records.ts)
-  [parseStateEntryExit, Id.QS_QEP_STATE_ENTRY, Id.QS_QEP_STATE_EXIT],
-  [parseStateTransition, Id.QS_QEP_STATE_INIT, Id.QS_QEP_TRAN_HIST, Id.QS_QEP_TRAN_EP, Id.QS_QEP_TRAN_XP],
-  [parseInitTran, Id.QS_QEP_INIT_TRAN],
-  [parseDispatchLike, Id.QS_QEP_INTERN_TRAN, Id.QS_QEP_IGNORED, Id.QS_QEP_DISPATCH],
-  [parseTran, Id.QS_QEP_TRAN],
-  [parseUnhandled, Id.QS_QEP_UNHANDLED],
+  [Id.QS_QEP_STATE_ENTRY, parseStateEntryExit],
+  [Id.QS_QEP_STATE_EXIT, parseStateEntryExit],
+  [Id.QS_QEP_STATE_INIT, parseStateTransition],
+  [Id.QS_QEP_TRAN_HIST, parseStateTransition],
+  [Id.QS_QEP_TRAN_EP, parseStateTransition],
+  [Id.QS_QEP_TRAN_XP, parseStateTransition],
+  [Id.QS_QEP_INIT_TRAN, parseInitTran],
+  [Id.QS_QEP_INTERN_TRAN, parseDispatchLike],
+  [Id.QS_QEP_IGNORED, parseDispatchLike],
+  [Id.QS_QEP_DISPATCH, parseDispatchLike],
+  [Id.QS_QEP_TRAN, parseTran],
+  [Id.QS_QEP_UNHANDLED, parseUnhandled],
 
   // Active objects and event queues (queue-records.ts)
-  [parseDeferRecall, Id.QS_QF_ACTIVE_DEFER, Id.QS_QF_ACTIVE_RECALL],
-  [parseDeferAttempt, Id.QS_QF_ACTIVE_DEFER_ATTEMPT],
-  [parseSubscribe, Id.QS_QF_ACTIVE_SUBSCRIBE, Id.QS_QF_ACTIVE_UNSUBSCRIBE],
-  [parseActivePost, Id.QS_QF_ACTIVE_POST, Id.QS_QF_ACTIVE_POST_ATTEMPT],
-  [
-    parseQueuePost,
-    Id.QS_QF_ACTIVE_POST_LIFO,
-    Id.QS_QF_EQUEUE_POST,
-    Id.QS_QF_EQUEUE_POST_LIFO,
-    Id.QS_QF_EQUEUE_POST_ATTEMPT,
-  ],
-  [parseQueueGet, Id.QS_QF_ACTIVE_GET, Id.QS_QF_EQUEUE_GET],
-  [parseQueueGetLast, Id.QS_QF_ACTIVE_GET_LAST, Id.QS_QF_EQUEUE_GET_LAST],
-  [parseRecallAttempt, Id.QS_QF_ACTIVE_RECALL_ATTEMPT],
+  [Id.QS_QF_ACTIVE_DEFER, parseDeferRecall],
+  [Id.QS_QF_ACTIVE_RECALL, parseDeferRecall],
+  [Id.QS_QF_ACTIVE_DEFER_ATTEMPT, parseDeferAttempt],
+  [Id.QS_QF_ACTIVE_SUBSCRIBE, parseSubscribe],
+  [Id.QS_QF_ACTIVE_UNSUBSCRIBE, parseSubscribe],
+  [Id.QS_QF_ACTIVE_POST, parseActivePost],
+  [Id.QS_QF_ACTIVE_POST_ATTEMPT, parseActivePost],
+  [Id.QS_QF_ACTIVE_POST_LIFO, parseQueuePost],
+  [Id.QS_QF_EQUEUE_POST, parseQueuePost],
+  [Id.QS_QF_EQUEUE_POST_LIFO, parseQueuePost],
+  [Id.QS_QF_EQUEUE_POST_ATTEMPT, parseQueuePost],
+  [Id.QS_QF_ACTIVE_GET, parseQueueGet],
+  [Id.QS_QF_EQUEUE_GET, parseQueueGet],
+  [Id.QS_QF_ACTIVE_GET_LAST, parseQueueGetLast],
+  [Id.QS_QF_EQUEUE_GET_LAST, parseQueueGetLast],
+  [Id.QS_QF_ACTIVE_RECALL_ATTEMPT, parseRecallAttempt],
 
   // Memory pools and events (pool-event-records.ts)
-  [parseNew, Id.QS_QF_NEW_ATTEMPT, Id.QS_QF_NEW],
-  [parsePoolGet, Id.QS_QF_MPOOL_GET, Id.QS_QF_MPOOL_GET_ATTEMPT],
-  [parsePoolPut, Id.QS_QF_MPOOL_PUT],
-  [parsePublish, Id.QS_QF_PUBLISH],
-  [parseEventRef, Id.QS_QF_NEW_REF, Id.QS_QF_GC_ATTEMPT, Id.QS_QF_GC, Id.QS_QF_DELETE_REF],
+  [Id.QS_QF_NEW_ATTEMPT, parseNew],
+  [Id.QS_QF_NEW, parseNew],
+  [Id.QS_QF_MPOOL_GET, parsePoolGet],
+  [Id.QS_QF_MPOOL_GET_ATTEMPT, parsePoolGet],
+  [Id.QS_QF_MPOOL_PUT, parsePoolPut],
+  [Id.QS_QF_PUBLISH, parsePublish],
+  [Id.QS_QF_NEW_REF, parseEventRef],
+  [Id.QS_QF_GC_ATTEMPT, parseEventRef],
+  [Id.QS_QF_GC, parseEventRef],
+  [Id.QS_QF_DELETE_REF, parseEventRef],
 
   // Time events (time-event-records.ts)
-  [parseTick, Id.QS_QF_TICK],
-  [parseTimeEvtArmDisarm, Id.QS_QF_TIMEEVT_ARM, Id.QS_QF_TIMEEVT_DISARM],
-  [parseTimeEvtAutoDisarm, Id.QS_QF_TIMEEVT_AUTO_DISARM],
-  [parseTimeEvtDisarmAttempt, Id.QS_QF_TIMEEVT_DISARM_ATTEMPT],
-  [parseTimeEvtRearm, Id.QS_QF_TIMEEVT_REARM],
-  [parseTimeEvtPost, Id.QS_QF_TIMEEVT_POST],
+  [Id.QS_QF_TICK, parseTick],
+  [Id.QS_QF_TIMEEVT_ARM, parseTimeEvtArmDisarm],
+  [Id.QS_QF_TIMEEVT_DISARM, parseTimeEvtArmDisarm],
+  [Id.QS_QF_TIMEEVT_AUTO_DISARM, parseTimeEvtAutoDisarm],
+  [Id.QS_QF_TIMEEVT_DISARM_ATTEMPT, parseTimeEvtDisarmAttempt],
+  [Id.QS_QF_TIMEEVT_REARM, parseTimeEvtRearm],
+  [Id.QS_QF_TIMEEVT_POST, parseTimeEvtPost],
 
   // Critical sections, interrupts, the scheduler, semaphores and mutexes (scheduler-records.ts)
-  [parseCrit, Id.QS_QF_CRIT_ENTRY, Id.QS_QF_CRIT_EXIT],
-  [parseIsr, Id.QS_QF_ISR_ENTRY, Id.QS_QF_ISR_EXIT],
-  [parseSchedPrio, Id.QS_SCHED_PREEMPT, Id.QS_SCHED_RESTORE, Id.QS_SCHED_NEXT],
-  [parseSchedLock, Id.QS_SCHED_LOCK, Id.QS_SCHED_UNLOCK],
-  [parseSchedIdle, Id.QS_SCHED_IDLE],
-  [
-    parseSemMtx,
-    Id.QS_SEM_TAKE,
-    Id.QS_SEM_BLOCK,
-    Id.QS_SEM_SIGNAL,
-    Id.QS_SEM_BLOCK_ATTEMPT,
-    Id.QS_MTX_LOCK,
-    Id.QS_MTX_BLOCK,
-    Id.QS_MTX_UNLOCK,
-    Id.QS_MTX_LOCK_ATTEMPT,
-    Id.QS_MTX_BLOCK_ATTEMPT,
-    Id.QS_MTX_UNLOCK_ATTEMPT,
-  ],
+  [Id.QS_QF_CRIT_ENTRY, parseCrit],
+  [Id.QS_QF_CRIT_EXIT, parseCrit],
+  [Id.QS_QF_ISR_ENTRY, parseIsr],
+  [Id.QS_QF_ISR_EXIT, parseIsr],
+  [Id.QS_SCHED_PREEMPT, parseSchedPrio],
+  [Id.QS_SCHED_RESTORE, parseSchedPrio],
+  [Id.QS_SCHED_NEXT, parseSchedPrio],
+  [Id.QS_SCHED_LOCK, parseSchedLock],
+  [Id.QS_SCHED_UNLOCK, parseSchedLock],
+  [Id.QS_SCHED_IDLE, parseSchedIdle],
+  [Id.QS_SEM_TAKE, parseSemMtx],
+  [Id.QS_SEM_BLOCK, parseSemMtx],
+  [Id.QS_SEM_SIGNAL, parseSemMtx],
+  [Id.QS_SEM_BLOCK_ATTEMPT, parseSemMtx],
+  [Id.QS_MTX_LOCK, parseSemMtx],
+  [Id.QS_MTX_BLOCK, parseSemMtx],
+  [Id.QS_MTX_UNLOCK, parseSemMtx],
+  [Id.QS_MTX_LOCK_ATTEMPT, parseSemMtx],
+  [Id.QS_MTX_BLOCK_ATTEMPT, parseSemMtx],
+  [Id.QS_MTX_UNLOCK_ATTEMPT, parseSemMtx],
 
   // Dictionaries (dictionary-records.ts)
-  [parseEnumDict, Id.QS_ENUM_DICT],
-  [parseSigDict, Id.QS_SIG_DICT],
-  [parseObjFunDict, Id.QS_OBJ_DICT, Id.QS_FUN_DICT],
-  [parseUsrDict, Id.QS_USR_DICT],
+  [Id.QS_ENUM_DICT, parseEnumDict],
+  [Id.QS_SIG_DICT, parseSigDict],
+  [Id.QS_OBJ_DICT, parseObjFunDict],
+  [Id.QS_FUN_DICT, parseObjFunDict],
+  [Id.QS_USR_DICT, parseUsrDict],
 
   // The target (target-records.ts)
-  [parseTargetInfo, Id.QS_TARGET_INFO],
-  [parseAssertFail, Id.QS_ASSERT_FAIL],
-  [parseQfRun, Id.QS_QF_RUN],
+  [Id.QS_TARGET_INFO, parseTargetInfo],
+  [Id.QS_ASSERT_FAIL, parseAssertFail],
+  [Id.QS_QF_RUN, parseQfRun],
 
   // Tests and control (test-records.ts)
-  [parseTestPaused, Id.QS_TEST_PAUSED],
-  [parseTestProbe, Id.QS_TEST_PROBE_GET],
-  [parseTargetDone, Id.QS_TARGET_DONE],
-  [parseRxStatus, Id.QS_RX_STATUS],
-  [parseQueryData, Id.QS_QUERY_DATA],
-  [parsePeekData, Id.QS_PEEK_DATA],
+  [Id.QS_TEST_PAUSED, parseTestPaused],
+  [Id.QS_TEST_PROBE_GET, parseTestProbe],
+  [Id.QS_TARGET_DONE, parseTargetDone],
+  [Id.QS_RX_STATUS, parseRxStatus],
+  [Id.QS_QUERY_DATA, parseQueryData],
+  [Id.QS_PEEK_DATA, parsePeekData],
 ];
 
 /**
@@ -141,7 +158,6 @@ const PARSERS_OF_IDS: readonly (readonly [RecordParser, ...number[]])[] = [
  * whole (no holes), so that its elements load inline.
  */
 export const RECORD_PARSERS: readonly RecordParser[] = (() => {
-  const byId = new Map<number, RecordParser>();
-  for (const [parser, ...ids] of PARSERS_OF_IDS) for (const id of ids) byId.set(id, parser);
+  const byId = new Map<number, RecordParser>(PARSER_OF_ID);
   return Array.from({ length: 256 }, (_, id) => byId.get(id) ?? parseUnknown);
 })();

@@ -23,8 +23,7 @@ const SEM_MTX_TAGS = [
 
 /** QS_QF_CRIT_ENTRY and _EXIT: a critical section entered or left, and its nesting. */
 export function parseCrit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const nest = r.u(1);
   const text = d.tsLine(t, ` ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`);
@@ -33,8 +32,7 @@ export function parseCrit(d: RecordContext, id: number, raw: Uint8Array): Decode
 
 /** QS_QF_ISR_ENTRY and _EXIT: an interrupt entered or left, its nesting and priority. */
 export function parseIsr(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const nest = r.u(1);
   const prio = r.u(1);
@@ -49,8 +47,7 @@ export function parseIsr(d: RecordContext, id: number, raw: Uint8Array): Decoded
  * ids 48 and 49 were the mutex lock and unlock.
  */
 export function parseSchedPrio(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const a = r.u(1);
   const b = r.u(1);
@@ -68,8 +65,7 @@ export function parseSchedPrio(d: RecordContext, id: number, raw: Uint8Array): D
 
 /** QS_SCHED_LOCK and _UNLOCK: the scheduler's ceiling before and after. */
 export function parseSchedLock(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const a = r.u(1);
   const b = r.u(1);
@@ -88,8 +84,7 @@ export function parseSchedIdle(d: RecordContext, id: number, raw: Uint8Array): D
 
 /** QS_SEM_* and QS_MTX_*: a semaphore or mutex taken, blocked on, signalled or given back. */
 export function parseSemMtx(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const o = r.ptr(c.objPtrSize);
   const a = r.u(1);

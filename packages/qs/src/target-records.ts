@@ -97,8 +97,7 @@ export function parseTargetInfo(d: RecordContext, _id: number, raw: Uint8Array):
 
 /** QS_EMPTY: nothing printed (before QS 5.5 it announced a target reset). */
 export function parseEmpty(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   if (c.version >= 550) {
     return { kind: 'info', type: 0, name: 'QS_EMPTY', targetTs: null, fields: {}, text: '', raw };
   }

@@ -14,8 +14,7 @@ export function parseTestPaused(d: RecordContext, id: number, raw: Uint8Array): 
 }
 
 export function parseTestProbe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const f = r.ptr(c.funPtrSize);
   const data = r.u(4);
@@ -31,8 +30,7 @@ export function parseTestProbe(d: RecordContext, id: number, raw: Uint8Array): D
 }
 
 export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const rx = r.u(1);
   const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
@@ -40,8 +38,7 @@ export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): 
 }
 
 export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   let t: number | null = null;
   if (c.version < 580) t = r.u(c.timeSize);
   const status = r.u(1);
@@ -61,8 +58,7 @@ export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): De
 }
 
 export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const offs = r.u(2);
   const size = r.u(1);
@@ -92,8 +88,7 @@ export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): De
 }
 
 export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const kind = r.u(1);
   const o = r.ptr(c.objPtrSize);

@@ -21,8 +21,7 @@ const TICK = new LineParts(`${NO_TS}Tick<`, '>  Ctr=');
 
 /** QS_QF_TICK: a tick of a clock rate (no timestamp; the tick counter instead). */
 export function parseTick(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const ctr = r.u(c.teCtrSize);
   const rate = c.version < 500 ? 0 : r.u(1);
   const text = d.plainLine(TICK, dec(rate), d.counterText.of(ctr));
@@ -34,8 +33,7 @@ export function parseTick(d: RecordContext, id: number, raw: Uint8Array): Decode
  * tail up to the counters is kept while its pieces repeat (`timeEvtText`).
  */
 export function parseTimeEvtArmDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const te = r.ptr(c.objPtrSize);
   const ao = r.ptr(c.objPtrSize);
@@ -57,8 +55,7 @@ export function parseTimeEvtArmDisarm(d: RecordContext, id: number, raw: Uint8Ar
 
 /** QS_QF_TIMEEVT_AUTO_DISARM: a one-shot time event disarmed as it fired (no timestamp). */
 export function parseTimeEvtAutoDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const te = r.ptr(c.objPtrSize);
   const ao = r.ptr(c.objPtrSize);
   const rate = c.version < 500 ? 0 : r.u(1);
@@ -72,8 +69,7 @@ export function parseTimeEvtAutoDisarm(d: RecordContext, id: number, raw: Uint8A
 
 /** QS_QF_TIMEEVT_DISARM_ATTEMPT: a disarm of a time event that was not armed. */
 export function parseTimeEvtDisarmAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const te = r.ptr(c.objPtrSize);
   const ao = r.ptr(c.objPtrSize);
@@ -88,8 +84,7 @@ export function parseTimeEvtDisarmAttempt(d: RecordContext, id: number, raw: Uin
 
 /** QS_QF_TIMEEVT_REARM: a time event armed again, and whether it was armed. */
 export function parseTimeEvtRearm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const te = r.ptr(c.objPtrSize);
   const ao = r.ptr(c.objPtrSize);
@@ -108,8 +103,7 @@ export function parseTimeEvtRearm(d: RecordContext, id: number, raw: Uint8Array)
 
 /** QS_QF_TIMEEVT_POST: a time event's event posted to its active object. */
 export function parseTimeEvtPost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+  const { r, config: c } = d;
   const t = r.u(c.timeSize);
   const te = r.ptr(c.objPtrSize);
   const s = r.u(c.sigSize);
