@@ -2,7 +2,7 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { hex8, hex16, zeroPad } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
+import { NO_FIELDS, NO_TS, type RecordContext, readObj, readSig } from './record-context.js';
 
 /**
  * The dictionary records (spec 7): the names of signals, objects, functions, user records and
@@ -22,28 +22,23 @@ export function parseEnumDict(d: RecordContext, id: number, raw: Uint8Array): De
   const name = r.str();
   if (r.remaining === 0) d.dicts.enums[group].put(value, name);
   const text = `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group}->${name}`;
-  return d.done(id, 'dict', null, text, d.fieldsWanted ? { value, group, name: r.lastStr } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
+  return d.done(id, 'dict', null, text, { value, group, name: r.lastStr }, raw);
 }
 
 /** QS_SIG_DICT: the name of a signal, of one object or of all (object 0). */
 export function parseSigDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const s = r.u(c.sigSize);
-  const o = r.ptr(c.objPtrSize);
+  const s = readSig(d);
+  const o = readObj(d);
   const hi = r.hi;
   const lo = r.lo;
   const name = r.str();
   if (r.remaining === 0) d.dicts.sig.put(s, o, name);
   const objHex = c.objPtrSize <= 4 ? hex8(lo) : hex16(hi, lo);
   const text = d.plainLine(SIG_DICT, zeroPad(s | 0, 8), objHex, name);
-  return d.done(
-    id,
-    'dict',
-    null,
-    text,
-    d.fieldsWanted ? { sig: s, obj: `0x${objHex}`, name: r.lastStr } : NO_FIELDS,
-    raw,
-  );
+  if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
+  return d.done(id, 'dict', null, text, { sig: s, obj: `0x${objHex}`, name: r.lastStr }, raw);
 }
 
 /** QS_OBJ_DICT and QS_FUN_DICT: the name of an object's or a function's address. */
@@ -58,8 +53,8 @@ export function parseObjFunDict(d: RecordContext, id: number, raw: Uint8Array): 
   if (isObj && c.version < 690) name = name.replaceAll('[', '<').replaceAll(']', '>');
   if (r.remaining === 0) (isObj ? d.dicts.obj : d.dicts.fun).put(k, name);
   const text = d.plainLine(isObj ? OBJ_DICT : FUN_DICT, hex, name);
-  const w = d.fieldsWanted;
-  const fields = w ? (isObj ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr }) : NO_FIELDS;
+  if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
+  const fields = isObj ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr };
   return d.done(id, 'dict', null, text, fields, raw);
 }
 
@@ -70,5 +65,6 @@ export function parseUsrDict(d: RecordContext, id: number, raw: Uint8Array): Dec
   const name = r.str();
   if (r.remaining === 0) d.dicts.usr.put(rec, name);
   const text = d.plainLine(USR_DICT, zeroPad(rec, 8), name);
-  return d.done(id, 'dict', null, text, d.fieldsWanted ? { recId: rec, name: r.lastStr } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
+  return d.done(id, 'dict', null, text, { recId: rec, name: r.lastStr }, raw);
 }

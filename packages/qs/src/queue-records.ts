@@ -2,7 +2,17 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QS_RECORD_NAMES } from './constants.js';
 import { dec, NumText, PairText } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, POOL_REF, type RecordContext, readPoolRef } from './record-context.js';
+import {
+  NO_FIELDS,
+  NO_TS,
+  POOL_REF,
+  type RecordContext,
+  readObj,
+  readPoolRef,
+  readQueueCtr,
+  readSig,
+  readTime,
+} from './record-context.js';
 import { parseUnknown } from './unknown-record.js';
 
 /**
@@ -45,10 +55,10 @@ export function parseDeferAttempt(d: RecordContext, id: number, raw: Uint8Array)
 export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
   if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? parseActiveRemove(d, id, raw) : silent(id, raw);
-  const t = r.u(c.timeSize);
-  const ao = r.ptr(c.objPtrSize);
-  const q = r.ptr(c.objPtrSize);
-  const s = r.u(c.sigSize);
+  const t = readTime(d);
+  const ao = readObj(d);
+  const q = readObj(d);
+  const s = readSig(d);
   const poolRef = readPoolRef(r, false);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -57,21 +67,21 @@ export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array):
   const objF = d.objF(ao);
   const sigF = d.sigF(s, ao);
   const text = d.partsLine(t, parts, d.obj(ao), d.secondObj(ao, q), d.sig(s, ao), POOL_REF.of(pool, ref));
-  const w = d.fieldsWanted;
-  const fields = w ? { obj: objF, queue: d.objF(q), sig: sigF, pool, ref } : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = { obj: objF, queue: d.objF(q), sig: sigF, pool, ref };
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
 }
 
 /** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
 function parseActiveRemove(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const o = r.ptr(c.objPtrSize);
+  const r = d.r;
+  const t = readTime(d);
+  const o = readObj(d);
   const prio = r.u(1);
   const objF = d.objF(o);
   const text = d.tsLine(t, ` AO-Remov Obj=${d.obj(o)},Pri=${dec(prio)}`);
-  const w = d.fieldsWanted;
-  return d.done(id, 'record', t, text, w ? { obj: objF, prio } : NO_FIELDS, raw, w ? { obj: objF, prio } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, prio }, raw, { obj: objF, prio });
 }
 
 /**
@@ -84,18 +94,16 @@ function silent(id: number, raw: Uint8Array): DecodedRecord {
 
 /** QS_QF_ACTIVE_SUBSCRIBE and _UNSUBSCRIBE. */
 export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const s = r.u(c.sigSize);
-  const o = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const s = readSig(d);
+  const o = readObj(d);
   const parts = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? SUBSCRIBE : UNSUBSCRIBE;
   if (d.lineAgain(t, parts, o, 0, 0, s, 0, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const objF = d.objF(o);
   const sigF = d.sigF(s, o);
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o));
-  const w = d.fieldsWanted;
-  const fields = w ? { obj: objF, sig: sigF } : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, sig: sigF }, raw, { obj: objF, sig: sigF });
 }
 
 /**
@@ -105,13 +113,13 @@ export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): D
 export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
   if (c.version < 420) return parseActivePostBefore42(d, id, raw);
-  const t = r.u(c.timeSize);
-  const sdr = r.ptr(c.objPtrSize);
-  const s = r.u(c.sigSize);
-  const ao = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const sdr = readObj(d);
+  const s = readSig(d);
+  const ao = readObj(d);
   const poolRef = readPoolRef(r, false);
-  const free = r.u(c.queueCtrSize);
-  const min = r.u(c.queueCtrSize);
+  const free = readQueueCtr(d);
+  const min = readQueueCtr(d);
   const post = id === Id.QS_QF_ACTIVE_POST;
   const parts = post ? ACTIVE_POST : ACTIVE_POST_ATTEMPT;
   if (d.lineAgain(t, parts, sdr, ao, free, s, poolRef, min)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
@@ -126,24 +134,22 @@ export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): 
   const m = d.activePostText;
   if (!m.same(parts, sdrN.text, aoN.text, sigT, poolText, que)) m.keep(parts, sdrN.text, aoN.text, sigT, poolText, que);
   const text = d.memoLine(t, m);
-  const w = d.fieldsWanted;
-  const fields = w
-    ? post
-      ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
-      : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min }
-    : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: aoN.field, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = post
+    ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
+    : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min };
+  return d.done(id, 'record', t, text, fields, raw, { obj: aoN.field, sig: sigF });
 }
 
 /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
 function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const s = r.u(c.sigSize);
-  const ao = r.ptr(c.objPtrSize);
+  const r = d.r;
+  const t = readTime(d);
+  const s = readSig(d);
+  const ao = readObj(d);
   const poolRef = readPoolRef(r, true);
-  const free = r.u(c.queueCtrSize);
-  const min = r.u(c.queueCtrSize);
+  const free = readQueueCtr(d);
+  const min = readQueueCtr(d);
   const post = id === Id.QS_QF_ACTIVE_POST;
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -153,24 +159,22 @@ function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array):
   const poolText = POOL_REF.of(pool, ref);
   const tag = post ? 'AO-Post ' : 'AO-PostA';
   const text = d.tsLine(t, ` ${tag} Sdr=${d.obj(0)},Obj=${d.obj(ao)},Evt<Sig=${d.sig(s, ao)}${poolText}${que}`);
-  const w = d.fieldsWanted;
-  const fields = w
-    ? post
-      ? { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
-      : { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min }
-    : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = post
+    ? { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
+    : { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min };
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
 }
 
 /** QS_QF_ACTIVE_POST_LIFO and QS_QF_EQUEUE_POST, _POST_LIFO and _POST_ATTEMPT. */
 export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const s = r.u(c.sigSize);
-  const o = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const s = readSig(d);
+  const o = readObj(d);
   const poolRef = readPoolRef(r, c.version < 420);
-  const free = r.u(c.queueCtrSize);
-  const min = r.u(c.queueCtrSize);
+  const free = readQueueCtr(d);
+  const min = readQueueCtr(d);
   const parts = QUEUE_POST[id];
   if (d.lineAgain(t, parts, o, free, min, s, poolRef, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const pool = poolRef >> 8;
@@ -180,23 +184,21 @@ export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): D
   const sigF = d.sigF(s, o);
   const que = (attempt ? QUE_MAR : QUE_MIN).of(free, min);
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o), POOL_REF.of(pool, ref), que);
-  const w = d.fieldsWanted;
-  const fields = w
-    ? attempt
-      ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
-      : { obj: objF, sig: sigF, pool, ref, free, min }
-    : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = attempt
+    ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
+    : { obj: objF, sig: sigF, pool, ref, free, min };
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
 }
 
 /** QS_QF_ACTIVE_GET and QS_QF_EQUEUE_GET: an event taken from a queue. */
 export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const s = r.u(c.sigSize);
-  const o = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const s = readSig(d);
+  const o = readObj(d);
   const poolRef = readPoolRef(r, c.version < 420);
-  const free = r.u(c.queueCtrSize);
+  const free = readQueueCtr(d);
   const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
   if (d.lineAgain(t, parts, o, 0, 0, s, poolRef, free)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const pool = poolRef >> 8;
@@ -204,17 +206,16 @@ export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): De
   const objF = d.objF(o);
   const sigF = d.sigF(s, o);
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o), POOL_REF.of(pool, ref), QUE_FREE.of(free));
-  const w = d.fieldsWanted;
-  const fields = w ? { obj: objF, sig: sigF, pool, ref, free } : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, sig: sigF, pool, ref, free }, raw, { obj: objF, sig: sigF });
 }
 
 /** QS_QF_ACTIVE_GET_LAST and QS_QF_EQUEUE_GET_LAST: the last event taken from a queue. */
 export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const s = r.u(c.sigSize);
-  const o = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const s = readSig(d);
+  const o = readObj(d);
   const poolRef = readPoolRef(r, c.version < 420);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -223,47 +224,29 @@ export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array)
   const objF = d.objF(o);
   const sigF = d.sigF(s, o);
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o), POOL_REF.of(pool, ref));
-  const w = d.fieldsWanted;
-  const fields = w ? { obj: objF, sig: sigF, pool, ref } : NO_FIELDS;
-  return d.done(id, 'record', t, text, fields, raw, w ? { obj: objF, sig: sigF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, sig: sigF, pool, ref }, raw, { obj: objF, sig: sigF });
 }
 
 /** QS_QF_ACTIVE_RECALL_ATTEMPT (id 18 from QS 6.2): a recall from an empty queue. */
 export function parseRecallAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+  const c = d.config;
   if (c.version < 620) return parseQueueInit(d, id, raw);
-  const t = r.u(c.timeSize);
-  const ao = r.ptr(c.objPtrSize);
-  const q = r.ptr(c.objPtrSize);
+  const t = readTime(d);
+  const ao = readObj(d);
+  const q = readObj(d);
   const objF = d.objF(ao);
   const text = d.tsLine(t, ` AO-RCllA Obj=${d.obj(ao)},Que=${d.secondObj(ao, q)}`);
-  const w = d.fieldsWanted;
-  return d.done(
-    id,
-    'record',
-    t,
-    text,
-    w ? { obj: objF, queue: d.objF(q) } : NO_FIELDS,
-    raw,
-    w ? { obj: objF } : undefined,
-  );
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, queue: d.objF(q) }, raw, { obj: objF });
 }
 
 /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
 function parseQueueInit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const o = r.ptr(c.objPtrSize);
-  const len = r.u(c.queueCtrSize);
+  const o = readObj(d);
+  const len = readQueueCtr(d);
   const objF = d.objF(o);
   const text = `${NO_TS}EQ-Init  Obj=${d.obj(o)},Len=${dec(len)}`;
-  const w = d.fieldsWanted;
-  return d.done(
-    id,
-    'record',
-    null,
-    text,
-    w ? { obj: objF, length: len } : NO_FIELDS,
-    raw,
-    w ? { obj: objF } : undefined,
-  );
+  if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
+  return d.done(id, 'record', null, text, { obj: objF, length: len }, raw, { obj: objF });
 }

@@ -113,3 +113,15 @@ export function readPoolRef(r: PayloadReader, packed: boolean): number {
   const pr = r.u(1);
   return packed ? (pr >> 6) * 256 + (pr & 0x3f) : pr * 256 + r.u(1);
 }
+
+// The fields whose sizes the configuration gives, one read each (spec 4.3), and a time
+// event's tick rate (a byte from QS 5.0, none before).
+export const readTime = (d: RecordContext): number => d.r.u(d.config.timeSize);
+export const readSig = (d: RecordContext): number => d.r.u(d.config.sigSize);
+export const readObj = (d: RecordContext): QsKey => d.r.ptr(d.config.objPtrSize);
+export const readFun = (d: RecordContext): QsKey => d.r.ptr(d.config.funPtrSize);
+export const readEventSize = (d: RecordContext): number => d.r.u(d.config.eventSize);
+export const readQueueCtr = (d: RecordContext): number => d.r.u(d.config.queueCtrSize);
+export const readPoolCtr = (d: RecordContext): number => d.r.u(d.config.poolCtrSize);
+export const readTeCtr = (d: RecordContext): number => d.r.u(d.config.teCtrSize);
+export const readRate = (d: RecordContext): number => (d.config.version < 500 ? 0 : d.r.u(1));

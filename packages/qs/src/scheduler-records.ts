@@ -1,7 +1,7 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { dec } from './format.js';
-import { type Fields, NO_FIELDS, type RecordContext } from './record-context.js';
+import { type Fields, NO_FIELDS, type RecordContext, readObj, readTime } from './record-context.js';
 
 /**
  * The scheduler's records and those of what it runs under (spec 5): critical sections,
@@ -23,23 +23,24 @@ const SEM_MTX_TAGS = [
 
 /** QS_QF_CRIT_ENTRY and _EXIT: a critical section entered or left, and its nesting. */
 export function parseCrit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const r = d.r;
+  const t = readTime(d);
   const nest = r.u(1);
   const text = d.tsLine(t, ` ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`);
-  return d.done(id, 'record', t, text, d.fieldsWanted ? { nest } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { nest }, raw);
 }
 
 /** QS_QF_ISR_ENTRY and _EXIT: an interrupt entered or left, its nesting and priority. */
 export function parseIsr(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const r = d.r;
+  const t = readTime(d);
   const nest = r.u(1);
   const prio = r.u(1);
   const tag = id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX ';
   const text = d.tsLine(t, ` ${tag} Nest=${dec(nest)},Pri=${dec(prio)}`);
-  const w = d.fieldsWanted;
-  return d.done(id, 'record', t, text, w ? { nest, prio } : NO_FIELDS, raw, w ? { prio } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { nest, prio }, raw, { prio });
 }
 
 /**
@@ -48,29 +49,31 @@ export function parseIsr(d: RecordContext, id: number, raw: Uint8Array): Decoded
  */
 export function parseSchedPrio(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const t = readTime(d);
   const a = r.u(1);
   const b = r.u(1);
-  const w = d.fieldsWanted;
   if (c.version < 710 && id !== Id.QS_SCHED_NEXT) {
     const lock = id === Id.QS_SCHED_PREEMPT ? 'Mtx-Lock' : 'Mtx-Unlk';
     const text = d.tsLine(t, ` ${lock} Pro=${dec(a)},Ceil=${dec(b)}`);
-    return d.done(id, 'record', t, text, w ? { prio: a, ceiling: b } : NO_FIELDS, raw, w ? { prio: a } : undefined);
+    if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+    return d.done(id, 'record', t, text, { prio: a, ceiling: b }, raw, { prio: a });
   }
   const tag = id === Id.QS_SCHED_PREEMPT ? 'Sch-Pre ' : id === Id.QS_SCHED_RESTORE ? 'Sch-Rest' : 'Sch-Next';
   // QSPY prints the second byte first (Q11); the fields keep the wire order.
   const text = d.tsLine(t, ` ${tag} Pri=${dec(b)}->${dec(a)}`);
-  return d.done(id, 'record', t, text, w ? { prio: a, prevPrio: b } : NO_FIELDS, raw, w ? { prio: a } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { prio: a, prevPrio: b }, raw, { prio: a });
 }
 
 /** QS_SCHED_LOCK and _UNLOCK: the scheduler's ceiling before and after. */
 export function parseSchedLock(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const r = d.r;
+  const t = readTime(d);
   const a = r.u(1);
   const b = r.u(1);
   const text = d.tsLine(t, ` ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`);
-  return d.done(id, 'record', t, text, d.fieldsWanted ? { prevCeiling: a, ceiling: b } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { prevCeiling: a, ceiling: b }, raw);
 }
 
 /** QS_SCHED_IDLE: nothing left to run. */
@@ -79,14 +82,15 @@ export function parseSchedIdle(d: RecordContext, id: number, raw: Uint8Array): D
   const t = r.u(d.config.timeSize);
   const a = r.u(1);
   const text = d.tsLine(t, ` Sch-Idle Pri=${dec(a)}->0`);
-  return d.done(id, 'record', t, text, d.fieldsWanted ? { prevPrio: a } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { prevPrio: a }, raw);
 }
 
 /** QS_SEM_* and QS_MTX_*: a semaphore or mutex taken, blocked on, signalled or given back. */
 export function parseSemMtx(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const o = r.ptr(c.objPtrSize);
+  const r = d.r;
+  const t = readTime(d);
+  const o = readObj(d);
   const a = r.u(1);
   const b = r.u(1);
   const tag = SEM_MTX_TAGS[id - Id.QS_SEM_TAKE];
@@ -103,6 +107,6 @@ export function parseSemMtx(d: RecordContext, id: number, raw: Uint8Array): Deco
     text = d.tsLine(t, ` ${tag} ${d.obj(o)},Hldr=${dec(a)},Nest=${dec(b)}`);
     fields = { obj: objF, holder: a, nest: b };
   }
-  const w = d.fieldsWanted;
-  return d.done(id, 'record', t, text, w ? fields : NO_FIELDS, raw, w ? { obj: objF } : undefined);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF });
 }

@@ -103,7 +103,8 @@ export function parseEmpty(d: RecordContext, id: number, raw: Uint8Array): Decod
   }
   if (r.remaining !== 0) return d.lengthError(id, raw);
   d.dicts.resetAll();
-  return d.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, d.fieldsWanted ? { reset: true } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, NO_FIELDS, raw);
+  return d.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
 }
 
 /** QS_QF_RUN: the framework started running. */
@@ -118,5 +119,6 @@ export function parseAssertFail(d: RecordContext, id: number, raw: Uint8Array): 
   const loc = r.u(2);
   const mod = r.str();
   const text = d.tsLine(t, ` =ASSERT= Mod=${mod},Loc=${dec(loc)}`);
-  return d.done(id, 'record', t, text, d.fieldsWanted ? { module: r.lastStr, location: loc } : NO_FIELDS, raw);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { module: r.lastStr, location: loc }, raw);
 }

@@ -2,7 +2,18 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import { type Fields, NO_TS, type RecordContext } from './record-context.js';
+import {
+  type Fields,
+  NO_TS,
+  type RecordContext,
+  readFun,
+  readObj,
+  readPoolCtr,
+  readQueueCtr,
+  readSig,
+  readTeCtr,
+  readTime,
+} from './record-context.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,
@@ -14,24 +25,18 @@ export function parseTestPaused(d: RecordContext, id: number, raw: Uint8Array): 
 }
 
 export function parseTestProbe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
-  const f = r.ptr(c.funPtrSize);
+  const r = d.r;
+  const t = readTime(d);
+  const f = readFun(d);
   const data = r.u(4);
   // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
-  return d.done(
-    id,
-    'record',
-    t,
-    `${d.ts.of(t)} TstProbe Fun=${d.fun(f)},Data=${data | 0}`,
-    { fun: d.funF(f), data },
-    raw,
-  );
+  const text = `${d.ts.of(t)} TstProbe Fun=${d.fun(f)},Data=${data | 0}`;
+  return d.done(id, 'record', t, text, { fun: d.funF(f), data }, raw);
 }
 
 export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const r = d.r;
+  const t = readTime(d);
   const rx = r.u(1);
   const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
   return d.done(id, 'record', t, `${d.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
@@ -40,7 +45,7 @@ export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): 
 export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
   let t: number | null = null;
-  if (c.version < 580) t = r.u(c.timeSize);
+  if (c.version < 580) t = readTime(d);
   const status = r.u(1);
   let text: string;
   let fields: Fields;
@@ -58,8 +63,8 @@ export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): De
 }
 
 export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const r = d.r;
+  const t = readTime(d);
   const offs = r.u(2);
   const size = r.u(1);
   const start = r.mem(size);
@@ -77,21 +82,15 @@ export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): De
     // Items of other sizes print nothing, not even their separators.
     if (size === 1 || size === 2 || size === 4) data += hexPad(v, size * 2) + (i === shown - 1 ? '>' : ',');
   }
-  return d.done(
-    id,
-    'record',
-    t,
-    `${d.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
-    { offset: offs, size, num, data: items },
-    raw,
-  );
+  const text = `${d.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`;
+  return d.done(id, 'record', t, text, { offset: offs, size, num, data: items }, raw);
 }
 
 export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): DecodedRecord {
   const { r, config: c } = d;
-  const t = r.u(c.timeSize);
+  const t = readTime(d);
   const kind = r.u(1);
-  const o = r.ptr(c.objPtrSize);
+  const o = readObj(d);
   let q: QsKey = 0;
   let b = 0;
   let cc = 0;
@@ -99,29 +98,29 @@ export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): 
   let e = 0;
   switch (kind) {
     case Kind.SM:
-      q = r.ptr(c.funPtrSize);
+      q = readFun(d);
       break;
     case Kind.MP:
-      b = r.u(c.poolCtrSize);
-      cc = r.u(c.poolCtrSize);
+      b = readPoolCtr(d);
+      cc = readPoolCtr(d);
       break;
     case Kind.EQ:
-      b = r.u(c.queueCtrSize);
-      cc = r.u(c.queueCtrSize);
+      b = readQueueCtr(d);
+      cc = readQueueCtr(d);
       break;
     case Kind.TE:
-      q = r.ptr(c.objPtrSize);
-      b = r.u(c.teCtrSize);
-      cc = r.u(c.teCtrSize);
-      sig = r.u(c.sigSize);
+      q = readObj(d);
+      b = readTeCtr(d);
+      cc = readTeCtr(d);
+      sig = readSig(d);
       e = r.u(1);
       break;
   }
   if (kind === Kind.AO) {
     if (c.version < 690) {
-      b = r.u(c.queueCtrSize);
-      cc = r.u(c.queueCtrSize);
-    } else q = r.ptr(c.funPtrSize);
+      b = readQueueCtr(d);
+      cc = readQueueCtr(d);
+    } else q = readFun(d);
   }
   const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
   const objF = d.objF(o);
