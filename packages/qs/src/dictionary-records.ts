@@ -2,7 +2,8 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { hex8, hex16, zeroPad } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, type RecordContext, readObj, readSig } from './record-context.js';
+import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
+import { readObj, readSig } from './record-reads.js';
 
 /**
  * The dictionary records (spec 7): the names of signals, objects, functions, user records and

@@ -2,18 +2,9 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { dec } from './format.js';
 import { LineParts } from './line-parts.js';
-import {
-  NO_FIELDS,
-  POOL_REF,
-  type RecordContext,
-  readEventSize,
-  readObj,
-  readPoolCtr,
-  readPoolRef,
-  readSig,
-  readTime,
-} from './record-context.js';
-import { parseTimeEvtArmDisarm } from './time-event-records.js';
+import { NO_FIELDS, POOL_REF, type RecordContext } from './record-context.js';
+import { readEventSize, readObj, readPoolCtr, readPoolRef, readSig, readTime } from './record-reads.js';
+import { parseTimeEvtArm } from './time-event-records.js';
 
 /**
  * The memory pools' and events' records (spec 5): events made, published, referenced and
@@ -81,13 +72,13 @@ export function parsePoolPut(d: RecordContext, id: number, raw: Uint8Array): Dec
 
 /** QS_QF_PUBLISH: an event published to its subscribers. */
 export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+  const c = d.config;
   const t = readTime(d);
   // Before QS 4.2: no sender, and pool and ref in one byte.
   const old = c.version < 420;
   const sdr = old ? 0 : readObj(d);
   const s = readSig(d);
-  const poolRef = readPoolRef(r, old);
+  const poolRef = readPoolRef(d, old);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   if (d.lineAgain(t, PUBLISH, sdr, 0, 0, s, pool, ref)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
@@ -102,14 +93,14 @@ export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): Dec
  * and the event collected (or not: it is still referenced).
  */
 export function parseEventRef(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+  const c = d.config;
   // Before QS 6.2 id 38 was QS_QF_TIMEEVT_CTR, laid out and printed as a time-event arm.
-  if (id === Id.QS_QF_DELETE_REF && c.version < 620) return parseTimeEvtArmDisarm(d, id, raw);
+  if (id === Id.QS_QF_DELETE_REF && c.version < 620) return parseTimeEvtArm(d, id, raw);
   const t = readTime(d);
   const s = readSig(d);
   // Before QS 4.2 the garbage-collector records had pool and ref in one byte.
   const packed = c.version < 420 && (id === Id.QS_QF_GC_ATTEMPT || id === Id.QS_QF_GC);
-  const poolRef = readPoolRef(r, packed);
+  const poolRef = readPoolRef(d, packed);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = EVENT_REF[id];

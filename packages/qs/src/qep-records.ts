@@ -1,7 +1,8 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, type RecordContext, RTC, readFun, readObj, readSig, readTime } from './record-context.js';
+import { NO_FIELDS, type RecordContext, RTC } from './record-context.js';
+import { readFun, readObj, readSig, readTime } from './record-reads.js';
 
 /**
  * The state machines' records (QEP, spec 5): state entries and exits, initial and other
@@ -27,17 +28,6 @@ const STATE_TRAN: readonly LineParts[] = (() => {
   tags[Id.QS_QEP_TRAN_XP] = 'St-XP   ';
   return tags.map((tag) => new LineParts(`${RTC}${tag} Obj=`, ',State=', '->'));
 })();
-
-/** QS_QEP_STATE_ENTRY and _EXIT: a state entered or left (no timestamp). */
-export function parseStateEntryExit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const o = readObj(d);
-  const f = readFun(d);
-  const parts = id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT;
-  if (d.lineAgain(-1, parts, o, f, 0, 0, 0, 0)) return d.done(id, 'record', null, '', NO_FIELDS, raw);
-  const text = d.plainLine(parts, d.obj(o), d.fun(f));
-  if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
-  return d.done(id, 'record', null, text, { obj: d.objF(o), state: d.funF(f) }, raw, { obj: d.objF(o) });
-}
 
 /** QS_QEP_STATE_INIT, _TRAN_HIST, _TRAN_EP and _TRAN_XP: a step of a transition (no timestamp). */
 export function parseStateTransition(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
@@ -113,4 +103,15 @@ export function parseUnhandled(d: RecordContext, id: number, raw: Uint8Array): D
   const text = d.plainLine(UNHANDLED, d.obj(o), d.sig(s, o), d.fun(f));
   if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
   return d.done(id, 'record', null, text, { obj: objF, sig: sigF, state: d.funF(f) }, raw, { obj: objF, sig: sigF });
+}
+
+/** QS_QEP_STATE_ENTRY and _EXIT: a state entered or left (no timestamp). */
+export function parseStateEntryExit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+  const o = readObj(d);
+  const f = readFun(d);
+  const parts = id === Id.QS_QEP_STATE_ENTRY ? ST_ENTRY : ST_EXIT;
+  if (d.lineAgain(-1, parts, o, f, 0, 0, 0, 0)) return d.done(id, 'record', null, '', NO_FIELDS, raw);
+  const text = d.plainLine(parts, d.obj(o), d.fun(f));
+  if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
+  return d.done(id, 'record', null, text, { obj: d.objF(o), state: d.funF(f) }, raw, { obj: d.objF(o) });
 }

@@ -2,17 +2,8 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QS_RECORD_NAMES } from './constants.js';
 import { dec, NumText, PairText } from './format.js';
 import { LineParts } from './line-parts.js';
-import {
-  NO_FIELDS,
-  NO_TS,
-  POOL_REF,
-  type RecordContext,
-  readObj,
-  readPoolRef,
-  readQueueCtr,
-  readSig,
-  readTime,
-} from './record-context.js';
+import { NO_FIELDS, NO_TS, POOL_REF, type RecordContext } from './record-context.js';
+import { readObj, readPoolRef, readQueueCtr, readSig, readTime } from './record-reads.js';
 import { parseUnknown } from './unknown-record.js';
 
 /**
@@ -53,13 +44,13 @@ export function parseDeferAttempt(d: RecordContext, id: number, raw: Uint8Array)
 
 /** QS_QF_ACTIVE_DEFER and _RECALL (ids 10 and 11 from QS 6.2): an event put aside or taken back. */
 export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+  const c = d.config;
   if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? parseActiveRemove(d, id, raw) : silent(id, raw);
   const t = readTime(d);
   const ao = readObj(d);
   const q = readObj(d);
   const s = readSig(d);
-  const poolRef = readPoolRef(r, false);
+  const poolRef = readPoolRef(d, false);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = id === Id.QS_QF_ACTIVE_DEFER ? DEFER : id === Id.QS_QF_ACTIVE_RECALL ? RECALL : DEFER_ATTEMPT;
@@ -70,26 +61,6 @@ export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array):
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   const fields = { obj: objF, queue: d.objF(q), sig: sigF, pool, ref };
   return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
-}
-
-/** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
-function parseActiveRemove(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const o = readObj(d);
-  const prio = r.u(1);
-  const objF = d.objF(o);
-  const text = d.tsLine(t, ` AO-Remov Obj=${d.obj(o)},Pri=${dec(prio)}`);
-  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
-  return d.done(id, 'record', t, text, { obj: objF, prio }, raw, { obj: objF, prio });
-}
-
-/**
- * A record QSPY reads nothing of and prints nothing for (id 10 before QS 6.2: its
- * QS_QF_ACTIVE_ADD branch only runs for id 11), so no length check either.
- */
-function silent(id: number, raw: Uint8Array): DecodedRecord {
-  return { kind: 'record', type: id, name: QS_RECORD_NAMES[id], targetTs: null, fields: {}, text: '', raw };
 }
 
 /** QS_QF_ACTIVE_SUBSCRIBE and _UNSUBSCRIBE. */
@@ -117,14 +88,14 @@ export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): 
   const sdr = readObj(d);
   const s = readSig(d);
   const ao = readObj(d);
-  const poolRef = readPoolRef(r, false);
+  const pool = r.u(1);
+  const ref = r.u(1);
   const free = readQueueCtr(d);
   const min = readQueueCtr(d);
   const post = id === Id.QS_QF_ACTIVE_POST;
   const parts = post ? ACTIVE_POST : ACTIVE_POST_ATTEMPT;
-  if (d.lineAgain(t, parts, sdr, ao, free, s, poolRef, min)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
-  const pool = poolRef >> 8;
-  const ref = poolRef & 0xff;
+  if (d.lineAgain(t, parts, sdr, ao, free, s, pool * 256 + ref, min))
+    return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const sdrN = d.objNames(sdr);
   const aoN = d.objNames(ao);
   const sigF = d.sigF(s, ao);
@@ -141,38 +112,12 @@ export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): 
   return d.done(id, 'record', t, text, fields, raw, { obj: aoN.field, sig: sigF });
 }
 
-/** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
-function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const s = readSig(d);
-  const ao = readObj(d);
-  const poolRef = readPoolRef(r, true);
-  const free = readQueueCtr(d);
-  const min = readQueueCtr(d);
-  const post = id === Id.QS_QF_ACTIVE_POST;
-  const pool = poolRef >> 8;
-  const ref = poolRef & 0xff;
-  const objF = d.objF(ao);
-  const sigF = d.sigF(s, ao);
-  const que = (post ? QUE_MIN : QUE_MAR).of(free, min);
-  const poolText = POOL_REF.of(pool, ref);
-  const tag = post ? 'AO-Post ' : 'AO-PostA';
-  const text = d.tsLine(t, ` ${tag} Sdr=${d.obj(0)},Obj=${d.obj(ao)},Evt<Sig=${d.sig(s, ao)}${poolText}${que}`);
-  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
-  const fields = post
-    ? { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
-    : { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min };
-  return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
-}
-
 /** QS_QF_ACTIVE_POST_LIFO and QS_QF_EQUEUE_POST, _POST_LIFO and _POST_ATTEMPT. */
 export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
   const t = readTime(d);
   const s = readSig(d);
   const o = readObj(d);
-  const poolRef = readPoolRef(r, c.version < 420);
+  const poolRef = readPoolRef(d, d.config.version < 420);
   const free = readQueueCtr(d);
   const min = readQueueCtr(d);
   const parts = QUEUE_POST[id];
@@ -193,13 +138,12 @@ export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): D
 
 /** QS_QF_ACTIVE_GET and QS_QF_EQUEUE_GET: an event taken from a queue. */
 export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+  const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
   const t = readTime(d);
   const s = readSig(d);
   const o = readObj(d);
-  const poolRef = readPoolRef(r, c.version < 420);
+  const poolRef = readPoolRef(d, d.config.version < 420);
   const free = readQueueCtr(d);
-  const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
   if (d.lineAgain(t, parts, o, 0, 0, s, poolRef, free)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -212,11 +156,10 @@ export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): De
 
 /** QS_QF_ACTIVE_GET_LAST and QS_QF_EQUEUE_GET_LAST: the last event taken from a queue. */
 export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
   const t = readTime(d);
   const s = readSig(d);
   const o = readObj(d);
-  const poolRef = readPoolRef(r, c.version < 420);
+  const poolRef = readPoolRef(d, d.config.version < 420);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = id === Id.QS_QF_ACTIVE_GET_LAST ? AO_GET_LAST : EQ_GET_LAST;
@@ -241,6 +184,26 @@ export function parseRecallAttempt(d: RecordContext, id: number, raw: Uint8Array
   return d.done(id, 'record', t, text, { obj: objF, queue: d.objF(q) }, raw, { obj: objF });
 }
 
+/**
+ * A record QSPY reads nothing of and prints nothing for (id 10 before QS 6.2: its
+ * QS_QF_ACTIVE_ADD branch only runs for id 11), so no length check either.
+ */
+function silent(id: number, raw: Uint8Array): DecodedRecord {
+  return { kind: 'record', type: id, name: QS_RECORD_NAMES[id], targetTs: null, fields: {}, text: '', raw };
+}
+
+/** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
+function parseActiveRemove(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+  const r = d.r;
+  const t = readTime(d);
+  const o = readObj(d);
+  const prio = r.u(1);
+  const objF = d.objF(o);
+  const text = d.tsLine(t, ` AO-Remov Obj=${d.obj(o)},Pri=${dec(prio)}`);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  return d.done(id, 'record', t, text, { obj: objF, prio }, raw, { obj: objF, prio });
+}
+
 /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
 function parseQueueInit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const o = readObj(d);
@@ -249,4 +212,28 @@ function parseQueueInit(d: RecordContext, id: number, raw: Uint8Array): DecodedR
   const text = `${NO_TS}EQ-Init  Obj=${d.obj(o)},Len=${dec(len)}`;
   if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
   return d.done(id, 'record', null, text, { obj: objF, length: len }, raw, { obj: objF });
+}
+
+/** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
+function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+  const t = readTime(d);
+  const s = readSig(d);
+  const ao = readObj(d);
+  const poolRef = readPoolRef(d, true);
+  const free = readQueueCtr(d);
+  const min = readQueueCtr(d);
+  const post = id === Id.QS_QF_ACTIVE_POST;
+  const pool = poolRef >> 8;
+  const ref = poolRef & 0xff;
+  const objF = d.objF(ao);
+  const sigF = d.sigF(s, ao);
+  const que = (post ? QUE_MIN : QUE_MAR).of(free, min);
+  const poolText = POOL_REF.of(pool, ref);
+  const tag = post ? 'AO-Post ' : 'AO-PostA';
+  const text = d.tsLine(t, ` ${tag} Sdr=${d.obj(0)},Obj=${d.obj(ao)},Evt<Sig=${d.sig(s, ao)}${poolText}${que}`);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = post
+    ? { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
+    : { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min };
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
 }

@@ -71,7 +71,7 @@ export interface RecordContext {
   /** The record when the payload fitted its layout, else QSPY's length error (spec 3.1). */
   done(
     id: number,
-    kind: DecodedRecord['kind'],
+    kind: RecordKind,
     t: number | null,
     text: string,
     fields: Fields,
@@ -90,6 +90,8 @@ export interface RecordContext {
 /** The parser of one kind of predefined record. */
 export type RecordParser = (d: RecordContext, id: number, raw: Uint8Array) => DecodedRecord;
 
+/** Whether a record is a record of the target's, a dictionary entry, information or an error. */
+export type RecordKind = DecodedRecord['kind'];
 /** A record's fields, as its parser builds them. */
 export type Fields = Record<string, unknown>;
 export type QsAddressing = NonNullable<DecodedRecord['qs']>;
@@ -103,25 +105,3 @@ export const RTC = '===RTC===> ';
 
 /** An event's pool and reference count as QSPY prints them (`,Pool=1,Ref=2>`). */
 export const POOL_REF = new PairText(',Pool=', ',Ref=', '>');
-
-/**
- * An event's pool and reference count as `pool * 256 + ref`: a byte each, or before QS 4.2
- * (`packed`) one byte of both (pool in the top two bits). One number, so that reading them
- * makes no object.
- */
-export function readPoolRef(r: PayloadReader, packed: boolean): number {
-  const pr = r.u(1);
-  return packed ? (pr >> 6) * 256 + (pr & 0x3f) : pr * 256 + r.u(1);
-}
-
-// The fields whose sizes the configuration gives, one read each (spec 4.3), and a time
-// event's tick rate (a byte from QS 5.0, none before).
-export const readTime = (d: RecordContext): number => d.r.u(d.config.timeSize);
-export const readSig = (d: RecordContext): number => d.r.u(d.config.sigSize);
-export const readObj = (d: RecordContext): QsKey => d.r.ptr(d.config.objPtrSize);
-export const readFun = (d: RecordContext): QsKey => d.r.ptr(d.config.funPtrSize);
-export const readEventSize = (d: RecordContext): number => d.r.u(d.config.eventSize);
-export const readQueueCtr = (d: RecordContext): number => d.r.u(d.config.queueCtrSize);
-export const readPoolCtr = (d: RecordContext): number => d.r.u(d.config.poolCtrSize);
-export const readTeCtr = (d: RecordContext): number => d.r.u(d.config.teCtrSize);
-export const readRate = (d: RecordContext): number => (d.config.version < 500 ? 0 : d.r.u(1));

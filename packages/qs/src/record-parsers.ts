@@ -39,11 +39,10 @@ import {
 } from './test-records.js';
 import {
   parseTick,
-  parseTimeEvtArmDisarm,
+  parseTimeEvtArm,
   parseTimeEvtAutoDisarm,
   parseTimeEvtDisarmAttempt,
   parseTimeEvtPost,
-  parseTimeEvtRearm,
 } from './time-event-records.js';
 import { parseUnknown } from './unknown-record.js';
 
@@ -101,11 +100,11 @@ const PARSER_OF_ID: readonly (readonly [number, RecordParser])[] = [
 
   // Time events (time-event-records.ts)
   [Id.QS_QF_TICK, parseTick],
-  [Id.QS_QF_TIMEEVT_ARM, parseTimeEvtArmDisarm],
-  [Id.QS_QF_TIMEEVT_DISARM, parseTimeEvtArmDisarm],
+  [Id.QS_QF_TIMEEVT_ARM, parseTimeEvtArm],
+  [Id.QS_QF_TIMEEVT_DISARM, parseTimeEvtArm],
   [Id.QS_QF_TIMEEVT_AUTO_DISARM, parseTimeEvtAutoDisarm],
   [Id.QS_QF_TIMEEVT_DISARM_ATTEMPT, parseTimeEvtDisarmAttempt],
-  [Id.QS_QF_TIMEEVT_REARM, parseTimeEvtRearm],
+  [Id.QS_QF_TIMEEVT_REARM, parseTimeEvtArm],
   [Id.QS_QF_TIMEEVT_POST, parseTimeEvtPost],
 
   // Critical sections, interrupts, the scheduler, semaphores and mutexes (scheduler-records.ts)

@@ -1,7 +1,8 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { dec } from './format.js';
-import { type Fields, NO_FIELDS, type RecordContext, readObj, readTime } from './record-context.js';
+import { type Fields, NO_FIELDS, type RecordContext } from './record-context.js';
+import { readObj, readTime } from './record-reads.js';
 
 /**
  * The scheduler's records and those of what it runs under (spec 5): critical sections,

@@ -2,18 +2,8 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import {
-  type Fields,
-  NO_TS,
-  type RecordContext,
-  readFun,
-  readObj,
-  readPoolCtr,
-  readQueueCtr,
-  readSig,
-  readTeCtr,
-  readTime,
-} from './record-context.js';
+import { type Fields, NO_TS, type RecordContext } from './record-context.js';
+import { readFun, readObj, readPoolCtr, readQueueCtr, readSig, readTeCtr, readTime } from './record-reads.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,

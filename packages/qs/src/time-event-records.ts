@@ -1,17 +1,10 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
+import type { QsKey } from './dictionaries.js';
 import { dec, NumText } from './format.js';
 import { LineParts } from './line-parts.js';
-import {
-  NO_FIELDS,
-  NO_TS,
-  type RecordContext,
-  readObj,
-  readRate,
-  readSig,
-  readTeCtr,
-  readTime,
-} from './record-context.js';
+import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
+import { readObj, readRate, readSig, readTeCtr, readTime } from './record-reads.js';
 
 /**
  * The time events' records (spec 5): ticks, arming, disarming and posting of time events.
@@ -38,16 +31,19 @@ export function parseTick(d: RecordContext, id: number, raw: Uint8Array): Decode
 }
 
 /**
- * QS_QF_TIMEEVT_ARM and _DISARM, and id 38 before QS 6.2 (QS_QF_TIMEEVT_CTR). Their line's
- * tail up to the counters is kept while its pieces repeat (`timeEvtText`).
+ * QS_QF_TIMEEVT_ARM, _DISARM and _REARM, and id 38 before QS 6.2 (QS_QF_TIMEEVT_CTR): one
+ * layout. The line's tail of arms and disarms up to the counters is kept while its pieces
+ * repeat (`timeEvtText`).
  */
-export function parseTimeEvtArmDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+export function parseTimeEvtArm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+  const rearm = id === Id.QS_QF_TIMEEVT_REARM;
   const t = readTime(d);
   const te = readObj(d);
   const ao = readObj(d);
   const tim = readTeCtr(d);
   const int = readTeCtr(d);
   const rate = readRate(d);
+  if (rearm) return rearmed(d, id, raw, t, te, ao, tim, int, rate);
   if (d.lineAgain(t, TIME_EVT, te, ao, tim, id * 256 + rate, int, 0))
     return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const teN = d.objNames(te);
@@ -61,16 +57,28 @@ export function parseTimeEvtArmDisarm(d: RecordContext, id: number, raw: Uint8Ar
   return d.done(id, 'record', t, text, fields, raw, { obj: teN.field });
 }
 
-/** QS_QF_TIMEEVT_AUTO_DISARM: a one-shot time event disarmed as it fired (no timestamp). */
-export function parseTimeEvtAutoDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const te = readObj(d);
-  const ao = readObj(d);
-  const rate = readRate(d);
-  if (d.lineAgain(-1, TE_AUTO_DISARM, te, ao, 0, rate, 0, 0)) return d.done(id, 'record', null, '', NO_FIELDS, raw);
+/**
+ * The rest of a QS_QF_TIMEEVT_REARM: whether the time event was armed. The target sends (rate,
+ * wasArmed); QSPY prints them the other way round (Q3).
+ */
+function rearmed(
+  d: RecordContext,
+  id: number,
+  raw: Uint8Array,
+  t: number,
+  te: QsKey,
+  ao: QsKey,
+  tim: number,
+  int: number,
+  rate: number,
+): DecodedRecord {
+  const wasArmed = d.r.u(1);
   const objF = d.objF(te);
-  const text = d.plainLine(TE_AUTO_DISARM, dec(rate), d.obj(te), d.obj(ao));
-  if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
-  return d.done(id, 'record', null, text, { obj: objF, ao: d.objF(ao), rate }, raw, { obj: objF });
+  const counters = `Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`;
+  const text = d.tsLine(t, ` TE${dec(wasArmed)}-Rarm Obj=${d.obj(te)},AO=${d.obj(ao)},${counters}`);
+  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
+  const fields = { obj: objF, ao: d.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 };
+  return d.done(id, 'record', t, text, fields, raw, { obj: objF });
 }
 
 /** QS_QF_TIMEEVT_DISARM_ATTEMPT: a disarm of a time event that was not armed. */
@@ -86,25 +94,6 @@ export function parseTimeEvtDisarmAttempt(d: RecordContext, id: number, raw: Uin
   return d.done(id, 'record', t, text, { obj: objF, ao: d.objF(ao), rate }, raw, { obj: objF });
 }
 
-/** QS_QF_TIMEEVT_REARM: a time event armed again, and whether it was armed. */
-export function parseTimeEvtRearm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const te = readObj(d);
-  const ao = readObj(d);
-  const tim = readTeCtr(d);
-  const int = readTeCtr(d);
-  // The target sends (rate, wasArmed); QSPY prints them the other way round (Q3).
-  const rate = readRate(d);
-  const wasArmed = r.u(1);
-  const objF = d.objF(te);
-  const counters = `Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`;
-  const text = d.tsLine(t, ` TE${dec(wasArmed)}-Rarm Obj=${d.obj(te)},AO=${d.obj(ao)},${counters}`);
-  if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
-  const fields = { obj: objF, ao: d.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 };
-  return d.done(id, 'record', t, text, fields, raw, { obj: objF });
-}
-
 /** QS_QF_TIMEEVT_POST: a time event's event posted to its active object. */
 export function parseTimeEvtPost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
   const t = readTime(d);
@@ -118,4 +107,16 @@ export function parseTimeEvtPost(d: RecordContext, id: number, raw: Uint8Array):
   const text = d.partsLine(t, TE_POST, dec(rate), d.obj(te), d.sig(s, ao), d.obj(ao));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, sig: sigF, ao: d.objF(ao), rate }, raw, { obj: objF, sig: sigF });
+}
+
+/** QS_QF_TIMEEVT_AUTO_DISARM: a one-shot time event disarmed as it fired (no timestamp). */
+export function parseTimeEvtAutoDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+  const te = readObj(d);
+  const ao = readObj(d);
+  const rate = readRate(d);
+  if (d.lineAgain(-1, TE_AUTO_DISARM, te, ao, 0, rate, 0, 0)) return d.done(id, 'record', null, '', NO_FIELDS, raw);
+  const objF = d.objF(te);
+  const text = d.plainLine(TE_AUTO_DISARM, dec(rate), d.obj(te), d.obj(ao));
+  if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
+  return d.done(id, 'record', null, text, { obj: objF, ao: d.objF(ao), rate }, raw, { obj: objF });
 }
