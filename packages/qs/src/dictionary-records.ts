@@ -1,9 +1,7 @@
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { hex8, hex16, zeroPad } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
-import { readObj, readSig } from './record-reads.js';
+import { NO_FIELDS, NO_TS, type RecordParser } from './record-context.js';
 
 /**
  * The dictionary records (spec 7): the names of signals, objects, functions, user records and
@@ -16,8 +14,7 @@ const FUN_DICT = new LineParts(`${NO_TS}Fun-Dict 0x`, '->');
 const USR_DICT = new LineParts(`${NO_TS}Usr-Dict `, '->');
 
 /** QS_ENUM_DICT: the name of a value of one of eight groups of enumerations. */
-export function parseEnumDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
+export const parseEnumDict: RecordParser = (d, r, _c, id, raw) => {
   const value = r.u(1);
   const group = r.u(1) & 7;
   const name = r.str();
@@ -25,13 +22,12 @@ export function parseEnumDict(d: RecordContext, id: number, raw: Uint8Array): De
   const text = `${NO_TS}Enum-Dic ${zeroPad(value, 3)},Grp=${group}->${name}`;
   if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
   return d.done(id, 'dict', null, text, { value, group, name: r.lastStr }, raw);
-}
+};
 
 /** QS_SIG_DICT: the name of a signal, of one object or of all (object 0). */
-export function parseSigDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const s = readSig(d);
-  const o = readObj(d);
+export const parseSigDict: RecordParser = (d, r, c, id, raw) => {
+  const s = r.u(c.sigSize);
+  const o = r.ptr(c.objPtrSize);
   const hi = r.hi;
   const lo = r.lo;
   const name = r.str();
@@ -40,11 +36,10 @@ export function parseSigDict(d: RecordContext, id: number, raw: Uint8Array): Dec
   const text = d.plainLine(SIG_DICT, zeroPad(s | 0, 8), objHex, name);
   if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
   return d.done(id, 'dict', null, text, { sig: s, obj: `0x${objHex}`, name: r.lastStr }, raw);
-}
+};
 
 /** QS_OBJ_DICT and QS_FUN_DICT: the name of an object's or a function's address. */
-export function parseObjFunDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+export const parseObjFunDict: RecordParser = (d, r, c, id, raw) => {
   const isObj = id === Id.QS_OBJ_DICT;
   const size = isObj ? c.objPtrSize : c.funPtrSize;
   const k = r.ptr(size);
@@ -57,15 +52,14 @@ export function parseObjFunDict(d: RecordContext, id: number, raw: Uint8Array): 
   if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
   const fields = isObj ? { obj: `0x${hex}`, name: r.lastStr } : { fun: `0x${hex}`, name: r.lastStr };
   return d.done(id, 'dict', null, text, fields, raw);
-}
+};
 
 /** QS_USR_DICT: the name of a user record. */
-export function parseUsrDict(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
+export const parseUsrDict: RecordParser = (d, r, _c, id, raw) => {
   const rec = r.u(1);
   const name = r.str();
   if (r.remaining === 0) d.dicts.usr.put(rec, name);
   const text = d.plainLine(USR_DICT, zeroPad(rec, 8), name);
   if (!d.fieldsWanted) return d.done(id, 'dict', null, text, NO_FIELDS, raw);
   return d.done(id, 'dict', null, text, { recId: rec, name: r.lastStr }, raw);
-}
+};

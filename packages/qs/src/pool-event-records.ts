@@ -1,9 +1,7 @@
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { dec } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, POOL_REF, type RecordContext } from './record-context.js';
-import { readEventSize, readObj, readPoolCtr, readPoolRef, readSig, readTime } from './record-reads.js';
+import { NO_FIELDS, POOL_REF, type RecordParser, readPoolRef } from './record-context.js';
 import { parseTimeEvtArm } from './time-event-records.js';
 
 /**
@@ -29,24 +27,24 @@ const EVENT_REF: readonly LineParts[] = (() => {
 })();
 
 /** QS_QF_NEW and _NEW_ATTEMPT: an event made (or not: no block was free). */
-export function parseNew(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const size = readEventSize(d);
-  const s = readSig(d);
+export const parseNew: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const size = r.u(c.eventSize);
+  const s = r.u(c.sigSize);
   const parts = id === Id.QS_QF_NEW_ATTEMPT ? NEW_ATTEMPT : NEW;
   if (d.lineAgain(t, parts, 0, 0, 0, s, size, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const sigF = d.sigF(s, 0);
   const text = d.partsLine(t, parts, d.sig(s, 0), dec(size));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { sig: sigF, size }, raw, { sig: sigF });
-}
+};
 
 /** QS_QF_MPOOL_GET and _GET_ATTEMPT: a block taken from a pool (or not: the margin was reached). */
-export function parsePoolGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const o = readObj(d);
-  const free = readPoolCtr(d);
-  const min = readPoolCtr(d);
+export const parsePoolGet: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const o = r.ptr(c.objPtrSize);
+  const free = r.u(c.poolCtrSize);
+  const min = r.u(c.poolCtrSize);
   const get = id === Id.QS_QF_MPOOL_GET;
   const parts = get ? POOL_GET : POOL_GET_ATTEMPT;
   if (d.lineAgain(t, parts, o, 0, 0, free, min, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
@@ -56,29 +54,28 @@ export function parsePoolGet(d: RecordContext, id: number, raw: Uint8Array): Dec
   return d.done(id, 'record', t, text, get ? { obj: objF, free, min } : { obj: objF, free, margin: min }, raw, {
     obj: objF,
   });
-}
+};
 
 /** QS_QF_MPOOL_PUT: a block given back to its pool. */
-export function parsePoolPut(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const o = readObj(d);
-  const free = readPoolCtr(d);
+export const parsePoolPut: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const o = r.ptr(c.objPtrSize);
+  const free = r.u(c.poolCtrSize);
   if (d.lineAgain(t, POOL_PUT, o, 0, 0, free, 0, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const objF = d.objF(o);
   const text = d.partsLine(t, POOL_PUT, d.obj(o), dec(free));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, free }, raw, { obj: objF });
-}
+};
 
 /** QS_QF_PUBLISH: an event published to its subscribers. */
-export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const c = d.config;
-  const t = readTime(d);
+export const parsePublish: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   // Before QS 4.2: no sender, and pool and ref in one byte.
   const old = c.version < 420;
-  const sdr = old ? 0 : readObj(d);
-  const s = readSig(d);
-  const poolRef = readPoolRef(d, old);
+  const sdr = old ? 0 : r.ptr(c.objPtrSize);
+  const s = r.u(c.sigSize);
+  const poolRef = readPoolRef(r, old);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   if (d.lineAgain(t, PUBLISH, sdr, 0, 0, s, pool, ref)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
@@ -86,21 +83,20 @@ export function parsePublish(d: RecordContext, id: number, raw: Uint8Array): Dec
   const text = d.partsLine(t, PUBLISH, d.obj(sdr), d.sig(s, 0), POOL_REF.of(pool, ref));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { sender: d.objF(sdr), sig: sigF, pool, ref }, raw, { sig: sigF });
-}
+};
 
 /**
  * QS_QF_NEW_REF, _GC_ATTEMPT, _GC and _DELETE_REF: a reference to an event taken or dropped,
  * and the event collected (or not: it is still referenced).
  */
-export function parseEventRef(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const c = d.config;
+export const parseEventRef: RecordParser = (d, r, c, id, raw) => {
   // Before QS 6.2 id 38 was QS_QF_TIMEEVT_CTR, laid out and printed as a time-event arm.
-  if (id === Id.QS_QF_DELETE_REF && c.version < 620) return parseTimeEvtArm(d, id, raw);
-  const t = readTime(d);
-  const s = readSig(d);
+  if (id === Id.QS_QF_DELETE_REF && c.version < 620) return parseTimeEvtArm(d, r, c, id, raw);
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
   // Before QS 4.2 the garbage-collector records had pool and ref in one byte.
   const packed = c.version < 420 && (id === Id.QS_QF_GC_ATTEMPT || id === Id.QS_QF_GC);
-  const poolRef = readPoolRef(d, packed);
+  const poolRef = readPoolRef(r, packed);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = EVENT_REF[id];
@@ -109,4 +105,4 @@ export function parseEventRef(d: RecordContext, id: number, raw: Uint8Array): De
   const text = d.partsLine(t, parts, d.sig(s, 0), POOL_REF.of(pool, ref));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { sig: sigF, pool, ref }, raw, { sig: sigF });
-}
+};

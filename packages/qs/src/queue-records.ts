@@ -2,8 +2,7 @@ import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QS_RECORD_NAMES } from './constants.js';
 import { dec, NumText, PairText } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, POOL_REF, type RecordContext } from './record-context.js';
-import { readObj, readPoolRef, readQueueCtr, readSig, readTime } from './record-reads.js';
+import { NO_FIELDS, NO_TS, POOL_REF, type RecordParser, readPoolRef } from './record-context.js';
 import { parseUnknown } from './unknown-record.js';
 
 /**
@@ -38,19 +37,18 @@ const QUEUE_POST: readonly LineParts[] = (() => {
 })();
 
 /** Id 55: QS_QF_ACTIVE_DEFER_ATTEMPT from QS 8.0, laid out as a defer; reserved before. */
-export function parseDeferAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  return d.config.version >= 800 ? parseDeferRecall(d, id, raw) : parseUnknown(d, id, raw);
-}
+export const parseDeferAttempt: RecordParser = (d, r, c, id, raw) => {
+  return c.version >= 800 ? parseDeferRecall(d, r, c, id, raw) : parseUnknown(d, r, c, id, raw);
+};
 
 /** QS_QF_ACTIVE_DEFER and _RECALL (ids 10 and 11 from QS 6.2): an event put aside or taken back. */
-export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const c = d.config;
-  if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? parseActiveRemove(d, id, raw) : silent(id, raw);
-  const t = readTime(d);
-  const ao = readObj(d);
-  const q = readObj(d);
-  const s = readSig(d);
-  const poolRef = readPoolRef(d, false);
+export const parseDeferRecall: RecordParser = (d, r, c, id, raw) => {
+  if (c.version < 620) return id === Id.QS_QF_ACTIVE_RECALL ? parseActiveRemove(d, r, c, id, raw) : silent(id, raw);
+  const t = r.u(c.timeSize);
+  const ao = r.ptr(c.objPtrSize);
+  const q = r.ptr(c.objPtrSize);
+  const s = r.u(c.sigSize);
+  const poolRef = readPoolRef(r, false);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = id === Id.QS_QF_ACTIVE_DEFER ? DEFER : id === Id.QS_QF_ACTIVE_RECALL ? RECALL : DEFER_ATTEMPT;
@@ -61,13 +59,13 @@ export function parseDeferRecall(d: RecordContext, id: number, raw: Uint8Array):
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   const fields = { obj: objF, queue: d.objF(q), sig: sigF, pool, ref };
   return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
-}
+};
 
 /** QS_QF_ACTIVE_SUBSCRIBE and _UNSUBSCRIBE. */
-export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const s = readSig(d);
-  const o = readObj(d);
+export const parseSubscribe: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
+  const o = r.ptr(c.objPtrSize);
   const parts = id === Id.QS_QF_ACTIVE_SUBSCRIBE ? SUBSCRIBE : UNSUBSCRIBE;
   if (d.lineAgain(t, parts, o, 0, 0, s, 0, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const objF = d.objF(o);
@@ -75,23 +73,22 @@ export function parseSubscribe(d: RecordContext, id: number, raw: Uint8Array): D
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, sig: sigF }, raw, { obj: objF, sig: sigF });
-}
+};
 
 /**
  * QS_QF_ACTIVE_POST and _POST_ATTEMPT: an event posted to an active object's queue. Its line's
  * tail is kept while its pieces repeat (`activePostText`).
  */
-export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  if (c.version < 420) return parseActivePostBefore42(d, id, raw);
-  const t = readTime(d);
-  const sdr = readObj(d);
-  const s = readSig(d);
-  const ao = readObj(d);
+export const parseActivePost: RecordParser = (d, r, c, id, raw) => {
+  if (c.version < 420) return parseActivePostBefore42(d, r, c, id, raw);
+  const t = r.u(c.timeSize);
+  const sdr = r.ptr(c.objPtrSize);
+  const s = r.u(c.sigSize);
+  const ao = r.ptr(c.objPtrSize);
   const pool = r.u(1);
   const ref = r.u(1);
-  const free = readQueueCtr(d);
-  const min = readQueueCtr(d);
+  const free = r.u(c.queueCtrSize);
+  const min = r.u(c.queueCtrSize);
   const post = id === Id.QS_QF_ACTIVE_POST;
   const parts = post ? ACTIVE_POST : ACTIVE_POST_ATTEMPT;
   if (d.lineAgain(t, parts, sdr, ao, free, s, pool * 256 + ref, min))
@@ -110,16 +107,16 @@ export function parseActivePost(d: RecordContext, id: number, raw: Uint8Array): 
     ? { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, min }
     : { sender: sdrN.field, obj: aoN.field, sig: sigF, pool, ref, free, margin: min };
   return d.done(id, 'record', t, text, fields, raw, { obj: aoN.field, sig: sigF });
-}
+};
 
 /** QS_QF_ACTIVE_POST_LIFO and QS_QF_EQUEUE_POST, _POST_LIFO and _POST_ATTEMPT. */
-export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const s = readSig(d);
-  const o = readObj(d);
-  const poolRef = readPoolRef(d, d.config.version < 420);
-  const free = readQueueCtr(d);
-  const min = readQueueCtr(d);
+export const parseQueuePost: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
+  const o = r.ptr(c.objPtrSize);
+  const poolRef = readPoolRef(r, c.version < 420);
+  const free = r.u(c.queueCtrSize);
+  const min = r.u(c.queueCtrSize);
   const parts = QUEUE_POST[id];
   if (d.lineAgain(t, parts, o, free, min, s, poolRef, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const pool = poolRef >> 8;
@@ -134,16 +131,16 @@ export function parseQueuePost(d: RecordContext, id: number, raw: Uint8Array): D
     ? { obj: objF, sig: sigF, pool, ref, free, margin: min }
     : { obj: objF, sig: sigF, pool, ref, free, min };
   return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
-}
+};
 
 /** QS_QF_ACTIVE_GET and QS_QF_EQUEUE_GET: an event taken from a queue. */
-export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+export const parseQueueGet: RecordParser = (d, r, c, id, raw) => {
   const parts = id === Id.QS_QF_ACTIVE_GET ? AO_GET : EQ_GET;
-  const t = readTime(d);
-  const s = readSig(d);
-  const o = readObj(d);
-  const poolRef = readPoolRef(d, d.config.version < 420);
-  const free = readQueueCtr(d);
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
+  const o = r.ptr(c.objPtrSize);
+  const poolRef = readPoolRef(r, c.version < 420);
+  const free = r.u(c.queueCtrSize);
   if (d.lineAgain(t, parts, o, 0, 0, s, poolRef, free)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -152,14 +149,14 @@ export function parseQueueGet(d: RecordContext, id: number, raw: Uint8Array): De
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o), POOL_REF.of(pool, ref), QUE_FREE.of(free));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, sig: sigF, pool, ref, free }, raw, { obj: objF, sig: sigF });
-}
+};
 
 /** QS_QF_ACTIVE_GET_LAST and QS_QF_EQUEUE_GET_LAST: the last event taken from a queue. */
-export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const s = readSig(d);
-  const o = readObj(d);
-  const poolRef = readPoolRef(d, d.config.version < 420);
+export const parseQueueGetLast: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
+  const o = r.ptr(c.objPtrSize);
+  const poolRef = readPoolRef(r, c.version < 420);
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
   const parts = id === Id.QS_QF_ACTIVE_GET_LAST ? AO_GET_LAST : EQ_GET_LAST;
@@ -169,20 +166,19 @@ export function parseQueueGetLast(d: RecordContext, id: number, raw: Uint8Array)
   const text = d.partsLine(t, parts, d.obj(o), d.sig(s, o), POOL_REF.of(pool, ref));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, sig: sigF, pool, ref }, raw, { obj: objF, sig: sigF });
-}
+};
 
 /** QS_QF_ACTIVE_RECALL_ATTEMPT (id 18 from QS 6.2): a recall from an empty queue. */
-export function parseRecallAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const c = d.config;
-  if (c.version < 620) return parseQueueInit(d, id, raw);
-  const t = readTime(d);
-  const ao = readObj(d);
-  const q = readObj(d);
+export const parseRecallAttempt: RecordParser = (d, r, c, id, raw) => {
+  if (c.version < 620) return parseQueueInit(d, r, c, id, raw);
+  const t = r.u(c.timeSize);
+  const ao = r.ptr(c.objPtrSize);
+  const q = r.ptr(c.objPtrSize);
   const objF = d.objF(ao);
   const text = d.tsLine(t, ` AO-RCllA Obj=${d.obj(ao)},Que=${d.secondObj(ao, q)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, queue: d.objF(q) }, raw, { obj: objF });
-}
+};
 
 /**
  * A record QSPY reads nothing of and prints nothing for (id 10 before QS 6.2: its
@@ -193,35 +189,34 @@ function silent(id: number, raw: Uint8Array): DecodedRecord {
 }
 
 /** Id 11 before QS 6.2: QS_QF_ACTIVE_REMOVE. */
-function parseActiveRemove(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const o = readObj(d);
+const parseActiveRemove: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const o = r.ptr(c.objPtrSize);
   const prio = r.u(1);
   const objF = d.objF(o);
   const text = d.tsLine(t, ` AO-Remov Obj=${d.obj(o)},Pri=${dec(prio)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, prio }, raw, { obj: objF, prio });
-}
+};
 
 /** Id 18 before QS 6.2: QS_QF_EQUEUE_INIT. */
-function parseQueueInit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const o = readObj(d);
-  const len = readQueueCtr(d);
+const parseQueueInit: RecordParser = (d, r, c, id, raw) => {
+  const o = r.ptr(c.objPtrSize);
+  const len = r.u(c.queueCtrSize);
   const objF = d.objF(o);
   const text = `${NO_TS}EQ-Init  Obj=${d.obj(o)},Len=${dec(len)}`;
   if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
   return d.done(id, 'record', null, text, { obj: objF, length: len }, raw, { obj: objF });
-}
+};
 
 /** Ids 14 and 45 before QS 4.2: no sender, pool and ref in one byte. */
-function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const s = readSig(d);
-  const ao = readObj(d);
-  const poolRef = readPoolRef(d, true);
-  const free = readQueueCtr(d);
-  const min = readQueueCtr(d);
+const parseActivePostBefore42: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const s = r.u(c.sigSize);
+  const ao = r.ptr(c.objPtrSize);
+  const poolRef = readPoolRef(r, true);
+  const free = r.u(c.queueCtrSize);
+  const min = r.u(c.queueCtrSize);
   const post = id === Id.QS_QF_ACTIVE_POST;
   const pool = poolRef >> 8;
   const ref = poolRef & 0xff;
@@ -236,4 +231,4 @@ function parseActivePostBefore42(d: RecordContext, id: number, raw: Uint8Array):
     ? { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, min }
     : { sender: d.objF(0), obj: objF, sig: sigF, pool, ref, free, margin: min };
   return d.done(id, 'record', t, text, fields, raw, { obj: objF, sig: sigF });
-}
+};

@@ -25,8 +25,8 @@ const NO_NAMES: QsKeyNames = { text: '', field: '' };
 /** How many steps between consecutive timestamps are kept as bigints (see bigTs). */
 const SMALL_BIGINT_COUNT = 4096;
 /**
- * 0n .. 4095n, made by the first decoder that needs bigint timestamps: making them took 5 ms,
- * a part of the start-up of `tracehub decode`, whose text needs none.
+ * 0n .. 4095n, made by the first decoder that needs bigint timestamps rather than at start-up:
+ * `tracehub decode`'s text needs none (PERFORMANCE.md, "Warm-up").
  */
 let smallBigints: readonly bigint[] | undefined;
 function makeSmallBigints(): readonly bigint[] {
@@ -35,8 +35,10 @@ function makeSmallBigints(): readonly bigint[] {
 }
 
 /**
- * Decodes the payload of one good frame into a record with QSPY's text (spec 4-9).
- * Holds what outlives a record: the target configuration and the dictionaries.
+ * Decodes the payload of one good frame into a record with QSPY's text (spec 4-9): user records
+ * here, predefined ones by their parser in `RECORD_PARSERS`, to which the decoder is the
+ * `RecordContext` (the reader, the configuration, the names, the line being built). Holds what
+ * outlives a record: the target configuration and the dictionaries.
  */
 export class QsRecordDecoder implements RecordContext {
   /** Sizes in use: the options until a target info arrives, then the target's. */
@@ -46,7 +48,7 @@ export class QsRecordDecoder implements RecordContext {
   targetInfoSeen = false;
   /** Set by a reset target info: the host's QS-RX sequence counter restarts. */
   hostSeqReset = false;
-  // RecordContext: what the parsers read (record-context.ts).
+  // What the parsers read (RecordContext).
   readonly r = new PayloadReader();
   readonly ts = new TimestampText();
   readonly counterText = new TimestampText();
@@ -403,7 +405,7 @@ export class QsRecordDecoder implements RecordContext {
 
   /** A predefined record, by its parser in the table (record-parsers.ts says why a table). */
   private predefined(id: number, raw: Uint8Array): DecodedRecord {
-    return (QsRecordDecoder.parsers[id] as RecordParser)(this, id, raw);
+    return (QsRecordDecoder.parsers[id] as RecordParser)(this, this.r, this.config, id, raw);
   }
 
   snapshot(): JsonValue {

@@ -1,8 +1,6 @@
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id } from './constants.js';
 import { dec } from './format.js';
-import { type Fields, NO_FIELDS, type RecordContext } from './record-context.js';
-import { readObj, readTime } from './record-reads.js';
+import { type Fields, NO_FIELDS, type RecordParser } from './record-context.js';
 
 /**
  * The scheduler's records and those of what it runs under (spec 5): critical sections,
@@ -23,34 +21,31 @@ const SEM_MTX_TAGS = [
 ];
 
 /** QS_QF_CRIT_ENTRY and _EXIT: a critical section entered or left, and its nesting. */
-export function parseCrit(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
+export const parseCrit: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const nest = r.u(1);
   const text = d.tsLine(t, ` ${id === Id.QS_QF_CRIT_ENTRY ? 'QF-CritE' : 'QF-CritX'} Nest=${dec(nest)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { nest }, raw);
-}
+};
 
 /** QS_QF_ISR_ENTRY and _EXIT: an interrupt entered or left, its nesting and priority. */
-export function parseIsr(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
+export const parseIsr: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const nest = r.u(1);
   const prio = r.u(1);
   const tag = id === Id.QS_QF_ISR_ENTRY ? 'QF-IsrE ' : 'QF-IsrX ';
   const text = d.tsLine(t, ` ${tag} Nest=${dec(nest)},Pri=${dec(prio)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { nest, prio }, raw, { prio });
-}
+};
 
 /**
  * QS_SCHED_PREEMPT, _RESTORE and _NEXT: the priority run next and the one before. Before QS 7.1
  * ids 48 and 49 were the mutex lock and unlock.
  */
-export function parseSchedPrio(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = readTime(d);
+export const parseSchedPrio: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const a = r.u(1);
   const b = r.u(1);
   if (c.version < 710 && id !== Id.QS_SCHED_NEXT) {
@@ -64,34 +59,31 @@ export function parseSchedPrio(d: RecordContext, id: number, raw: Uint8Array): D
   const text = d.tsLine(t, ` ${tag} Pri=${dec(b)}->${dec(a)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { prio: a, prevPrio: b }, raw, { prio: a });
-}
+};
 
 /** QS_SCHED_LOCK and _UNLOCK: the scheduler's ceiling before and after. */
-export function parseSchedLock(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
+export const parseSchedLock: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const a = r.u(1);
   const b = r.u(1);
   const text = d.tsLine(t, ` ${id === Id.QS_SCHED_LOCK ? 'Sch-Lock' : 'Sch-Unlk'} Ceil=${dec(a)}->${dec(b)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { prevCeiling: a, ceiling: b }, raw);
-}
+};
 
 /** QS_SCHED_IDLE: nothing left to run. */
-export function parseSchedIdle(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = r.u(d.config.timeSize);
+export const parseSchedIdle: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const a = r.u(1);
   const text = d.tsLine(t, ` Sch-Idle Pri=${dec(a)}->0`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { prevPrio: a }, raw);
-}
+};
 
 /** QS_SEM_* and QS_MTX_*: a semaphore or mutex taken, blocked on, signalled or given back. */
-export function parseSemMtx(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const o = readObj(d);
+export const parseSemMtx: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const o = r.ptr(c.objPtrSize);
   const a = r.u(1);
   const b = r.u(1);
   const tag = SEM_MTX_TAGS[id - Id.QS_SEM_TAKE];
@@ -110,4 +102,4 @@ export function parseSemMtx(d: RecordContext, id: number, raw: Uint8Array): Deco
   }
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, fields, raw, { obj: objF });
-}
+};

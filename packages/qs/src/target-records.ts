@@ -1,8 +1,7 @@
-import type { DecodedRecord } from '@tracehub/contracts';
 import type { QsTargetConfig } from './config.js';
 import { QsRecordId as Id } from './constants.js';
 import { dec, zeroPad } from './format.js';
-import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
+import { NO_FIELDS, NO_TS, type RecordParser } from './record-context.js';
 
 /**
  * What the target says of itself (spec 4, 5): its info (the configuration every other record
@@ -13,8 +12,7 @@ import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
  * QS_TARGET_INFO: the target's version, sizes and build, as QS 7.x or 8.x lays them out. The
  * decoder takes the configuration for every record after it.
  */
-export function parseTargetInfo(d: RecordContext, _id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
+export const parseTargetInfo: RecordParser = (d, r, _c, _id, raw) => {
   const b = r.buf;
   const isReset = r.u(1);
   let version: number;
@@ -93,11 +91,10 @@ export function parseTargetInfo(d: RecordContext, _id: number, raw: Uint8Array):
     text,
     raw,
   };
-}
+};
 
 /** QS_EMPTY: nothing printed (before QS 5.5 it announced a target reset). */
-export function parseEmpty(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+export const parseEmpty: RecordParser = (d, r, c, id, raw) => {
   if (c.version >= 550) {
     return { kind: 'info', type: 0, name: 'QS_EMPTY', targetTs: null, fields: {}, text: '', raw };
   }
@@ -105,20 +102,19 @@ export function parseEmpty(d: RecordContext, id: number, raw: Uint8Array): Decod
   d.dicts.resetAll();
   if (!d.fieldsWanted) return d.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, NO_FIELDS, raw);
   return d.done(id, 'info', null, `${NO_TS}Trg-RST  ${c.version}`, { reset: true }, raw);
-}
+};
 
 /** QS_QF_RUN: the framework started running. */
-export function parseQfRun(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+export const parseQfRun: RecordParser = (d, _r, _c, id, raw) => {
   return d.done(id, 'info', null, `${NO_TS}QF_RUN`, {}, raw);
-}
+};
 
 /** QS_ASSERT_FAIL: an assertion failed in the target, by module and location. */
-export function parseAssertFail(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = r.u(d.config.timeSize);
+export const parseAssertFail: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const loc = r.u(2);
   const mod = r.str();
   const text = d.tsLine(t, ` =ASSERT= Mod=${mod},Loc=${dec(loc)}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { module: r.lastStr, location: loc }, raw);
-}
+};

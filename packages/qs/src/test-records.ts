@@ -1,41 +1,36 @@
-import type { DecodedRecord } from '@tracehub/contracts';
 import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import { type Fields, NO_TS, type RecordContext } from './record-context.js';
-import { readFun, readObj, readPoolCtr, readQueueCtr, readSig, readTeCtr, readTime } from './record-reads.js';
+import { type Fields, NO_TS, type RecordParser } from './record-context.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,
  * RX_STATUS, QUERY_DATA, PEEK_DATA): rare in a trace, so apart from the hot records.
  */
 
-export function parseTestPaused(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+export const parseTestPaused: RecordParser = (d, _r, _c, id, raw) => {
   return d.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
-}
+};
 
-export function parseTestProbe(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
-  const f = readFun(d);
+export const parseTestProbe: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const f = r.ptr(c.funPtrSize);
   const data = r.u(4);
   // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
   const text = `${d.ts.of(t)} TstProbe Fun=${d.fun(f)},Data=${data | 0}`;
   return d.done(id, 'record', t, text, { fun: d.funF(f), data }, raw);
-}
+};
 
-export function parseTargetDone(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
+export const parseTargetDone: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const rx = r.u(1);
   const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
   return d.done(id, 'record', t, `${d.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
-}
+};
 
-export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
+export const parseRxStatus: RecordParser = (d, r, c, id, raw) => {
   let t: number | null = null;
-  if (c.version < 580) t = readTime(d);
+  if (c.version < 580) t = r.u(c.timeSize);
   const status = r.u(1);
   let text: string;
   let fields: Fields;
@@ -50,11 +45,10 @@ export function parseRxStatus(d: RecordContext, id: number, raw: Uint8Array): De
     fields = { ack: false, error: code, command: name };
   }
   return d.done(id, 'record', t, text, fields, raw);
-}
+};
 
-export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const t = readTime(d);
+export const parsePeekData: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
   const offs = r.u(2);
   const size = r.u(1);
   const start = r.mem(size);
@@ -74,13 +68,12 @@ export function parsePeekData(d: RecordContext, id: number, raw: Uint8Array): De
   }
   const text = `${d.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`;
   return d.done(id, 'record', t, text, { offset: offs, size, num, data: items }, raw);
-}
+};
 
-export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): DecodedRecord {
-  const { r, config: c } = d;
-  const t = readTime(d);
+export const parseQueryData: RecordParser = (d, r, c, _id, raw) => {
+  const t = r.u(c.timeSize);
   const kind = r.u(1);
-  const o = readObj(d);
+  const o = r.ptr(c.objPtrSize);
   let q: QsKey = 0;
   let b = 0;
   let cc = 0;
@@ -88,29 +81,29 @@ export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): 
   let e = 0;
   switch (kind) {
     case Kind.SM:
-      q = readFun(d);
+      q = r.ptr(c.funPtrSize);
       break;
     case Kind.MP:
-      b = readPoolCtr(d);
-      cc = readPoolCtr(d);
+      b = r.u(c.poolCtrSize);
+      cc = r.u(c.poolCtrSize);
       break;
     case Kind.EQ:
-      b = readQueueCtr(d);
-      cc = readQueueCtr(d);
+      b = r.u(c.queueCtrSize);
+      cc = r.u(c.queueCtrSize);
       break;
     case Kind.TE:
-      q = readObj(d);
-      b = readTeCtr(d);
-      cc = readTeCtr(d);
-      sig = readSig(d);
+      q = r.ptr(c.objPtrSize);
+      b = r.u(c.teCtrSize);
+      cc = r.u(c.teCtrSize);
+      sig = r.u(c.sigSize);
       e = r.u(1);
       break;
   }
   if (kind === Kind.AO) {
     if (c.version < 690) {
-      b = readQueueCtr(d);
-      cc = readQueueCtr(d);
-    } else q = readFun(d);
+      b = r.u(c.queueCtrSize);
+      cc = r.u(c.queueCtrSize);
+    } else q = r.ptr(c.funPtrSize);
   }
   const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
   const objF = d.objF(o);
@@ -139,4 +132,4 @@ export function parseQueryData(d: RecordContext, _id: number, raw: Uint8Array): 
     });
   }
   return d.done(Id.QS_QUERY_DATA, 'record', t, text, fields, raw, { obj: objF });
-}
+};

@@ -3,8 +3,7 @@ import { QsRecordId as Id } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, NumText } from './format.js';
 import { LineParts } from './line-parts.js';
-import { NO_FIELDS, NO_TS, type RecordContext } from './record-context.js';
-import { readObj, readRate, readSig, readTeCtr, readTime } from './record-reads.js';
+import { NO_FIELDS, NO_TS, type RecordContext, type RecordParser } from './record-context.js';
 
 /**
  * The time events' records (spec 5): ticks, arming, disarming and posting of time events.
@@ -22,27 +21,27 @@ const TE_AUTO_DISARM = new LineParts(`${NO_TS}TE`, '-ADis Obj=', ',AO=');
 const TICK = new LineParts(`${NO_TS}Tick<`, '>  Ctr=');
 
 /** QS_QF_TICK: a tick of a clock rate (no timestamp; the tick counter instead). */
-export function parseTick(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const ctr = readTeCtr(d);
-  const rate = readRate(d);
+export const parseTick: RecordParser = (d, r, c, id, raw) => {
+  const ctr = r.u(c.teCtrSize);
+  const rate = c.version < 500 ? 0 : r.u(1);
   const text = d.plainLine(TICK, dec(rate), d.counterText.of(ctr));
   if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
   return d.done(id, 'record', null, text, { rate, ctr }, raw);
-}
+};
 
 /**
  * QS_QF_TIMEEVT_ARM, _DISARM and _REARM, and id 38 before QS 6.2 (QS_QF_TIMEEVT_CTR): one
  * layout. The line's tail of arms and disarms up to the counters is kept while its pieces
  * repeat (`timeEvtText`).
  */
-export function parseTimeEvtArm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
+export const parseTimeEvtArm: RecordParser = (d, r, c, id, raw) => {
   const rearm = id === Id.QS_QF_TIMEEVT_REARM;
-  const t = readTime(d);
-  const te = readObj(d);
-  const ao = readObj(d);
-  const tim = readTeCtr(d);
-  const int = readTeCtr(d);
-  const rate = readRate(d);
+  const t = r.u(c.timeSize);
+  const te = r.ptr(c.objPtrSize);
+  const ao = r.ptr(c.objPtrSize);
+  const tim = r.u(c.teCtrSize);
+  const int = r.u(c.teCtrSize);
+  const rate = c.version < 500 ? 0 : r.u(1);
   if (rearm) return rearmed(d, id, raw, t, te, ao, tim, int, rate);
   if (d.lineAgain(t, TIME_EVT, te, ao, tim, id * 256 + rate, int, 0))
     return d.done(id, 'record', t, '', NO_FIELDS, raw);
@@ -55,7 +54,7 @@ export function parseTimeEvtArm(d: RecordContext, id: number, raw: Uint8Array): 
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   const fields = { obj: teN.field, ao: aoN.field, tim, interval: int, rate };
   return d.done(id, 'record', t, text, fields, raw, { obj: teN.field });
-}
+};
 
 /**
  * The rest of a QS_QF_TIMEEVT_REARM: whether the time event was armed. The target sends (rate,
@@ -82,41 +81,41 @@ function rearmed(
 }
 
 /** QS_QF_TIMEEVT_DISARM_ATTEMPT: a disarm of a time event that was not armed. */
-export function parseTimeEvtDisarmAttempt(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const te = readObj(d);
-  const ao = readObj(d);
-  const rate = readRate(d);
+export const parseTimeEvtDisarmAttempt: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const te = r.ptr(c.objPtrSize);
+  const ao = r.ptr(c.objPtrSize);
+  const rate = c.version < 500 ? 0 : r.u(1);
   if (d.lineAgain(t, TE_DISARM_ATTEMPT, te, ao, 0, rate, 0, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const objF = d.objF(te);
   const text = d.partsLine(t, TE_DISARM_ATTEMPT, dec(rate), d.obj(te), d.obj(ao));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, ao: d.objF(ao), rate }, raw, { obj: objF });
-}
+};
 
 /** QS_QF_TIMEEVT_POST: a time event's event posted to its active object. */
-export function parseTimeEvtPost(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const t = readTime(d);
-  const te = readObj(d);
-  const s = readSig(d);
-  const ao = readObj(d);
-  const rate = readRate(d);
+export const parseTimeEvtPost: RecordParser = (d, r, c, id, raw) => {
+  const t = r.u(c.timeSize);
+  const te = r.ptr(c.objPtrSize);
+  const s = r.u(c.sigSize);
+  const ao = r.ptr(c.objPtrSize);
+  const rate = c.version < 500 ? 0 : r.u(1);
   if (d.lineAgain(t, TE_POST, te, ao, 0, s, rate, 0)) return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const objF = d.objF(te);
   const sigF = d.sigF(s, ao);
   const text = d.partsLine(t, TE_POST, dec(rate), d.obj(te), d.sig(s, ao), d.obj(ao));
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   return d.done(id, 'record', t, text, { obj: objF, sig: sigF, ao: d.objF(ao), rate }, raw, { obj: objF, sig: sigF });
-}
+};
 
 /** QS_QF_TIMEEVT_AUTO_DISARM: a one-shot time event disarmed as it fired (no timestamp). */
-export function parseTimeEvtAutoDisarm(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const te = readObj(d);
-  const ao = readObj(d);
-  const rate = readRate(d);
+export const parseTimeEvtAutoDisarm: RecordParser = (d, r, c, id, raw) => {
+  const te = r.ptr(c.objPtrSize);
+  const ao = r.ptr(c.objPtrSize);
+  const rate = c.version < 500 ? 0 : r.u(1);
   if (d.lineAgain(-1, TE_AUTO_DISARM, te, ao, 0, rate, 0, 0)) return d.done(id, 'record', null, '', NO_FIELDS, raw);
   const objF = d.objF(te);
   const text = d.plainLine(TE_AUTO_DISARM, dec(rate), d.obj(te), d.obj(ao));
   if (!d.fieldsWanted) return d.done(id, 'record', null, text, NO_FIELDS, raw);
   return d.done(id, 'record', null, text, { obj: objF, ao: d.objF(ao), rate }, raw, { obj: objF });
-}
+};

@@ -1,12 +1,10 @@
-import type { DecodedRecord } from '@tracehub/contracts';
-import { NO_TS, type RecordContext } from './record-context.js';
+import { NO_TS, type RecordParser } from './record-context.js';
 
 /**
  * A record QSPY has no decoder for (43, 44 and 81..99 in QS 7.x): its length, and its payload
  * in the fields.
  */
-export function parseUnknown(d: RecordContext, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
+export const parseUnknown: RecordParser = (d, r, _c, id, raw) => {
   const len = r.remaining;
   return {
     kind: 'record',
@@ -17,4 +15,4 @@ export function parseUnknown(d: RecordContext, id: number, raw: Uint8Array): Dec
     text: `${NO_TS}Unknown Rec=${id},Len=${len}`,
     raw,
   };
-}
+};
