@@ -36,7 +36,7 @@ const QUEUE_POST: readonly LineParts[] = (() => {
   return tags.map((tag) => new LineParts(` ${tag} Obj=`, ',Evt<Sig='));
 })();
 
-/** Id 55: QS_QF_ACTIVE_DEFER_ATTEMPT from QS 8.0, laid out as a defer; reserved before. */
+/** Id 81: QS_QF_ACTIVE_DEFER_ATTEMPT from QS 8.0, laid out as a defer; reserved before. */
 export const parseDeferAttempt: RecordParser = (d, r, c, id, raw) => {
   return c.version >= 800 ? parseDeferRecall(d, r, c, id, raw) : parseUnknown(d, r, c, id, raw);
 };
