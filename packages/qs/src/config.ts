@@ -115,3 +115,23 @@ export function configFromOptions(options: Required<QsDecoderOptions>): QsTarget
     build: [0, 0, 0, 0, 0, 0],
   };
 }
+
+/**
+ * Whether two configurations are of the same build: the version, every size and the build
+ * stamp (not the byte order, which a dictionary file does not fix).
+ */
+export function sameBuild(a: Omit<QsTargetConfig, 'bigEndian'>, b: Omit<QsTargetConfig, 'bigEndian'>): boolean {
+  return (
+    a.version === b.version &&
+    a.objPtrSize === b.objPtrSize &&
+    a.funPtrSize === b.funPtrSize &&
+    a.timeSize === b.timeSize &&
+    a.sigSize === b.sigSize &&
+    a.eventSize === b.eventSize &&
+    a.queueCtrSize === b.queueCtrSize &&
+    a.poolCtrSize === b.poolCtrSize &&
+    a.poolBlkSize === b.poolBlkSize &&
+    a.teCtrSize === b.teCtrSize &&
+    a.build.every((v, i) => v === b.build[i])
+  );
+}

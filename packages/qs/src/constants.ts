@@ -156,7 +156,10 @@ export const QsRxId = {
 /** QS-RX names in id order, as QSPY prints them in Trg-Ack / Trg-ERR / Trg-Done lines. */
 export const QS_RX_NAMES: readonly string[] = Object.freeze(Object.keys(QsRxId));
 
-/** Object kinds of QS_QUERY_DATA and QS_RX_CURR_OBJ. */
+/** Object kinds of QS_RX_CURR_OBJ / QS_RX_QUERY_CURR and QS_QUERY_DATA (spec 10.2). */
+export const QsObjKind = { SM: 0, AO: 1, MP: 2, EQ: 3, TE: 4, AP: 5, SM_AO: 6 } as const;
+
+/** Names of the object kinds, by QsObjKind. */
 export const QS_OBJ_KIND_NAMES: readonly string[] = Object.freeze(['SM', 'AO', 'MP', 'EQ', 'TE', 'AP', 'SM_AO']);
 
 /**

@@ -247,13 +247,14 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     c.frames++;
     if (this.badRun.open) this.endBadRun();
     // A frame read in place is a view of the caller's chunk, which the decoder never writes;
-    // one assembled in the deframer's buffer is copied, as that buffer is reused.
-    // (A view made from the buffer directly: subarray's species lookup makes it cost twice as much.)
+    // one assembled in the deframer's buffer is copied, as that buffer is reused. The view is
+    // made from the buffer, not by subarray, whose species lookup costs more (PERFORMANCE.md).
     const raw = this.deframer.ownsBuffer(buf)
       ? copyBytes(buf, start, len)
       : new Uint8Array(this.chunkBuffer, this.chunkOffset + start, len);
     if (gapFrom >= 0) this.gap(gapFrom, raw[0]);
-    // announceDefaultsBefore's test, written out: as a call it cost 2.9 M instructions of 5 700 M.
+    // announceDefaultsBefore's test written out: a call here on every frame costs instructions
+    // (PERFORMANCE.md, "Counting instructions").
     if (!this.records.targetInfoSeen && !this.defaultsAnnounced) this.announceDefaultsBefore(raw[1]);
     const record = this.records.decode(raw, 0, len, raw);
     if (record.kind === 'error') c.errors++;

@@ -141,8 +141,7 @@ export function filterBitmap(ids: Iterable<number>): Uint8Array {
   return bitmap;
 }
 
-/** Object kinds of QS_RX_CURR_OBJ / QS_RX_QUERY_CURR (spec 10.2). */
-export const QsObjKind = { SM: 0, AO: 1, MP: 2, EQ: 3, TE: 4, AP: 5, SM_AO: 6 } as const;
+export { QsObjKind } from './constants.js';
 
 /**
  * Host -> target commands (QS-RX, spec 10), each returned as the exact bytes to write to the

@@ -1,52 +1,34 @@
-import type { DecodedRecord } from '@tracehub/contracts';
-import { QsRecordId as Id, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
+import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import type { QsRecordDecoder } from './record-decoder.js';
-import { QsObjKind as Kind } from './serializer.js';
+import { type Fields, NO_TS, type RecordParser } from './record-context.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,
  * RX_STATUS, QUERY_DATA, PEEK_DATA): rare in a trace, so apart from the hot records.
  */
 
-const NO_TS = '           ';
-
-type Fields = Record<string, unknown>;
-
-export function parseTestPaused(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
+export const parseTestPaused: RecordParser = (d, _r, _c, id, raw) => {
   return d.done(id, 'record', null, `${NO_TS}TstPause`, {}, raw);
-}
+};
 
-export function parseTestProbe(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+export const parseTestProbe: RecordParser = (d, r, c, id, raw) => {
   const t = r.u(c.timeSize);
   const f = r.ptr(c.funPtrSize);
   const data = r.u(4);
   // QSPY prints the data as signed (Q7); the field is the unsigned value sent.
-  return d.done(
-    id,
-    'record',
-    t,
-    `${d.ts.of(t)} TstProbe Fun=${d.fun(f)},Data=${data | 0}`,
-    { fun: d.funF(f), data },
-    raw,
-  );
-}
+  const text = `${d.ts.of(t)} TstProbe Fun=${d.fun(f)},Data=${data | 0}`;
+  return d.done(id, 'record', t, text, { fun: d.funF(f), data }, raw);
+};
 
-export function parseTargetDone(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+export const parseTargetDone: RecordParser = (d, r, c, id, raw) => {
   const t = r.u(c.timeSize);
   const rx = r.u(1);
   const name = rx < QS_RX_NAMES.length ? QS_RX_NAMES[rx] : String(rx);
   return d.done(id, 'record', t, `${d.ts.of(t)} Trg-Done ${name}`, { command: name }, raw);
-}
+};
 
-export function parseRxStatus(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+export const parseRxStatus: RecordParser = (d, r, c, id, raw) => {
   let t: number | null = null;
   if (c.version < 580) t = r.u(c.timeSize);
   const status = r.u(1);
@@ -63,11 +45,9 @@ export function parseRxStatus(d: QsRecordDecoder, id: number, raw: Uint8Array): 
     fields = { ack: false, error: code, command: name };
   }
   return d.done(id, 'record', t, text, fields, raw);
-}
+};
 
-export function parsePeekData(d: QsRecordDecoder, id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+export const parsePeekData: RecordParser = (d, r, c, id, raw) => {
   const t = r.u(c.timeSize);
   const offs = r.u(2);
   const size = r.u(1);
@@ -86,19 +66,11 @@ export function parsePeekData(d: QsRecordDecoder, id: number, raw: Uint8Array): 
     // Items of other sizes print nothing, not even their separators.
     if (size === 1 || size === 2 || size === 4) data += hexPad(v, size * 2) + (i === shown - 1 ? '>' : ',');
   }
-  return d.done(
-    id,
-    'record',
-    t,
-    `${d.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`,
-    { offset: offs, size, num, data: items },
-    raw,
-  );
-}
+  const text = `${d.ts.of(t)} Trg-Peek Offs=${dec(offs)},Size=${dec(size)},Num=${dec(num)},Data=<${data}`;
+  return d.done(id, 'record', t, text, { offset: offs, size, num, data: items }, raw);
+};
 
-export function parseQueryData(d: QsRecordDecoder, _id: number, raw: Uint8Array): DecodedRecord {
-  const r = d.r;
-  const c = d.config;
+export const parseQueryData: RecordParser = (d, r, c, _id, raw) => {
   const t = r.u(c.timeSize);
   const kind = r.u(1);
   const o = r.ptr(c.objPtrSize);
@@ -160,4 +132,4 @@ export function parseQueryData(d: QsRecordDecoder, _id: number, raw: Uint8Array)
     });
   }
   return d.done(Id.QS_QUERY_DATA, 'record', t, text, fields, raw, { obj: objF });
-}
+};

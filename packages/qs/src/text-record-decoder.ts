@@ -4,7 +4,8 @@ import type { QsKey } from './dictionaries.js';
 import type { QsDictionaryFile } from './dictionary-file.js';
 import type { PieceMemo } from './format.js';
 import type { LineParts } from './line-parts.js';
-import { type Fields, NO_FIELDS, QsRecordDecoder } from './record-decoder.js';
+import { type Fields, NO_FIELDS } from './record-context.js';
+import { QsRecordDecoder } from './record-decoder.js';
 import { SameFrameLines, timeBytesOf } from './same-frame-lines.js';
 import type { TextBlocks } from './text-blocks.js';
 import { USER_LINE_ROOM, writeUserElements } from './user-record.js';
@@ -139,7 +140,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return d.obj.changes + d.fun.changes + d.sig.changes + this.configChanges;
   }
 
-  protected override lineAgain(
+  override lineAgain(
     t: number,
     parts: LineParts,
     k0: QsKey,
@@ -265,7 +266,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return record;
   }
 
-  protected override memoLine(t: number, m: PieceMemo): string {
+  override memoLine(t: number, m: PieceMemo): string {
     const out = this.out;
     if (out === undefined) return super.memoLine(t, m);
     this.beginLine(out, m.length, t);
@@ -274,7 +275,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return '';
   }
 
-  protected override tsLine(t: number, rest: string): string {
+  override tsLine(t: number, rest: string): string {
     const out = this.out;
     if (out === undefined) return super.tsLine(t, rest);
     this.beginLine(out, rest.length, t);
@@ -283,13 +284,13 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return '';
   }
 
-  protected override partsLine(t: number, p: LineParts, v0: string, v1: string, v2 = '', v3 = '', v4 = ''): string {
+  override partsLine(t: number, p: LineParts, v0: string, v1: string, v2 = '', v3 = '', v4 = ''): string {
     if (this.out === undefined) return super.partsLine(t, p, v0, v1, v2, v3, v4);
     this.writePartsLine(this.out, t, p, v0, v1, v2, v3, v4);
     return '';
   }
 
-  protected override plainLine(p: LineParts, v0: string, v1: string, v2 = '', v3 = ''): string {
+  override plainLine(p: LineParts, v0: string, v1: string, v2 = '', v3 = ''): string {
     if (this.out === undefined) return super.plainLine(p, v0, v1, v2, v3);
     this.writePartsLine(this.out, -1, p, v0, v1, v2, v3, '');
     return '';
@@ -311,7 +312,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     out.endLine();
   }
 
-  protected override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
+  override timeEvtLine(t: number, m: PieceMemo, tim: number, int: number): string {
     const out = this.out;
     if (out === undefined) return super.timeEvtLine(t, m, tim, int);
     this.beginLine(out, m.length + COUNTERS_ROOM, t);
@@ -353,7 +354,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     return true;
   }
 
-  protected override get fieldsWanted(): boolean {
+  override get fieldsWanted(): boolean {
     return false;
   }
 
