@@ -113,6 +113,7 @@ export class LinkBytesStore {
         data: msg.data,
       };
       if (meta.pauseNs !== undefined) chunk.pauseNs = meta.pauseNs;
+      if (meta.segments) chunk.segments = meta.segments;
       held = { msg, chunk, place: { ...place, session: meta.session, hostNs: meta.recvNs.toString() } };
       if (meta.settings) held.settings = meta.settings;
     } catch (err) {

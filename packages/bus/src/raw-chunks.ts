@@ -1,6 +1,6 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
-import { Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
+import { type ChunkSegment, Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
 import type { Bus } from './connect.js';
 import { jetStreamPublish } from './js-publish.js';
 
@@ -22,6 +22,8 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   if (chunk.eos) h.set(Headers.Eos, '1');
   if (chunk.capture) h.set(Headers.Capture, '1');
   if (chunk.pauseNs !== undefined) h.set(Headers.PauseNs, chunk.pauseNs.toString());
+  if (chunk.segments && chunk.segments.length > 1)
+    h.set(Headers.Segments, chunk.segments.map((s) => `${s.offset}:${s.pauseNs}:${s.recvNs}`).join(','));
   if (chunk.settings && Object.keys(chunk.settings).length > 0) h.set(Headers.Settings, JSON.stringify(chunk.settings));
   h.set(Headers.MsgId, msgId(chunk.session, chunk.chunk));
   return jetStreamPublish(bus.nc, bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, h);
@@ -59,6 +61,8 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
     }
     meta.pauseNs = BigInt(pauseText);
   }
+  const segmentsText = h.get(Headers.Segments);
+  if (segmentsText) meta.segments = readSegments(segmentsText);
   const settingsText = h.get(Headers.Settings);
   if (settingsText) {
     let settings: unknown;
@@ -73,4 +77,20 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
     meta.settings = settings as Record<string, unknown>;
   }
   return meta;
+}
+
+const SEGMENT = /^([0-9]{1,10}):([0-9]{1,20}):([0-9]{1,20})$/;
+
+/** `th-segments`: stretches at increasing offsets, the first at 0. */
+function readSegments(text: string): ChunkSegment[] {
+  const segments: ChunkSegment[] = [];
+  for (const entry of text.split(',')) {
+    const m = SEGMENT.exec(entry);
+    const offset = m ? Number(m[1]) : Number.NaN;
+    const previous = segments.at(-1);
+    if (!m || (previous ? offset <= previous.offset : offset !== 0))
+      throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Segments} header: '${text}'`);
+    segments.push({ offset, pauseNs: BigInt(m[2]), recvNs: BigInt(m[3]) });
+  }
+  return segments;
 }

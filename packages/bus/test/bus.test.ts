@@ -1,3 +1,4 @@
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import { Headers, type RecordBatch } from '@tracehub/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -73,6 +74,35 @@ describe('raw chunks', () => {
 
   it('reject bad headers with a message naming the header', () => {
     expect(() => readRawChunkMeta(undefined)).toThrow(/no headers/);
+  });
+
+  it('carry the pauses inside them, as stretches at increasing offsets', async () => {
+    const segments = [
+      { offset: 0, pauseNs: 2_000_000n, recvNs: 10n },
+      { offset: 3, pauseNs: 150_000_000n, recvNs: 20n },
+    ];
+    const data = new Uint8Array([1, 2, 3, 4, 5]);
+    const l = { ...link, link: 'stretches' };
+    await publishRawChunk(bus, l, {
+      session: 'sP',
+      chunk: 0,
+      recvNs: 20n,
+      lost: 0,
+      eos: false,
+      pauseNs: 2_000_000n,
+      segments,
+      data,
+    });
+    const msg = await bus.jsm.streams.getMessage(bus.names.rawStream, {
+      last_by_subj: bus.names.rawSubject('qs', 'rig1', 'stretches'),
+    });
+    expect(readRawChunkMeta(msg!.header)).toMatchObject({ pauseNs: 2_000_000n, segments });
+    const bad = natsHeaders();
+    bad.set(Headers.Session, 's');
+    bad.set(Headers.Chunk, '0');
+    bad.set(Headers.RecvNs, '1');
+    bad.set(Headers.Segments, '0:1:1,0:1:1');
+    expect(() => readRawChunkMeta(bad)).toThrow(/th-segments/);
   });
 });
 

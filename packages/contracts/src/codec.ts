@@ -1,4 +1,5 @@
 import type { DecodedRecord } from './decoded-record.js';
+import type { ChunkSegment } from './envelopes.js';
 
 /** What the caller knows about a chunk: codecs own no clock and no I/O. */
 export interface ChunkContext {
@@ -8,10 +9,35 @@ export interface ChunkContext {
   lostBytes?: number;
   /**
    * Idle time of the link just before this chunk's first byte, ns (the gateway's
-   * `th-pause-ns`). Gateways of timing-sensitive links (STP v1) cut chunks at pauses, so a
-   * pause is always between two chunks. When absent, the difference of `hostNs` stands in.
+   * `th-pause-ns`). Gateways of timing-sensitive links (STP v1) mark the pauses inside a chunk
+   * (`th-segments`) and the chunk is pushed a stretch at a time (`chunkPieces`), so a pause is
+   * always before a push. When absent, the difference of `hostNs` stands in.
    */
   pauseNs?: bigint;
+}
+
+/** What a raw chunk's headers say of its timing (a `RawChunkMeta`, or a stored link chunk). */
+export interface ChunkTiming {
+  recvNs: bigint;
+  lost: number;
+  pauseNs?: bigint;
+  segments?: readonly ChunkSegment[];
+}
+
+/**
+ * A chunk as its decoder takes it: each stretch the link sent without a pause, with its own
+ * receive time and the pause before it (the bytes the gateway dropped go with the first). One
+ * piece when the chunk has no `segments`.
+ */
+export function chunkPieces(data: Uint8Array, chunk: ChunkTiming): Array<{ data: Uint8Array; ctx: ChunkContext }> {
+  const first: ChunkContext = { hostNs: chunk.recvNs, lostBytes: chunk.lost };
+  if (chunk.pauseNs !== undefined) first.pauseNs = chunk.pauseNs;
+  const segments = chunk.segments;
+  if (!segments || segments.length < 2) return [{ data, ctx: first }];
+  return segments.map((s, i) => ({
+    data: data.subarray(s.offset, i + 1 < segments.length ? segments[i + 1].offset : data.length),
+    ctx: { hostNs: s.recvNs, lostBytes: i === 0 ? chunk.lost : 0, pauseNs: s.pauseNs },
+  }));
 }
 
 export type EmitRecord = (record: DecodedRecord) => void;

@@ -1,6 +1,18 @@
 import type { Protocol } from './names.js';
 import type { TraceRecord } from './record.js';
 
+/**
+ * A stretch of a chunk that the link sent without a pause: from `offset` to the next
+ * stretch's offset (or the chunk's end), after the link was idle `pauseNs`, its last byte read
+ * at `recvNs`. STP v1 resynchronises on pauses: a gateway keeps them inside a chunk this way
+ * rather than cutting a chunk at every pause (a chunk costs the same whatever its size).
+ */
+export interface ChunkSegment {
+  offset: number;
+  pauseNs: bigint;
+  recvNs: bigint;
+}
+
 /** What the headers of one raw chunk say, read into types. */
 export interface RawChunkMeta {
   session: string;
@@ -13,6 +25,8 @@ export interface RawChunkMeta {
   eos: boolean;
   /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
   pauseNs?: bigint;
+  /** The stretches of the chunk read without a pause, when there is more than one (`th-segments`). */
+  segments?: ChunkSegment[];
   /** Link settings the gateway was given (`th-settings`): they override the stored ones for the session. */
   settings?: Record<string, unknown>;
   /** The session is a capture of its own (`th-capture`): decoded from nothing. */

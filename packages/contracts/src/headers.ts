@@ -12,6 +12,13 @@ export const Headers = {
   Lost: 'th-lost',
   /** Idle time of the link before this chunk's first byte, ns (STP v1 resynchronises on pauses). */
   PauseNs: 'th-pause-ns',
+  /**
+   * The pauses inside a chunk (timing-sensitive links): `offset:pauseNs:recvNs` for each
+   * stretch of the chunk read without a pause, comma-separated, the first at offset 0. Present
+   * only when the chunk holds more than one; `th-pause-ns` is the first's pause and
+   * `th-recv-ns` the last's receive time.
+   */
+  Segments: 'th-segments',
   /** Present (value `1`) on the empty chunk that ends a session. */
   Eos: 'th-eos',
   /**

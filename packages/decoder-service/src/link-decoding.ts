@@ -11,7 +11,7 @@ import {
 } from '@tracehub/bus';
 import {
   Backoff,
-  type ChunkContext,
+  chunkPieces,
   type Log,
   NOT_CODEC_LINK_SETTINGS,
   type RawChunkMeta,
@@ -365,11 +365,16 @@ export class LinkDecoding {
       place.seq = nextSeq++;
       records.push(toTraceRecord(r, place));
     };
-    const ctx: ChunkContext = { hostNs: meta.recvNs, lostBytes: meta.lost };
-    if (meta.pauseNs !== undefined) ctx.pauseNs = meta.pauseNs;
     const decodeStart = performance.now();
-    if (d.data.length > 0 || meta.lost > 0) decoder.push(d.data, ctx, emit);
-    if (meta.eos) decoder.end(ctx, emit);
+    // A stretch at a time, each after its pause and with its own receive time (STP v1).
+    const pieces = chunkPieces(d.data, meta);
+    if (d.data.length > 0 || meta.lost > 0) {
+      for (const piece of pieces) {
+        place.hostNs = piece.ctx.hostNs;
+        decoder.push(piece.data, piece.ctx, emit);
+      }
+    }
+    if (meta.eos) decoder.end(pieces[pieces.length - 1].ctx, emit);
     const decodeMs = performance.now() - decodeStart;
     const batch: RecordBatch = {
       ...this.link,

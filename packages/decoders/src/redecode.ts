@@ -1,5 +1,5 @@
 import type { RedecodeResult } from '@tracehub/api-contract';
-import { type ChunkContext, isProtocol, type TraceDecoder, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
+import { chunkPieces, isProtocol, type TraceDecoder, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import {
   type Database,
   getLinkSettings,
@@ -132,12 +132,17 @@ export async function redecodeSession(
     let ended = false;
     for await (const c of sessionLinkChunks(trx, sessionId)) {
       place.chunk = c.chunk;
+      // A stretch at a time, as the decoder service pushes it (STP v1 pauses inside a chunk).
+      const pieces = chunkPieces(c.data, c);
+      if (c.data.length > 0 || c.lost > 0) {
+        for (const piece of pieces) {
+          place.hostNs = piece.ctx.hostNs;
+          decoder.push(piece.data, piece.ctx, emit);
+        }
+      }
       place.hostNs = c.recvNs;
-      const ctx: ChunkContext = { hostNs: c.recvNs, lostBytes: c.lost };
-      if (c.pauseNs !== undefined) ctx.pauseNs = c.pauseNs;
-      if (c.data.length > 0 || c.lost > 0) decoder.push(c.data, ctx, emit);
       if (c.eos) {
-        decoder.end(ctx, emit);
+        decoder.end(pieces[pieces.length - 1].ctx, emit);
         ended = true;
       }
       last = { chunk: c.chunk, recvNs: c.recvNs };

@@ -48,7 +48,7 @@ export class Gateway {
       bus,
       link,
       ...publisherOptions,
-      sealOnPauseNs: publisherOptions.sealOnPauseNs ?? (link.protocol === 'stp' && !capture ? 500_000n : 0n),
+      pauseMarkNs: publisherOptions.pauseMarkNs ?? (link.protocol === 'stp' && !capture ? 500_000n : 0n),
       noPauses: link.protocol === 'stp' && capture,
       captures: capture,
     });

@@ -1,5 +1,5 @@
 import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
-import { Backoff, type LinkAddress, type Log } from '@tracehub/contracts';
+import { Backoff, type ChunkSegment, type LinkAddress, type Log } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
 
@@ -24,11 +24,14 @@ export interface LinkPublisherOptions {
    */
   bufferBytes?: number;
   /**
-   * When > 0, a read that comes after the link was idle this long (ns) starts a new chunk,
-   * and every chunk carries the idle time before it (th-pause-ns): STP v1 resynchronises on
-   * pauses, so they must fall between chunks. 0 (default) for links whose decoding ignores time.
+   * When > 0, a read that comes after the link was idle this long (ns) starts a new stretch of
+   * the chunk (th-segments: its offset, the idle time before it and its receive time), and
+   * every chunk carries the idle time before it (th-pause-ns): STP v1 resynchronises on pauses,
+   * and its decoder is given the chunk a stretch at a time. Chunks are still sealed by size and
+   * age only: a link that pauses often costs no more chunks than one that does not. 0
+   * (default) for links whose decoding ignores time.
    */
-  sealOnPauseNs?: bigint;
+  pauseMarkNs?: bigint;
   /**
    * Every chunk says the link had no pause before it (th-pause-ns 0), so that its decoder never
    * takes the gaps between chunks' receive times for pauses: a file or stdin replayed has no
@@ -58,6 +61,7 @@ interface QueuedChunk {
   /** Bytes dropped just before this chunk. */
   lost: number;
   pauseNs?: bigint;
+  segments?: ChunkSegment[];
   eos: boolean;
   chunk?: number;
 }
@@ -105,6 +109,8 @@ export class LinkPublisher implements LinkSink {
   private lastRecvNs = 0n;
   /** Idle time before the first byte of the chunk being gathered. */
   private piecesPauseNs = 0n;
+  /** The stretches of the chunk being gathered, when pauses are marked (the last one open). */
+  private segments: ChunkSegment[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private readonly queue: QueuedChunk[] = [];
   private queuedBytes = 0;
@@ -188,8 +194,15 @@ export class LinkPublisher implements LinkSink {
     this.stats.bytesIn += bytes.length;
     const now = nowNs();
     const idle = now - this.lastRecvNs;
-    const sealOnPause = this.options.sealOnPauseNs ?? 0n;
-    if (sealOnPause > 0n && this.pieceBytes > 0 && idle >= sealOnPause) this.seal();
+    const pauseMark = this.options.pauseMarkNs ?? 0n;
+    if (pauseMark > 0n) {
+      if (this.pieceBytes === 0) this.segments = [{ offset: 0, pauseNs: idle, recvNs: now }];
+      else if (idle >= pauseMark) {
+        // The stretch before the pause ended with the last read.
+        this.segments[this.segments.length - 1].recvNs = this.lastRecvNs;
+        this.segments.push({ offset: this.pieceBytes, pauseNs: idle, recvNs: now });
+      }
+    }
     if (this.pieceBytes === 0) this.piecesPauseNs = idle;
     this.lastRecvNs = now;
     this.pieces.push(bytes);
@@ -291,8 +304,14 @@ export class LinkPublisher implements LinkSink {
     this.pieces = [];
     this.pieceBytes = 0;
     const chunk: QueuedChunk = { session: this.session, data, recvNs: this.lastRecvNs, lost: 0, eos: false };
-    if ((this.options.sealOnPauseNs ?? 0n) > 0n) chunk.pauseNs = this.piecesPauseNs;
-    else if (this.options.noPauses) chunk.pauseNs = 0n;
+    if ((this.options.pauseMarkNs ?? 0n) > 0n) {
+      chunk.pauseNs = this.piecesPauseNs;
+      if (this.segments.length > 1) {
+        this.segments[this.segments.length - 1].recvNs = this.lastRecvNs;
+        chunk.segments = this.segments;
+      }
+      this.segments = [];
+    } else if (this.options.noPauses) chunk.pauseNs = 0n;
     this.enqueue(chunk);
   }
 
@@ -355,6 +374,7 @@ export class LinkPublisher implements LinkSink {
           eos: chunk.eos,
           data: chunk.data,
           pauseNs: chunk.pauseNs,
+          segments: chunk.segments,
           settings: this.options.settings,
           capture: this.options.captures,
         });

@@ -182,23 +182,27 @@ describe('gateway on tcp-listen', () => {
     await gateway.stop();
   });
 
-  it('cuts STP chunks at pauses and says how long the link was idle', async () => {
+  it('marks STP pauses inside a chunk with how long the link was idle, and cuts no chunk for them', async () => {
     const source = new TcpListenSource('127.0.0.1', 0);
-    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'stp' }, source, flushMs: 200 });
+    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'stp' }, source, flushMs: 2000 });
     await gateway.start();
     const target = await connectTarget(source.boundPort);
     await write(target, Buffer.from([1, 2, 3]));
     await sleep(30);
     await write(target, Buffer.from([4, 5]));
     target.end();
-    await sleep(300);
+    await waitUntil(async () => (await chunksOf(bus, 'r1', 'stp')).some((c) => c.eos), 10_000, 'the end chunk');
     await gateway.stop();
     const chunks = (await chunksOf(bus, 'r1', 'stp')).filter((c) => !c.eos);
-    expect(chunks.map((c) => [...c.data])).toEqual([
-      [1, 2, 3],
-      [4, 5],
-    ]);
-    expect(chunks[1].pauseNs!).toBeGreaterThanOrEqual(25_000_000n);
+    expect(chunks.map((c) => [...c.data])).toEqual([[1, 2, 3, 4, 5]]);
+    const [first, second] = chunks[0].segments!;
+    expect(chunks[0].segments).toHaveLength(2);
+    expect(first.offset).toBe(0);
+    expect(first.pauseNs).toBe(chunks[0].pauseNs);
+    expect(second.offset).toBe(3);
+    expect(second.pauseNs).toBeGreaterThanOrEqual(25_000_000n);
+    expect(second.recvNs - first.recvNs).toBeGreaterThanOrEqual(25_000_000n);
+    expect(second.recvNs).toBe(chunks[0].recvNs);
   });
 });
 

@@ -1,13 +1,18 @@
+import type { ChunkSegment } from '@tracehub/contracts';
+
 /**
  * The layout of one stored block of link bytes, before compression: a count, one fixed-size
  * entry per raw chunk, then the chunks' bytes back to back.
  *
  * ```
  * u32 count
- * count x { u32 chunk, u32 length, u32 lost, u8 flags (1 eos, 2 pause known), 3 x u8 0, u64 recvNs, u64 pauseNs }
- * bytes of every chunk, in entry order
+ * count x { u32 chunk, u32 length, u32 lost, u8 flags (1 eos, 2 pause known, 4 stretches),
+ *           u8 0, u16 stretches, u64 recvNs, u64 pauseNs }
+ * for every chunk, in entry order: its stretches (`stretches` x { u32 offset, u32 0,
+ *   u64 pauseNs, u64 recvNs }) when flag 4 is set, then its bytes
  * ```
- * Little-endian throughout.
+ * Little-endian throughout. Blocks written before stretches existed have neither flag 4 nor
+ * a count, and read the same.
  */
 
 /** One raw chunk as the gateway published it. */
@@ -21,16 +26,26 @@ export interface LinkChunk {
   eos: boolean;
   /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
   pauseNs?: bigint;
+  /** The stretches the link sent without a pause, when the chunk holds more than one (`th-segments`). */
+  segments?: ChunkSegment[];
   data: Uint8Array;
 }
 
 const ENTRY = 32;
 const EOS = 1;
 const PAUSE = 2;
+const STRETCHES = 4;
+const STRETCH = 24;
+/** At most this many stretches a chunk are kept (the count is a u16); more are merged into the last. */
+const MAX_STRETCHES = 0xffff;
+
+function stretchesOf(c: LinkChunk): readonly ChunkSegment[] {
+  return c.segments && c.segments.length > 1 ? c.segments.slice(0, MAX_STRETCHES) : [];
+}
 
 export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
   let bytes = 0;
-  for (const c of chunks) bytes += c.data.length;
+  for (const c of chunks) bytes += c.data.length + stretchesOf(c).length * STRETCH;
   const out = Buffer.alloc(4 + chunks.length * ENTRY + bytes);
   out.writeUInt32LE(chunks.length, 0);
   let at = 4;
@@ -39,9 +54,17 @@ export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
     out.writeUInt32LE(c.chunk, at);
     out.writeUInt32LE(c.data.length, at + 4);
     out.writeUInt32LE(c.lost, at + 8);
-    out[at + 12] = (c.eos ? EOS : 0) | (c.pauseNs !== undefined ? PAUSE : 0);
+    const stretches = stretchesOf(c);
+    out[at + 12] = (c.eos ? EOS : 0) | (c.pauseNs !== undefined ? PAUSE : 0) | (stretches.length > 0 ? STRETCHES : 0);
+    out.writeUInt16LE(stretches.length, at + 14);
     out.writeBigUInt64LE(c.recvNs, at + 16);
     out.writeBigUInt64LE(c.pauseNs ?? 0n, at + 24);
+    for (const s of stretches) {
+      out.writeUInt32LE(s.offset, data);
+      out.writeBigUInt64LE(s.pauseNs, data + 8);
+      out.writeBigUInt64LE(s.recvNs, data + 16);
+      data += STRETCH;
+    }
     out.set(c.data, data);
     data += c.data.length;
     at += ENTRY;
@@ -64,8 +87,20 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
   const chunks: LinkChunk[] = [];
   for (let i = 0; i < count; i++, at += ENTRY) {
     const length = block.readUInt32LE(at + 4);
-    if (data + length > block.length) throw new BadLinkBlockError('link block entry runs past its end');
     const flags = block[at + 12];
+    const segments: ChunkSegment[] = [];
+    if (flags & STRETCHES) {
+      const stretches = block.readUInt16LE(at + 14);
+      if (data + stretches * STRETCH > block.length)
+        throw new BadLinkBlockError('link block stretches run past its end');
+      for (let k = 0; k < stretches; k++, data += STRETCH)
+        segments.push({
+          offset: block.readUInt32LE(data),
+          pauseNs: block.readBigUInt64LE(data + 8),
+          recvNs: block.readBigUInt64LE(data + 16),
+        });
+    }
+    if (data + length > block.length) throw new BadLinkBlockError('link block entry runs past its end');
     const chunk: LinkChunk = {
       chunk: block.readUInt32LE(at),
       recvNs: block.readBigUInt64LE(at + 16),
@@ -74,6 +109,7 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
       data: block.subarray(data, data + length),
     };
     if (flags & PAUSE) chunk.pauseNs = block.readBigUInt64LE(at + 24);
+    if (segments.length > 0) chunk.segments = segments;
     chunks.push(chunk);
     data += length;
   }
