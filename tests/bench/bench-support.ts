@@ -166,13 +166,21 @@ export function writeFigures(file: string, services: readonly Service[], figures
   process.stdout.write(`figures written to ${join(outDir, file)}\n`);
 }
 
+/**
+ * A port nobody listens on now, below the kernel's ephemeral range (32768 and up): a port the
+ * kernel handed out and took back may be handed to an outgoing connection (to NATS, to
+ * Postgres) before the service that was given it listens.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
 }
 
 export function percentile(sorted: number[], p: number): number {

@@ -36,7 +36,7 @@ export const DecoderConfigSchema = Type.Object({
   DECODER_CHECKPOINT_MS: Type.Integer({
     minimum: 10,
     maximum: 10_000,
-    default: 500,
+    default: 1000,
     description:
       "how often a link's checkpoint is written and its decoded chunks acknowledged, ms (also at every session's end)",
   }),

@@ -60,7 +60,7 @@ export interface DecoderWorkerOptions {
   /** How long a delivered chunk may stay unacked before it is delivered again, ms. */
   ackWaitMs?: number;
   /**
-   * How long decoded chunks wait for their checkpoint, ms (default 500): a link's checkpoint is
+   * How long decoded chunks wait for their checkpoint, ms (default 1000): a link's checkpoint is
    * written, and its chunks acknowledged, at most this often (and at every session's end), not
    * once a chunk. A worker that dies leaves at most this much to decode again.
    */
@@ -233,7 +233,7 @@ export class DecoderWorker {
       const decoding = new LinkDecoding(
         {
           ...this.options,
-          checkpointMs: this.options.checkpointMs ?? 500,
+          checkpointMs: this.options.checkpointMs ?? 1000,
           maxInFlight: this.options.maxChunksInFlight ?? DECODER_CHUNKS_IN_FLIGHT,
         },
         this.checkpoints,
