@@ -2,6 +2,9 @@ import type { DecodedRecord, JsonValue } from '@tracehub/contracts';
 import { encodeFrame, QsDecoder, QsRecordId, type QsTargetConfig } from '@tracehub/qs';
 import { NameIndex } from './name-index.js';
 
+/** Bytes kept back at most before they are skimmed (while nobody wants every record). */
+const SKIM_BATCH_BYTES = 64 * 1024;
+
 /** qspy's QS-RX encode buffer: no frame longer than this is ever written to a target. */
 export const MAX_RX_FRAME_BYTES = 512;
 
@@ -35,7 +38,15 @@ export interface QsTargetLinkOptions {
  * sender of commands, and the signal scope. Pure: bytes in, records and frames out.
  */
 export class QsTargetLink {
-  readonly names = new NameIndex();
+  private readonly nameIndex = new NameIndex();
+  /**
+   * Bytes not yet looked at while nobody wants every record: skimmed together when a command,
+   * a name or the configuration is asked for, or when they reach SKIM_BATCH_BYTES. A slow
+   * link reads a few hundred bytes at a time, a hundred times a second; skimming each read
+   * cost a fleet's gateway more than all its other work.
+   */
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
   /**
    * Made when the link's first bytes come (or its configuration is asked for): a link that
    * is connected but sends nothing costs its gateway no decoder (12 kB of heap).
@@ -59,7 +70,14 @@ export class QsTargetLink {
 
   /** Sizes and version from the latest target info (qspy's defaults before any). */
   get config(): QsTargetConfig & { fromTarget: boolean } {
+    this.catchUp();
     return this.decoder.config;
+  }
+
+  /** The dictionaries read backwards, for name lookups. */
+  get names(): NameIndex {
+    this.catchUp();
+    return this.nameIndex;
   }
 
   private get decoder(): QsDecoder {
@@ -69,6 +87,7 @@ export class QsTargetLink {
 
   /** The object that scopes signal names (set by a by-name current-object command), or null. */
   get scope(): bigint | null {
+    this.catchUp();
     return this.scopeObject;
   }
 
@@ -78,6 +97,7 @@ export class QsTargetLink {
 
   /** The QS-RX sequence number of the last frame sent (0 after a connect or a reset). */
   get lastRxSeq(): number {
+    this.catchUp();
     return this.rxSeq;
   }
 
@@ -118,6 +138,7 @@ export class QsTargetLink {
    * the dictionaries stay.
    */
   targetConnected(): void {
+    this.catchUp();
     this.connectedNow = true;
     if (this.decoderOrNone) {
       const kept = this.decoderOrNone.snapshot() as Record<string, JsonValue>;
@@ -134,8 +155,23 @@ export class QsTargetLink {
 
   /** Bytes from the target, cut anywhere. */
   data(bytes: Uint8Array): void {
-    if (this.everyRecordWanted()) this.decoder.push(bytes, { hostNs: 0n }, this.emit);
-    else this.decoder.skim(bytes, this.emit);
+    if (this.everyRecordWanted()) {
+      this.catchUp();
+      this.decoder.push(bytes, { hostNs: 0n }, this.emit);
+      return;
+    }
+    this.pending.push(bytes);
+    this.pendingBytes += bytes.length;
+    if (this.pendingBytes >= SKIM_BATCH_BYTES) this.catchUp();
+  }
+
+  /** Skims the bytes kept back, so that the link's state is up to date. */
+  private catchUp(): void {
+    if (this.pendingBytes === 0) return;
+    const bytes = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.decoder.skim(bytes, this.emit);
   }
 
   /**
@@ -144,6 +180,7 @@ export class QsTargetLink {
    * encode buffer is refused before it takes a number.
    */
   send(body: Uint8Array): SentFrame | SendFailure {
+    this.catchUp();
     const id = body[0];
     const payload = body.subarray(1);
     const length = encodeFrame(0, id, payload).length;
@@ -158,11 +195,11 @@ export class QsTargetLink {
   }
 
   private record(record: DecodedRecord): void {
-    if (record.kind === 'dict') this.names.add(record);
+    if (record.kind === 'dict') this.nameIndex.add(record);
     else if (record.type === QsRecordId.QS_TARGET_INFO && record.kind === 'info') {
       // The codec has already switched sizes and cleared its own dictionaries.
       const f = record.fields;
-      if (f.reset === true || f.mismatch === true) this.names.resetTargetDictionaries();
+      if (f.reset === true || f.mismatch === true) this.nameIndex.resetTargetDictionaries();
       if (f.reset === true) {
         this.rxSeq = 0;
         this.scopeObject = null;
