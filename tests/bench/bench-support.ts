@@ -38,7 +38,13 @@ export function start(app: string, env: Record<string, string>, name = app): Ser
   const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd: repo,
     // glibc's malloc as npm start sets it (scripts/start-all.mjs says why).
-    env: { PATH: process.env.PATH, MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', ...env },
+    env: {
+      PATH: process.env.PATH,
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_MMAP_THRESHOLD_: '131072',
+      ...serviceSettings(),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ready = new Promise<void>((resolve, reject) => {
@@ -50,6 +56,18 @@ export function start(app: string, env: Record<string, string>, name = app): Ser
     child.once('exit', (code) => reject(new Error(`${app} exited with ${code} before it was ready`)));
   });
   return { name, child, ready };
+}
+
+/**
+ * The services' own settings set in the bench's environment (`GATEWAY_*`, `DECODER_*`,
+ * `STORAGE_*`): a run tries a deployment's settings without editing the bench.
+ */
+function serviceSettings(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => /^(GATEWAY|DECODER|STORAGE)_/.test(e[0]) && e[1] !== undefined,
+    ),
+  );
 }
 
 /** CPU seconds (user + system) a process has used so far. */

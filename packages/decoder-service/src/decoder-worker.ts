@@ -75,6 +75,8 @@ export interface DecoderWorkerOptions {
   maxHoldBackoffMs?: number;
 }
 
+/** Links claimed at the same time in a tick. */
+const CLAIMS_AT_ONCE = 16;
 /** How long a link idle and unleased still counts among the links the workers share, ms. */
 const LINK_MEMORY_MS = 10 * 60_000;
 
@@ -221,35 +223,53 @@ export class DecoderWorker {
         this.log.info({ link: key, workers, links, share }, 'link given back for a fair share');
       }
     }
-    for (const link of waiting) {
-      if (!this.running || this.links.size >= share) return;
-      // Claiming takes a few ms a link; the leases held must be refreshed before they expire,
-      // so a tick claims for at most one tick's time and the next goes on.
-      if (performance.now() - tickStarted > (this.options.tickMs ?? 1000)) return;
-      const key = leaseKey(link.protocol, link.rig, link.link);
-      if (this.links.has(key)) continue;
-      const lease = new LinkLease(this.leaseKv, key, this.options.workerId, this.leaseTtlMs);
-      if (!(await lease.claim())) continue;
-      const decoding = new LinkDecoding(
-        {
-          ...this.options,
-          checkpointMs: this.options.checkpointMs ?? 1000,
-          maxInFlight: this.options.maxChunksInFlight ?? DECODER_CHUNKS_IN_FLIGHT,
-        },
-        this.checkpoints,
-        link,
-        lease,
-        this.log,
-        this.leaseTtlMs / 3,
-      );
-      try {
-        await decoding.open();
-        this.links.set(key, decoding);
-        this.log.info({ link: key }, 'link claimed');
-      } catch (err) {
-        this.log.error({ err, link: key }, 'could not start decoding a claimed link; releasing it');
-        await decoding.close(true);
+    // Claims run a few at a time: each is a few round trips (lease, checkpoint, consumer), so
+    // one after another a worker took a fleet's 256 links in tens of seconds.
+    const unclaimed = waiting.filter((link) => !this.links.has(leaseKey(link.protocol, link.rig, link.link)));
+    let claiming = 0;
+    const next = async (): Promise<void> => {
+      for (;;) {
+        if (!this.running || this.links.size + claiming >= share) return;
+        // The leases held must be refreshed before they expire: a tick claims for at most one
+        // tick's time, and the next goes on.
+        if (performance.now() - tickStarted > (this.options.tickMs ?? 1000)) return;
+        const link = unclaimed.shift();
+        if (!link) return;
+        claiming++;
+        try {
+          await this.claim(link);
+        } finally {
+          claiming--;
+        }
       }
+    };
+    await Promise.all(Array.from({ length: CLAIMS_AT_ONCE }, next));
+  }
+
+  /** Takes the link's lease and starts decoding it, unless another worker holds it. */
+  private async claim(link: LinkAddress): Promise<void> {
+    const key = leaseKey(link.protocol, link.rig, link.link);
+    const lease = new LinkLease(this.leaseKv, key, this.options.workerId, this.leaseTtlMs);
+    if (!(await lease.claim())) return;
+    const decoding = new LinkDecoding(
+      {
+        ...this.options,
+        checkpointMs: this.options.checkpointMs ?? 1000,
+        maxInFlight: this.options.maxChunksInFlight ?? DECODER_CHUNKS_IN_FLIGHT,
+      },
+      this.checkpoints,
+      link,
+      lease,
+      this.log,
+      this.leaseTtlMs / 3,
+    );
+    try {
+      await decoding.open();
+      this.links.set(key, decoding);
+      this.log.info({ link: key }, 'link claimed');
+    } catch (err) {
+      this.log.error({ err, link: key }, 'could not start decoding a claimed link; releasing it');
+      await decoding.close(true);
     }
   }
 
