@@ -32,15 +32,16 @@ export const GatewayConfigSchema = Type.Object({
   GATEWAY_MIN_CHUNK_BYTES: Type.Integer({
     minimum: 0,
     maximum: 256 * 1024,
-    // A slow link (115 200 baud, 11.5 kB/s) fills 4 KiB in about 360 ms: about three chunks a
-    // second instead of ten, so a fleet of slow links costs its bytes, not its count.
-    default: 4096,
+    // A slow link (115 200 baud, 11.5 kB/s) fills 8 KiB in about 0.7 s: under two chunks a
+    // second instead of ten, so a fleet of slow links costs its bytes, not its count. The fleet
+    // bench's 256 links fell further behind with 4 KiB (docs/scaling.md).
+    default: 8192,
     description: 'a chunk sealed at GATEWAY_FLUSH_MS holds at least this many bytes, 0..262144',
   }),
   GATEWAY_MAX_FLUSH_MS: Type.Integer({
     minimum: 1,
     maximum: 10_000,
-    default: 500,
+    default: 1000,
     description: 'longest a chunk waits to fill, whatever it holds, ms (at least GATEWAY_FLUSH_MS)',
   }),
 });

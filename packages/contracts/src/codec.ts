@@ -25,15 +25,19 @@ export interface ChunkTiming {
 }
 
 /**
- * A chunk as its decoder takes it: each stretch the link sent without a pause, with its own
- * receive time and the pause before it (the bytes the gateway dropped go with the first). One
- * piece when the chunk has no `segments`.
+ * A chunk as `decoder` takes it: for a decoder that uses pauses, each stretch the link sent
+ * without a pause, with its own receive time and the pause before it (the bytes the gateway
+ * dropped go with the first); otherwise, and for a chunk without `segments`, one piece.
  */
-export function chunkPieces(data: Uint8Array, chunk: ChunkTiming): Array<{ data: Uint8Array; ctx: ChunkContext }> {
+export function chunkPieces(
+  data: Uint8Array,
+  chunk: ChunkTiming,
+  decoder: Pick<TraceDecoder, 'usesPauses'>,
+): Array<{ data: Uint8Array; ctx: ChunkContext }> {
   const first: ChunkContext = { hostNs: chunk.recvNs, lostBytes: chunk.lost };
   if (chunk.pauseNs !== undefined) first.pauseNs = chunk.pauseNs;
   const segments = chunk.segments;
-  if (!segments || segments.length < 2) return [{ data, ctx: first }];
+  if (!segments || segments.length < 2 || decoder.usesPauses !== true) return [{ data, ctx: first }];
   return segments.map((s, i) => ({
     data: data.subarray(s.offset, i + 1 < segments.length ? segments[i + 1].offset : data.length),
     ctx: { hostNs: s.recvNs, lostBytes: i === 0 ? chunk.lost : 0, pauseNs: s.pauseNs },
@@ -48,6 +52,11 @@ export type EmitRecord = (record: DecodedRecord) => void;
  * plain JSON, from which the codec's `restore` builds a decoder that continues identically.
  */
 export interface TraceDecoder {
+  /**
+   * True when pauses in the stream change what it decodes (STP v1): a chunk is then pushed a
+   * stretch at a time, each after its pause (`chunkPieces`); otherwise whole.
+   */
+  readonly usesPauses?: boolean;
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void;
   /** The session has ended: emit whatever an ending stream completes or abandons. */
   end(ctx: ChunkContext, emit: EmitRecord): void;

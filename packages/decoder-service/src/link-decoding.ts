@@ -367,7 +367,7 @@ export class LinkDecoding {
     };
     const decodeStart = performance.now();
     // A stretch at a time, each after its pause and with its own receive time (STP v1).
-    const pieces = chunkPieces(d.data, meta);
+    const pieces = chunkPieces(d.data, meta, decoder);
     if (d.data.length > 0 || meta.lost > 0) {
       for (const piece of pieces) {
         place.hostNs = piece.ctx.hostNs;

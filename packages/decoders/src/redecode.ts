@@ -133,7 +133,7 @@ export async function redecodeSession(
     for await (const c of sessionLinkChunks(trx, sessionId)) {
       place.chunk = c.chunk;
       // A stretch at a time, as the decoder service pushes it (STP v1 pauses inside a chunk).
-      const pieces = chunkPieces(c.data, c);
+      const pieces = chunkPieces(c.data, c, decoder);
       if (c.data.length > 0 || c.lost > 0) {
         for (const piece of pieces) {
           place.hostNs = piece.ctx.hostNs;

@@ -147,9 +147,13 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private readonly parts: TraceParts = { master: 0, channel: 0, tsHi: 0, tsLo: 0, data: NO_BYTES, length: 0 };
   private readonly counts = { chunks: 0, bytes: 0, records: 0, discardedNibbles: 0, lostBytes: 0, openAtEnd: 0 };
 
+  /** Only STP v1 resynchronises on pauses: a v2 stream's chunks are decoded whole. */
+  readonly usesPauses: boolean;
+
   constructor(options: StpDecoderOptions = {}) {
     this.options = options;
     const version = options.version ?? 2;
+    this.usesPauses = version === 1;
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
     this.onEvent = options.eventLines === undefined ? (options.onEvent ?? null) : null;
