@@ -25,6 +25,13 @@ import { CheckpointConflictError, type CheckpointStore, type DecoderCheckpoint }
 import type { DecoderWorkerOptions, LinkSettings } from './decoder-worker.js';
 import type { LinkLease } from './lease.js';
 
+/**
+ * Chunks decoded before their records are published: a busy link's step decodes a few and
+ * publishes them together; decoding every chunk in flight first (64 of 16 KiB) held 30 000
+ * records' objects at once, and a single busy link ran a third slower.
+ */
+const CHUNKS_A_STEP = 4;
+
 /** Sessions a link remembers as closed, so a late chunk of one is never decoded into a new state. */
 const CLOSED_SESSIONS_KEPT = 8;
 
@@ -234,7 +241,7 @@ export class LinkDecoding {
   private async step(): Promise<void> {
     const outgoing: Outgoing[] = [];
     const taken: Delivered[] = [];
-    while (this.waiting.length > 0 && !this.closing) {
+    while (this.waiting.length > 0 && !this.closing && outgoing.length < CHUNKS_A_STEP) {
       const d = this.waiting[0];
       const place = await this.placeOf(d);
       if (typeof place === 'object') {
