@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { type JetStreamClient, type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { type JetStreamManager, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { type ConnectionOptions, connect, credsAuthenticator, type NatsConnection } from '@nats-io/transport-node';
-import { type BusNames, busNames } from '@tracehub/contracts';
-import { isJetStreamNotReady } from './topology.js';
+import { busNames } from '@tracehub/contracts';
+import { isJetStreamNotReady } from './errors.js';
+import type { Bus } from './types.js';
 
 export interface BusOptions {
   /**
@@ -22,17 +23,6 @@ export interface BusOptions {
   timeoutMs?: number;
   /** How long to wait for JetStream to answer (a cluster electing its leader), ms; default 30 000. */
   jetStreamReadyMs?: number;
-}
-
-/** One connection to NATS with its JetStream client and the names of this installation. */
-export interface Bus {
-  readonly nc: NatsConnection;
-  readonly js: JetStreamClient;
-  readonly jsm: JetStreamManager;
-  readonly names: BusNames;
-  isConnected(): boolean;
-  /** Drains subscriptions and closes; safe to call twice. */
-  close(): Promise<void>;
 }
 
 export class BusConnectError extends Error {

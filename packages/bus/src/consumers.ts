@@ -1,6 +1,6 @@
 import { AckPolicy, type ConsumerConfig, DeliverPolicy, ReplayPolicy } from '@nats-io/jetstream';
 import type { LinkAddress } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
+import type { Bus } from './types.js';
 
 /** Milliseconds as the nanoseconds JetStream's configurations take. */
 export const nanos = (ms: number) => ms * 1_000_000;

@@ -1,6 +1,6 @@
 import { RequestError, type Subscription, TimeoutError } from '@nats-io/transport-node';
 import type { ControlReply, ControlRequest, LinkConnectionState } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
+import type { Bus } from './types.js';
 
 /** The most bytes one control request may carry (a QS-RX frame is far smaller). */
 export const MAX_CONTROL_BYTES = 64 * 1024;

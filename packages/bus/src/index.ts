@@ -1,6 +1,6 @@
 export type { JsMsg } from '@nats-io/jetstream';
 export type { LinkAddress } from '@tracehub/contracts';
-export { type Bus, BusConnectError, type BusOptions, connectBus } from './connect.js';
+export { BusConnectError, type BusOptions, connectBus } from './connect.js';
 export {
   DECODER_CHUNKS_IN_FLIGHT,
   type DurableConfig,
@@ -29,6 +29,7 @@ export {
   requestControl,
   serveControl,
 } from './control.js';
+export { isJetStreamNotReady, isStreamFullError } from './errors.js';
 export { JetStreamPublishError, JetStreamPublishTimeoutError, jetStreamPublish } from './js-publish.js';
 export {
   consumeLinkChunks,
@@ -78,10 +79,10 @@ export { consumeStorageRecords, type StorageConsumerOptions } from './storage-co
 export {
   defaultTopologyLimits,
   ensureTopology,
-  isStreamFullError,
   removeTopology,
   type StreamFill,
   StreamUpgradeError,
   streamFill,
   type TopologyLimits,
 } from './topology.js';
+export type { Bus } from './types.js';

@@ -1,8 +1,8 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import type { LinkAddress } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
 import { DECODER_CHUNKS_IN_FLIGHT, decoderConsumerConfig, ensureDurable } from './consumers.js';
+import type { Bus } from './types.js';
 
 export interface LinkChunksOptions {
   /** How long a delivered chunk may stay unacknowledged before it is delivered again, ms. */

@@ -1,5 +1,5 @@
 import type { LinkAddress, Protocol } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
+import type { Bus } from './types.js';
 
 /**
  * Says that a link's session started: its first raw chunk is on the raw stream. A core NATS

@@ -1,6 +1,6 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, ReplayPolicy } from '@nats-io/jetstream';
-import type { Bus } from './connect.js';
 import { ensureDurable } from './consumers.js';
+import type { Bus } from './types.js';
 
 const ns = (ms: number) => ms * 1_000_000;
 

@@ -1,8 +1,8 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import { type ChunkSegment, Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
 import { jetStreamPublish } from './js-publish.js';
+import type { Bus } from './types.js';
 
 export interface RawChunk extends RawChunkMeta {
   data: Uint8Array;

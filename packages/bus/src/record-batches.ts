@@ -10,8 +10,8 @@ import {
   summarizeRecords,
   type TraceRecord,
 } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
 import { jetStreamPublish } from './js-publish.js';
+import type { Bus } from './types.js';
 
 /** Record batches above this size are split into parts so no message nears max_payload (1 MB). */
 export const MAX_BATCH_PAYLOAD = 512 * 1024;

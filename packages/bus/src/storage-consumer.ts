@@ -1,6 +1,6 @@
 import type { ConsumerMessages } from '@nats-io/jetstream';
-import type { Bus } from './connect.js';
 import { ensureDurable, storageRecordConsumerConfig } from './consumers.js';
+import type { Bus } from './types.js';
 
 export interface StorageConsumerOptions {
   /** How long a delivered message may stay unacknowledged before it is delivered again, ms. */

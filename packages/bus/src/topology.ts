@@ -1,8 +1,9 @@
 import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { bucketStream } from '@tracehub/contracts';
-import type { Bus } from './connect.js';
 import { ensureDurable, nanos, storageRawConsumerConfig, storageRecordConsumerConfig } from './consumers.js';
+import { isJetStreamNotReady } from './errors.js';
+import type { Bus } from './types.js';
 
 export interface TopologyLimits {
   /**
@@ -69,19 +70,6 @@ export async function ensureTopology(bus: Bus, limits: Partial<TopologyLimits> =
       await new Promise((r) => setTimeout(r, 500));
     }
   }
-}
-
-/**
- * What JetStream answers while a cluster has no leader yet: requests time out, or come back
- * "temporarily unavailable" / "no suitable peers". A server without JetStream answers
- * otherwise (no responders), and is not waited for.
- */
-export function isJetStreamNotReady(err: unknown): boolean {
-  const e = err as { message?: unknown; name?: unknown } | null;
-  return (
-    e?.name === 'TimeoutError' ||
-    /\btimeout\b|temporarily unavailable|no suitable peers/i.test(String(e?.message ?? ''))
-  );
 }
 
 async function applyTopology(bus: Bus, l: TopologyLimits): Promise<void> {
@@ -222,16 +210,6 @@ export async function streamFill(bus: Bus): Promise<StreamFill[]> {
       out.push({ stream, bytes: info.state.bytes, messages: info.state.messages, maxBytes: info.config.max_bytes });
   }
   return out;
-}
-
-/** JetStream's error code for a message its stream would not store (the message says why). */
-const STREAM_STORE_FAILED = 10077;
-
-/** True when a publish failed because the stream is full (discard new): the publisher must hold and retry. */
-export function isStreamFullError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  const code = (err as { code?: unknown }).code;
-  return code === STREAM_STORE_FAILED || /maximum (bytes|messages) exceeded/i.test(err.message);
 }
 
 /**

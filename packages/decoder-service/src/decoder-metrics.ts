@@ -1,6 +1,7 @@
 import type { Bus } from '@tracehub/bus';
 import { LINK_LABELS, linkLabels, type ServiceMetrics } from '@tracehub/service-kit';
-import type { ChunkDecoded, DecoderWorker, DecoderWorkerOptions } from './decoder-worker.js';
+import type { DecoderWorker } from './decoder-worker.js';
+import type { ChunkDecoded, DecoderWorkerOptions } from './types.js';
 
 type ChunkCount = readonly [name: string, help: string, count: (chunk: ChunkDecoded) => number];
 

@@ -14,7 +14,8 @@ import {
   Type,
 } from '@tracehub/service-kit';
 import { chunkMetrics, workerMetrics } from './decoder-metrics.js';
-import { type DecoderFactory, DecoderWorker, type LinkSettings } from './decoder-worker.js';
+import { DecoderWorker } from './decoder-worker.js';
+import type { DecoderFactory, LinkSettings } from './types.js';
 
 export const DecoderConfigSchema = Type.Object({
   ...natsConnectionSettings,

@@ -1,12 +1,7 @@
 export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 export { DecoderConfigSchema, type DecoderServiceDefinition, runDecoderService } from './decoder-service.js';
-export {
-  type ChunkDecoded,
-  type DecoderFactory,
-  DecoderWorker,
-  type DecoderWorkerOptions,
-  type LinkSettings,
-} from './decoder-worker.js';
+export { DecoderWorker } from './decoder-worker.js';
 export { fairShare } from './fair-share.js';
 export { LinkLease, leaseKey } from './lease.js';
 export { type LinkCheckpoint, LinkDecoding } from './link-decoding.js';
+export type { ChunkDecoded, DecoderFactory, DecoderWorkerOptions, LinkSettings } from './types.js';

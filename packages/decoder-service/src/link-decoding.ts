@@ -22,8 +22,8 @@ import {
   toTraceRecord,
 } from '@tracehub/contracts';
 import { CheckpointConflictError, type CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
-import type { DecoderWorkerOptions, LinkSettings } from './decoder-worker.js';
 import type { LinkLease } from './lease.js';
+import type { DecoderWorkerOptions, LinkSettings } from './types.js';
 
 /**
  * Chunks decoded before their records are published: a busy link's step decodes a few and

@@ -1,4 +1,4 @@
-import type { ChunkSegment } from '@tracehub/contracts';
+import type { ChunkSegment, RawChunkMeta } from '@tracehub/contracts';
 
 /**
  * The layout of one stored block of link bytes, before compression: a count, one fixed-size
@@ -15,28 +15,16 @@ import type { ChunkSegment } from '@tracehub/contracts';
  * a count, and read the same.
  */
 
-/** One raw chunk as the gateway published it. */
-export interface LinkChunk {
-  chunk: number;
-  /** Gateway receive time, ns since the Unix epoch. */
-  recvNs: bigint;
-  /** Bytes the gateway dropped just before this chunk (`th-lost`). */
-  lost: number;
-  /** The empty chunk that ends the session. */
-  eos: boolean;
-  /** Idle time of the link before the chunk's first byte, ns, when the gateway measured it. */
-  pauseNs?: bigint;
-  /** The stretches the link sent without a pause, when the chunk holds more than one (`th-segments`). */
-  segments?: ChunkSegment[];
+/** One raw chunk as the gateway published it: what its headers say of it, and its bytes. */
+export interface LinkChunk extends Pick<RawChunkMeta, 'chunk' | 'recvNs' | 'lost' | 'eos' | 'pauseNs' | 'segments'> {
   data: Uint8Array;
 }
 
-const ENTRY = 32;
-const EOS = 1;
-const PAUSE = 2;
-const STRETCHES = 4;
-const STRETCH = 24;
-/** At most this many stretches a chunk are kept (the count is a u16); more are merged into the last. */
+/** Bytes of an entry, and of a stretch. */
+const SIZE = { entry: 32, stretch: 24 } as const;
+/** Bits of an entry's flags byte. */
+const FLAG = { eos: 1, pause: 2, stretches: 4 } as const;
+/** At most this many stretches a chunk are kept (the count is a u16); the bytes past them go with the last. */
 const MAX_STRETCHES = 0xffff;
 
 function stretchesOf(c: LinkChunk): readonly ChunkSegment[] {
@@ -45,17 +33,18 @@ function stretchesOf(c: LinkChunk): readonly ChunkSegment[] {
 
 export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
   let bytes = 0;
-  for (const c of chunks) bytes += c.data.length + stretchesOf(c).length * STRETCH;
-  const out = Buffer.alloc(4 + chunks.length * ENTRY + bytes);
+  for (const c of chunks) bytes += c.data.length + stretchesOf(c).length * SIZE.stretch;
+  const out = Buffer.alloc(4 + chunks.length * SIZE.entry + bytes);
   out.writeUInt32LE(chunks.length, 0);
   let at = 4;
-  let data = 4 + chunks.length * ENTRY;
+  let data = 4 + chunks.length * SIZE.entry;
   for (const c of chunks) {
     out.writeUInt32LE(c.chunk, at);
     out.writeUInt32LE(c.data.length, at + 4);
     out.writeUInt32LE(c.lost, at + 8);
     const stretches = stretchesOf(c);
-    out[at + 12] = (c.eos ? EOS : 0) | (c.pauseNs !== undefined ? PAUSE : 0) | (stretches.length > 0 ? STRETCHES : 0);
+    out[at + 12] =
+      (c.eos ? FLAG.eos : 0) | (c.pauseNs !== undefined ? FLAG.pause : 0) | (stretches.length > 0 ? FLAG.stretches : 0);
     out.writeUInt16LE(stretches.length, at + 14);
     out.writeBigUInt64LE(c.recvNs, at + 16);
     out.writeBigUInt64LE(c.pauseNs ?? 0n, at + 24);
@@ -63,11 +52,11 @@ export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
       out.writeUInt32LE(s.offset, data);
       out.writeBigUInt64LE(s.pauseNs, data + 8);
       out.writeBigUInt64LE(s.recvNs, data + 16);
-      data += STRETCH;
+      data += SIZE.stretch;
     }
     out.set(c.data, data);
     data += c.data.length;
-    at += ENTRY;
+    at += SIZE.entry;
   }
   return out;
 }
@@ -81,19 +70,19 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
   if (block.length < 4) throw new BadLinkBlockError('link block shorter than its count');
   const count = block.readUInt32LE(0);
   let at = 4;
-  let data = 4 + count * ENTRY;
+  let data = 4 + count * SIZE.entry;
   if (data > block.length)
     throw new BadLinkBlockError(`link block of ${block.length} bytes cannot hold ${count} entries`);
   const chunks: LinkChunk[] = [];
-  for (let i = 0; i < count; i++, at += ENTRY) {
+  for (let i = 0; i < count; i++, at += SIZE.entry) {
     const length = block.readUInt32LE(at + 4);
     const flags = block[at + 12];
     const segments: ChunkSegment[] = [];
-    if (flags & STRETCHES) {
+    if (flags & FLAG.stretches) {
       const stretches = block.readUInt16LE(at + 14);
-      if (data + stretches * STRETCH > block.length)
+      if (data + stretches * SIZE.stretch > block.length)
         throw new BadLinkBlockError('link block stretches run past its end');
-      for (let k = 0; k < stretches; k++, data += STRETCH)
+      for (let k = 0; k < stretches; k++, data += SIZE.stretch)
         segments.push({
           offset: block.readUInt32LE(data),
           pauseNs: block.readBigUInt64LE(data + 8),
@@ -105,10 +94,10 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
       chunk: block.readUInt32LE(at),
       recvNs: block.readBigUInt64LE(at + 16),
       lost: block.readUInt32LE(at + 8),
-      eos: (flags & EOS) !== 0,
+      eos: (flags & FLAG.eos) !== 0,
       data: block.subarray(data, data + length),
     };
-    if (flags & PAUSE) chunk.pauseNs = block.readBigUInt64LE(at + 24);
+    if (flags & FLAG.pause) chunk.pauseNs = block.readBigUInt64LE(at + 24);
     if (segments.length > 0) chunk.segments = segments;
     chunks.push(chunk);
     data += length;
