@@ -1,3 +1,4 @@
+import { type AddressInfo, connect } from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
 import { type Bus, connectBus } from '@tracehub/bus';
 import { createDb, type Database, migrateToLatest } from '@tracehub/db';
@@ -103,6 +104,69 @@ describe('every route with hostile parameters', () => {
     expect(res.json().detail).toMatch(/kind/);
     expect(res.json().detail).toMatch(/record, dict, info, marker, error/);
     expect(res.json().detail).not.toMatch(/equal to constant/);
+  });
+});
+
+describe('refusals before a route runs', () => {
+  it('answers a path that does not decode and an id too long as problems', async () => {
+    for (const [url, status, detail] of [
+      ['/api/v1/sessions/%FF%FE', 400, /does not decode/],
+      [`/api/v1/sessions/${'x'.repeat(5000)}`, 414, /longer than this server takes/],
+    ] as const) {
+      const res = await app.inject({ method: 'GET', url, headers: auth });
+      expect(res.statusCode, url.slice(0, 40)).toBe(status);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ status, detail: expect.stringMatching(detail) });
+    }
+  });
+
+  it('answers a request head larger than Node takes (a 60 KB query string) as a problem', async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`GET /api/v1/sessions?rig=${'r'.repeat(60_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      });
+      let text = '';
+      socket.on('data', (d) => {
+        text += d.toString('latin1');
+      });
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [head, body] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 431 /);
+    expect(head).toMatch(/content-type: application\/problem\+json/i);
+    expect(JSON.parse(body)).toMatchObject({
+      status: 431,
+      detail: expect.stringMatching(/larger than this server takes/),
+    });
+  });
+});
+
+describe('a body where none is taken', () => {
+  it('refuses anything but no body or {} for a re-decode, before looking the session up', async () => {
+    for (const payload of ['null', '[]', '"x"', '123', '{"a":{"b":{"c":[1,2,3]}}}']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/sessions/no-such-session/redecode',
+        headers: { ...auth, 'content-type': 'application/json' },
+        payload,
+      });
+      expect(res.statusCode, payload).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json().detail).toMatch(/takes no body/);
+    }
+    // No body, and {}, go on to the session (which does not exist here).
+    for (const payload of [undefined, '{}']) {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/sessions/no-such-session/redecode',
+        headers: payload === undefined ? auth : { ...auth, 'content-type': 'application/json' },
+        payload,
+      });
+      expect(res.statusCode, String(payload)).toBe(404);
+    }
   });
 });
 

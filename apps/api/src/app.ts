@@ -20,7 +20,7 @@ import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
-import { problemReplies } from './plugins/problems.js';
+import { clientErrorProblem, frameworkProblem, problemReplies } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
@@ -84,6 +84,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: settings.bodyLimit,
     // Query strings are bounded too: long filters are a mistake or an attack.
     routerOptions: { maxParamLength: 200 },
+    // Refusals before a route runs are problems too.
+    frameworkErrors: (error, _request, reply) => frameworkProblem(error, reply),
+    clientErrorHandler: clientErrorProblem,
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });

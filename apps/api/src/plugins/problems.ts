@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { httpErrors } from '@fastify/sensible';
 import type { Problem } from '@tracehub/contracts';
 import { postgresFailureOf, ScanLimitError } from '@tracehub/db';
@@ -76,6 +77,45 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
     sendProblem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
   );
 };
+
+/**
+ * The framework's own refusals before a route is found (a path whose percent-encoding does
+ * not decode, a path parameter longer than the router takes), as problems: Fastify's
+ * `frameworkErrors` option.
+ */
+export function frameworkProblem(error: FastifyError, reply: FastifyReply): FastifyReply {
+  const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const detail =
+    error.code === 'FST_ERR_BAD_URL'
+      ? "the URL's path does not decode (a % not followed by two hex digits that make UTF-8): encode the path's parts with encodeURIComponent"
+      : status === 414
+        ? 'a part of the URL path is longer than this server takes (200 characters): ids and names are shorter'
+        : `the request was refused before it reached a route: ${error.message}`;
+  return sendProblem(reply, status, detail);
+}
+
+/**
+ * What the HTTP parser refuses before any route or hook runs (a request head larger than
+ * Node takes, a malformed request line), answered as a problem on the socket itself: Fastify's
+ * `clientErrorHandler` option.
+ */
+export function clientErrorProblem(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) return;
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const problem: Problem = {
+    type: 'about:blank',
+    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
+    status,
+    detail: tooLarge
+      ? 'the request line and headers are larger than this server takes (16 KiB): a query string that long is a mistake; send a narrower query'
+      : `the request could not be parsed as HTTP (${error.code ?? error.message})`,
+  };
+  const body = JSON.stringify(problem);
+  socket.end(
+    `HTTP/1.1 ${status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
 
 /** Every error answered as a problem (see above), for the whole app: register it first. */
 export const problemReplies = fp(replyProblems, { name: 'problem-replies', fastify: '5.x' });
