@@ -30,7 +30,6 @@ export {
   serveControl,
 } from './control.js';
 export { isJetStreamNotReady, isStreamFullError } from './errors.js';
-export { JetStreamPublishError, JetStreamPublishTimeoutError, jetStreamPublish } from './js-publish.js';
 export {
   consumeLinkChunks,
   type LinkChunksHandle,

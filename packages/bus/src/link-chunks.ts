@@ -13,8 +13,8 @@ export interface LinkChunksOptions {
 
 /** A link's chunks being delivered to one decoder. */
 export interface LinkChunksHandle {
-  /** Where the link's consumer stood when delivery began: what a previous holder left delivered and unacknowledged. */
-  readonly start: { ackFloorSeq: number; unacknowledged: number };
+  /** Where the link's consumer stood when delivery began: every chunk up to this stream sequence acknowledged. */
+  readonly start: { ackFloorSeq: number };
   /** Stops delivery; chunks delivered and not acknowledged stay the holder's to ack or nak. */
   stop(): Promise<void>;
   /** Settles when delivery ends on its own (the connection closed, the consumer was deleted). */
@@ -49,7 +49,7 @@ export async function consumeLinkChunks(
     (err: unknown) => (stopping ? undefined : err),
   );
   return {
-    start: { ackFloorSeq: info.ack_floor.stream_seq, unacknowledged: info.num_ack_pending },
+    start: { ackFloorSeq: info.ack_floor.stream_seq },
     ended,
     stop: async () => {
       stopping = true;

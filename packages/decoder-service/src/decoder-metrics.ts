@@ -23,7 +23,7 @@ export function chunkMetrics(metrics: ServiceMetrics): Pick<DecoderWorkerOptions
   }));
   const latency = metrics.histogram({
     name: 'decoder_chunk_seconds',
-    help: 'time from taking a chunk to its checkpoint (decode, publish, checkpoint)',
+    help: "time from taking a chunk to its records' publication (decode and publish; the checkpoint follows within DECODER_CHECKPOINT_MS)",
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
   });
   const refused = metrics.counter({

@@ -1,7 +1,5 @@
 export { CheckpointConflictError, CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 export { DecoderConfigSchema, type DecoderServiceDefinition, runDecoderService } from './decoder-service.js';
 export { DecoderWorker } from './decoder-worker.js';
-export { fairShare } from './fair-share.js';
 export { LinkLease, leaseKey } from './lease.js';
-export { type LinkCheckpoint, LinkDecoding } from './link-decoding.js';
 export type { ChunkDecoded, DecoderFactory, DecoderWorkerOptions, LinkSettings } from './types.js';

@@ -107,8 +107,6 @@ export class LinkPublisher implements LinkSink {
   private pieces: Uint8Array[] = [];
   private pieceBytes = 0;
   private lastRecvNs = 0n;
-  /** Idle time before the first byte of the chunk being gathered. */
-  private piecesPauseNs = 0n;
   /** The stretches of the chunk being gathered, when pauses are marked (the last one open). */
   private segments: ChunkSegment[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
@@ -203,7 +201,6 @@ export class LinkPublisher implements LinkSink {
         this.segments.push({ offset: this.pieceBytes, pauseNs: idle, recvNs: now });
       }
     }
-    if (this.pieceBytes === 0) this.piecesPauseNs = idle;
     this.lastRecvNs = now;
     this.pieces.push(bytes);
     this.pieceBytes += bytes.length;
@@ -305,7 +302,7 @@ export class LinkPublisher implements LinkSink {
     this.pieceBytes = 0;
     const chunk: QueuedChunk = { session: this.session, data, recvNs: this.lastRecvNs, lost: 0, eos: false };
     if ((this.options.pauseMarkNs ?? 0n) > 0n) {
-      chunk.pauseNs = this.piecesPauseNs;
+      chunk.pauseNs = this.segments[0].pauseNs;
       if (this.segments.length > 1) {
         this.segments[this.segments.length - 1].recvNs = this.lastRecvNs;
         chunk.segments = this.segments;
