@@ -91,7 +91,8 @@ export interface RecordContext {
  * The parser of one kind of predefined record. The reader `r` and the configuration `c` are
  * the context's, handed over with it, so that a layout reads one line per field
  * (`r.u(c.timeSize)`) with both at hand: read through the context at every field, or through a
- * helper per field, they cost 0.3% and 1.8% more instructions (PERFORMANCE.md).
+ * helper per field, they cost more instructions (PERFORMANCE.md, "The record decoder by record
+ * family").
  */
 export type RecordParser = (
   d: RecordContext,

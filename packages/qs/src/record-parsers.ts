@@ -49,7 +49,7 @@ import { parseUnknown } from './unknown-record.js';
 /**
  * The parser of each predefined record id, by family (one module each). A parser that serves
  * ids whose layout changed with the QS version reads `config.version` itself. Ids not listed
- * (43, 44, 81..99 in QS 7.x) are `parseUnknown`'s.
+ * (43, 44, 82..99) are `parseUnknown`'s, and so is 81 before QS 8.0 (`parseDeferAttempt`).
  */
 const PARSER_OF_ID: readonly (readonly [number, RecordParser])[] = [
   [Id.QS_EMPTY, parseEmpty],

@@ -141,8 +141,6 @@ export function filterBitmap(ids: Iterable<number>): Uint8Array {
   return bitmap;
 }
 
-export { QsObjKind } from './constants.js';
-
 /**
  * Host -> target commands (QS-RX, spec 10), each returned as the exact bytes to write to the
  * link. Keeps the host's own sequence counter: call `resetSequence()` when the target reports
