@@ -22,9 +22,8 @@ export {
   type PartitionedTable,
   partitionName,
 } from './partitions.js';
-export { isDataError, type PostgresFailure, postgresFailureOf } from './postgres-errors.js';
+export { type PostgresFailure, postgresFailureOf } from './postgres-errors.js';
 export {
-  POSTGRES_RETRY,
   type PostgresRetryOptions,
   type PostgresRetryResult,
   retryPostgres,

@@ -2,15 +2,13 @@ import { Backoff } from '@tracehub/contracts';
 import { isDataError } from './postgres-errors.js';
 
 /** Waits between tries of a write while Postgres is away, ms: doubling from 200 ms up to 5 s. */
-export const POSTGRES_RETRY = { fromMs: 200, maxMs: 5000 };
+const POSTGRES_RETRY = { fromMs: 200, maxMs: 5000 };
 
 export interface PostgresRetryOptions {
   /** Waits `ms` before the next try (default a plain timer): a caller holding messages keeps them meanwhile. */
   wait?(ms: number): Promise<void>;
   /** Called after each try that failed for another reason than its data (Postgres away, a deadlock), the first numbered 1. */
   onFailure?(err: unknown, attempt: number): void;
-  /** The waits between tries (default `POSTGRES_RETRY`). */
-  delays?: { fromMs: number; maxMs: number };
 }
 
 /** What came of a write: its value, or the data error Postgres refused it with; and the tries it took. */
@@ -28,7 +26,7 @@ export async function retryPostgres<T>(
   write: () => Promise<T>,
   options: PostgresRetryOptions = {},
 ): Promise<PostgresRetryResult<T>> {
-  const backoff = new Backoff(options.delays ?? POSTGRES_RETRY);
+  const backoff = new Backoff(POSTGRES_RETRY);
   const wait = options.wait ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   for (let attempts = 1; ; attempts++) {
     try {

@@ -96,25 +96,42 @@ export function frameworkProblem(error: FastifyError, reply: FastifyReply): Fast
 
 /**
  * What the HTTP parser refuses before any route or hook runs (a request head larger than
- * Node takes, a malformed request line), answered as a problem on the socket itself: Fastify's
+ * Node takes, a request slower than its timeout, a malformed request line), answered as a problem on the socket itself: Fastify's
  * `clientErrorHandler` option.
  */
 export function clientErrorProblem(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable) return;
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooLarge ? 431 : 400;
-  const problem: Problem = {
-    type: 'about:blank',
-    title: tooLarge ? 'Request Header Fields Too Large' : 'Bad Request',
-    status,
-    detail: tooLarge
-      ? 'the request line and headers are larger than this server takes (16 KiB): a query string that long is a mistake; send a narrower query'
-      : `the request could not be parsed as HTTP (${error.code ?? error.message})`,
-  };
+  // A reset or half-closed socket takes no answer: let it go rather than keep it open.
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const problem: Problem = { type: 'about:blank', ...clientErrorOf(error) };
   const body = JSON.stringify(problem);
   socket.end(
-    `HTTP/1.1 ${status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/** The status and words for what the HTTP parser refused: a head too large, a client too slow, else unparsable. */
+function clientErrorOf(error: Error & { code?: string }): { title: string; status: number; detail: string } {
+  if (error.code === 'HPE_HEADER_OVERFLOW')
+    return {
+      title: 'Request Header Fields Too Large',
+      status: 431,
+      detail:
+        'the request line and headers are larger than this server takes (16 KiB): a query string that long is a mistake; send a narrower query',
+    };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return {
+      title: 'Request Timeout',
+      status: 408,
+      detail: 'the request was not received in full within the time this server waits for one',
+    };
+  return {
+    title: 'Bad Request',
+    status: 400,
+    detail: `the request could not be parsed as HTTP (${error.code ?? error.message})`,
+  };
 }
 
 /** Every error answered as a problem (see above), for the whole app: register it first. */

@@ -1,6 +1,6 @@
 import type { LinkSettingsPutReply, LinkSettingsReply, SettingName } from '@tracehub/api-contract';
 import { ApiError, getJson, type LinkSummary, token } from '../../api.js';
-import { h, headedTable } from '../../dom.js';
+import { h, headedTable, kv } from '../../dom.js';
 import { download } from '../../download.js';
 import { settingText as shown } from '../../setting-text.js';
 import { settingsInUse } from './settings-in-use.js';
@@ -138,9 +138,7 @@ export function linkSettingsSection(root: HTMLElement, link: LinkSummary): void 
     table.replaceChildren(
       ...(entries.length === 0
         ? [h('tr', {}, h('td', {}, 'No settings: every value is the decoder default.'))]
-        : entries.map(([k, v]) =>
-            h('tr', { 'data-key': k }, h('th', {}, k), h('td', { class: 'setting-value' }, shown(k, v))),
-          )),
+        : entries.map(([k, v]) => kv(k, shown(k, v), 'setting-value'))),
     );
     historyBody.replaceChildren(
       ...(reply.history.length === 0
