@@ -20,7 +20,7 @@ import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
-import { clientErrorProblem, frameworkProblem, problemReplies } from './plugins/problems.js';
+import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
@@ -83,7 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     https: settings.tls ? { cert: readFileSync(settings.tls.certFile), key: readFileSync(settings.tls.keyFile) } : null,
     bodyLimit: settings.bodyLimit,
     // Query strings are bounded too: long filters are a mistake or an attack.
-    routerOptions: { maxParamLength: 200 },
+    routerOptions: { maxParamLength: MAX_PATH_PART },
     // Refusals before a route runs are problems too.
     frameworkErrors: (error, _request, reply) => frameworkProblem(error, reply),
     clientErrorHandler: clientErrorProblem,

@@ -78,6 +78,9 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
   );
 };
 
+/** The longest part of a URL path the router takes (ids and names are far shorter). */
+export const MAX_PATH_PART = 200;
+
 /**
  * The framework's own refusals before a route is found (a path whose percent-encoding does
  * not decode, a path parameter longer than the router takes), as problems: Fastify's
@@ -89,7 +92,7 @@ export function frameworkProblem(error: FastifyError, reply: FastifyReply): Fast
     error.code === 'FST_ERR_BAD_URL'
       ? "the URL's path does not decode (a % not followed by two hex digits that make UTF-8): encode the path's parts with encodeURIComponent"
       : status === 414
-        ? 'a part of the URL path is longer than this server takes (200 characters): ids and names are shorter'
+        ? `a part of the URL path is longer than this server takes (${MAX_PATH_PART} characters): ids and names are shorter`
         : `the request was refused before it reached a route: ${error.message}`;
   return sendProblem(reply, status, detail);
 }
