@@ -54,7 +54,14 @@ export class LinkLease {
     } catch {
       // The write may have landed with its answer lost (a cluster changing leader): only this
       // worker writes its own name, so a newer entry with it is our refresh.
-      const entry = await this.kv.get(this.key).catch(() => null);
+      let entry: Awaited<ReturnType<KV['get']>>;
+      try {
+        entry = await this.kv.get(this.key);
+      } catch {
+        // Not known either way (NATS too busy or away to answer): not lost as far as anyone can
+        // tell, and `current()` still bounds what this worker does under the write it knows.
+        return true;
+      }
       if (entry?.operation === 'PUT' && entry.string() === this.owner && entry.revision >= this.revision) {
         // Landed: good for TTL from when it was sent. Not landed: the older write still holds
         // the entry, for as long as it guaranteed.

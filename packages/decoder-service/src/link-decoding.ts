@@ -122,10 +122,15 @@ export class LinkDecoding {
    * Throws unless the lease is certainly ours for a while yet. Checked before chunks are
    * decoded, before their records are published and before a checkpoint is written: a worker
    * whose refreshes fail stops before its lease can expire, so a worker that claims the link
-   * next never decodes beside it.
+   * next never decodes beside it. When the worker's own refresh is late (its tick waits behind
+   * a busy event loop), the lease is refreshed here first: a refresh that succeeds proves nobody
+   * took the link meanwhile. Without it a busy worker dropped its links (decoded chunks to be
+   * decoded again, consumers made anew), which made it busier still.
    */
-  private assertLeaseCurrent(): void {
-    if (!this.lease.current(this.leaseMarginMs)) throw new LeaseNotCurrentError(this.key);
+  private async assertLeaseCurrent(): Promise<void> {
+    if (this.lease.current(this.leaseMarginMs)) return;
+    if ((await this.lease.refresh()) && this.lease.current(this.leaseMarginMs)) return;
+    throw new LeaseNotCurrentError(this.key);
   }
 
   async open(): Promise<void> {
@@ -244,7 +249,7 @@ export class LinkDecoding {
         // An earlier chunk of the link has not come (a previous holder's, delivered again
         // only after its ack wait): it is decoded from the stream now, and its delivery
         // acknowledged later as decoded before.
-        this.assertLeaseCurrent();
+        await this.assertLeaseCurrent();
         await this.decodeChunk(place, outgoing);
         continue;
       }
@@ -263,7 +268,7 @@ export class LinkDecoding {
         else taken.push(d);
         continue;
       }
-      this.assertLeaseCurrent();
+      await this.assertLeaseCurrent();
       await this.decodeChunk(d, outgoing);
       taken.push(d);
     }
@@ -474,7 +479,7 @@ export class LinkDecoding {
         // NATS may have come back without storage's consumer.
         if (!consumersChecked) await ensureRecordConsumers(this.options.bus);
         consumersChecked = true;
-        this.assertLeaseCurrent();
+        await this.assertLeaseCurrent();
         const sent = outgoing.slice(from).map((o) => publishRecordBatch(this.options.bus, o.batch));
         const results = await Promise.allSettled(sent);
         const failed = results.findIndex((r) => r.status === 'rejected');
@@ -529,7 +534,7 @@ export class LinkDecoding {
   private async checkpoint(): Promise<void> {
     const work = this.work;
     if (!work) return;
-    this.assertLeaseCurrent();
+    await this.assertLeaseCurrent();
     const cp: LinkCheckpoint = { ...work, state: this.stateNow(work) };
     this.revision = await this.store.put(this.key, cp, this.revision);
     this.saved = cp;

@@ -1,3 +1,4 @@
+import { Kvm } from '@nats-io/kv';
 import {
   type Bus,
   connectBus,
@@ -257,6 +258,41 @@ describe('DecoderWorker', () => {
     );
     // Session a is closed before session b starts.
     expect(got.findIndex((r) => r.session === 'b')).toBe(8);
+  });
+
+  it('goes on decoding a link whose lease its tick refreshed late, refreshing the lease before the chunk', async () => {
+    // A bus of its own, for a lease TTL long enough to watch the lease age without expiring.
+    const latePrefix = uniquePrefix('dwlate');
+    const late = await connectBus({ url: natsUrl(), name: 'dw-late', prefix: latePrefix });
+    const ttlMs = 6000;
+    await ensureTopology(late, { leaseTtlMs: ttlMs });
+    const link = { protocol: 'qs' as const, rig: 'rigL', link: 'late' };
+    const chunk = (i: number, text: string) =>
+      publishRawChunk(late, link, {
+        session: 's-late',
+        chunk: i,
+        recvNs: BigInt(1000 + i),
+        lost: 0,
+        eos: false,
+        data: Buffer.from(text),
+      });
+    await chunk(0, 'one\n');
+    // The tick, which refreshes the worker's leases, runs once (at start, claiming the link) and
+    // not again here: as when a busy event loop holds it back.
+    const worker = new DecoderWorker({ bus: late, protocols: ['qs'], workerId: 'late-1', factory, tickMs: 600_000 });
+    await worker.start();
+    await waitUntil(async () => (await recordsOf('late', late)).length === 1, 10_000, 'the first chunk decoded');
+    const leases = await new Kvm(late.js).open(late.names.leaseBucket);
+    const written = (await leases.get('qs.rigL.late'))!.created.getTime();
+    // The lease is no longer certainly ours (a third of the TTL or less is left), yet not expired.
+    await waitUntil(async () => Date.now() - written > ttlMs - ttlMs / 3 + 200, 10_000, 'the lease to age');
+    await chunk(1, 'two\n');
+    await waitUntil(async () => (await recordsOf('late', late)).length === 2, 10_000, 'the second chunk decoded');
+    expect((await recordsOf('late', late)).map((r) => r.text)).toEqual(['one', 'two']);
+    expect((await leases.get('qs.rigL.late'))!.revision).toBeGreaterThan(1);
+    await worker.stop();
+    await removeTopology(late);
+    await late.close();
   });
 
   it('spreads links evenly over the workers alive, and moves them losing nothing when one joins, one leaves and one dies', async () => {
