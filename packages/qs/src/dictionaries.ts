@@ -56,7 +56,8 @@ export class QsDictionary {
   changes = 0;
 
   constructor(
-    readonly capacity: number,
+    /** QSPY's table size; the QS version's qspy decides it (`QsDictionaries.sizeFor`). */
+    public capacity: number,
     /** The key size QSPY renders unknown keys and decides about `NULL` with. */
     readonly keySize: number,
   ) {}
@@ -191,7 +192,8 @@ export class QsSigDictionary {
   private entries = 0;
 
   constructor(
-    readonly capacity: number,
+    /** QSPY's table size; the QS version's qspy decides it (`QsDictionaries.sizeFor`). */
+    public capacity: number,
     /** Command-line object pointer size: how unknown signals are rendered. */
     readonly ptrSize: number,
   ) {}
@@ -374,6 +376,13 @@ export class QsSigDictionary {
   }
 }
 
+/**
+ * QSPY's dictionary tables: qspy 7.4 holds 256 objects, 512 functions and signals, and user
+ * records 70..128 (59); qspy 8.1 holds 2048, 8192 and 8192, and user records 100..128 (29).
+ */
+const QSPY_7X_TABLE_SIZES = { obj: 256, fun: 512, sig: 512, usr: 59 } as const;
+const QSPY_8X_TABLE_SIZES = { obj: 2048, fun: 8192, sig: 8192, usr: 29 } as const;
+
 /** Every dictionary of one link session (spec 7). */
 export class QsDictionaries {
   readonly obj: QsDictionary;
@@ -383,13 +392,22 @@ export class QsDictionaries {
   /** Eight enum groups; not cleared by a target reset (Q9). */
   readonly enums: QsDictionary[];
 
-  constructor(objKeySize: number, funKeySize: number) {
-    this.obj = new QsDictionary(256, objKeySize);
-    this.fun = new QsDictionary(512, funKeySize);
-    // QSPY sizes the user dictionary for ids 70..128: 59 slots.
-    this.usr = new QsDictionary(59, 1);
-    this.sig = new QsSigDictionary(512, objKeySize);
+  constructor(objKeySize: number, funKeySize: number, version = 700) {
+    const sizes = version >= 800 ? QSPY_8X_TABLE_SIZES : QSPY_7X_TABLE_SIZES;
+    this.obj = new QsDictionary(sizes.obj, objKeySize);
+    this.fun = new QsDictionary(sizes.fun, funKeySize);
+    this.usr = new QsDictionary(sizes.usr, 1);
+    this.sig = new QsSigDictionary(sizes.sig, objKeySize);
     this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
+  }
+
+  /** Takes the table sizes of the qspy that prints a target of this QS version. */
+  sizeFor(version: number): void {
+    const sizes = version >= 800 ? QSPY_8X_TABLE_SIZES : QSPY_7X_TABLE_SIZES;
+    this.obj.capacity = sizes.obj;
+    this.fun.capacity = sizes.fun;
+    this.usr.capacity = sizes.usr;
+    this.sig.capacity = sizes.sig;
   }
 
   /** QSPY's reset of all dictionaries: enums stay; user record 124 is pre-filled (Q9). */
