@@ -75,10 +75,25 @@ function longCapture(name: string, times: number): string {
   return path;
 }
 
+/** The lines the reference qspy printed for a capture (`<name>.qspy.txt` beside it), as tracehub prints them. */
+function referenceText(file: string): string {
+  const lines = readFileSync(file.replace(/\.qs$/, '.qspy.txt'), 'latin1').split('\n');
+  const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+  return `${lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).join('\n')}\n`;
+}
+
 describe('the pipeline', () => {
   it('stores a replayed capture exactly as tracehub decode prints it, and tracehub records shows it', async () => {
-    for (const name of ['dpp_qv.qs', 'fmt_v64.qs', 'dpp_qv_garbage.qs']) {
-      const file = fixturePath('qs', name);
+    // QP 7.4 captures (qspy 7.4's lines), a QP 8.1 capture and a generated QP 8.1 stream (qspy 8.1.3's).
+    const files = [
+      fixturePath('qs', 'dpp_qv.qs'),
+      fixturePath('qs', 'fmt_v64.qs'),
+      fixturePath('qs', 'dpp_qv_garbage.qs'),
+      fixturePath('qs8', 'seq-dpp-qpcpp.qs'),
+      join(repoRoot, 'packages/qs/test/fixtures/qs8_v813.qs'),
+    ];
+    for (const file of files) {
+      const name = file.slice(file.lastIndexOf('/') + 1);
       const session = (
         await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], backendsEnv(env))
       ).trim();
@@ -93,8 +108,10 @@ describe('the pipeline', () => {
       );
       const decodedText = await cli(['decode', '--protocol', 'qs', file]);
       expect(printed, name).toBe(decodedText);
+      // These captures are ASCII: the UTF-8 of stdout is qspy's bytes.
+      expect(printed, name).toBe(referenceText(file));
     }
-  }, 120_000);
+  }, 180_000);
 
   it('stores what a target streams to a tcp-listen gateway, cut into any pieces', async () => {
     const port = await freePort();
