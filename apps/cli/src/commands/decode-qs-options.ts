@@ -50,6 +50,12 @@ export function addQsDecodeOptions(cmd: Command): void {
   );
   cmd.addOption(
     new Option(
+      '-d, --dictionaries <file>',
+      "qs: a qspy .dic file (qspy -d): its configuration and names from the start, its names again after each target info of the file's build",
+    ),
+  );
+  cmd.addOption(
+    new Option(
       '--threads <n>',
       'qs text: threads that decode, this one included (default 1; at most one a core and one a MiB of the file; more shortens the wall time where cores are idle, at more CPU time)',
     ).argParser(parseCount),
