@@ -29,9 +29,9 @@ class RecordedTarget extends ScriptedTarget {
   }
 }
 
-function tap(): { direction: string; hex: string }[] {
+function tap(file = 'qutest_udp_tap.txt'): { direction: string; hex: string }[] {
   const out: { direction: string; hex: string }[] = [];
-  for (const line of readFileSync(new URL('qutest_udp_tap.txt', dir), 'latin1').split('\n')) {
+  for (const line of readFileSync(new URL(file, dir), 'latin1').split('\n')) {
     const m = /^\s*[\d.]+ (FE->QSPY|QSPY->FE) len=\s*(\d+) ([0-9a-f ]*)$/.exec(line);
     if (!m) continue;
     const hex = m[3].replace(/\s+/g, '');
@@ -72,11 +72,21 @@ describe('QUTest 8.1.3 through the front-end port (a recorded run, 5 tests passe
     expect(sent.filter((h) => h.slice(2, 4) === '40').map((h) => h.length / 2)).toEqual([20, 20]);
   });
 
-  it('was a run in which qutest 8.1.3 passed all five tests', () => {
-    const out = readFileSync(new URL('qutest_stdout.txt', dir), 'latin1');
-    expect(out).toContain('QUTest trace-based testing front-end 8.1.3');
-    expect(out).toContain('(QP-Ver=813)');
-    expect(out).toMatch(/Tests {5}: 5\n/);
-    expect(out).toMatch(/Failed {4}: 0\n/);
+  it('was a run in which qutest 8.1.3 passed all five tests, in process and through the gateway', () => {
+    for (const file of ['qutest_stdout.txt', 'gateway_qutest_stdout.txt']) {
+      const out = readFileSync(new URL(file, dir), 'latin1');
+      expect(out, file).toContain('QUTest trace-based testing front-end 8.1.3');
+      expect(out, file).toContain('(QP-Ver=813)');
+      expect(out, file).toMatch(/Tests {5}: 5\n/);
+      expect(out, file).toMatch(/Failed {4}: 0\n/);
+    }
+  });
+
+  it("sent qutest the same datagrams through a gateway's ?frontend= link as in process", () => {
+    const fromPort = (file: string) =>
+      tap(file)
+        .filter((e) => e.direction === 'QSPY->FE')
+        .map((e) => e.hex);
+    expect(fromPort('gateway_udp_tap.txt')).toEqual(fromPort('qutest_udp_tap.txt'));
   });
 });
