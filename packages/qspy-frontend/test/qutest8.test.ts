@@ -9,22 +9,19 @@ import { QsTargetLink } from '../src/target-link.js';
 const dir = new URL('./fixtures/qutest8/', import.meta.url);
 const QUTEST = { address: '127.0.0.1', port: 50000 };
 
-/** The recording's target: its dictionaries after every reset, as a QP target sends them. */
+/** The recording's target (fixtures/qutest8/target.json): its dictionaries after every reset, as a QP target sends them. */
+const spec = JSON.parse(readFileSync(new URL('target.json', dir), 'utf8')) as {
+  options: { version: number; objPtrSize: number; funPtrSize: number };
+  objects: [string, string][];
+  signals: [number, string, string][];
+  commands: [number, string][];
+};
 class RecordedTarget extends ScriptedTarget {
   override start(): void {
     super.start({
-      objects: [
-        [0x1000n, 'AO_Blinky'],
-        [0x2000n, 'l_buffer'],
-      ],
-      signals: [
-        [4, 0n, 'TIMEOUT_SIG'],
-        [5, 0n, 'BLINK_SIG'],
-      ],
-      commands: [
-        [0, 'CMD_A'],
-        [1, 'CMD_B'],
-      ],
+      objects: spec.objects.map(([address, name]) => [BigInt(address), name]),
+      signals: spec.signals.map(([sig, obj, name]) => [sig, BigInt(obj), name]),
+      commands: spec.commands,
     });
   }
 }
@@ -53,7 +50,7 @@ describe('QUTest 8.1.3 through the front-end port (a recorded run, 5 tests passe
       },
     });
     const frontEnd = new QspyFrontEnd({ target: link, send: (d) => sent.push(Buffer.from(d).toString('hex')) });
-    const target = new RecordedTarget((bytes) => link.data(bytes), { version: 813, objPtrSize: 8, funPtrSize: 8 });
+    const target = new RecordedTarget((bytes) => link.data(bytes), spec.options);
     link.targetConnected();
     target.start();
     const recorded = tap();
