@@ -23,6 +23,7 @@ import {
   recordPayloadJson,
   recordsJsonOf,
   requestControl,
+  SUMMARY_HEADER,
   serveControl,
   ZSTD_RECORDS_PAYLOAD,
 } from '../src/index.js';
@@ -189,6 +190,36 @@ describe('record batches', () => {
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
     expect(parts.map((p) => p.eos)).toEqual([...parts.slice(1).map(() => false), true]);
+  });
+
+  it('split a batch whose summary would not fit a header (thousands of dictionary names in one chunk)', async () => {
+    // Object dictionary records as the QS decoder makes them: each name is in its part's summary.
+    const records = Array.from({ length: 1500 }, (_, i) => ({
+      ...record(i, `           Obj-Dict 0x${(0x100000 + i * 16).toString(16).padStart(16, '0')}->object_number_${i}`),
+      kind: 'dict' as const,
+      type: 61,
+      name: 'QS_OBJ_DICT',
+      fields: { obj: `0x${(0x100000 + i * 16).toString(16)}`, name: `object_number_${i}` },
+    }));
+    const batch: RecordBatch = {
+      protocol: 'qs',
+      rig: 'rig1',
+      link: 'uart0',
+      session: 'sF',
+      chunk: 1,
+      hostNs: '1',
+      eos: false,
+      records,
+    };
+    const acks = await publishRecordBatch(bus, batch);
+    expect(acks.length).toBeGreaterThan(2);
+    const parts = [];
+    for (const ack of acks) {
+      const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
+      expect(Buffer.byteLength(msg!.header.get(SUMMARY_HEADER))).toBeLessThanOrEqual(48 * 1024);
+      parts.push(parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data));
+    }
+    expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
   });
 
   it('carry their envelope in headers, and their records as a frame storage keeps as it is', async () => {
