@@ -34,8 +34,9 @@ export function renderUnknownKey(key: QsKey, keySize: number): string {
 /** How many renderings of unknown keys a dictionary remembers. */
 const UNKNOWN_CACHE_MAX = 1024;
 
-/** QSPY keeps at most 63 characters of a dictionary name. */
+/** QSPY 7.4 keeps at most 63 characters of a dictionary name, QSPY 8.x 127 (QsDictionaries.sizeFor). */
 const NAME_MAX = 63;
+const NAME_MAX_8X = 127;
 
 /** Both renderings of one key: QSPY's text, and what the fields carry. */
 export interface QsKeyNames {
@@ -52,6 +53,8 @@ const NAMES_CACHE_MAX = 4096;
  */
 export class QsDictionary {
   private readonly names = new Map<QsKey, string>();
+  /** Characters of a name kept (QsDictionaries.sizeFor). */
+  nameMax = NAME_MAX;
   /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
   changes = 0;
 
@@ -67,7 +70,7 @@ export class QsDictionary {
   }
 
   put(key: QsKey, name: string): void {
-    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    const stored = name.length > this.nameMax ? name.slice(0, this.nameMax) : name;
     const known = this.names.get(key);
     // The same name again (a target sends its dictionaries anew) changes nothing.
     if (known === stored) return;
@@ -187,6 +190,8 @@ interface SigEntry {
  * lookups, and object-specific/generic matching for the others (spec 7.2, 7.3, Q13).
  */
 export class QsSigDictionary {
+  /** Characters of a name kept (QsDictionaries.sizeFor). */
+  nameMax = NAME_MAX;
   /** Slots as QSPY's array holds them; those past `entries` keep stale contents after a reset. */
   private sto: SigEntry[] = [];
   private entries = 0;
@@ -239,7 +244,7 @@ export class QsSigDictionary {
   }
 
   put(sig: number, obj: QsKey, name: string): void {
-    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    const stored = name.length > this.nameMax ? name.slice(0, this.nameMax) : name;
     const idx = this.find(sig, obj);
     // The same entry again (a target sends its dictionaries anew) changes nothing.
     if (idx >= 0 && this.slot(idx).obj === obj && this.slot(idx).name === stored) return;
@@ -393,21 +398,23 @@ export class QsDictionaries {
   readonly enums: QsDictionary[];
 
   constructor(objKeySize: number, funKeySize: number, version = 700) {
-    const sizes = version >= 800 ? QSPY_8X_TABLE_SIZES : QSPY_7X_TABLE_SIZES;
-    this.obj = new QsDictionary(sizes.obj, objKeySize);
-    this.fun = new QsDictionary(sizes.fun, funKeySize);
-    this.usr = new QsDictionary(sizes.usr, 1);
-    this.sig = new QsSigDictionary(sizes.sig, objKeySize);
+    this.obj = new QsDictionary(0, objKeySize);
+    this.fun = new QsDictionary(0, funKeySize);
+    this.usr = new QsDictionary(0, 1);
+    this.sig = new QsSigDictionary(0, objKeySize);
     this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
+    this.sizeFor(version);
   }
 
-  /** Takes the table sizes of the qspy that prints a target of this QS version. */
+  /** Takes the table sizes and name length of the qspy that prints a target of this QS version. */
   sizeFor(version: number): void {
     const sizes = version >= 800 ? QSPY_8X_TABLE_SIZES : QSPY_7X_TABLE_SIZES;
     this.obj.capacity = sizes.obj;
     this.fun.capacity = sizes.fun;
     this.usr.capacity = sizes.usr;
     this.sig.capacity = sizes.sig;
+    const nameMax = version >= 800 ? NAME_MAX_8X : NAME_MAX;
+    for (const d of [this.obj, this.fun, this.usr, this.sig, ...this.enums]) d.nameMax = nameMax;
   }
 
   /** QSPY's reset of all dictionaries: enums stay; user record 124 is pre-filled (Q9). */
