@@ -112,7 +112,7 @@ describe('the pipeline', () => {
   }, 120_000);
 
   it('stores QP 8.x captures and generated 8.x streams as qspy 8.1.3 prints them', async () => {
-    const generated = ['qs8_v813.qs', 'qs8_v800.qs', 'qs8_dict_capacity.qs', 'qs8_random_ids.qs'];
+    const generated = ['qs8_v813.qs', 'qs8_v800.qs', 'qs8_dict_capacity.qs', 'qs8_long.qs', 'qs8_random_ids.qs'];
     const files = [
       ...readdirSync(fixturePath('qs8'))
         .filter((f) => f.endsWith('.qs'))
