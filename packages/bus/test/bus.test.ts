@@ -159,19 +159,20 @@ describe('ordered consumer', () => {
 
 describe('record batches', () => {
   const record = (seq: number, text: string) => plainRecord({ ...link, session: 'sD', chunk: 3 }, seq, text);
+  const batchOf = (session: string, chunk: number, eos: boolean, records: RecordBatch['records']): RecordBatch => ({
+    protocol: 'qs',
+    rig: 'rig1',
+    link: 'uart0',
+    session,
+    chunk,
+    hostNs: '1',
+    eos,
+    records,
+  });
 
   it('split large batches into parts with stable ids that de-duplicate', async () => {
     const records = Array.from({ length: 3000 }, (_, i) => record(i, 'x'.repeat(400)));
-    const batch: RecordBatch = {
-      protocol: 'qs',
-      rig: 'rig1',
-      link: 'uart0',
-      session: 'sD',
-      chunk: 3,
-      hostNs: '1',
-      eos: true,
-      records,
-    };
+    const batch = batchOf('sD', 3, true, records);
     const acks = await publishRecordBatch(bus, batch);
     expect(acks.length).toBeGreaterThan(1);
     const again = await publishRecordBatch(bus, batch);
@@ -201,16 +202,7 @@ describe('record batches', () => {
       name: 'QS_OBJ_DICT',
       fields: { obj: `0x${(0x100000 + i * 16).toString(16)}`, name: `object_number_${i}` },
     }));
-    const batch: RecordBatch = {
-      protocol: 'qs',
-      rig: 'rig1',
-      link: 'uart0',
-      session: 'sF',
-      chunk: 1,
-      hostNs: '1',
-      eos: false,
-      records,
-    };
+    const batch = batchOf('sF', 1, false, records);
     const acks = await publishRecordBatch(bus, batch);
     expect(acks.length).toBeGreaterThan(2);
     const parts = [];
