@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TraceRecord } from '@tracehub/contracts';
 import { upsertLink } from '@tracehub/db';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { escapeFrame, QsFrameBuilder, QsPayloadWriter } from '@tracehub/qs';
-import { fixturePath, fixturesDir, waitUntil } from '@tracehub/tests/support';
+import { fixturePath, fixturesDir, repoRoot, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import { connectTarget } from '../support/tcp-target.js';
-import { backendsEnv, cli, storedSession } from './harness.js';
+import { backendsEnv, cli, replay, storedSession } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
 
 // Dictionaries per link, as qspy keeps them: across reconnects until a reset, and from a
@@ -116,5 +116,25 @@ describe('dictionaries per link', () => {
         backendsEnv(pipeline.env),
       ),
     ).rejects.toThrow(/is not a \.dic file qspy would read: line 1/);
+  }, 120_000);
+
+  it('replays a QP 8.1 capture joined mid-run with --dictionaries FILE as qspy 8.1.3 prints it with -d FILE', async () => {
+    const dicDir = join(repoRoot, 'apps/cli/test/fixtures/qspy-dic');
+    // The capture without its first 1633 bytes (target info and dictionaries), as the fixture's README says.
+    const file = join(work, 'seq-dpp-qpc_midstream.qs');
+    writeFileSync(file, readFileSync(fixturePath('qs8', 'seq-dpp-qpc.qs')).subarray(1633));
+    const session = await replay(pipeline.env, 'rigD', 'replay8', 'qs', file, [
+      '--dictionaries',
+      join(dicDir, 'seq-dpp-qpc.dic'),
+    ]);
+    const stored = await storedSession(pipeline.db, session);
+    const qspy = readFileSync(join(dicDir, 'seq-dpp-qpc_midstream.dic.qspy.txt'), 'latin1').split('\n');
+    const start = qspy.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+    // qspy's own lines about the file are not records of the stream (the README there).
+    const expected = qspy
+      .slice(start, qspy.lastIndexOf('QSPY Done') - 1)
+      .filter((l) => !/^ {3}<QSPY-> (Reading dictionaries from|Dictionaries saved to) File=/.test(l));
+    const printed = stored.filter((r) => r.text !== '').flatMap((r) => r.text.split('\n'));
+    expect(printed).toEqual(expected);
   }, 120_000);
 });

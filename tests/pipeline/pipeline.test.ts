@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kvm } from '@nats-io/kv';
@@ -75,26 +75,52 @@ function longCapture(name: string, times: number): string {
   return path;
 }
 
+/** The lines the reference qspy printed for a capture (`<name>.qspy.txt` beside it), as tracehub prints them. */
+function referenceText(file: string): string {
+  const lines = readFileSync(file.replace(/\.qs$/, '.qspy.txt'), 'latin1').split('\n');
+  const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+  return `${lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).join('\n')}\n`;
+}
+
 describe('the pipeline', () => {
+  /** Replays `file` as rigR/`link`: stored as decode prints it, and as its reference printed it. */
+  async function replayedAsReference(file: string, link: string): Promise<void> {
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    const session = (
+      await cli(['replay', '--rig', 'rigR', '--link', link, '--protocol', 'qs', file], backendsEnv(env))
+    ).trim();
+    const stored = await storedSession(db, session);
+    const expected = await offlineDecode(file, 'qs');
+    expect(stored.length, name).toBe(expected.length);
+    expect(stored.map(decoded), name).toEqual(expected.map(decoded));
+    expect(stored.every((r) => r.rig === 'rigR' && r.link === link && r.session === session)).toBe(true);
+    const printed = await cli(
+      ['records', '--rig', 'rigR', '--link', link, '--session', session, '--wait', '30'],
+      backendsEnv(env),
+    );
+    const decodedText = await cli(['decode', '--protocol', 'qs', file]);
+    expect(printed, name).toBe(decodedText);
+    // These captures are ASCII: the UTF-8 of stdout is qspy's bytes.
+    expect(printed, name).toBe(referenceText(file));
+  }
+
   it('stores a replayed capture exactly as tracehub decode prints it, and tracehub records shows it', async () => {
+    // QP 7.4 captures, printed as qspy 7.4 prints them.
     for (const name of ['dpp_qv.qs', 'fmt_v64.qs', 'dpp_qv_garbage.qs']) {
-      const file = fixturePath('qs', name);
-      const session = (
-        await cli(['replay', '--rig', 'rigR', '--link', 'file1', '--protocol', 'qs', file], backendsEnv(env))
-      ).trim();
-      const stored = await storedSession(db, session);
-      const expected = await offlineDecode(file, 'qs');
-      expect(stored.length, name).toBe(expected.length);
-      expect(stored.map(decoded), name).toEqual(expected.map(decoded));
-      expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
-      const printed = await cli(
-        ['records', '--rig', 'rigR', '--link', 'file1', '--session', session, '--wait', '30'],
-        backendsEnv(env),
-      );
-      const decodedText = await cli(['decode', '--protocol', 'qs', file]);
-      expect(printed, name).toBe(decodedText);
+      await replayedAsReference(fixturePath('qs', name), 'file1');
     }
   }, 120_000);
+
+  it('stores QP 8.x captures and generated 8.x streams as qspy 8.1.3 prints them', async () => {
+    const generated = ['qs8_v813.qs', 'qs8_v800.qs', 'qs8_dict_capacity.qs', 'qs8_long.qs', 'qs8_random_ids.qs'];
+    const files = [
+      ...readdirSync(fixturePath('qs8'))
+        .filter((f) => f.endsWith('.qs'))
+        .map((f) => fixturePath('qs8', f)),
+      ...generated.map((f) => join(repoRoot, 'packages/qs/test/fixtures', f)),
+    ];
+    for (const file of files) await replayedAsReference(file, 'file8');
+  }, 240_000);
 
   it('stores what a target streams to a tcp-listen gateway, cut into any pieces', async () => {
     const port = await freePort();

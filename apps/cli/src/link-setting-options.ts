@@ -1,5 +1,6 @@
 // The link settings as command-line flags: the settings' own names in kebab case
 // (`--obj-ptr-size 8`, `--little-endian-masters 0x11,48`), as `tracehub decode` spells them.
+import { readFileSync } from 'node:fs';
 import {
   type LinkSettingsDocument,
   linkSettingsFromText,
@@ -51,5 +52,5 @@ export function linkSettingsFromOptions(protocol: Protocol, opts: LinkSettingFla
       throw new Error(`--${flag} is a ${protocols.join('/')} setting, not ${protocol}`);
     pairs.push([name, String(value)]);
   }
-  return linkSettingsFromText(protocol, pairs);
+  return linkSettingsFromText(protocol, pairs, (path) => readFileSync(path, 'latin1'));
 }

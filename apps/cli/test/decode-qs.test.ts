@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { validateTraceRecord } from '@tracehub/contracts';
+import { QsDecoder } from '@tracehub/qs';
 import { fixturePath, qspyLines, readThenClose } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import { runQsDecode } from '../src/commands/decode-qs.js';
@@ -283,4 +284,85 @@ describe('tracehub decode --protocol qs', () => {
       expect(out.equals(expected)).toBe(true);
     });
   }
+
+  describe('with a qspy .dic file (-d, --dictionaries)', () => {
+    const dicDir = fileURLToPath(new URL('./fixtures/qspy-dic/', import.meta.url));
+    // qspy's lines about the file itself (README.md there): tracehub reads it before decoding.
+    const aboutTheFile = /^ {3}<QSPY-> (Reading dictionaries from|Dictionaries saved to) File=/;
+    const referenceLines = (name: string) => {
+      const lines = readFileSync(join(dicDir, `${name}.dic.qspy.txt`), 'latin1').split('\n');
+      const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+      const kept = lines.slice(start, lines.lastIndexOf('QSPY Done') - 1).filter((l) => !aboutTheFile.test(l));
+      return `${kept.join('\n')}\n`;
+    };
+    const cases = [
+      {
+        name: 'dpp_qv_midstream',
+        dic: 'dpp_qv.dic',
+        capture: () => readFileSync(fixturePath('qs', 'dpp_qv_midstream.qs')),
+      },
+      {
+        name: 'seq-dpp-qpc_midstream',
+        dic: 'seq-dpp-qpc.dic',
+        capture: () => readFileSync(fixturePath('qs8', 'seq-dpp-qpc.qs')).subarray(1633),
+      },
+    ];
+    for (const c of cases) {
+      it(`prints the lines qspy printed for ${c.name}.qs with the .dic qspy wrote (${c.dic})`, () => {
+        const dir = mkdtempSync(join(tmpdir(), 'tracehub-dic-'));
+        try {
+          const file = join(dir, `${c.name}.qs`);
+          writeFileSync(file, c.capture());
+          const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+          for (const flag of ['-d', '--dictionaries']) {
+            const run = spawnSync(
+              process.execPath,
+              [tracehub, 'decode', '--protocol', 'qs', flag, join(dicDir, c.dic), file],
+              {
+                stdio: ['ignore', 'pipe', 'pipe'],
+                maxBuffer: 1 << 26,
+              },
+            );
+            expect(run.status, run.stderr.toString()).toBe(0);
+            expect(run.stdout.toString('latin1')).toBe(referenceLines(c.name));
+          }
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
+
+    it("writes what qspy wrote as its .dic after each capture (tracehub dict export's text), byte for byte", () => {
+      for (const [dic, capture] of [
+        ['dpp_qv.dic', fixturePath('qs', 'dpp_qv.qs')],
+        ['seq-dpp-qpc.dic', fixturePath('qs8', 'seq-dpp-qpc.qs')],
+      ] as const) {
+        const decoder = new QsDecoder();
+        decoder.push(new Uint8Array(readFileSync(capture)), { hostNs: 0n }, () => {});
+        expect(Buffer.from(decoder.saveDictionaries(), 'latin1').equals(readFileSync(join(dicDir, dic))), dic).toBe(
+          true,
+        );
+      }
+    });
+
+    it('says which file and line qspy would not read', () => {
+      const dir = mkdtempSync(join(tmpdir(), 'tracehub-dic-'));
+      try {
+        const bad = join(dir, 'bad.dic');
+        writeFileSync(bad, 'not a dictionary\n');
+        const tracehub = fileURLToPath(new URL('../bin/tracehub.js', import.meta.url));
+        const run = spawnSync(
+          process.execPath,
+          [tracehub, 'decode', '--protocol', 'qs', '-d', bad, fixturePath('qs', 'defer.qs')],
+          {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
+        expect(run.status).not.toBe(0);
+        expect(run.stderr.toString()).toContain(`${bad} is not a .dic file qspy would read`);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
 });

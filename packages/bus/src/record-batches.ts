@@ -97,7 +97,7 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
     h.set(PARTS_HEADER, String(parts.length));
     h.set(RECORDS_HEADER, String(parts[i].records));
     h.set(ERRORS_HEADER, String(parts[i].errors));
-    if (parts[i].summary) h.set(SUMMARY_HEADER, JSON.stringify(parts[i].summary));
+    if (parts[i].summaryJson) h.set(SUMMARY_HEADER, parts[i].summaryJson as string);
     if (parts[i].jsonBytes !== undefined) {
       h.set(PAYLOAD_HEADER, ZSTD_RECORDS_PAYLOAD);
       h.set(RECORDS_BYTES_HEADER, String(parts[i].jsonBytes));
@@ -118,6 +118,8 @@ interface BatchPart {
   records: number;
   errors: number;
   summary?: RecordsSummary;
+  /** `summary` as the header carries it. */
+  summaryJson?: string;
   /** With a `zstd-records` payload: bytes of the records' JSON in it. */
   jsonBytes?: number;
 }
@@ -126,16 +128,15 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
   const { records, ...envelopeFields } = batch;
   const groups: string[] = [];
   const counts: number[] = [];
+  const summaries: (RecordsSummary | undefined)[] = [];
   for (let from = 0; from < records.length || groups.length === 0; from += RECORDS_PER_PART) {
     const group = records.slice(from, from + RECORDS_PER_PART);
-    stringifyWithin(group, groups, counts);
+    stringifyWithin(group, { groups, counts, summaries });
   }
-  let from = 0;
   return groups.map((json, i) => {
-    const part = records.slice(from, from + counts[i]);
-    from += counts[i];
-    const summary = part.length > 0 ? summarizeRecords(part) : undefined;
-    const common = { records: counts[i], errors: summary?.errorCount ?? 0, summary };
+    const summary = summaries[i];
+    const summaryJson = summary === undefined ? undefined : JSON.stringify(summary);
+    const common = { records: counts[i], errors: summary?.errorCount ?? 0, summary, summaryJson };
     if (nodeZstd) {
       // The records alone, as one frame: storage keeps it as it comes.
       const inside = encoder.encode(json).subarray(1, -1);
@@ -151,21 +152,50 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
 const RECORDS_PER_PART = 1024;
 
 /**
- * Appends the JSON of `records` to `out`, halved (and halved again) while a half would make
- * a message over MAX_BATCH_PAYLOAD. Parts depend only on the records, so a re-decode after a
- * crash makes the same parts and JetStream drops the repeats.
+ * A part's summary travels in a header, and NATS refuses a message whose headers pass 64 KiB:
+ * a part whose summary would be longer is halved too (a target that sends a few thousand
+ * dictionary entries at once: every name is in its part's summary).
  */
-function stringifyWithin(records: TraceRecord[], out: string[], counts: number[]): void {
+const MAX_SUMMARY_HEADER = 48 * 1024;
+
+/**
+ * Appends the JSON of `records` to `out.groups` (with their count and summary), halved (and
+ * halved again) while a half would make a message over MAX_BATCH_PAYLOAD or a summary over
+ * MAX_SUMMARY_HEADER. Parts depend only on the records, so a re-decode after a crash makes
+ * the same parts and JetStream drops the repeats.
+ */
+function stringifyWithin(
+  records: TraceRecord[],
+  out: { groups: string[]; counts: number[]; summaries: (RecordsSummary | undefined)[] },
+): void {
   const json = JSON.stringify(records);
+  const summary = records.length > 0 ? summarizeRecords(records) : undefined;
   // Bytes only need counting when the characters might exceed the limit once UTF-8 encoded.
-  if (records.length <= 1 || json.length <= MAX_BATCH_PAYLOAD / 3 || Buffer.byteLength(json) <= MAX_BATCH_PAYLOAD) {
-    out.push(json);
-    counts.push(records.length);
+  const fits = json.length <= MAX_BATCH_PAYLOAD / 3 || Buffer.byteLength(json) <= MAX_BATCH_PAYLOAD;
+  if (records.length <= 1 || (fits && summaryFits(summary))) {
+    out.groups.push(json);
+    out.counts.push(records.length);
+    out.summaries.push(summary);
     return;
   }
   const half = records.length >> 1;
-  stringifyWithin(records.slice(0, half), out, counts);
-  stringifyWithin(records.slice(half), out, counts);
+  stringifyWithin(records.slice(0, half), out);
+  stringifyWithin(records.slice(half), out);
+}
+
+/**
+ * Whether a summary fits its header: measured only where it might not, with many names in it
+ * (dictionary entries, objects, signals, states; a few hundred stay far below the limit).
+ */
+function summaryFits(summary: RecordsSummary | undefined): boolean {
+  if (summary === undefined) return true;
+  const names =
+    summary.dictionary.length +
+    summary.objs.length +
+    summary.sigs.length +
+    summary.channels.length +
+    (summary.states === null ? 0 : Object.keys(summary.states).length);
+  return names < 256 || Buffer.byteLength(JSON.stringify(summary)) <= MAX_SUMMARY_HEADER;
 }
 
 /** A record message's payload as the batch it holds (decompressed first when it is compressed). */

@@ -23,6 +23,7 @@ import {
   recordPayloadJson,
   recordsJsonOf,
   requestControl,
+  SUMMARY_HEADER,
   serveControl,
   ZSTD_RECORDS_PAYLOAD,
 } from '../src/index.js';
@@ -158,19 +159,20 @@ describe('ordered consumer', () => {
 
 describe('record batches', () => {
   const record = (seq: number, text: string) => plainRecord({ ...link, session: 'sD', chunk: 3 }, seq, text);
+  const batchOf = (session: string, chunk: number, eos: boolean, records: RecordBatch['records']): RecordBatch => ({
+    protocol: 'qs',
+    rig: 'rig1',
+    link: 'uart0',
+    session,
+    chunk,
+    hostNs: '1',
+    eos,
+    records,
+  });
 
   it('split large batches into parts with stable ids that de-duplicate', async () => {
     const records = Array.from({ length: 3000 }, (_, i) => record(i, 'x'.repeat(400)));
-    const batch: RecordBatch = {
-      protocol: 'qs',
-      rig: 'rig1',
-      link: 'uart0',
-      session: 'sD',
-      chunk: 3,
-      hostNs: '1',
-      eos: true,
-      records,
-    };
+    const batch = batchOf('sD', 3, true, records);
     const acks = await publishRecordBatch(bus, batch);
     expect(acks.length).toBeGreaterThan(1);
     const again = await publishRecordBatch(bus, batch);
@@ -189,6 +191,27 @@ describe('record batches', () => {
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
     expect(parts.map((p) => p.eos)).toEqual([...parts.slice(1).map(() => false), true]);
+  });
+
+  it('split a batch whose summary would not fit a header (thousands of dictionary names in one chunk)', async () => {
+    // Object dictionary records as the QS decoder makes them: each name is in its part's summary.
+    const records = Array.from({ length: 1500 }, (_, i) => ({
+      ...record(i, `           Obj-Dict 0x${(0x100000 + i * 16).toString(16).padStart(16, '0')}->object_number_${i}`),
+      kind: 'dict' as const,
+      type: 61,
+      name: 'QS_OBJ_DICT',
+      fields: { obj: `0x${(0x100000 + i * 16).toString(16)}`, name: `object_number_${i}` },
+    }));
+    const batch = batchOf('sF', 1, false, records);
+    const acks = await publishRecordBatch(bus, batch);
+    expect(acks.length).toBeGreaterThan(2);
+    const parts = [];
+    for (const ack of acks) {
+      const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
+      expect(Buffer.byteLength(msg!.header.get(SUMMARY_HEADER))).toBeLessThanOrEqual(48 * 1024);
+      parts.push(parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data));
+    }
+    expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
   });
 
   it('carry their envelope in headers, and their records as a frame storage keeps as it is', async () => {

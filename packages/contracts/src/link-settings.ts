@@ -59,7 +59,7 @@ export const QsLinkSettingsSchema = Type.Object(
       Type.String({
         maxLength: 65_536,
         description:
-          "a qspy .dic file's text (tracehub dict import): its configuration and names from the start of every session, and its names again after each target info of the same build, as qspy -d <file>",
+          "a qspy .dic file's text (tracehub dict import), or on a command line or in a link address its path: its configuration and names from the start of every session, and its names again after each target info of the same build, as qspy -d <file>",
       }),
     ),
     ...PalmTraceLinkSettingsProperties,
@@ -132,7 +132,15 @@ export function validateLinkSettings(protocol: Protocol, settings: unknown): Lin
  * link set`), turned into a checked document: numbers, `1,2,0x11` lists and names as the
  * schema wants them.
  */
-export function linkSettingsFromText(protocol: Protocol, pairs: Iterable<[string, string]>): LinkSettingsDocument {
+export function linkSettingsFromText(
+  protocol: Protocol,
+  pairs: Iterable<[string, string]>,
+  /**
+   * Where settings come from a command line or a link address, a QS `dictionaries` value of
+   * one line is a path to a `.dic` file (a file's text has several lines): this reads it.
+   */
+  readDictionaryFile?: (path: string) => string,
+): LinkSettingsDocument {
   const schema = linkSettingsSchema(protocol);
   const out: Record<string, unknown> = {};
   for (const [name, text] of pairs) {
@@ -142,6 +150,10 @@ export function linkSettingsFromText(protocol: Protocol, pairs: Iterable<[string
         `unknown ${protocol} link setting '${name}': use ${Object.keys(schema.properties).join(', ')}`,
       );
     }
+    if (protocol === 'qs' && name === 'dictionaries' && readDictionaryFile && !text.includes('\n')) {
+      out[name] = dictionaryFileText(text, readDictionaryFile);
+      continue;
+    }
     out[name] =
       property.type === 'array'
         ? listOfNumbers(text)
@@ -150,6 +162,16 @@ export function linkSettingsFromText(protocol: Protocol, pairs: Iterable<[string
           : scalar(text);
   }
   return validateLinkSettings(protocol, out);
+}
+
+function dictionaryFileText(path: string, read: (path: string) => string): string {
+  try {
+    return read(path);
+  } catch (err) {
+    throw new LinkSettingsError(
+      `qs link setting dictionaries: '${path}' is neither a .dic file's text nor a file that can be read (${(err as Error).message})`,
+    );
+  }
 }
 
 /** `7.4`, `7.4.0` or `740` -> 740 (qspy's -v takes the dotted form). */

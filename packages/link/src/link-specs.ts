@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   isProtocol,
   isValidName,
@@ -34,7 +35,7 @@ export function splitLinkSettings(
   const left = rest.toString();
   return {
     address: address.slice(0, q) + (left ? `?${left}` : ''),
-    settings: linkSettingsFromText(protocol, settings),
+    settings: linkSettingsFromText(protocol, settings, (path) => readFileSync(path, 'latin1')),
   };
 }
 

@@ -41,6 +41,9 @@ export interface QsTargetConfig {
   teCtrSize: number;
   /** Build stamp bytes: second, minute, hour, day, month, year-2000. */
   build: number[];
+  /** QP 8.x target info: the release date (yymm) and framework (1 QP/C, 2 QP/C++); absent: 0. */
+  releaseDate?: number;
+  framework?: number;
 }
 
 export const QS_DEFAULT_OPTIONS: Required<QsDecoderOptions> = Object.freeze({

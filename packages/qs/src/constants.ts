@@ -157,10 +157,13 @@ export const QsRxId = {
 export const QS_RX_NAMES: readonly string[] = Object.freeze(Object.keys(QsRxId));
 
 /** Object kinds of QS_RX_CURR_OBJ / QS_RX_QUERY_CURR and QS_QUERY_DATA (spec 10.2). */
-export const QsObjKind = { SM: 0, AO: 1, MP: 2, EQ: 3, TE: 4, AP: 5, SM_AO: 6 } as const;
+export const QsObjKind = { SM: 0, AO: 1, MP: 2, EQ: 3, TE: 4, AP: 5, SM_AO: 6, EP: 7 } as const;
 
-/** Names of the object kinds, by QsObjKind. */
+/** Names of the object kinds, by QsObjKind, as QSPY 7.4 prints them (kind 7 came with QP 8). */
 export const QS_OBJ_KIND_NAMES: readonly string[] = Object.freeze(['SM', 'AO', 'MP', 'EQ', 'TE', 'AP', 'SM_AO']);
+
+/** Names of the object kinds as QSPY 8.1 prints them: kind 7 is an event pool by its number. */
+export const QS_8X_OBJ_KIND_NAMES: readonly string[] = Object.freeze([...QS_OBJ_KIND_NAMES, 'EP']);
 
 /**
  * Ids of the records the decoder itself produces (kind `error` or `info`): negative, so that

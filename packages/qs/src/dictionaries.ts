@@ -34,8 +34,9 @@ export function renderUnknownKey(key: QsKey, keySize: number): string {
 /** How many renderings of unknown keys a dictionary remembers. */
 const UNKNOWN_CACHE_MAX = 1024;
 
-/** QSPY keeps at most 63 characters of a dictionary name. */
+/** QSPY 7.4 keeps at most 63 characters of a dictionary name, QSPY 8.x 127 (QsDictionaries.sizeFor). */
 const NAME_MAX = 63;
+const NAME_MAX_8X = 127;
 
 /** Both renderings of one key: QSPY's text, and what the fields carry. */
 export interface QsKeyNames {
@@ -52,11 +53,14 @@ const NAMES_CACHE_MAX = 4096;
  */
 export class QsDictionary {
   private readonly names = new Map<QsKey, string>();
+  /** Characters of a name kept (QsDictionaries.sizeFor). */
+  nameMax = NAME_MAX;
   /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
   changes = 0;
 
   constructor(
-    readonly capacity: number,
+    /** QSPY's table size; the QS version's qspy decides it (`QsDictionaries.sizeFor`). */
+    public capacity: number,
     /** The key size QSPY renders unknown keys and decides about `NULL` with. */
     readonly keySize: number,
   ) {}
@@ -66,7 +70,7 @@ export class QsDictionary {
   }
 
   put(key: QsKey, name: string): void {
-    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    const stored = name.length > this.nameMax ? name.slice(0, this.nameMax) : name;
     const known = this.names.get(key);
     // The same name again (a target sends its dictionaries anew) changes nothing.
     if (known === stored) return;
@@ -186,12 +190,15 @@ interface SigEntry {
  * lookups, and object-specific/generic matching for the others (spec 7.2, 7.3, Q13).
  */
 export class QsSigDictionary {
+  /** Characters of a name kept (QsDictionaries.sizeFor). */
+  nameMax = NAME_MAX;
   /** Slots as QSPY's array holds them; those past `entries` keep stale contents after a reset. */
   private sto: SigEntry[] = [];
   private entries = 0;
 
   constructor(
-    readonly capacity: number,
+    /** QSPY's table size; the QS version's qspy decides it (`QsDictionaries.sizeFor`). */
+    public capacity: number,
     /** Command-line object pointer size: how unknown signals are rendered. */
     readonly ptrSize: number,
   ) {}
@@ -237,7 +244,7 @@ export class QsSigDictionary {
   }
 
   put(sig: number, obj: QsKey, name: string): void {
-    const stored = name.length > NAME_MAX ? name.slice(0, NAME_MAX) : name;
+    const stored = name.length > this.nameMax ? name.slice(0, this.nameMax) : name;
     const idx = this.find(sig, obj);
     // The same entry again (a target sends its dictionaries anew) changes nothing.
     if (idx >= 0 && this.slot(idx).obj === obj && this.slot(idx).name === stored) return;
@@ -374,6 +381,13 @@ export class QsSigDictionary {
   }
 }
 
+/**
+ * QSPY's dictionary tables: qspy 7.4 holds 256 objects, 512 functions and signals, and user
+ * records 70..128 (59); qspy 8.1 holds 2048, 8192 and 8192, and user records 100..128 (29).
+ */
+const QSPY_7X_TABLE_SIZES = { obj: 256, fun: 512, sig: 512, usr: 59 } as const;
+const QSPY_8X_TABLE_SIZES = { obj: 2048, fun: 8192, sig: 8192, usr: 29 } as const;
+
 /** Every dictionary of one link session (spec 7). */
 export class QsDictionaries {
   readonly obj: QsDictionary;
@@ -383,13 +397,24 @@ export class QsDictionaries {
   /** Eight enum groups; not cleared by a target reset (Q9). */
   readonly enums: QsDictionary[];
 
-  constructor(objKeySize: number, funKeySize: number) {
-    this.obj = new QsDictionary(256, objKeySize);
-    this.fun = new QsDictionary(512, funKeySize);
-    // QSPY sizes the user dictionary for ids 70..128: 59 slots.
-    this.usr = new QsDictionary(59, 1);
-    this.sig = new QsSigDictionary(512, objKeySize);
+  constructor(objKeySize: number, funKeySize: number, version = 700) {
+    this.obj = new QsDictionary(0, objKeySize);
+    this.fun = new QsDictionary(0, funKeySize);
+    this.usr = new QsDictionary(0, 1);
+    this.sig = new QsSigDictionary(0, objKeySize);
     this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
+    this.sizeFor(version);
+  }
+
+  /** Takes the table sizes and name length of the qspy that prints a target of this QS version. */
+  sizeFor(version: number): void {
+    const sizes = version >= 800 ? QSPY_8X_TABLE_SIZES : QSPY_7X_TABLE_SIZES;
+    this.obj.capacity = sizes.obj;
+    this.fun.capacity = sizes.fun;
+    this.usr.capacity = sizes.usr;
+    this.sig.capacity = sizes.sig;
+    const nameMax = version >= 800 ? NAME_MAX_8X : NAME_MAX;
+    for (const d of [this.obj, this.fun, this.usr, this.sig, ...this.enums]) d.nameMax = nameMax;
   }
 
   /** QSPY's reset of all dictionaries: enums stay; user record 124 is pre-filled (Q9). */

@@ -100,7 +100,7 @@ export class QsRecordDecoder implements RecordContext {
     this.config = config;
     this.configure(config);
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
-    this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize);
+    this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize, config.version);
     if (dictionaryFile) {
       this.configure({
         ...dictionaryFile.config,
@@ -117,9 +117,12 @@ export class QsRecordDecoder implements RecordContext {
     this.config = config;
     this.names = config.version >= 800 ? RECORD_NAMES_8X : RECORD_NAMES_7X;
     this.userBaseId = config.version < 660 ? 70 : 100;
+    // Undefined only while the constructor has not made them yet (it sizes them itself).
+    this.dicts?.sizeFor(config.version);
   }
 
   takeTargetConfig(next: QsTargetConfig, reset: boolean): boolean {
+    if (next.version >= 800) return this.takeTargetConfig8x(next, reset);
     const prev = this.config;
     const differs = !sameBuild(prev, next) || prev.bigEndian !== next.bigEndian;
     // QSPY knows a target info came before by the stored build year, zeroed at start-up.
@@ -133,6 +136,31 @@ export class QsRecordDecoder implements RecordContext {
     }
     this.reloadDictionaryFile();
     return mismatch;
+  }
+
+  /**
+   * A QP 8.x target's info, as qspy 8.1 takes it: a reset discards the dictionaries silently;
+   * otherwise a change (of any size, the version, release date, framework, byte order or build)
+   * discards them with a notice, but only when the info names a framework (qspy tests the new
+   * framework field where 7.4 tested for an earlier target info). The dictionary file is read
+   * again only then.
+   */
+  private takeTargetConfig8x(next: QsTargetConfig, reset: boolean): boolean {
+    const prev = this.config;
+    const differs =
+      !sameBuild(prev, next) ||
+      prev.bigEndian !== next.bigEndian ||
+      (prev.releaseDate ?? 0) !== (next.releaseDate ?? 0) ||
+      (prev.framework ?? 0) !== (next.framework ?? 0);
+    const changed = !reset && differs && (next.framework ?? 0) !== 0;
+    this.configure(next);
+    this.targetInfoSeen = true;
+    if (reset) this.hostSeqReset = true;
+    if (reset || changed) {
+      this.dicts.resetAll();
+      this.reloadDictionaryFile();
+    }
+    return changed;
   }
 
   /** After a target info: the dictionary file's names again when it is of this build, else none. */

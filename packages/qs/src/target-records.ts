@@ -8,6 +8,10 @@ import { NO_FIELDS, NO_TS, type RecordParser } from './record-context.js';
  * is read with), its reset before QS 5.5 (QS_EMPTY), QF_RUN and assertion failures.
  */
 
+/** The notices of a target info that discards the dictionaries: qspy 7.4's, and 8.x's. */
+const MISMATCH_7X = '\n   <QSPY-> Target info mismatch (dictionaries discarded)';
+const CHANGED_8X = '\n   <QSPY-> Target info changed (dictionaries discarded)';
+
 /**
  * QS_TARGET_INFO: the target's version, sizes and build, as QS 7.x or 8.x lays them out. The
  * decoder takes the configuration for every record after it.
@@ -58,11 +62,13 @@ export const parseTargetInfo: RecordParser = (d, r, _c, _id, raw) => {
     funPtrSize: (b[p + 3] >> 4) & 0x0f,
     timeSize: b[p + 4] & 0x0f,
     build,
+    releaseDate: releaseDate ?? 0,
+    framework: framework ?? 0,
   };
   const mismatch = d.takeTargetConfig(next, reset);
   const stamp = `${zeroPad(build[5], 2)}${zeroPad(build[4], 2)}${zeroPad(build[3], 2)}_${zeroPad(build[2], 2)}${zeroPad(build[1], 2)}${zeroPad(build[0], 2)}`;
   let text = `${NO_TS}${reset ? 'Trg-RST ' : 'Trg-Info'} QP-Ver=${versionWord},Build=${stamp}`;
-  if (mismatch) text += '\n   <QSPY-> Target info mismatch (dictionaries discarded)';
+  if (mismatch) text += version >= 800 ? CHANGED_8X : MISMATCH_7X;
   return {
     kind: 'info',
     type: Id.QS_TARGET_INFO,

@@ -1,7 +1,17 @@
-import { QsRecordId as Id, QsObjKind as Kind, QS_OBJ_KIND_NAMES, QS_RX_NAMES } from './constants.js';
+import type { DecodedRecord } from '@tracehub/contracts';
+import type { QsTargetConfig } from './config.js';
+import {
+  QsRecordId as Id,
+  QsObjKind as Kind,
+  QS_8X_OBJ_KIND_NAMES,
+  QS_OBJ_KIND_NAMES,
+  QS_RX_NAMES,
+  QsDecoderRecordId,
+} from './constants.js';
 import type { QsKey } from './dictionaries.js';
 import { dec, HEX2, hexPad } from './format.js';
-import { type Fields, NO_TS, type RecordParser } from './record-context.js';
+import type { PayloadReader } from './reader.js';
+import { type Fields, NO_TS, type RecordContext, type RecordParser } from './record-context.js';
 
 /**
  * The QUTest and control records (spec 5: TEST_PAUSED, TEST_PROBE_GET, TARGET_DONE,
@@ -70,9 +80,38 @@ export const parsePeekData: RecordParser = (d, r, c, id, raw) => {
   return d.done(id, 'record', t, text, { offset: offs, size, num, data: items }, raw);
 };
 
+/**
+ * QS_QUERY_DATA: the current object of a kind, as the target reports it. From QP 8.1 each kind
+ * has a layout of its own (`queryData81`); before, the object comes first. QSPY 8.x prints a
+ * length error of this record twice (it prints its line again after the check).
+ */
 export const parseQueryData: RecordParser = (d, r, c, _id, raw) => {
   const t = r.u(c.timeSize);
   const kind = r.u(1);
+  if (c.version < 800) return queryDataBefore81(d, r, c, t, kind, QS_OBJ_KIND_NAMES, raw);
+  const record =
+    c.version < 810
+      ? queryDataBefore81(d, r, c, t, kind, QS_8X_OBJ_KIND_NAMES, raw)
+      : queryData81(d, r, c, t, kind, raw);
+  if (record.type !== QsDecoderRecordId.QS_RECORD_LENGTH) return record;
+  const text = record.text;
+  return { ...record, text: `${text}\n${text.slice(text.lastIndexOf('\n') + 1)}` };
+};
+
+function kindNameOf(kind: number, names: readonly string[]): string {
+  return kind < names.length ? names[kind] : String(kind);
+}
+
+/** The layouts before QP 8.1: the object, then what its kind has (before QS 6.9 AO counters). */
+function queryDataBefore81(
+  d: RecordContext,
+  r: PayloadReader,
+  c: QsTargetConfig,
+  t: number,
+  kind: number,
+  names: readonly string[],
+  raw: Uint8Array,
+): DecodedRecord {
   const o = r.ptr(c.objPtrSize);
   let q: QsKey = 0;
   let b = 0;
@@ -105,7 +144,7 @@ export const parseQueryData: RecordParser = (d, r, c, _id, raw) => {
       cc = r.u(c.queueCtrSize);
     } else q = r.ptr(c.funPtrSize);
   }
-  const kindName = kind < QS_OBJ_KIND_NAMES.length ? QS_OBJ_KIND_NAMES[kind] : String(kind);
+  const kindName = kindNameOf(kind, names);
   const objF = d.objF(o);
   let text = `${d.ts.of(t)} Query-${kindName} Obj=${d.obj(o)}`;
   const fields: Fields = { kind: kindName, obj: objF };
@@ -121,15 +160,98 @@ export const parseQueryData: RecordParser = (d, r, c, _id, raw) => {
     fields.free = b;
     fields.min = cc;
   } else if (kind === Kind.TE) {
-    text += `,Rate=${e & 0x0f},Sig=${d.sig(sig, q)},Tim=${dec(b)},Int=${dec(cc)},Flags=0x${HEX2[e & 0xf0]}`;
-    Object.assign(fields, {
-      ao: d.objF(q),
-      rate: e & 0x0f,
-      sig: d.sigF(sig, q),
-      tim: b,
-      interval: cc,
-      flags: e & 0xf0,
-    });
+    text += timeEventQuery(d, fields, q, b, cc, sig, e);
   }
   return d.done(Id.QS_QUERY_DATA, 'record', t, text, fields, raw, { obj: objF });
-};
+}
+
+/** A time event's query (every version): its AO's signal, counters, rate and flags. */
+function timeEventQuery(
+  d: RecordContext,
+  fields: Fields,
+  ao: QsKey,
+  tim: number,
+  int: number,
+  sig: number,
+  e: number,
+): string {
+  Object.assign(fields, {
+    ao: d.objF(ao),
+    rate: e & 0x0f,
+    sig: d.sigF(sig, ao),
+    tim,
+    interval: int,
+    flags: e & 0xf0,
+  });
+  return `,Rate=${e & 0x0f},Sig=${d.sig(sig, ao)},Tim=${dec(tim)},Int=${dec(int)},Flags=0x${HEX2[e & 0xf0]}`;
+}
+
+/**
+ * The QP 8.1 layouts: an AO by its priority with 2-byte queue counters, pools and queues with
+ * 2-byte counters (use, free, min, and a pool's block size), an event pool (kind 7) by its
+ * number; AP and SM_AO carry nothing more.
+ */
+function queryData81(
+  d: RecordContext,
+  r: PayloadReader,
+  c: QsTargetConfig,
+  t: number,
+  kind: number,
+  raw: Uint8Array,
+): DecodedRecord {
+  const kindName = kindNameOf(kind, QS_8X_OBJ_KIND_NAMES);
+  const fields: Fields = { kind: kindName };
+  let text = `${d.ts.of(t)} Query-${kindName}`;
+  let o: QsKey | null = null;
+  switch (kind) {
+    case Kind.SM: {
+      o = r.ptr(c.objPtrSize);
+      const q = r.ptr(c.funPtrSize);
+      text += ` Obj=${d.obj(o)},State=${d.fun(q)}`;
+      fields.state = d.funF(q);
+      break;
+    }
+    case Kind.AO: {
+      const prio = r.u(1);
+      const [use, free, min] = [r.u(2), r.u(2), r.u(2)];
+      text += ` Pri=${dec(prio)},Que<Use=${dec(use)},Free=${dec(free)},Min=${dec(min)}>`;
+      Object.assign(fields, { prio, use, free, min });
+      break;
+    }
+    case Kind.MP: {
+      o = r.ptr(c.objPtrSize);
+      const [use, free, min, size] = [r.u(2), r.u(2), r.u(2), r.u(2)];
+      text += ` Obj=${d.obj(o)},Use=${dec(use)},Free=${dec(free)},Min=${dec(min)},Size=${dec(size)}`;
+      Object.assign(fields, { use, free, min, size });
+      break;
+    }
+    case Kind.EQ: {
+      o = r.ptr(c.objPtrSize);
+      const [use, free, min] = [r.u(2), r.u(2), r.u(2)];
+      text += ` Obj=${d.obj(o)},Use=${dec(use)},Free=${dec(free)},Min=${dec(min)}`;
+      Object.assign(fields, { use, free, min });
+      break;
+    }
+    case Kind.TE: {
+      o = r.ptr(c.objPtrSize);
+      const ao = r.ptr(c.objPtrSize);
+      const tim = r.u(c.teCtrSize);
+      const int = r.u(c.teCtrSize);
+      const sig = r.u(c.sigSize);
+      const e = r.u(1);
+      text += ` Obj=${d.obj(o)}${timeEventQuery(d, fields, ao, tim, int, sig, e)}`;
+      break;
+    }
+    case Kind.EP: {
+      const pool = r.u(1);
+      const [use, free, min, size] = [r.u(2), r.u(2), r.u(2), r.u(2)];
+      text += ` Id=${dec(pool)},Use=${dec(use)},Free=${dec(free)},Min=${dec(min)},Size=${dec(size)}`;
+      Object.assign(fields, { pool, use, free, min, size });
+      break;
+    }
+  }
+  if (o === null) return d.done(Id.QS_QUERY_DATA, 'record', t, text, fields, raw);
+  const objF = d.objF(o);
+  fields.obj = objF;
+  return d.done(Id.QS_QUERY_DATA, 'record', t, text, fields, raw, { obj: objF });
+}

@@ -42,7 +42,7 @@ export const parseTimeEvtArm: RecordParser = (d, r, c, id, raw) => {
   const tim = r.u(c.teCtrSize);
   const int = r.u(c.teCtrSize);
   const rate = c.version < 500 ? 0 : r.u(1);
-  if (rearm) return rearmed(d, id, raw, t, te, ao, tim, int, rate);
+  if (rearm) return rearmed(d, id, raw, t, te, ao, tim, int, rate, c.version >= 800);
   if (d.lineAgain(t, TIME_EVT, te, ao, tim, id * 256 + rate, int, 0))
     return d.done(id, 'record', t, '', NO_FIELDS, raw);
   const teN = d.objNames(te);
@@ -58,7 +58,7 @@ export const parseTimeEvtArm: RecordParser = (d, r, c, id, raw) => {
 
 /**
  * The rest of a QS_QF_TIMEEVT_REARM: whether the time event was armed. The target sends (rate,
- * wasArmed); QSPY prints them the other way round (Q3).
+ * wasArmed); QSPY 7.4 prints them the other way round (Q3), QSPY 8.x in their order.
  */
 function rearmed(
   d: RecordContext,
@@ -70,11 +70,13 @@ function rearmed(
   tim: number,
   int: number,
   rate: number,
+  inOrder: boolean,
 ): DecodedRecord {
   const wasArmed = d.r.u(1);
   const objF = d.objF(te);
-  const counters = `Tim=${dec(tim)},Int=${dec(int)},Was=${dec(rate)}`;
-  const text = d.tsLine(t, ` TE${dec(wasArmed)}-Rarm Obj=${d.obj(te)},AO=${d.obj(ao)},${counters}`);
+  const [shownRate, shownWas] = inOrder ? [rate, wasArmed] : [wasArmed, rate];
+  const counters = `Tim=${dec(tim)},Int=${dec(int)},Was=${dec(shownWas)}`;
+  const text = d.tsLine(t, ` TE${dec(shownRate)}-Rarm Obj=${d.obj(te)},AO=${d.obj(ao)},${counters}`);
   if (!d.fieldsWanted) return d.done(id, 'record', t, text, NO_FIELDS, raw);
   const fields = { obj: objF, ao: d.objF(ao), tim, interval: int, rate, wasArmed: wasArmed !== 0 };
   return d.done(id, 'record', t, text, fields, raw, { obj: objF });

@@ -27,8 +27,10 @@ export const QsUserType = {
 
 /** The width nibble that means hexadecimal for unsigned types (QS_HEX_FMT). */
 const HEX_FMT = 0xf;
-/** QSPY builds the line in a 992-byte buffer: at most 991 characters survive. */
+/** QSPY 7.4 builds the line in a 992-byte buffer: at most 991 characters survive. */
 const LINE_MAX = 992;
+/** QSPY 8.x's buffer holds 65 520: no line of a 512-byte record reaches its end. */
+const LINE_MAX_8X = 65520;
 /** `%<a>.<b>e` per width nibble (spec 8.2). */
 const EXP_WIDTH = [7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23];
 const EXP_PRECISION = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
@@ -96,6 +98,7 @@ export class QsUserElementsDecoder {
     let n = 0;
     let line = head;
     let errorLines = '';
+    const lineMax = config.version >= 800 ? LINE_MAX_8X : LINE_MAX;
     while (r.remaining > 0) {
       // The loop condition leaves a byte for the format: read it without a bounds check.
       const fmt = r.buf[r.pos];
@@ -232,10 +235,10 @@ export class QsUserElementsDecoder {
         const errors = r.errors.slice(errBefore);
         errorLines += errors;
         const err = errors.slice(errors.lastIndexOf('\n', errors.length - 2) + 1, -1);
-        line = appendAt(err, sp !== '' ? sp.slice(1) : s);
+        line = appendAt(err, sp !== '' ? sp.slice(1) : s, lineMax);
         break;
       }
-      line = appendAt(line, sp !== '' ? sp : ` ${s}`);
+      line = appendAt(line, sp !== '' ? sp : ` ${s}`, lineMax);
     }
     this.count = n;
     return errorLines + line;
@@ -328,7 +331,8 @@ export function writeUserElements(r: PayloadReader, out: TextBlocks, lineStart: 
     } else {
       return false;
     }
-    // QSPY cuts what reaches the end of its line buffer (appendAt): `decode` does that.
+    // QSPY 7.4 cuts what reaches the end of its line buffer (appendAt): `decode` does that
+    // (and knows QSPY 8.x's longer one).
     if (out.length - lineStart >= LINE_MAX - 1) return false;
   }
   return true;
@@ -344,8 +348,8 @@ function renderKnownSize(key: number | string, size: number): string {
 }
 
 /** `snprintf` at the end of QSPY's line buffer: an element that does not fit is cut. */
-function appendAt(line: string, s: string): string {
-  const avail = LINE_MAX - 1 - line.length;
+function appendAt(line: string, s: string, lineMax: number): string {
+  const avail = lineMax - 1 - line.length;
   if (s.length < avail) return line + s;
   return line + s.slice(0, Math.max(avail - 1, 0));
 }

@@ -72,7 +72,29 @@ export interface QspyCase {
   generated: boolean;
 }
 
-/** Every stream qspy's output is known for: the shared fixtures, then the generated streams. */
+/** The shared captures of QP 8.x targets (`shared/fixtures/qs8`), printed by qspy 8.1.3's parser. */
+export const QS8_FIXTURE_NAMES: string[] = readdirSync(fixturePath('qs8'))
+  .filter((f) => f.endsWith('.qs'))
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+/** A QP 8.x capture with qspy 8.1.3's lines for it (its header and closing lines dropped). */
+function qs8Capture(name: string): QspyCase {
+  const lines = readFileSync(fixturePath('qs8', `${name}.qspy.txt`), 'latin1').split('\n');
+  const start = lines.findIndex((l) => l.includes('<COMMS> File     Opened File=')) + 1;
+  return {
+    label: `qs8/${name}.qs`,
+    bytes: new Uint8Array(readFileSync(fixturePath('qs8', `${name}.qs`))),
+    options: {},
+    lines: lines.slice(start, lines.lastIndexOf('QSPY Done') - 1),
+    generated: false,
+  };
+}
+
+/**
+ * Every stream qspy's output is known for: the shared fixtures (QP 7.4 and QP 8.x targets), then
+ * the generated streams (those of QP 8.x targets, `qs8_*`, replayed through qspy 8.1.3).
+ */
 export function qspyCases(): QspyCase[] {
   return [
     ...FIXTURE_NAMES.map((name) => ({
@@ -82,6 +104,7 @@ export function qspyCases(): QspyCase[] {
       lines: qspyLines(name),
       generated: false,
     })),
+    ...QS8_FIXTURE_NAMES.map(qs8Capture),
     ...QSPY_RUN_NAMES.map((name) => ({ label: `the generated ${name}.qs`, ...qspyRun(name), generated: true })),
   ];
 }

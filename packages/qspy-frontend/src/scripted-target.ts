@@ -4,14 +4,17 @@ export interface ScriptedTargetOptions {
   objPtrSize?: number;
   funPtrSize?: number;
   sigSize?: number;
+  /** QP version, e.g. 740; from 800 the target info has the QP 8.x layout. */
   version?: number;
+  /** QP 8.x: the release date in the target info, yymm. */
+  releaseDate?: number;
   /** Build time: second, minute, hour, day, month, year-2000. */
   build?: number[];
 }
 
 /**
  * A QS target as far as QS-RX goes, for tests and demos: it reads QS-RX frames and answers as
- * a QP/C 7.4 QUTest target does (front-end spec 7.2): target info for INFO and after RESET,
+ * a QP/C 7.4 (or, with `version` 800 or more, 8.x) QUTest target does (front-end spec 7.2): target info for INFO and after RESET,
  * Ack for most commands, Ack then Done for COMMAND/TICK/EVENT, peek and query data, Trg-ERR
  * for a peek, poke or fill without a current AP object or with an item size other than 1/2/4, an AO filter at address 0, an object kind
  * above 6, an unknown record, a bad checksum; and Trg-ERR 0x42 before handling a frame whose
@@ -45,6 +48,7 @@ export class ScriptedTarget {
       funPtrSize: 4,
       sigSize: 2,
       version: 740,
+      releaseDate: 2511,
       build: [25, 2, 18, 23, 11, 26],
       ...options,
     };
@@ -161,11 +165,14 @@ export class ScriptedTarget {
 
   private targetInfo(reset: boolean): void {
     const o = this.o;
+    const w = this.w();
+    // QP 8.x (spec 12): a flags byte (the 8.x mark 2, framework 1 = QP/C, bit 6 reset), then the
+    // bit-inverted release date * 10000 + version. Before: the reset byte, then the version.
+    if (o.version >= 800) w.u8(0x02 | (1 << 2) | (reset ? 0x40 : 0)).u32(~(o.releaseDate * 10000 + o.version) >>> 0);
+    else w.u8(reset ? 0xff : 0).u16(o.version);
     this.record(
       QsRecordId.QS_TARGET_INFO,
-      this.w()
-        .u8(reset ? 0xff : 0)
-        .u16(o.version)
+      w
         .u8(o.sigSize | 0x20)
         .u8(0x41)
         .u8(0x22)

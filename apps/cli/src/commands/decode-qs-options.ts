@@ -45,8 +45,14 @@ export function addQsDecodeOptions(cmd: Command): void {
   cmd.addOption(
     new Option(
       '--qs-version <version>',
-      'qs: QS version until the target info arrives, e.g. 7.4 (qspy -v; default 7.0)',
+      'qs: QS version until the target info arrives, e.g. 7.4 or 8.1 (qspy -v; default 7.0): 7.x prints as qspy 7.4, 8.x as qspy 8.1.3',
     ).argParser(parseVersion),
+  );
+  cmd.addOption(
+    new Option(
+      '-d, --dictionaries <file>',
+      "qs: a qspy .dic file (qspy -d): its configuration and names from the start, its names again after each target info of the file's build",
+    ),
   );
   cmd.addOption(
     new Option(

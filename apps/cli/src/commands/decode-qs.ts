@@ -1,9 +1,16 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 // The subpath without the record schema: decoding never validates, and TypeBox takes 0.1 s to load.
 import { type DecodedRecord, toTraceRecord } from '@tracehub/contracts/decoded-record';
-import { QsDecoder, type QsDecoderOptions, type QsDecoderStats, TextBlocks } from '@tracehub/qs';
+import {
+  parseDictionaryFile,
+  QsDecoder,
+  type QsDecoderOptions,
+  type QsDecoderStats,
+  type QsDictionaryFile,
+  TextBlocks,
+} from '@tracehub/qs';
 import { CommandOutput, DirectStdout, offlineSessionId, openInput, openInputChunks } from '../command-io.js';
 import type { ProgressBar } from '../progress-bar.js';
 import { tierUpLater } from '../v8-tiering.js';
@@ -16,6 +23,16 @@ export interface QsDecodeIo {
   stdin: Readable;
   stdout: Writable;
   stderr: Writable & { isTTY?: boolean };
+}
+
+/** A qspy `.dic` file, parsed; an error names the file and the line qspy would not read. */
+function readDictionaryFile(file: string): QsDictionaryFile {
+  const text = readFileSync(file, 'latin1');
+  try {
+    return parseDictionaryFile(text);
+  } catch (err) {
+    throw new Error(`${file} is not a .dic file qspy would read: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -35,11 +52,13 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     if (opts[camel] !== undefined) (options as Record<string, number>)[o.key] = Number(opts[camel]);
   }
   if (opts.qsVersion !== undefined) options.version = Number(opts.qsVersion);
+  const dictionaryFile = opts.dictionaries === undefined ? undefined : readDictionaryFile(String(opts.dictionaries));
 
   // Threads: `--threads`, else one. JSON (whose record numbers run through the whole stream)
   // always decodes in this thread. On two cores a second thread cost about half as much CPU
   // again for the same records, and shortened the wall time only when a core was idle.
-  const asked = format === 'text' ? ((opts.threads as number | undefined) ?? 1) : 1;
+  // A dictionary file, too, decodes in this thread (the threads take none).
+  const asked = format === 'text' && dictionaryFile === undefined ? ((opts.threads as number | undefined) ?? 1) : 1;
   // Loaded only for threads (start-up counts for a command that runs for a second).
   const threading = asked > 1 ? await import('./decode-qs-threads.js') : undefined;
   const segmentBytes = opts.segmentBytes === undefined ? (threading?.SEGMENT_BYTES ?? 0) : Number(opts.segmentBytes);
@@ -75,7 +94,7 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
     // The process's own stdout is written directly; process.stdout is not touched (as a stream
     // it would make a pipe non-blocking).
     const output = io === undefined ? new DirectStdout() : new CommandOutput(io.stdout);
-    decoded = await decodeInProcess(opened.input, options, format, output, progress);
+    decoded = await decodeInProcess(opened.input, options, dictionaryFile, format, output, progress);
     if (output instanceof CommandOutput) output.close();
   }
   const { stats: s, seen } = decoded;
@@ -98,11 +117,12 @@ export async function runQsDecode(file: string, opts: Record<string, unknown>, i
 async function decodeInProcess(
   input: AsyncIterable<Uint8Array>,
   options: QsDecoderOptions,
+  dictionaryFile: QsDictionaryFile | undefined,
   format: 'text' | 'json',
   out: DirectStdout | CommandOutput,
   progress: ProgressBar | undefined,
 ): Promise<{ stats: QsDecoderStats; seen: QsTextSeen }> {
-  const decoder = new QsDecoder(options);
+  const decoder = new QsDecoder(options, dictionaryFile);
   const session = format === 'json' ? await offlineSessionId() : '';
   let seq = 0;
   let chunkIndex = 0;

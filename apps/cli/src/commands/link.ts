@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { LinkSettingsDocument, Protocol } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { keepSettingsChange, settingsText } from '../link-settings-change.js';
@@ -92,7 +93,11 @@ export function registerLink(program: Command): void {
           if (value === '') delete document[name];
           else document[name] = value;
         }
-        const settings: LinkSettingsDocument = linkSettingsFromText(row.protocol as Protocol, Object.entries(document));
+        const settings: LinkSettingsDocument = linkSettingsFromText(
+          row.protocol as Protocol,
+          Object.entries(document),
+          (path) => readFileSync(path, 'latin1'),
+        );
         await keepSettingsChange(db, row.id, settings, opts.now ? 'now' : 'next-session');
         let applied = 'from the next session';
         if (opts.now) applied = await askForNewSession(opts, row.rig, row.name);
