@@ -1,5 +1,5 @@
 import { RequestError, type Subscription, TimeoutError } from '@nats-io/transport-node';
-import type { ControlReply, ControlRequest, LinkConnectionState } from '@tracehub/contracts';
+import type { ControlReply, ControlRequest, LinkConnectionState, LinkMarker } from '@tracehub/contracts';
 import type { Bus } from './types.js';
 
 /** The most bytes one control request may carry (a QS-RX frame is far smaller). */
@@ -49,7 +49,8 @@ export type ControlAsk =
   | { qs: ControlQsCommand; answerTimeoutMs?: number; sizes?: ControlQsSizes }
   | { status: true }
   | { releaseFrontEnd: true }
-  | { connection: true };
+  | { connection: true }
+  | { marker: LinkMarker };
 
 /**
  * Asks the gateway that owns a link to act on it (see `ControlAsk`), and returns the gateway's
@@ -118,6 +119,8 @@ export interface ControlHandlers {
   releaseFrontEnd?(): Promise<ControlState>;
   /** How the link is connected: its source, the target and since when, connections not taken. */
   connection?(): Promise<{ session?: string; connection: LinkConnectionState }>;
+  /** Sets a marker after every byte read so far; resolves to the session it is in. */
+  marker?(marker: LinkMarker): Promise<string>;
 }
 
 export interface ControlServer {
@@ -173,6 +176,13 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
         else handlers.connection().then((c) => reply({ ok: true, written: 0, ...c }), failed);
         return;
       }
+      if (request?.marker !== undefined) {
+        const marker = checkedMarker(request.marker);
+        if (!handlers.marker) refuse('this link cannot take markers');
+        else if (typeof marker === 'string') refuse(marker, 'marker');
+        else handlers.marker(marker).then((session) => reply({ ok: true, written: 0, session }), failed);
+        return;
+      }
       if (request?.qs !== undefined) {
         if (!handlers.qs) refuse(NO_QS_POINT);
         else if (typeof request.qs?.command !== 'string') refuse('"qs" has no "command" (string)');
@@ -200,4 +210,28 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
     },
   });
   return { stop: () => sub.unsubscribe() };
+}
+
+/** The longest marker comment, UTF-16 units (a marker is one trace box message). */
+export const MAX_MARKER_COMMENT = 1024;
+
+/** A marker request checked: the marker, or what is wrong with it. */
+function checkedMarker(m: unknown): LinkMarker | string {
+  const marker = m as Record<string, unknown> | null;
+  if (marker?.kind === 'user') {
+    if (marker.comment === undefined) return { kind: 'user' };
+    if (
+      typeof marker.comment !== 'string' ||
+      marker.comment.length > MAX_MARKER_COMMENT ||
+      marker.comment.includes('\0')
+    )
+      return `a marker comment is a string of at most ${MAX_MARKER_COMMENT} characters without NUL`;
+    return { kind: 'user', comment: marker.comment };
+  }
+  if (marker?.kind === 'timeBase') {
+    if (typeof marker.offsetNs !== 'string' || !/^-?[0-9]{1,18}$/.test(marker.offsetNs))
+      return 'a time base needs offsetNs: an integer number of ns as a decimal string (at most 18 digits)';
+    return { kind: 'timeBase', offsetNs: marker.offsetNs };
+  }
+  return 'a marker is {"kind": "user", "comment"?: string} or {"kind": "timeBase", "offsetNs": "<ns>"}';
 }

@@ -107,6 +107,11 @@ export class Gateway {
           return session;
         },
         connection: async () => ({ session: publisher.currentSession, connection: this.connection() }),
+        marker: async (marker) => {
+          const session = publisher.mark(marker);
+          if (!session) throw new Error('the link has no open session (no byte read since the target connected)');
+          return session;
+        },
         ...(point && {
           releaseFrontEnd: async () => {
             const released = point.releaseFrontEnd();

@@ -6,3 +6,4 @@ export {
   type UnreceivedRecords,
 } from './record-feed.js';
 export { admitsLink, matchesRecord, type RecordMatch, recordMatcher } from './record-match.js';
+export { type ByteChunk, type SendCounters, socketSink } from './socket-sink.js';

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 import { withDatabase } from './database.js';
+import { registerLinkMarkers } from './link-markers.js';
 
 interface LinkOptions {
   rig: string;
@@ -101,6 +102,7 @@ export function registerLink(program: Command): void {
       1,
     );
   });
+  registerLinkMarkers(link);
 }
 
 /** Asks the link's gateway to start a new session; says what happened. */
