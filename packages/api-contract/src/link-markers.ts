@@ -36,3 +36,42 @@ export const MarkerReply = Type.Object({
   ]),
 });
 export type MarkerReply = Static<typeof MarkerReply>;
+
+/** `POST /links/{id}/upload`: data for the device, sent with the trace box's UART upload. */
+export const UploadRequest = Type.Object(
+  {
+    data: Type.String({
+      // 512 KiB of data as base64.
+      maxLength: 699_052,
+      minLength: 4,
+      pattern: '^[A-Za-z0-9+/]*={0,2}$',
+      description: 'base64 of 1..524288 bytes',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type UploadRequest = Static<typeof UploadRequest>;
+
+export const UploadReply = Type.Object({
+  linkId: Type.Integer(),
+  session: Type.Union([Type.String(), Type.Null()]),
+  ok: Type.Boolean(),
+  outcome: Type.Union(
+    [
+      'uploaded',
+      'no-bit-rate',
+      'bit-rate-too-low',
+      'bit-rate-deviation',
+      'no-length-ack',
+      'no-data-ack',
+      'write-failed',
+    ].map((o) => Type.Literal(o)),
+    { description: 'how the upload went (reference §3.1): uploaded, or the rule it failed on' },
+  ),
+  error: Type.String({ description: "what went wrong, in a sentence ('' when uploaded)" }),
+  bitRate: Type.Union([Type.Number(), Type.Null()], { description: 'the bit rate the device asked for' }),
+  setBitRate: Type.Union([Type.Number(), Type.Null()], { description: 'the rate the UART was set to' }),
+  bytes: Type.Integer({ description: 'bytes of data sent' }),
+  ms: Type.Integer(),
+});
+export type UploadReply = Static<typeof UploadReply>;

@@ -30,6 +30,9 @@ export class ControlTimeoutError extends Error {
   }
 }
 
+/** The most data one upload carries in a control request (NATS carries 1 MiB a message by default). */
+export const MAX_UPLOAD_BYTES = 512 * 1024;
+
 /** The longest a QS-RX command may wait for the target's answer, ms. */
 export const MAX_ANSWER_TIMEOUT_MS = 60_000;
 
@@ -50,7 +53,8 @@ export type ControlAsk =
   | { status: true }
   | { releaseFrontEnd: true }
   | { connection: true }
-  | { marker: LinkMarker };
+  | { marker: LinkMarker }
+  | { upload: Uint8Array };
 
 /**
  * Asks the gateway that owns a link to act on it (see `ControlAsk`), and returns the gateway's
@@ -64,7 +68,11 @@ export async function requestControl(
   timeoutMs: number,
 ): Promise<ControlReply> {
   const payload: ControlRequest =
-    'bytes' in request ? { ...request, bytes: Buffer.from(request.bytes).toString('base64') } : request;
+    'bytes' in request
+      ? { ...request, bytes: Buffer.from(request.bytes).toString('base64') }
+      : 'upload' in request
+        ? { upload: Buffer.from(request.upload).toString('base64') }
+        : request;
   try {
     const msg = await bus.nc.request(bus.names.ctlSubject(target.rig, target.link), JSON.stringify(payload), {
       timeout: timeoutMs,
@@ -121,6 +129,8 @@ export interface ControlHandlers {
   connection?(): Promise<{ session?: string; connection: LinkConnectionState }>;
   /** Sets a marker after every byte read so far; resolves to the session it is in. */
   marker?(marker: LinkMarker): Promise<string>;
+  /** Uploads data to the device (STP links' UART upload); the reply's `result` is the outcome. */
+  upload?(data: Uint8Array): Promise<ControlReply>;
 }
 
 export interface ControlServer {
@@ -181,6 +191,14 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
         if (!handlers.marker) refuse('this link cannot take markers');
         else if (typeof marker === 'string') refuse(marker, 'marker');
         else handlers.marker(marker).then((session) => reply({ ok: true, written: 0, session }), failed);
+        return;
+      }
+      if (request?.upload !== undefined) {
+        const data = typeof request.upload === 'string' ? Buffer.from(request.upload, 'base64') : undefined;
+        if (!handlers.upload) refuse('this link takes no upload (the UART upload is for STP links)');
+        else if (!data || data.length === 0 || data.length > MAX_UPLOAD_BYTES)
+          refuse(`upload must be base64 of 1..${MAX_UPLOAD_BYTES} bytes`, 'upload');
+        else handlers.upload(data).then(reply, failed);
         return;
       }
       if (request?.qs !== undefined) {

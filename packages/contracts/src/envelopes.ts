@@ -87,6 +87,11 @@ export interface ControlRequest {
    * time base): it goes through the decoder in its place in the stream (`th-marker`).
    */
   marker?: LinkMarker;
+  /**
+   * Base64 of data to upload to the device with the trace box's UART upload (STP links:
+   * break, the device's bit rate, length and acknowledgements); the reply's `result` says how it went.
+   */
+  upload?: string;
 }
 
 /** A link's connection as its gateway sees it: the answer to a `connection` request. */

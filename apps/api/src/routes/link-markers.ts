@@ -1,6 +1,14 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { gatewayErrors, MarkerReply, MarkerRequest, problemResponses, TimeBaseRequest } from '@tracehub/api-contract';
+import {
+  gatewayErrors,
+  MarkerReply,
+  MarkerRequest,
+  problemResponses,
+  TimeBaseRequest,
+  UploadReply,
+  UploadRequest,
+} from '@tracehub/api-contract';
 import type { Bus } from '@tracehub/bus';
 import type { LinkMarker } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
@@ -66,5 +74,40 @@ export const linkMarkerRoutes: FastifyPluginAsyncTypebox<LinkMarkerRoutesOptions
       'control',
     ),
     async (request) => mark(request.params.id, { kind: 'timeBase', offsetNs: request.body.offsetNs }, true),
+  );
+
+  app.post(
+    '/links/:id/upload',
+    linkRoute(
+      {
+        summary: "Upload data to an STP link's device with the trace box's UART upload (break, bit rate, length, data)",
+        description:
+          'The reply says how it went: `uploaded`, or the rule of reference §3.1 it failed on (200 either way: the gateway did its part).',
+        tags: ['control'],
+        body: UploadRequest,
+        response: { 200: UploadReply, ...errors },
+      },
+      'control',
+    ),
+    async (request): Promise<UploadReply> => {
+      const link = await mustGetLink(db, request.params.id);
+      if (link.protocol !== 'stp')
+        throw httpErrors.conflict(
+          `link ${link.rig}/${link.name} is ${link.protocol}; the UART upload is for STP links`,
+        );
+      const data = Buffer.from(request.body.data, 'base64');
+      if (data.length === 0 || data.length > 512 * 1024)
+        throw httpErrors.badRequest('body data: base64 of 1..524288 bytes');
+      // Break, 2 s for the bit rate, 100 ms per acknowledgement, and the data at the slowest rate.
+      const reply = await askGateway(
+        bus,
+        { rig: link.rig, link: link.name },
+        { upload: data },
+        Math.min(600_000, timeoutMs + 3000 + Math.ceil((data.length * 10 * 1000) / 100)),
+      );
+      const r = reply.result as Omit<UploadReply, 'linkId' | 'session'> | undefined;
+      if (!r) throw httpErrors.conflict(`the gateway could not upload: ${reply.error ?? 'no answer'}`);
+      return { linkId: link.id, session: reply.session ?? null, ...r };
+    },
   );
 };

@@ -1,4 +1,5 @@
 import type { ControlAsk } from '@tracehub/bus';
+import type { ControlReply } from '@tracehub/contracts';
 import { type Command, InvalidArgumentError } from 'commander';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 
@@ -39,6 +40,26 @@ export function registerLinkMarkers(link: Command): void {
     addConnectionOptions(cmd, { nats: true });
     cmd.option('--timeout-ms <ms>', 'how long to wait for the gateway', '3000');
   }
+  const upload = linkCommand(
+    link,
+    'upload',
+    "send a file to an STP link's device with the trace box's UART upload (break, bit rate, length, data)",
+  ).argument('<file>', 'the data to send (at most 512 KiB)');
+  addConnectionOptions(upload, { nats: true });
+  upload.option('--timeout-ms <ms>', 'how long to wait for the gateway', '60000');
+  upload.action(async (file: string, opts: MarkerOptions) => {
+    const { readFileSync } = await import('node:fs');
+    const data = readFileSync(file);
+    const reply = await ask(opts, { upload: data });
+    const r = reply.result as { outcome?: string; bitRate?: number | null; ms?: number } | undefined;
+    if (!r) throw new Error(`${opts.rig}/${opts.link}: the gateway could not upload: ${reply.error}`);
+    if (!reply.ok) {
+      process.stderr.write(`${opts.rig}/${opts.link}: upload failed (${r.outcome}): ${reply.error}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    process.stdout.write(`${opts.rig}/${opts.link}: uploaded ${data.length} bytes at ${r.bitRate} b/s in ${r.ms} ms\n`);
+  });
   mark.action((comment: string | undefined, opts: MarkerOptions) =>
     askGateway(opts, { marker: comment === undefined ? { kind: 'user' } : { kind: 'user', comment } }),
   );
@@ -48,17 +69,17 @@ export function registerLinkMarkers(link: Command): void {
 }
 
 async function askGateway(opts: MarkerOptions, request: ControlAsk): Promise<void> {
+  const reply = await ask(opts, request);
+  if (!reply.ok) throw new Error(`${opts.rig}/${opts.link}: the gateway could not set the marker: ${reply.error}`);
+  process.stdout.write(`${opts.rig}/${opts.link}: marker set in session ${reply.session}\n`);
+}
+
+/** Asks the link's gateway over NATS; its reply. */
+async function ask(opts: MarkerOptions, request: ControlAsk): Promise<ControlReply> {
   const { connectBus, requestControl } = await import('@tracehub/bus');
   const bus = await connectBus({ ...natsConnection(opts), name: 'tracehub-link', prefix: opts.busPrefix });
   try {
-    const reply = await requestControl(
-      bus,
-      { rig: opts.rig, link: opts.link },
-      request,
-      Number(opts.timeoutMs) || 3000,
-    );
-    if (!reply.ok) throw new Error(`${opts.rig}/${opts.link}: the gateway could not set the marker: ${reply.error}`);
-    process.stdout.write(`${opts.rig}/${opts.link}: marker set in session ${reply.session}\n`);
+    return await requestControl(bus, { rig: opts.rig, link: opts.link }, request, Number(opts.timeoutMs) || 3000);
   } finally {
     await bus.close();
   }
