@@ -3,6 +3,7 @@
 // answers, a wrong bit rate, a missing acknowledgement; through the API, NATS and the CLI.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
@@ -147,5 +148,40 @@ describe('the UART upload of an STP link', () => {
     expect(reply.ok).toBe(true);
     expect(reply.result).toMatchObject({ outcome: 'uploaded', bitRate: 921_600 });
     d2.socket.destroy();
+  });
+
+  it('an SWD link: the data sent as one SWD frame (§3.2.5), escaped and padded to 4-byte words', async () => {
+    await upsertLink(backends.db, { rig: RIG, name: 'swd', protocol: 'swd' });
+    const swdId = (await getLinkByName(backends.db, RIG, 'swd'))!.id;
+    const swdPort = await freePort();
+    const swd = new Gateway({
+      bus: backends.bus,
+      link: { protocol: 'swd', rig: RIG, link: 'swd' },
+      source: new TcpListenSource('127.0.0.1', swdPort, { idleTimeoutMs: 0 }),
+    });
+    await swd.start();
+    try {
+      const socket = connect({ host: '127.0.0.1', port: swdPort });
+      const got: Buffer[] = [];
+      socket.on('data', (b: Buffer) => got.push(b));
+      await new Promise<void>((resolve) => socket.once('connect', resolve));
+      socket.write(Buffer.from([0x00]));
+      await waitUntil(async () => swd.publisher.sessions.length > 0, 5000, 'the SWD session');
+      const res = await app.inject({
+        method: 'POST',
+        url: `/api/v1/links/${swdId}/upload`,
+        headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+        payload: { data: Buffer.from([0x01, 0xc0, 0x7d, 0xc1, 0x02]).toString('base64') },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json()).toMatchObject({ ok: true, outcome: 'uploaded', bytes: 5 });
+      // START, 01, C0 -> 7D E0, 7D -> 7D 5D, C1 -> 7D E1, 02, END, then END to a whole word.
+      const expected = Buffer.from('c0017de07d5d7de102c1c1c1', 'hex');
+      await waitUntil(async () => Buffer.concat(got).length >= expected.length, 5000, 'the frame');
+      expect(Buffer.concat(got).toString('hex')).toBe(expected.toString('hex'));
+      socket.destroy();
+    } finally {
+      await swd.stop();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { type Bus, type ControlServer, serveControl } from '@tracehub/bus';
 import type { LinkAddress, LinkConnectionState } from '@tracehub/contracts';
 import { type FrontEndEvent, type FrontEndOption, QsLinkPoint } from '@tracehub/qspy-frontend';
-import type { StpDecoderOptions } from '@tracehub/stp';
+import { frameSwdMessage, type StpDecoderOptions } from '@tracehub/stp';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
 import type { LinkSink, LinkSource } from './link-source.js';
 import { UploadPoint } from './upload-point.js';
@@ -123,6 +123,27 @@ export class Gateway {
               session: publisher.currentSession,
               result: { ...result },
               ...(result.ok ? {} : { error: result.error }),
+            };
+          },
+        }),
+        ...(link.protocol === 'swd' && {
+          // SWD send (reference §3.2.5): the data framed (C0 … C1, escapes, END padding to words), no handshake.
+          upload: async (data: Uint8Array) => {
+            const started = performance.now();
+            const written = await source.write(frameSwdMessage(data));
+            return {
+              ok: true,
+              written,
+              session: publisher.currentSession,
+              result: {
+                ok: true,
+                outcome: 'uploaded',
+                error: '',
+                bitRate: null,
+                setBitRate: null,
+                bytes: data.length,
+                ms: Math.round(performance.now() - started),
+              },
             };
           },
         }),

@@ -80,9 +80,9 @@ export const linkMarkerRoutes: FastifyPluginAsyncTypebox<LinkMarkerRoutesOptions
     '/links/:id/upload',
     linkRoute(
       {
-        summary: "Upload data to an STP link's device with the trace box's UART upload (break, bit rate, length, data)",
+        summary: "Send data to a link's device: STP links by the trace box's UART upload, SWD links as one SWD frame",
         description:
-          'The reply says how it went: `uploaded`, or the rule of reference §3.1 it failed on (200 either way: the gateway did its part).',
+          'STP: break, bit rate, length and data with their acknowledgements; the reply says how it went: `uploaded`, or the rule of reference §3.1 it failed on (200 either way: the gateway did its part). SWD (§3.2.5): the data framed C0 … C1 with escapes, padded with C1 to 4-byte words.',
         tags: ['control'],
         body: UploadRequest,
         response: { 200: UploadReply, ...errors },
@@ -91,10 +91,8 @@ export const linkMarkerRoutes: FastifyPluginAsyncTypebox<LinkMarkerRoutesOptions
     ),
     async (request): Promise<UploadReply> => {
       const link = await mustGetLink(db, request.params.id);
-      if (link.protocol !== 'stp')
-        throw httpErrors.conflict(
-          `link ${link.rig}/${link.name} is ${link.protocol}; the UART upload is for STP links`,
-        );
+      if (link.protocol === 'qs')
+        throw httpErrors.conflict(`link ${link.rig}/${link.name} is qs; uploads are for STP (UART) and SWD links`);
       const data = Buffer.from(request.body.data, 'base64');
       if (data.length === 0 || data.length > 512 * 1024)
         throw httpErrors.badRequest('body data: base64 of 1..524288 bytes');
