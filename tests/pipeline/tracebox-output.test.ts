@@ -296,4 +296,54 @@ describe('the trace box output of an STP link', () => {
       c.socket.destroy();
     }
   }, 180_000);
+
+  it('a time base set through the API mid-stream: the two 0x03 markers, "Old timestamp!" then "New timestamp!", numbered on from the gateway\'s markers, and the new base after', async () => {
+    const before = gateway.stdout.filter((l) => l.includes('trace box client connected')).length;
+    const a = await client(ports.ostOut);
+    await waitUntil(
+      async () => gateway.stdout.filter((l) => l.includes('trace box client connected')).length > before,
+      10_000,
+      'the client taken',
+    );
+    const link = await getLinkByName(pipeline.db, RIG, 'ost');
+    const published = publishedBytes('ost');
+    await pipeline.bus.nc.flush();
+    const device = connect({ host: '127.0.0.1', port: ports.ostDevice });
+    await new Promise<void>((resolve) => device.once('connect', resolve));
+    const copy = readFileSync(fixturePath('stp', 'coresight_juno.stp'));
+    device.write(copy);
+    await waitUntil(async () => published.bytes() >= copy.length, 30_000, 'the capture published');
+    const res = await pipeline.app.inject({
+      method: 'POST',
+      url: `/api/v1/links/${link!.id}/time-base`,
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+      payload: { offsetNs: '1000000000' },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    device.end(copy);
+    await waitUntil(async () => published.bytes() >= 2 * copy.length, 30_000, 'the second copy published');
+    published.sub.unsubscribe();
+    const perCopy = (await decoded('ost-bin', fixturePath('stp', 'coresight_juno.stp'))).length;
+    await waitUntil(
+      async () => {
+        try {
+          return splitTraceBoxMessages(a.bytes()).length >= 2 * perCopy + 2;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      'both copies and the markers',
+    );
+    const got = splitTraceBoxMessages(a.bytes());
+    const [old, now] = [got[perCopy], got[perCopy + 1]];
+    // Markers 3 and 4 of this gateway (the tests above set its first two), sender 0x01, no parameters.
+    expect(old.subarray(0, 7).toString('hex')).toBe(`10f081${(3 + 8 + 4 + 1 + 15).toString(16)}ff0301`);
+    expect([old.readUInt32BE(15), now.readUInt32BE(15)]).toEqual([3, 4]);
+    expect(old.subarray(20).toString('latin1')).toBe('Old timestamp!\0');
+    expect(now.subarray(20).toString('latin1')).toBe('New timestamp!\0');
+    expect(timeOf(now) - timeOf(old)).toBe(1_000_000_000n);
+    a.socket.destroy();
+    device.destroy();
+  }, 120_000);
 });
