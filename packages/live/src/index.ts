@@ -1,4 +1,5 @@
 export { type MissedReason, Outlet, type OutletLimits, OutletReader, type OutletSink } from './outlet.js';
+export { type OutletClientStatus, OutletPort } from './outlet-port.js';
 export {
   type BatchConsumer,
   RecordFeed,

@@ -1,13 +1,11 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import { type LinkAddress, type Log, type RecordBatch, silentLog } from '@tracehub/contracts';
 import {
   type ByteChunk,
   type MissedReason,
   Outlet,
-  type OutletReader,
+  type OutletClientStatus,
+  OutletPort,
   type RecordFeed,
-  type SendCounters,
-  socketSink,
 } from '@tracehub/live';
 import {
   DEFAULT_TRACEBOX_PORT,
@@ -20,16 +18,7 @@ import {
 } from '@tracehub/stp';
 import type { TraceBoxCounters } from './tracebox-counters.js';
 
-export interface TraceBoxClientStatus {
-  remoteAddress: string;
-  remotePort: number;
-  connectedAt: string;
-  messagesSent: number;
-  bytesSent: number;
-  /** Records this client missed (announced to it). */
-  dropped: number;
-  queued: number;
-}
+export type TraceBoxClientStatus = OutletClientStatus;
 
 export interface TraceBoxOutputStatus {
   host: string;
@@ -50,19 +39,6 @@ export interface TraceBoxOutputOptions {
   log?: Log;
 }
 
-interface Client {
-  socket: Socket;
-  reader: OutletReader<ByteChunk>;
-  counters: SendCounters;
-  connectedAt: Date;
-}
-
-const NOTICE_REASONS: Record<MissedReason, string> = {
-  slow: 'this client was slower than the stream',
-  away: 'this client was not connected',
-  unreceived: 'they did not reach the gateway live; they are stored',
-};
-
 /**
  * The trace box's output to its client applications, for one STP or SWD link: a TCP port
  * that streams every OST or PhoNet message of the link (`raw` of its live records, in record
@@ -73,11 +49,9 @@ const NOTICE_REASONS: Record<MissedReason, string> = {
  * next one by a marker 0x26 OVERFLOW (index 0) that says how many; the others lose nothing.
  */
 export class TraceBoxOutput {
-  private server: Server | null = null;
-  private readonly clients = new Set<Client>();
   private readonly outlet: Outlet<ByteChunk>;
+  private readonly clients: OutletPort;
   private removeFromFeed: (() => void) | null = null;
-  private boundPort = 0;
   /** Whether the link's messages are PhoNet (seen from its last message). */
   private phonet = false;
   private messages = 0;
@@ -90,36 +64,32 @@ export class TraceBoxOutput {
   constructor(private readonly options: TraceBoxOutputOptions) {
     this.outlet = new Outlet(options.queue ?? { records: 10_000, bytes: 16 * 1024 * 1024 });
     this.log = options.log ?? silentLog;
+    this.clients = new OutletPort(this.outlet, (n, reason) => this.notice(n, reason), 'trace box', this.log);
   }
 
   /** Listens on `port` (0: any) and starts taking the link's records; resolves to the port. */
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
-    const server = createServer((socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port, host }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.server = server;
-    const address = server.address();
-    this.boundPort = typeof address === 'object' && address ? address.port : port;
+    const bound = await this.clients.listen(port, host);
     const { link } = this.options;
     // Runs in the NATS callback: renumber once for every client, push; never waits.
     this.removeFromFeed = this.options.feed.add(
       (batch) => this.take(batch),
       (gap) => {
-        if (gap.protocol === link.protocol && gap.rig === link.rig && gap.link === link.link && this.clients.size > 0)
+        if (
+          gap.protocol === link.protocol &&
+          gap.rig === link.rig &&
+          gap.link === link.link &&
+          this.clients.clientCount > 0
+        )
           this.outlet.pushUnreceived(gap.records);
       },
     );
-    this.log.info({ host, port: this.boundPort }, 'trace box output ready');
-    return this.boundPort;
+    this.log.info({ host, port: bound }, 'trace box output ready');
+    return bound;
   }
 
   get port(): number {
-    return this.boundPort;
+    return this.clients.port;
   }
 
   /**
@@ -141,7 +111,7 @@ export class TraceBoxOutput {
       bytes += message.length;
     }
     this.messages += parts.length;
-    if (parts.length === 0 || this.clients.size === 0) return;
+    if (parts.length === 0 || this.clients.clientCount === 0) return;
     this.pending.push(...parts);
     this.pendingBytes += bytes;
     if (this.pushScheduled) return;
@@ -161,7 +131,7 @@ export class TraceBoxOutput {
     this.pending = [];
     const bytes = this.pendingBytes;
     this.pendingBytes = 0;
-    if (this.clients.size === 0) return;
+    if (this.clients.clientCount === 0) return;
     const chunk = { bytes: parts.length === 1 ? parts[0] : Buffer.concat(parts, bytes), messages: parts.length };
     this.outlet.push(chunk, parts.length, bytes);
   }
@@ -174,7 +144,7 @@ export class TraceBoxOutput {
   private notice(records: number, reason: MissedReason): Uint8Array {
     const params = new Uint8Array(4);
     new DataView(params.buffer).setUint32(0, Math.min(records, 0xffffffff));
-    const comment = Buffer.from(`tracehub: ${records} records dropped: ${NOTICE_REASONS[reason]}\0`, 'utf8');
+    const comment = Buffer.from(`tracehub: ${records} records dropped: ${noticeReason(reason)}\0`, 'utf8');
     const marker = {
       type: MarkerCode.OVERFLOW,
       sender: this.options.port ?? DEFAULT_TRACEBOX_PORT,
@@ -191,63 +161,23 @@ export class TraceBoxOutput {
   async close(): Promise<void> {
     this.removeFromFeed?.();
     this.removeFromFeed = null;
-    const server = this.server;
-    this.server = null;
-    for (const client of this.clients) {
-      client.reader.close();
-      client.socket.destroy();
-    }
-    this.clients.clear();
     this.pending = [];
     this.pendingBytes = 0;
-    this.outlet.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await this.clients.close();
   }
 
   status(): TraceBoxOutputStatus {
-    const address = this.server?.address();
-    return {
-      host: typeof address === 'object' && address ? address.address : '',
-      port: this.boundPort,
-      messages: this.messages,
-      clients: [...this.clients].map((c) => ({
-        remoteAddress: c.socket.remoteAddress ?? '',
-        remotePort: c.socket.remotePort ?? 0,
-        connectedAt: c.connectedAt.toISOString(),
-        messagesSent: c.counters.messagesSent,
-        bytesSent: c.counters.bytesSent,
-        dropped: c.reader.missed,
-        queued: c.reader.queued,
-      })),
-    };
-  }
-
-  private accept(socket: Socket): void {
-    const counters: SendCounters = { messagesSent: 0, bytesSent: 0 };
-    const reader = this.outlet.reader(socketSink(socket, counters, (n, reason) => this.notice(n, reason)));
-    const client: Client = { socket, reader, counters, connectedAt: new Date() };
-    this.clients.add(client);
-    socket.setNoDelay(true);
-    let warned = false;
-    socket.on('data', () => {
-      if (warned) return;
-      warned = true;
-      this.log.warn(
-        { remote: socket.remoteAddress },
-        'a trace box client sent bytes; the output is one way, ignoring them',
-      );
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      reader.close();
-      this.clients.delete(client);
-      if (this.clients.size === 0) this.outlet.clear();
-    });
-    this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, 'trace box client connected');
+    return { ...this.clients.status(), messages: this.messages };
   }
 
   /** Resolves once the link's records published from now on reach the output. */
   flush(): Promise<void> {
     return this.options.feed.flush();
   }
+}
+
+/** Why a client missed records, as its notice says. */
+function noticeReason(reason: MissedReason): string {
+  if (reason === 'unreceived') return 'they did not reach the gateway live; they are stored';
+  return reason === 'away' ? 'this client was not connected' : 'this client was slower than the stream';
 }

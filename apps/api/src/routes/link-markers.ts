@@ -9,18 +9,13 @@ import {
   UploadReply,
   UploadRequest,
 } from '@tracehub/api-contract';
-import type { Bus } from '@tracehub/bus';
 import type { LinkMarker } from '@tracehub/contracts';
-import type { Database } from '@tracehub/db';
-import type { Kysely } from 'kysely';
 import { askGateway } from '../ask-gateway.js';
+import type { LinkConnectionRoutesOptions } from './link-connection.js';
 import { linkRoute, mustGetLink } from './link-route.js';
 
-export interface LinkMarkerRoutesOptions {
-  db: Kysely<Database>;
-  bus: Bus;
-  timeoutMs: number;
-}
+/** What the link connection routes take: the database, the bus, how long a gateway may take. */
+export type LinkMarkerRoutesOptions = LinkConnectionRoutesOptions;
 
 /**
  * Markers on a live link, set through its gateway after every byte it has read, so that the

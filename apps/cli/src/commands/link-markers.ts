@@ -36,17 +36,20 @@ export function registerLinkMarkers(link: Command): void {
     'time-base',
     "set an STP link's time base from this point: output time = receive time + offsetNs (two 0x03 markers)",
   ).argument('<offsetNs>', 'offset in ns (negative allowed)', parseOffsetNs);
-  for (const cmd of [mark, timeBase]) {
-    addConnectionOptions(cmd, { nats: true });
-    cmd.option('--timeout-ms <ms>', 'how long to wait for the gateway', '3000');
-  }
   const upload = linkCommand(
     link,
     'upload',
-    "send a file to an STP link's device with the trace box's UART upload (break, bit rate, length, data)",
+    "send a file to an STP link's device (UART upload) or an SWD link's (one frame)",
   ).argument('<file>', 'the data to send (at most 512 KiB)');
-  addConnectionOptions(upload, { nats: true });
-  upload.option('--timeout-ms <ms>', 'how long to wait for the gateway', '60000');
+  // An upload waits up to 2 s for the device's bit rate, then sends at that rate.
+  for (const [cmd, waitMs] of [
+    [mark, '3000'],
+    [timeBase, '3000'],
+    [upload, '60000'],
+  ] as const) {
+    addConnectionOptions(cmd, { nats: true });
+    cmd.option('--timeout-ms <ms>', 'how long to wait for the gateway', waitMs);
+  }
   upload.action(async (file: string, opts: MarkerOptions) => {
     const { readFileSync } = await import('node:fs');
     const data = readFileSync(file);
