@@ -18,6 +18,8 @@ import {
   LinkSettingsReply,
   LinkSummary,
   LinksReply,
+  MarkerReply,
+  problemResponses,
   RatesReply,
   RecordsPage,
   RedecodeResult,
@@ -194,6 +196,23 @@ describe('every reply of the api fits the shared contract', () => {
       payload: { command: { command: 'aoFilter', object: 'l_philo' }, replyWindowMs: 50 },
     });
     expect(reply.outcome).toBe('ack');
+    // A user marker on the live QS link (a note record); a time base and an upload are for STP links.
+    const marker = await expectReply('/links/{id}/markers', MarkerReply, {
+      method: 'POST',
+      url: `/links/${linkId}/markers`,
+      payload: { comment: 'contract' },
+    });
+    expect(marker.marker).toEqual({ kind: 'user', comment: 'contract' });
+    for (const [route, payload] of [
+      ['time-base', { offsetNs: '1000' }],
+      ['upload', { data: 'AAEC' }],
+    ] as const)
+      await expectReply(
+        `/links/{id}/${route}`,
+        problemResponses[400],
+        { method: 'POST', url: `/links/${linkId}/${route}`, payload },
+        409,
+      );
   });
 
   it('PalmTrace Reporter endpoints', async () => {

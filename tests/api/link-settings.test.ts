@@ -50,6 +50,8 @@ describe("a link's settings", () => {
       'start',
       'port',
       'processor',
+      'tickHz',
+      'timeOffsetNs',
       'palmProcessId',
       'palmModule',
     ]);

@@ -218,4 +218,18 @@ describe('control panel in Chromium', () => {
     await page.locator('#control-notice', { hasText: 'No control panel' }).waitFor();
     expect(await page.locator('#control-commands').count()).toBe(0);
   });
+
+  it('sets a marker on the live link, and on an STP link offers the time base and the upload', async () => {
+    await openLink(served.linkId, CONTROL_TOKEN);
+    await page.locator('#marker-form input[name=comment]').fill('from the page');
+    await page.locator('#marker-form button').click();
+    await page.locator('#marker-result', { hasText: 'Marker set in session' }).waitFor();
+    expect(await page.locator('#time-base-form').count()).toBe(0);
+    // No gateway serves the STP link: the forms are there, and the answer says why not.
+    await openLink(stpLinkId, CONTROL_TOKEN);
+    await page.locator('#time-base-form input[name=offsetNs]').fill('1000000');
+    await page.locator('#time-base-form button').click();
+    await page.locator('#marker-result.problem', { hasText: 'no gateway serves link rig8/stp0' }).waitFor();
+    expect(await page.locator('#upload-form input[type=file]').count()).toBe(1);
+  });
 });

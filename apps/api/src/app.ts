@@ -25,6 +25,7 @@ import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
 import { linkConnectionRoutes } from './routes/link-connection.js';
+import { linkMarkerRoutes } from './routes/link-markers.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRatesRoutes } from './routes/record-rates.js';
 import { recordRoutes } from './routes/records.js';
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
+        await api.register(linkMarkerRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
       },
       { prefix: '/api/v1' },

@@ -5,6 +5,7 @@ import { connectServiceBus, ensureServiceStreams, runService } from '@tracehub/s
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 import { gatewayMetrics } from './gateway-metrics.js';
+import { TraceBoxOutputs, traceBoxOptionOf } from './tracebox-outputs.js';
 
 // Flags are the per-link form of TRACEHUB_LINKS: `gateway --protocol qs --rig rig7 --link uart0 --address tcp-listen::6601`.
 const flags = new Command('gateway')
@@ -26,16 +27,20 @@ await runService({
     const specs = parseLinkSpecs(config.TRACEHUB_LINKS);
     const sources = specs.map((spec) => {
       // `?frontend=:7701` opens a qspy-compatible front-end port for a QS link (QUTest, QView).
-      const { address, frontEnd } = takeFrontEndOption(spec.address);
+      const { address: rest, traceBox } = traceBoxOptionOf(spec, spec.address);
+      const { address, frontEnd } = takeFrontEndOption(rest);
       if (frontEnd && spec.protocol !== 'qs')
         throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
-      return { spec, source: createLinkSource(address), frontEnd };
+      return { spec, source: createLinkSource(address), frontEnd, traceBox };
     });
     const bus = await connectServiceBus(service);
     await ensureServiceStreams(service, bus);
     const gateways: Gateway[] = [];
+    // `?tracebox=:7801` streams an STP/SWD link's OST or PhoNet messages to trace box clients.
+    const traceBoxes = new TraceBoxOutputs(bus);
+    onClose(() => traceBoxes.close());
     const onPublished = gatewayMetrics(metrics, gateways);
-    for (const { spec, source, frontEnd } of sources) {
+    for (const { spec, source, frontEnd, traceBox } of sources) {
       const linkLog = logger.child({ link: `${spec.protocol}/${spec.rig}/${spec.link}` });
       gateways.push(
         new Gateway({
@@ -54,6 +59,10 @@ await runService({
           onPublished: (info) => onPublished(spec, info),
         }),
       );
+      if (traceBox) {
+        const output = await traceBoxes.open(spec, traceBox, spec.settings, linkLog);
+        linkLog.info({ traceBox: `${traceBox.host}:${output.port}` }, 'trace box output listening');
+      }
     }
     for (const g of gateways) {
       // Each link publishes what it buffered before the bus closes; if one fails to open (a

@@ -3,6 +3,7 @@ export * from './common.js';
 export * from './control.js';
 export * from './fleet.js';
 export * from './link-connection.js';
+export * from './link-markers.js';
 export * from './link-settings.js';
 export * from './rates.js';
 export * from './records.js';

@@ -1,5 +1,5 @@
 import { RequestError, type Subscription, TimeoutError } from '@nats-io/transport-node';
-import type { ControlReply, ControlRequest, LinkConnectionState } from '@tracehub/contracts';
+import type { ControlReply, ControlRequest, LinkConnectionState, LinkMarker } from '@tracehub/contracts';
 import type { Bus } from './types.js';
 
 /** The most bytes one control request may carry (a QS-RX frame is far smaller). */
@@ -30,6 +30,9 @@ export class ControlTimeoutError extends Error {
   }
 }
 
+/** The most data one upload carries in a control request (NATS carries 1 MiB a message by default). */
+export const MAX_UPLOAD_BYTES = 512 * 1024;
+
 /** The longest a QS-RX command may wait for the target's answer, ms. */
 export const MAX_ANSWER_TIMEOUT_MS = 60_000;
 
@@ -49,7 +52,9 @@ export type ControlAsk =
   | { qs: ControlQsCommand; answerTimeoutMs?: number; sizes?: ControlQsSizes }
   | { status: true }
   | { releaseFrontEnd: true }
-  | { connection: true };
+  | { connection: true }
+  | { marker: LinkMarker }
+  | { upload: Uint8Array };
 
 /**
  * Asks the gateway that owns a link to act on it (see `ControlAsk`), and returns the gateway's
@@ -63,7 +68,11 @@ export async function requestControl(
   timeoutMs: number,
 ): Promise<ControlReply> {
   const payload: ControlRequest =
-    'bytes' in request ? { ...request, bytes: Buffer.from(request.bytes).toString('base64') } : request;
+    'bytes' in request
+      ? { ...request, bytes: Buffer.from(request.bytes).toString('base64') }
+      : 'upload' in request
+        ? { upload: Buffer.from(request.upload).toString('base64') }
+        : request;
   try {
     const msg = await bus.nc.request(bus.names.ctlSubject(target.rig, target.link), JSON.stringify(payload), {
       timeout: timeoutMs,
@@ -118,6 +127,10 @@ export interface ControlHandlers {
   releaseFrontEnd?(): Promise<ControlState>;
   /** How the link is connected: its source, the target and since when, connections not taken. */
   connection?(): Promise<{ session?: string; connection: LinkConnectionState }>;
+  /** Sets a marker after every byte read so far; resolves to the session it is in. */
+  marker?(marker: LinkMarker): Promise<string>;
+  /** Uploads data to the device (STP links' UART upload); the reply's `result` is the outcome. */
+  upload?(data: Uint8Array): Promise<ControlReply>;
 }
 
 export interface ControlServer {
@@ -173,6 +186,21 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
         else handlers.connection().then((c) => reply({ ok: true, written: 0, ...c }), failed);
         return;
       }
+      if (request?.marker !== undefined) {
+        const marker = checkedMarker(request.marker);
+        if (!handlers.marker) refuse('this link cannot take markers');
+        else if (typeof marker === 'string') refuse(marker, 'marker');
+        else handlers.marker(marker).then((session) => reply({ ok: true, written: 0, session }), failed);
+        return;
+      }
+      if (request?.upload !== undefined) {
+        const data = typeof request.upload === 'string' ? Buffer.from(request.upload, 'base64') : undefined;
+        if (!handlers.upload) refuse('this link takes no upload (the UART upload is for STP links)');
+        else if (!data || data.length === 0 || data.length > MAX_UPLOAD_BYTES)
+          refuse(`upload must be base64 of 1..${MAX_UPLOAD_BYTES} bytes`, 'upload');
+        else handlers.upload(data).then(reply, failed);
+        return;
+      }
       if (request?.qs !== undefined) {
         if (!handlers.qs) refuse(NO_QS_POINT);
         else if (typeof request.qs?.command !== 'string') refuse('"qs" has no "command" (string)');
@@ -200,4 +228,28 @@ export function serveControl(bus: Bus, target: ControlTarget, handlers: ControlH
     },
   });
   return { stop: () => sub.unsubscribe() };
+}
+
+/** The longest marker comment, UTF-16 units (a marker is one trace box message). */
+export const MAX_MARKER_COMMENT = 1024;
+
+/** A marker request checked: the marker, or what is wrong with it. */
+function checkedMarker(m: unknown): LinkMarker | string {
+  const marker = m as Record<string, unknown> | null;
+  if (marker?.kind === 'user') {
+    if (marker.comment === undefined) return { kind: 'user' };
+    if (
+      typeof marker.comment !== 'string' ||
+      marker.comment.length > MAX_MARKER_COMMENT ||
+      marker.comment.includes('\0')
+    )
+      return `a marker comment is a string of at most ${MAX_MARKER_COMMENT} characters without NUL`;
+    return { kind: 'user', comment: marker.comment };
+  }
+  if (marker?.kind === 'timeBase') {
+    if (typeof marker.offsetNs !== 'string' || !/^-?[0-9]{1,18}$/.test(marker.offsetNs))
+      return 'a time base needs offsetNs: an integer number of ns as a decimal string (at most 18 digits)';
+    return { kind: 'timeBase', offsetNs: marker.offsetNs };
+  }
+  return 'a marker is {"kind": "user", "comment"?: string} or {"kind": "timeBase", "offsetNs": "<ns>"}';
 }

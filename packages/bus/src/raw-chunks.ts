@@ -1,6 +1,13 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
-import { type ChunkSegment, Headers, type LinkAddress, msgId, type RawChunkMeta } from '@tracehub/contracts';
+import {
+  type ChunkSegment,
+  Headers,
+  type LinkAddress,
+  type LinkMarker,
+  msgId,
+  type RawChunkMeta,
+} from '@tracehub/contracts';
 import { jetStreamPublish } from './js-publish.js';
 import type { Bus } from './types.js';
 
@@ -25,6 +32,7 @@ export async function publishRawChunk(bus: Bus, link: LinkAddress, chunk: RawChu
   if (chunk.segments && chunk.segments.length > 1)
     h.set(Headers.Segments, chunk.segments.map((s) => `${s.offset}:${s.pauseNs}:${s.recvNs}`).join(','));
   if (chunk.settings && Object.keys(chunk.settings).length > 0) h.set(Headers.Settings, JSON.stringify(chunk.settings));
+  if (chunk.marker) h.set(Headers.Marker, JSON.stringify(chunk.marker));
   h.set(Headers.MsgId, msgId(chunk.session, chunk.chunk));
   return jetStreamPublish(bus.nc, bus.names.rawSubject(link.protocol, link.rig, link.link), chunk.data, h);
 }
@@ -76,7 +84,25 @@ export function readRawChunkMeta(h: MsgHdrs | undefined): RawChunkMeta {
     }
     meta.settings = settings as Record<string, unknown>;
   }
+  const markerText = h.get(Headers.Marker);
+  if (markerText) meta.marker = readMarker(markerText);
   return meta;
+}
+
+/** `th-marker`: a user marker (comment optional) or a time base (offset in ns, decimal). */
+function readMarker(text: string): LinkMarker {
+  let marker: unknown;
+  try {
+    marker = JSON.parse(text);
+  } catch {
+    marker = undefined;
+  }
+  const m = marker as Record<string, unknown> | undefined;
+  if (m?.kind === 'user' && (m.comment === undefined || typeof m.comment === 'string'))
+    return m.comment === undefined ? { kind: 'user' } : { kind: 'user', comment: m.comment };
+  if (m?.kind === 'timeBase' && typeof m.offsetNs === 'string' && /^-?[0-9]{1,19}$/.test(m.offsetNs))
+    return { kind: 'timeBase', offsetNs: m.offsetNs };
+  throw new BadChunkHeadersError(`raw chunk has a bad ${Headers.Marker} header: '${text}'`);
 }
 
 const SEGMENT = /^([0-9]{1,10}):([0-9]{1,20}):([0-9]{1,20})$/;

@@ -16,6 +16,13 @@ export interface ChunkContext {
   pauseNs?: bigint;
 }
 
+/**
+ * A marker asked for on a live link, in its place in the stream: a user marker with an
+ * optional comment (STP: trace box marker 0x02; QS: a note record), or a new time base
+ * (STP: output time = receive time + `offsetNs`, with the two 0x03 markers).
+ */
+export type LinkMarker = { kind: 'user'; comment?: string } | { kind: 'timeBase'; offsetNs: string };
+
 /** What a raw chunk's headers say of its timing (a `RawChunkMeta`, or a stored link chunk). */
 export interface ChunkTiming {
   recvNs: bigint;
@@ -58,6 +65,8 @@ export interface TraceDecoder {
    */
   readonly usesPauses?: boolean;
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void;
+  /** A marker asked for on the live link, after every byte pushed so far (absent: none are kept). */
+  mark?(marker: LinkMarker, ctx: ChunkContext, emit: EmitRecord): void;
   /** The session has ended: emit whatever an ending stream completes or abandons. */
   end(ctx: ChunkContext, emit: EmitRecord): void;
   snapshot(): JsonValue;

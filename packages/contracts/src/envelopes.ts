@@ -1,3 +1,4 @@
+import type { LinkMarker } from './codec.js';
 import type { Protocol } from './names.js';
 import type { TraceRecord } from './record.js';
 
@@ -31,6 +32,8 @@ export interface RawChunkMeta {
   settings?: Record<string, unknown>;
   /** The session is a capture of its own (`th-capture`): decoded from nothing. */
   capture?: boolean;
+  /** A marker asked for on the live link at this point (`th-marker`). */
+  marker?: LinkMarker;
 }
 
 /**
@@ -79,6 +82,16 @@ export interface ControlRequest {
   releaseFrontEnd?: boolean;
   /** Asks how the link is connected (any protocol): its source, the target, connections not taken. */
   connection?: boolean;
+  /**
+   * Sets a marker after every byte the link has read (a user marker with its comment, or a new
+   * time base): it goes through the decoder in its place in the stream (`th-marker`).
+   */
+  marker?: LinkMarker;
+  /**
+   * Base64 of data to upload to the device with the trace box's UART upload (STP links:
+   * break, the device's bit rate, length and acknowledgements); the reply's `result` says how it went.
+   */
+  upload?: string;
 }
 
 /** A link's connection as its gateway sees it: the answer to a `connection` request. */

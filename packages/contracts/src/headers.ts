@@ -32,6 +32,11 @@ export const Headers = {
    * keeping what the link's previous session knew (QS dictionaries).
    */
   Capture: 'th-capture',
+  /**
+   * A marker asked for on the live link (`LinkMarker`, JSON), on an empty chunk of its own:
+   * the decoder puts it after every byte read before it (a trace box user or time-base marker).
+   */
+  Marker: 'th-marker',
 } as const;
 
 export function msgId(session: string, chunk: number): string {

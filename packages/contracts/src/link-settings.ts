@@ -94,6 +94,22 @@ export const StpLinkSettingsSchema = Type.Object(
     processor: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 255, description: 'SWD: processor index in the wrapper (default 0)' }),
     ),
+    tickHz: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100_000_000_000,
+        description:
+          'STP v2: device timestamp ticks per second while the device sends no FREQ packet (default: ticks are ns); a FREQ packet overrides it',
+      }),
+    ),
+    timeOffsetNs: Type.Optional(
+      Type.Integer({
+        minimum: -9_000_000_000_000_000,
+        maximum: 9_000_000_000_000_000,
+        description:
+          'STP: the time base: output time = receive time + this offset, ns (default 0); a time base set on the live link changes it for the session, with the two 0x03 markers',
+      }),
+    ),
     ...PalmTraceLinkSettingsProperties,
   },
   { additionalProperties: false },

@@ -382,6 +382,7 @@ export class LinkDecoding {
         decoder.push(piece.data, piece.ctx, emit);
       }
     }
+    if (meta.marker && decoder.mark) decoder.mark(meta.marker, pieces[pieces.length - 1].ctx, emit);
     if (meta.eos) decoder.end(pieces[pieces.length - 1].ctx, emit);
     const decodeMs = performance.now() - decodeStart;
     const batch: RecordBatch = {

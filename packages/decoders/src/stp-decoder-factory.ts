@@ -6,7 +6,8 @@ const isByte = (v: unknown): v is number => typeof v === 'number' && Number.isIn
 /**
  * STP and SWD options of a link from its settings (`links.settings`): `version` (1|2),
  * `littleEndianMasters` (array of master numbers), `output` ('ost'|'phonet'),
- * `resyncPauseMs`, `maxPauseMs`, `start`, and the one-byte `port` (tracebox port) and
+ * `resyncPauseMs`, `maxPauseMs`, `start`, `tickHz` (device clock without FREQ), `timeOffsetNs`
+ * (the time base), and the one-byte `port` (tracebox port) and
  * `processor` (SWD processor index, 0..255). Anything else is ignored.
  */
 export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions & SwdDecoderOptions {
@@ -20,6 +21,9 @@ export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions & SwdD
   if (settings.output === 'ost' || settings.output === 'phonet') options.output = settings.output;
   if (typeof settings.resyncPauseMs === 'number') options.resyncPauseMs = settings.resyncPauseMs;
   if (typeof settings.maxPauseMs === 'number') options.maxPauseMs = settings.maxPauseMs;
+  if (typeof settings.tickHz === 'number' && settings.tickHz > 0) options.tickHz = settings.tickHz;
+  if (typeof settings.timeOffsetNs === 'number' && Number.isSafeInteger(settings.timeOffsetNs))
+    options.timeOffsetNs = BigInt(settings.timeOffsetNs);
   if (settings.start === 'synced' || settings.start === 'hot_plug' || settings.start === 'unsynchronised') {
     options.start = settings.start;
   }

@@ -1,8 +1,10 @@
 import { type Bus, type ControlServer, serveControl } from '@tracehub/bus';
 import type { LinkAddress, LinkConnectionState } from '@tracehub/contracts';
 import { type FrontEndEvent, type FrontEndOption, QsLinkPoint } from '@tracehub/qspy-frontend';
+import { frameSwdMessage, type StpDecoderOptions } from '@tracehub/stp';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
 import type { LinkSink, LinkSource } from './link-source.js';
+import { UploadPoint } from './upload-point.js';
 
 export interface GatewayOptions extends Omit<LinkPublisherOptions, 'bus' | 'link'> {
   bus: Bus;
@@ -26,6 +28,8 @@ export class Gateway {
    * the front-end port): fed with every byte read, after the publisher.
    */
   readonly qsPoint: QsLinkPoint | undefined;
+  /** An STP link's UART upload (control on): the device's answers decoded from every byte read, after the publisher. */
+  readonly uploadPoint: UploadPoint | undefined;
   private control: ControlServer | undefined;
 
   constructor(private readonly options: GatewayOptions) {
@@ -40,6 +44,8 @@ export class Gateway {
       });
     } else if (frontEnd)
       throw new Error(`link ${link.rig}/${link.link}: a front-end port needs a QS link with control on`);
+    if (link.protocol === 'stp' && control !== false)
+      this.uploadPoint = new UploadPoint(source, uploadDecoderOptions(publisherOptions.settings ?? {}));
     // A source that ends by itself (a file, stdin) is a capture, not a target that reconnects;
     // its reads' timing is not the link's, so an STP capture has no pauses measured (STP v1
     // resynchronises on them): it decodes as `tracehub decode` decodes the file.
@@ -66,7 +72,8 @@ export class Gateway {
     if (this.options.control !== false) this.listenForControl();
     const point = this.qsPoint;
     await point?.start();
-    await this.options.source.start(point ? teeSink(this.publisher, point) : this.publisher);
+    const tap = point ?? this.uploadPoint;
+    await this.options.source.start(tap ? teeSink(this.publisher, tap) : this.publisher);
   }
 
   /** How the link is connected: its source, the target the open session reads from, connections not taken. */
@@ -107,6 +114,44 @@ export class Gateway {
           return session;
         },
         connection: async () => ({ session: publisher.currentSession, connection: this.connection() }),
+        ...(this.uploadPoint && {
+          upload: async (data: Uint8Array) => {
+            const result = await this.uploadPoint!.run(data);
+            return {
+              ok: result.ok,
+              written: result.bytes,
+              session: publisher.currentSession,
+              result: { ...result },
+              ...(result.ok ? {} : { error: result.error }),
+            };
+          },
+        }),
+        ...(link.protocol === 'swd' && {
+          // SWD send (reference §3.2.5): the data framed (C0 … C1, escapes, END padding to words), no handshake.
+          upload: async (data: Uint8Array) => {
+            const started = performance.now();
+            const written = await source.write(frameSwdMessage(data));
+            return {
+              ok: true,
+              written,
+              session: publisher.currentSession,
+              result: {
+                ok: true,
+                outcome: 'uploaded',
+                error: '',
+                bitRate: null,
+                setBitRate: null,
+                bytes: data.length,
+                ms: Math.round(performance.now() - started),
+              },
+            };
+          },
+        }),
+        marker: async (marker) => {
+          const session = publisher.mark(marker);
+          if (!session) throw new Error('the link has no open session (no byte read since the target connected)');
+          return session;
+        },
         ...(point && {
           releaseFrontEnd: async () => {
             const released = point.releaseFrontEnd();
@@ -129,12 +174,19 @@ export class Gateway {
   }
 }
 
-/** The publisher first (the link's bytes are never held up), then the QS control point. */
-function teeSink(publisher: LinkPublisher, point: QsLinkPoint): LinkSink {
+/** What reads the link's bytes beside the publisher: the QS control point or an STP link's upload point. */
+interface LinkTap {
+  connected?(): void;
+  data(bytes: Uint8Array): void;
+  disconnected?(): void;
+}
+
+/** The publisher first (the link's bytes are never held up), then the tap. */
+function teeSink(publisher: LinkPublisher, point: LinkTap): LinkSink {
   return {
     connected(description) {
       publisher.connected(description);
-      point.connected();
+      point.connected?.();
     },
     data(bytes) {
       publisher.data(bytes);
@@ -142,9 +194,18 @@ function teeSink(publisher: LinkPublisher, point: QsLinkPoint): LinkSink {
     },
     disconnected(reason) {
       publisher.disconnected(reason);
-      point.disconnected();
+      point.disconnected?.();
     },
     connectionEvent: (event, peer, why) => publisher.connectionEvent(event, peer, why),
     waitForRoom: () => publisher.waitForRoom(),
   };
+}
+
+/** The STP options the upload point decodes the device's answers with: the link's own from its address. */
+function uploadDecoderOptions(settings: Record<string, unknown>): StpDecoderOptions {
+  const options: StpDecoderOptions = {};
+  if (settings.version === 1 || settings.version === 2) options.version = settings.version;
+  if (Array.isArray(settings.littleEndianMasters))
+    options.littleEndianMasters = settings.littleEndianMasters as number[];
+  return options;
 }

@@ -11,3 +11,14 @@ export { StdinSource } from './sources/stdin.js';
 export { TcpConnectSource } from './sources/tcp-connect.js';
 export { TcpListenSource } from './sources/tcp-listen.js';
 export { UdpSource } from './sources/udp.js';
+export {
+  type DeviceControl,
+  nearestUartRate,
+  UART_UPLOAD_RULES,
+  UartUpload,
+  type UploadIo,
+  type UploadOutcome,
+  type UploadResult,
+  type UploadRules,
+} from './uart-upload.js';
+export { IN_BAND_BREAK, UploadPoint } from './upload-point.js';

@@ -1,5 +1,5 @@
 import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, publishRawChunk } from '@tracehub/bus';
-import { Backoff, type ChunkSegment, type LinkAddress, type Log } from '@tracehub/contracts';
+import { Backoff, type ChunkSegment, type LinkAddress, type LinkMarker, type Log } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
 
@@ -63,6 +63,7 @@ interface QueuedChunk {
   pauseNs?: bigint;
   segments?: ChunkSegment[];
   eos: boolean;
+  marker?: LinkMarker;
   chunk?: number;
 }
 
@@ -248,6 +249,18 @@ export class LinkPublisher implements LinkSink {
     return this.session;
   }
 
+  /**
+   * Puts a marker after every byte read so far: the bytes waiting are sealed into a chunk and
+   * the marker follows on an empty chunk of its own, so the decoder places it exactly there.
+   * Returns the session, or `undefined` when none has begun (no byte read since the connect).
+   */
+  mark(marker: LinkMarker): string | undefined {
+    if (!this.session || !this.sessionHasBytes) return undefined;
+    this.seal();
+    this.enqueue({ session: this.session, data: new Uint8Array(0), recvNs: nowNs(), lost: 0, eos: false, marker });
+    return this.session;
+  }
+
   connectionEvent(event: ConnectionEvent, peer: string, why: string): void {
     this.stats.connections[event]++;
     const what = {
@@ -374,6 +387,7 @@ export class LinkPublisher implements LinkSink {
           segments: chunk.segments,
           settings: this.options.settings,
           capture: this.options.captures,
+          marker: chunk.marker,
         });
       } catch (err) {
         const full = isStreamFullError(err);

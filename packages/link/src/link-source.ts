@@ -40,6 +40,10 @@ export interface LinkSource {
   stop(): Promise<void>;
   /** Writes bytes to the target (the control direction); resolves to the count written. */
   write(bytes: Uint8Array): Promise<number>;
+  /** Holds the line in break for `ms` (serial ports; others say it in band, see `UartUpload`). */
+  sendBreak?(ms: number): Promise<void>;
+  /** Sets the line's bit rate (serial ports). */
+  setBitRate?(bitsPerSecond: number): Promise<void>;
   /** Set by sources that end by themselves (file, stdin): resolves when all was read. */
   readonly finished?: Promise<void>;
 }

@@ -55,6 +55,8 @@ export class RecordFeed {
   constructor(
     private readonly bus: Bus,
     private readonly log: Log = silentLog,
+    /** Only these links' records (a gateway's own links); default every link's. */
+    private readonly only?: Parameters<Bus['names']['recFilter']>[0],
   ) {}
 
   /**
@@ -144,7 +146,7 @@ export class RecordFeed {
   }
 
   private open(): void {
-    const subscription = this.bus.nc.subscribe(this.bus.names.recFilter(), {
+    const subscription = this.bus.nc.subscribe(this.bus.names.recFilter(this.only), {
       callback: (err, msg) => {
         if (err) {
           this.log.warn({ err }, 'live records subscription failed');

@@ -1,20 +1,10 @@
-import type { Socket } from 'node:net';
 import type { RecordBatch } from '@tracehub/contracts';
-import type { MissedReason, OutletSink } from '@tracehub/live';
+import { type ByteChunk, type SendCounters, socketSink } from '@tracehub/live';
 import type { RecordMessageEncoder, RecordMessages } from './record-messages.js';
 
 /** PalmTrace messages as they go into an outlet: the bytes of one or more messages, and how many. */
-export interface PalmChunk {
-  bytes: Uint8Array;
-  messages: number;
-}
-
-/** What a connection sent, for its status and metrics. */
-export interface SendCounters {
-  /** Messages handed to the socket (records' lines and dropped notices). */
-  messagesSent: number;
-  bytesSent: number;
-}
+export type PalmChunk = ByteChunk;
+export { type SendCounters, socketSink };
 
 export function chunkOf(messages: RecordMessages): PalmChunk {
   if (messages instanceof Uint8Array) return { bytes: messages, messages: 1 };
@@ -42,26 +32,4 @@ export function encodeBatch(
   }
   if (records === 0) return undefined;
   return { chunk: { bytes: parts.length === 1 ? parts[0] : Buffer.concat(parts), messages: parts.length }, records };
-}
-
-/**
- * A TCP connection as an outlet's sink: writes while the socket wants more, then waits for
- * 'drain'; a missed count becomes one text message that says how many records and why.
- */
-export function socketSink(
-  socket: Socket,
-  counters: SendCounters,
-  notice: (records: number, reason: MissedReason) => Uint8Array,
-): OutletSink<PalmChunk> {
-  const write = (bytes: Uint8Array, messages: number) => {
-    if (socket.destroyed) return false;
-    counters.messagesSent += messages;
-    counters.bytesSent += bytes.length;
-    return socket.write(bytes);
-  };
-  return {
-    write: (chunk) => write(chunk.bytes, chunk.messages),
-    missed: (records, reason) => write(notice(records, reason), 1),
-    whenWritable: (resume) => socket.once('drain', resume),
-  };
 }

@@ -1,32 +1,16 @@
-import { createServer, type Server, type Socket } from 'node:net';
 import type { Log } from '@tracehub/contracts';
-import { Outlet, type OutletReader, type RecordFeed } from '@tracehub/live';
+import { Outlet, type OutletClientStatus, OutletPort, type RecordFeed } from '@tracehub/live';
 import type { ReporterOptions } from './endpoint-schema.js';
 import type { LinkPalmIdsOf } from './link-palm-ids.js';
-import { encodeBatch, type PalmChunk, type SendCounters, socketSink } from './palm-socket-sink.js';
+import { encodeBatch, type PalmChunk } from './palm-socket-sink.js';
 import { RecordMessageEncoder } from './record-messages.js';
 
-export interface ListenerClientStatus {
-  remoteAddress: string;
-  remotePort: number;
-  connectedAt: string;
-  messagesSent: number;
-  bytesSent: number;
-  dropped: number;
-  queued: number;
-}
+export type ListenerClientStatus = OutletClientStatus;
 
 export interface ListenerStatus {
   host: string;
   port: number;
   clients: ListenerClientStatus[];
-}
-
-interface ListenerClient {
-  socket: Socket;
-  reader: OutletReader<PalmChunk>;
-  counters: SendCounters;
-  connectedAt: Date;
 }
 
 /**
@@ -37,12 +21,10 @@ interface ListenerClient {
  * many), and never holds up the others, the NATS connection or HTTP requests.
  */
 export class PalmTraceListener {
-  private server: Server | null = null;
-  private readonly clients = new Set<ListenerClient>();
   private readonly encoder: RecordMessageEncoder;
   private readonly outlet: Outlet<PalmChunk>;
+  private readonly port: OutletPort;
   private removeFromFeed: (() => void) | null = null;
-  private boundPort = 0;
 
   constructor(
     private readonly feed: RecordFeed,
@@ -53,95 +35,44 @@ export class PalmTraceListener {
   ) {
     this.encoder = new RecordMessageEncoder(options, linkIds);
     this.outlet = new Outlet(queue);
-  }
-
-  async listen(port: number, host: string): Promise<number> {
-    const server = createServer((socket) => this.accept(socket));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen({ port, host }, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.server = server;
-    const address = server.address();
-    this.boundPort = typeof address === 'object' && address ? address.port : port;
-    // Runs in the NATS callback: encode once for every client, push; never waits.
-    this.removeFromFeed = this.feed.add(
-      (batch) => {
-        if (this.clients.size === 0) return;
-        const encoded = encodeBatch(this.encoder, batch);
-        if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
-      },
-      (gap) => {
-        if (this.clients.size > 0 && this.encoder.admitsLink(gap)) this.outlet.pushUnreceived(gap.records);
-      },
-    );
-    this.log.info({ host, port: this.boundPort }, 'PalmTrace listener ready');
-    return this.boundPort;
-  }
-
-  async close(): Promise<void> {
-    this.removeFromFeed?.();
-    this.removeFromFeed = null;
-    const server = this.server;
-    this.server = null;
-    for (const client of this.clients) {
-      client.reader.close();
-      client.socket.destroy();
-    }
-    this.clients.clear();
-    this.outlet.clear();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  status(): ListenerStatus {
-    const address = this.server?.address();
-    return {
-      host: typeof address === 'object' && address ? address.address : '',
-      port: this.boundPort,
-      clients: [...this.clients].map((c) => ({
-        remoteAddress: c.socket.remoteAddress ?? '',
-        remotePort: c.socket.remotePort ?? 0,
-        connectedAt: c.connectedAt.toISOString(),
-        messagesSent: c.counters.messagesSent,
-        bytesSent: c.counters.bytesSent,
-        dropped: c.reader.missed,
-        queued: c.reader.queued,
-      })),
-    };
-  }
-
-  private accept(socket: Socket): void {
-    const counters: SendCounters = { messagesSent: 0, bytesSent: 0 };
-    const reader = this.outlet.reader(
-      socketSink(socket, counters, (n, reason) =>
+    this.port = new OutletPort(
+      this.outlet,
+      (n, reason) =>
         this.encoder.droppedNotice(
           n,
           reason === 'unreceived'
             ? 'they did not reach tracehub live; they are stored'
             : 'this client was slower than the stream',
         ),
-      ),
+      'PalmTrace',
+      log,
     );
-    const client: ListenerClient = { socket, reader, counters, connectedAt: new Date() };
-    this.clients.add(client);
-    socket.setNoDelay(true);
-    let warned = false;
-    socket.on('data', () => {
-      if (warned) return;
-      warned = true;
-      this.log.warn(
-        { remote: socket.remoteAddress },
-        'a PalmTrace client sent bytes; the stream is one way, ignoring them',
-      );
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      reader.close();
-      this.clients.delete(client);
-      if (this.clients.size === 0) this.outlet.clear();
-    });
+  }
+
+  async listen(port: number, host: string): Promise<number> {
+    const bound = await this.port.listen(port, host);
+    // Runs in the NATS callback: encode once for every client, push; never waits.
+    this.removeFromFeed = this.feed.add(
+      (batch) => {
+        if (this.port.clientCount === 0) return;
+        const encoded = encodeBatch(this.encoder, batch);
+        if (encoded) this.outlet.push(encoded.chunk, encoded.records, encoded.chunk.bytes.length);
+      },
+      (gap) => {
+        if (this.port.clientCount > 0 && this.encoder.admitsLink(gap)) this.outlet.pushUnreceived(gap.records);
+      },
+    );
+    this.log.info({ host, port: bound }, 'PalmTrace listener ready');
+    return bound;
+  }
+
+  async close(): Promise<void> {
+    this.removeFromFeed?.();
+    this.removeFromFeed = null;
+    await this.port.close();
+  }
+
+  status(): ListenerStatus {
+    return this.port.status();
   }
 }

@@ -188,6 +188,8 @@ export const QsDecoderRecordId = {
   QS_DEFAULT_CONFIG: -8,
   /** Bytes before the first good frame that do not form one (QSPY drops them silently). */
   QS_LEADING_GARBAGE: -9,
+  /** A note set on the live link (a user marker, `th-marker`): kind `marker`, text = its comment. */
+  TRACEHUB_NOTE: -10,
 } as const;
 
 type QsWellKnownName = Exclude<keyof typeof QsRecordId, 'QS_USER'> | keyof typeof QsDecoderRecordId;

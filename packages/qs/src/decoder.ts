@@ -1,5 +1,5 @@
 // Types only: the package root of contracts loads TypeBox (a tenth of a second of start-up).
-import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, LinkMarker, TraceDecoder } from '@tracehub/contracts';
 import { BadFrameRun } from './bad-frame-run.js';
 import { type QsDecoderOptions, resolveOptions } from './config.js';
 import { QS_STATE_RECORD_IDS, QsDecoderRecordId, QsRecordId, QsRecordName } from './constants.js';
@@ -157,6 +157,24 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
   /** The memory of the chunk being pushed, which frames found in place are views of. */
   private chunkBuffer: ArrayBufferLike = EMPTY.buffer;
   private chunkOffset = 0;
+
+  /**
+   * A user marker set on the live link becomes a note record in its place among the target's
+   * records (QS has no marker of its own). A time base means nothing to a QS link: ignored.
+   */
+  mark(marker: LinkMarker, _ctx: ChunkContext, emit: EmitRecord): void {
+    if (marker.kind !== 'user') return;
+    const comment = marker.comment ?? '';
+    emit({
+      kind: 'marker',
+      type: QsDecoderRecordId.TRACEHUB_NOTE,
+      name: 'TRACEHUB_NOTE',
+      targetTs: null,
+      fields: { comment },
+      text: `tracehub note${comment === '' ? '' : ` ${JSON.stringify(comment)}`}`,
+      raw: new Uint8Array(0),
+    });
+  }
 
   end(_ctx: ChunkContext, emit: EmitRecord): void {
     this.emitFn = emit;

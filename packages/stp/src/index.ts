@@ -14,5 +14,6 @@ export { StpDecoder, type StpDecoderOptions } from './stp-decoder.js';
 export { StpStreamWriter } from './stream-writer.js';
 export { SwdDecoder, type SwdDecoderOptions } from './swd-decoder.js';
 export * from './swd-deframer.js';
+export { frameSwdMessage } from './swd-framer.js';
 export * from './timestamp.js';
 export * from './trace-parts.js';

@@ -1,4 +1,4 @@
-import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, TraceDecoder } from '@tracehub/contracts';
+import type { ChunkContext, DecodedRecord, EmitRecord, JsonValue, LinkMarker, TraceDecoder } from '@tracehub/contracts';
 import { OutputBuffer } from '@tracehub/contracts/output-buffer';
 import {
   CLOSED_BY_NAMES,
@@ -51,6 +51,16 @@ export interface StpDecoderOptions {
   endOfStreamPauseMs?: number | null;
   /** Tracebox port / PhoNet sender object (default 0x0B). */
   port?: number;
+  /**
+   * Device timestamp ticks per second while the device has sent no FREQ packet (default 0:
+   * the ticks are taken as nanoseconds). A FREQ packet overrides it.
+   */
+  tickHz?: number;
+  /**
+   * The time base: output time = receive time + this offset, ns (default 0). Changed during
+   * a session with `setTimeBase`, which gives the two timebase markers.
+   */
+  timeOffsetNs?: bigint;
   limits?: Partial<ReassemblerLimits>;
   /** Called for every parsed packet (see `packetEntry`); costs nothing when absent. */
   onPacket?: PacketObserver;
@@ -93,6 +103,7 @@ function configOf(o: StpDecoderOptions): JsonValue {
     start: o.start ?? null,
     endOfStreamPauseMs: o.endOfStreamPauseMs === undefined ? 'ctx' : o.endOfStreamPauseMs,
     port: o.port ?? DEFAULT_TRACEBOX_PORT,
+    tickHz: o.tickHz ?? 0,
     limits: { ...DEFAULT_LIMITS, ...o.limits } as unknown as JsonValue,
   };
 }
@@ -107,6 +118,7 @@ function optionsOf(config: Record<string, JsonValue>): StpDecoderOptions {
     start: (config.start ?? undefined) as StpDecoderOptions['start'],
     endOfStreamPauseMs: config.endOfStreamPauseMs === 'ctx' ? undefined : (config.endOfStreamPauseMs as number | null),
     port: config.port as number,
+    tickHz: (config.tickHz ?? 0) as number,
     limits: config.limits as unknown as ReassemblerLimits,
   };
 }
@@ -136,6 +148,10 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private clockBaseHostNs: bigint | null = null;
   private clockBaseDeviceTs = 0n;
   private frequencyHz = 0;
+  /** Ticks per second of the device clock while no FREQ packet said (0: ns). */
+  private readonly tickHz: number;
+  /** Output time minus receive time, ns (the time base). */
+  private timeOffsetNs = 0n;
   /** Timestamp format of the last VERSION packet (0: none yet). */
   private tsVersion = 0;
   /** The last device timestamp decoded (to see the device clock go back). */
@@ -156,6 +172,8 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     this.usesPauses = version === 1;
     this.output = options.output ?? 'ost';
     this.port = options.port ?? DEFAULT_TRACEBOX_PORT;
+    this.tickHz = options.tickHz !== undefined && options.tickHz > 0 ? options.tickHz : 0;
+    this.timeOffsetNs = options.timeOffsetNs ?? 0n;
     this.onEvent = options.eventLines === undefined ? (options.onEvent ?? null) : null;
     this.eventOut = options.eventLines ?? (this.onEvent !== null ? new OutputBuffer(null, EVENT_TEXT_BYTES) : null);
     this.buildRecords = options.records ?? true;
@@ -243,8 +261,40 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   private setHostNs(hostNs: bigint): void {
     if (hostNs === this.hostNs) return;
     this.hostNs = hostNs;
-    this.hostHi = Number((hostNs >> 32n) & 0x0fffffffn);
-    this.hostLo = Number(hostNs & 0xffffffffn);
+    this.outputTimeChanged();
+  }
+
+  /** Receive time on the time base: the trace box's own time of this point. */
+  private outNs(): bigint {
+    const ns = this.hostNs + this.timeOffsetNs;
+    return ns < 0n ? 0n : ns;
+  }
+
+  private outputTimeChanged(): void {
+    const ns = this.outNs();
+    this.hostHi = Number((ns >> 32n) & 0x0fffffffn);
+    this.hostLo = Number(ns & 0xffffffffn);
+  }
+
+  /**
+   * Moves the time base by setting output time = receive time + `offsetNs` from this point
+   * on, as the trace box does when its application sets the time: the two timebase markers
+   * (0x03) "Old timestamp!" (this point's time before) and "New timestamp!" (after).
+   */
+  setTimeBase(offsetNs: bigint, ctx: ChunkContext, emit: EmitRecord): void {
+    this.emitRecord = emit;
+    if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
+    const oldNs = this.outNs();
+    this.timeOffsetNs = offsetNs;
+    this.outputTimeChanged();
+    this.timebaseChanged(oldNs, this.outNs());
+    this.emitRecord = null;
+  }
+
+  /** A marker asked for on the live link (`th-marker`), in its place in the stream. */
+  mark(marker: LinkMarker, ctx: ChunkContext, emit: EmitRecord): void {
+    if (marker.kind === 'user') this.userMarker(marker.comment ?? '', ctx, emit);
+    else this.setTimeBase(BigInt(marker.offsetNs), ctx, emit);
   }
 
   /**
@@ -254,7 +304,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   userMarker(comment: string, ctx: ChunkContext, emit: EmitRecord): void {
     this.emitRecord = emit;
     if (ctx.hostNs > this.hostNs) this.setHostNs(ctx.hostNs);
-    this.emitMarker(MarkerCode.USER, NO_BYTES, cString(comment), SENDER_MAIN, this.hostNs, this.parser.pos, comment);
+    this.emitMarker(MarkerCode.USER, NO_BYTES, cString(comment), SENDER_MAIN, this.outNs(), this.parser.pos, comment);
     this.emitRecord = null;
   }
 
@@ -289,6 +339,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
       clockBaseHostNs: this.clockBaseHostNs === null ? null : this.clockBaseHostNs.toString(),
       clockBaseDeviceTs: this.clockBaseDeviceTs.toString(),
       frequencyHz: this.frequencyHz,
+      timeOffsetNs: this.timeOffsetNs.toString(),
       lastTs: [this.lastTsHi, this.lastTsLo],
       tsVersion: this.tsVersion,
       transaction: this.transaction,
@@ -303,7 +354,9 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     const decoder = new StpDecoder({ ...optionsOf(s.config as Record<string, JsonValue>), ...callbacksOf(options) });
     decoder.parser.restore(s.parser as Record<string, unknown>);
     decoder.reassembler.restore(s.reassembler as Record<string, unknown>);
+    if (typeof s.timeOffsetNs === 'string') decoder.timeOffsetNs = BigInt(s.timeOffsetNs);
     decoder.setHostNs(BigInt(s.hostNs as string));
+    decoder.outputTimeChanged();
     decoder.lastHostNs = s.lastHostNs === null ? null : BigInt(s.lastHostNs as string);
     decoder.clockBaseHostNs = s.clockBaseHostNs === null ? null : BigInt(s.clockBaseHostNs as string);
     decoder.clockBaseDeviceTs = BigInt(s.clockBaseDeviceTs as string);
@@ -389,7 +442,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     }
     if (this.emitRecord === null) return;
     const name = EXCEPTION_NAMES[code];
-    const timestamp = outputTimestamp(TimestampFlag.FIDO, this.hostNs);
+    const timestamp = outputTimestamp(TimestampFlag.FIDO, this.outNs());
     this.record({
       kind: 'error',
       type: code,
@@ -411,7 +464,7 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
   }
 
   marker(code: MarkerCode, params: Uint8Array, at: number): void {
-    this.emitMarker(code, params, NO_BYTES, this.port, this.hostNs, at, null);
+    this.emitMarker(code, params, NO_BYTES, this.port, this.outNs(), at, null);
   }
 
   /** Any marker: error markers (sender = the port, no comment), user and timebase markers (sender 0x01). */
@@ -507,19 +560,20 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
     this.clockBaseHostNs = null;
     this.lastTsHi = 0;
     this.lastTsLo = 0;
-    this.timebaseChanged(oldNs, this.hostNs);
+    this.timebaseChanged(oldNs, this.outNs());
   }
 
   frequency(hz: number): void {
+    const current = this.frequencyHz > 0 ? this.frequencyHz : this.tickHz;
     if (hz <= 0 || hz === this.frequencyHz) return;
-    if (this.clockBaseHostNs === null || this.frequencyHz === 0) {
+    if (this.clockBaseHostNs === null || current === 0 || hz === current) {
       this.frequencyHz = hz;
       return;
     }
     // A new rate: the time so far stays, later device ticks count at the new rate. The output
     // time runs on without a jump, so this is no timebase change (the reference gives no marker).
     const last = toBigInt64(this.lastTsHi, this.lastTsLo);
-    this.clockBaseHostNs = this.deviceTimeNs(last);
+    this.clockBaseHostNs = this.deviceTimeNs(last) - this.timeOffsetNs;
     this.clockBaseDeviceTs = last;
     this.frequencyHz = hz;
   }
@@ -534,9 +588,11 @@ export class StpDecoder implements TraceDecoder, ReassemblySink {
 
   /** Host time of a device timestamp: the host clock at the first one plus the device delta. */
   private deviceTimeNs(ts: bigint): bigint {
-    const baseHost = this.clockBaseHostNs ?? this.hostNs;
+    const baseHost = (this.clockBaseHostNs ?? this.hostNs) + this.timeOffsetNs;
     const delta = ts - this.clockBaseDeviceTs;
-    return this.frequencyHz > 0 ? baseHost + (delta * NS_PER_S) / BigInt(this.frequencyHz) : baseHost + delta;
+    const hz = this.frequencyHz > 0 ? this.frequencyHz : this.tickHz;
+    const ns = hz > 0 ? baseHost + (delta * NS_PER_S) / BigInt(hz) : baseHost + delta;
+    return ns < 0n ? 0n : ns;
   }
 
   private nextTransaction(): number {

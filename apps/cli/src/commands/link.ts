@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 import { withDatabase } from './database.js';
+import { registerLinkMarkers } from './link-markers.js';
 
 interface LinkOptions {
   rig: string;
@@ -106,6 +107,7 @@ export function registerLink(program: Command): void {
       1,
     );
   });
+  registerLinkMarkers(link);
 }
 
 /** Asks the link's gateway to start a new session; says what happened. */

@@ -56,6 +56,26 @@ export class SerialSource implements LinkSource {
     if (port?.isOpen) await new Promise<void>((resolve) => port.close(() => resolve()));
   }
 
+  async sendBreak(ms: number): Promise<void> {
+    const port = this.openPort();
+    await new Promise<void>((resolve, reject) => port.set({ brk: true }, (err) => (err ? reject(err) : resolve())));
+    await new Promise((r) => setTimeout(r, ms));
+    await new Promise<void>((resolve, reject) => port.set({ brk: false }, (err) => (err ? reject(err) : resolve())));
+  }
+
+  async setBitRate(bitsPerSecond: number): Promise<void> {
+    const port = this.openPort();
+    await new Promise<void>((resolve, reject) =>
+      port.update({ baudRate: bitsPerSecond }, (err) => (err ? reject(new LinkWriteError(err.message)) : resolve())),
+    );
+  }
+
+  private openPort(): SerialPort {
+    const port = this.port;
+    if (!port?.isOpen) throw new LinkWriteError('the serial port is not open');
+    return port;
+  }
+
   write(bytes: Uint8Array): Promise<number> {
     const port = this.port;
     if (!port?.isOpen) return Promise.reject(new LinkWriteError('the serial port is not open'));

@@ -3,6 +3,7 @@ import { ago, count, h } from '../../dom.js';
 import { ERROR_COLOR, GAP_COLOR, type RatesAnswer, ratePlots } from '../../rate-plots.js';
 import { linkConnectionSection } from './connection.js';
 import { controlPanel } from './control-panel.js';
+import { markersPanel } from './markers-panel.js';
 import { linkSettingsSection } from './settings.js';
 
 /**
@@ -44,6 +45,7 @@ export function linkPage(root: HTMLElement, id: string, params: URLSearchParams)
       stops.push(plots.stop);
       stops.push(linkConnectionSection(root, link));
       linkSettingsSection(root, link);
+      root.append(markersPanel(link));
       if (link.protocol !== 'qs') {
         root.append(
           h(

@@ -1,0 +1,59 @@
+import { OST_PROTOCOL_TRACEBOX, OST_VERSION, PHONET_MEDIA_TCPIP, TB_MARKER } from '@tracehub/stp';
+
+/** Where an OST message's body starts: after the short header, or after the extended length. */
+function ostBodyOffset(message: Uint8Array): number {
+  return message[3] === 0 ? 8 : 4;
+}
+
+/**
+ * The two counters the trace box keeps for everything it sends, whatever the port (spec §9.2,
+ * §10): the marker index (32 bits, from 1 after the box starts) and the PhoNet transaction id
+ * (0..255, wrapping). A decoder numbers its own link session from the start; the trace-box
+ * output of a gateway renumbers every message it sends with one pair of counters for the
+ * whole gateway process, as one box would.
+ */
+export class TraceBoxCounters {
+  /** The index the next marker gets. */
+  private nextMarker = 1;
+  /** The transaction id the next PhoNet message gets. */
+  private nextTransaction = 0;
+
+  /** The last marker index given (0: none yet). */
+  get markerIndex(): number {
+    return this.nextMarker - 1;
+  }
+
+  /** The last PhoNet transaction id given (255 before the first: the one before 0). */
+  get transaction(): number {
+    return (this.nextTransaction + 255) & 0xff;
+  }
+
+  /**
+   * The message as this gateway's box sends it: a copy with the marker index and, for PhoNet,
+   * the transaction id from the gateway's counters; other OST messages unchanged (no copy).
+   */
+  stamp(message: Uint8Array): Uint8Array {
+    if (message.length < 12) return message;
+    if (message[0] === PHONET_MEDIA_TCPIP) {
+      const out = Uint8Array.from(message);
+      out[8] = this.nextTransaction;
+      this.nextTransaction = (this.nextTransaction + 1) & 0xff;
+      if (out[9] === TB_MARKER && out.length >= 24) this.writeIndex(out, 20);
+      return out;
+    }
+    if (message[0] === OST_VERSION && message[2] === OST_PROTOCOL_TRACEBOX) {
+      const at = ostBodyOffset(message);
+      if (message[at] !== TB_MARKER || message.length < at + 15) return message;
+      const out = Uint8Array.from(message);
+      this.writeIndex(out, at + 11);
+      return out;
+    }
+    return message;
+  }
+
+  private writeIndex(out: Uint8Array, at: number): void {
+    const index = this.nextMarker;
+    this.nextMarker = index >= 0xffffffff ? 1 : index + 1;
+    new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(at, index);
+  }
+}
