@@ -19,33 +19,19 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../foundation/processes.js';
 import { connectTarget, writeTo } from '../support/tcp-target.js';
-import {
-  backendsEnv,
-  connectBus,
-  decoded,
-  healthPortOf,
-  offlineDecode,
-  type PipelineEnv,
-  type PipelineTestRun,
-  removeBusPrefix,
-  startPipelineTestRun,
-  startService,
-  storedLinkBytes,
-  storedSession,
-  waitForSessions,
-} from './harness.js';
+import * as harness from './harness.js';
 
 const RIG = 'rigPS';
 const LINK = 'uart0';
 const TOKEN = `pgstart-${randomBytes(8).toString('hex')}`;
 
-let run: PipelineTestRun;
+let run: harness.PipelineTestRun;
 let proxy: CuttableTcpProxy;
 let prefix: string;
 let work: string;
 
 beforeAll(async () => {
-  run = await startPipelineTestRun('pgstart');
+  run = await harness.startPipelineTestRun('pgstart');
   proxy = new CuttableTcpProxy('127.0.0.1', Number(new URL(run.databaseUrl).port || 5432));
   await proxy.open();
   prefix = uniquePrefix('pgstart');
@@ -55,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await run?.close();
   await proxy?.cut();
-  if (prefix) await removeBusPrefix(natsUrl(), prefix);
+  if (prefix) await harness.removeBusPrefix(natsUrl(), prefix);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -94,16 +80,16 @@ describe('services started while Postgres is away', () => {
     const viaProxy = new URL(run.databaseUrl);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.listenPort);
-    const env: PipelineEnv = { natsUrl: natsUrl(), databaseUrl: viaProxy.toString(), prefix };
+    const env: harness.PipelineEnv = { natsUrl: natsUrl(), databaseUrl: viaProxy.toString(), prefix };
     const targetPort = await freePort();
-    const gateway = await startService('gateway', env, {
+    const gateway = await harness.startService('gateway', env, {
       TRACEHUB_LINKS: `qs/${RIG}/${LINK}=tcp-listen:127.0.0.1:${targetPort}`,
       GATEWAY_CHUNK_BYTES: '4096',
     });
     run.services.push(gateway);
     const startApi = async (): Promise<RunningProcess & { port: number }> => {
       const port = await freePort();
-      const api = await startService('api', env, {
+      const api = await harness.startService('api', env, {
         API_PORT: String(port),
         API_HOST: '127.0.0.1',
         API_TOKENS: `${TOKEN}:read`,
@@ -114,13 +100,13 @@ describe('services started while Postgres is away', () => {
     const startStorage = (healthPort: number): RunningProcess => {
       // Not awaited to be ready: while Postgres is away, storage waits to start.
       const storage = startNode(join(repoRoot, 'apps/storage/dist/main.js'), {
-        ...backendsEnv(env),
+        ...harness.backendsEnv(env),
         HEALTH_PORT: String(healthPort),
       });
       run.services.push(storage);
       return storage;
     };
-    let decoder = await startService('decoder-qs', env);
+    let decoder = await harness.startService('decoder-qs', env);
     run.services.push(decoder);
     const storageHealth = await freePort();
     let storage = startStorage(storageHealth);
@@ -138,7 +124,7 @@ describe('services started while Postgres is away', () => {
       }
     };
     await send(5);
-    const [session] = await waitForSessions(run.db, RIG, LINK, 150);
+    const [session] = await harness.waitForSessions(run.db, RIG, LINK, 150);
     expect(session).toBeDefined();
     await until('the first records stored', async () => {
       const row = await run.db
@@ -151,7 +137,7 @@ describe('services started while Postgres is away', () => {
 
     // The decoder has checkpointed the session (the settings it decodes with are in the
     // checkpoint: a decoder started later needs no Postgres to go on with it).
-    const bus = await connectBus({ url: env.natsUrl, name: 'pgstart-test', prefix });
+    const bus = await harness.connectBus({ url: env.natsUrl, name: 'pgstart-test', prefix });
     try {
       const checkpoints = await new Kvm(bus.js).open(bus.names.decoderStateBucket);
       await until('the session checkpointed', async () => {
@@ -168,7 +154,7 @@ describe('services started while Postgres is away', () => {
       p.child.kill('SIGKILL');
       await p.exited;
     }
-    decoder = await startService('decoder-qs', env);
+    decoder = await harness.startService('decoder-qs', env);
     run.services.push(decoder);
     api = await startApi();
     storage = startStorage(storageHealth);
@@ -184,7 +170,7 @@ describe('services started while Postgres is away', () => {
       status: 503,
       body: { status: 'starting', failing: ['postgres'] },
     });
-    expect(await readyz(healthPortOf(decoder))).toEqual({
+    expect(await readyz(harness.healthPortOf(decoder))).toEqual({
       status: 503,
       body: { status: 'not ready', failing: ['postgres'] },
     });
@@ -225,15 +211,15 @@ describe('services started while Postgres is away', () => {
     await storage.waitForLine(/"msg":"ready/, 30_000);
     await new Promise<void>((resolve) => target.end(() => resolve()));
     const all = Buffer.concat(sent);
-    const link = await storedLinkBytes(run.db, session, 60_000);
+    const link = await harness.storedLinkBytes(run.db, session, 60_000);
     expect(link.lost).toBe(0);
     expect(link.bytes.equals(all)).toBe(true);
-    const stored = await storedSession(run.db, session, 60_000);
+    const stored = await harness.storedSession(run.db, session, 60_000);
     const file = join(work, 'sent.qs');
     writeFileSync(file, all);
-    const expected = await offlineDecode(file, 'qs');
+    const expected = await harness.offlineDecode(file, 'qs');
     expect(stored.length).toBe(expected.length);
-    expect(stored.map(decoded)).toEqual(expected.map(decoded));
+    expect(stored.map(harness.decoded)).toEqual(expected.map(harness.decoded));
     // The api answers its queries again, and is ready with nothing missing.
     await until(
       'the api to answer queries',
@@ -260,7 +246,7 @@ describe('services started while Postgres is away', () => {
     // The decoder takes Postgres up again at its next try (within the 5 s its waits grow to).
     await until(
       'the decoder to be ready',
-      async () => (await readyz(healthPortOf(decoder))).status === 200,
+      async () => (await readyz(harness.healthPortOf(decoder))).status === 200,
       20_000,
       200,
     );
