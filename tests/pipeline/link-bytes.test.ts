@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
-import { FileSource, Gateway } from '@tracehub/link';
 import { fixturesDir, repoRoot } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
@@ -18,6 +17,7 @@ import {
   storedSession,
 } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
+import { replayCapture, stpSettings } from './stp-vector-links.js';
 
 let pipeline: PipelineWithApi;
 let work: string;
@@ -62,20 +62,8 @@ async function apiRawExport(session: string): Promise<{ api: Buffer; source: unk
 }
 
 /** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
-async function replay(
-  rig: string,
-  link: string,
-  protocol: 'qs' | 'stp',
-  file: string,
-  readBytes = 16 * 1024,
-): Promise<string> {
-  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes });
-  const gateway = new Gateway({ bus: pipeline.bus, link: { protocol, rig, link }, source, control: false });
-  await gateway.start();
-  await source.finished;
-  await gateway.publisher.idle();
-  await gateway.stop();
-  return gateway.publisher.sessions[0];
+function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string, readBytes?: number): Promise<string> {
+  return replayCapture(pipeline.bus, { protocol, rig, link }, file, readBytes);
 }
 
 /** Runs `work` over `items`, `width` at a time. */
@@ -89,18 +77,6 @@ async function inParallel<T>(items: T[], width: number, work: (item: T, i: numbe
       }
     }),
   );
-}
-
-/** Link settings of an STP vector's capture config, as the decoder reads them (`links.settings`). */
-function stpSettings(config: Record<string, unknown>): Record<string, unknown> {
-  const start = String(config.start ?? '');
-  return {
-    version: config.protocol === 'STPv1' ? 1 : 2,
-    littleEndianMasters: config.little_endian_masters ?? [],
-    start: start.startsWith('synced') ? 'synced' : start.startsWith('hot_plug') ? 'hot_plug' : 'unsynchronised',
-    ...(typeof config.max_pause_ms === 'number' ? { maxPauseMs: config.max_pause_ms } : {}),
-    ...(typeof config.resync_pause_ms === 'number' ? { resyncPauseMs: config.resync_pause_ms } : {}),
-  };
 }
 
 describe('the link bytes, kept', () => {
