@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
-import { fixturesDir, repoRoot } from '@tracehub/tests/support';
+import { fixturesDir, qspyLines, repoRoot } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import {
@@ -12,6 +12,7 @@ import {
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
+  printedLines,
   startService,
   stopAll,
   storedSession,
@@ -83,12 +84,20 @@ describe('the link bytes, kept', () => {
   it('every QS fixture replayed through a gateway link: raw export byte-identical, records as tracehub decode prints them', async () => {
     const files = readdirSync(join(fixturesDir, 'qs')).filter((f) => f.endsWith('.qs'));
     expect(files.length).toBeGreaterThanOrEqual(11);
+    const againstQspy: string[] = [];
     await inParallel(files, 3, async (name, i) => {
       const file = join(fixturesDir, 'qs', name);
       const session = await replay('rigL', `qs${i}`, 'qs', file);
       const stored = await storedSession(pipeline.db, session);
       const expected = await offlineDecode(file, 'qs');
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
+      // And the reference tool's output: what qspy printed for the capture (a capture that
+      // qspy read with size options of its own is compared in link-settings.test.ts).
+      const reference = join(fixturesDir, 'qs', name.replace(/\.qs$/, '.qspy.txt'));
+      if (existsSync(reference) && !existsSync(reference.replace(/\.qspy\.txt$/, '.qspy-args'))) {
+        expect(printedLines(stored), `${name}: qspy's output`).toEqual(qspyLines(name.replace(/\.qs$/, '')));
+        againstQspy.push(name);
+      }
       await linkStored(session);
       const { api, source } = await apiRawExport(session);
       const bytes = readFileSync(file);
@@ -100,6 +109,8 @@ describe('the link bytes, kept', () => {
       expect(Number(row?.link_bytes), name).toBe(bytes.length);
       expect(Number(row?.link_lost_bytes), name).toBe(0);
     });
+    // Every capture qspy read without options of its own.
+    expect(againstQspy.length).toBeGreaterThanOrEqual(9);
   }, 240_000);
 
   it('QS strings with target bytes >= 0x80: the qspy export, tracehub export and tracehub records write the bytes decode writes', async () => {
