@@ -1,9 +1,17 @@
+import dgram from 'node:dgram';
 import net from 'node:net';
 import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
 import type { RawChunkMeta } from '@tracehub/contracts';
-import { natsUrl, PrivateNats, seededRandom, uniquePrefix, waitUntil } from '@tracehub/tests/support';
+import { freePort, natsUrl, PrivateNats, seededRandom, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLinkSource, Gateway, type GatewayOptions, LinkAddressError, TcpListenSource } from '../src/index.js';
+import {
+  createLinkSource,
+  Gateway,
+  type GatewayOptions,
+  LinkAddressError,
+  TcpListenSource,
+  type UdpSource,
+} from '../src/index.js';
 
 let bus: Bus;
 
@@ -245,6 +253,75 @@ describe('gateway on tcp-listen', () => {
     for (const chunk of chunks.slice(1)) {
       expect(chunk.pauseNs, `chunk ${chunk.chunk}`).toBe(0n);
       for (const segment of chunk.segments ?? []) expect(segment.pauseNs).toBe(0n);
+    }
+  });
+});
+
+describe('gateway on tcp-connect and udp', () => {
+  it('connects to a trace box that starts listening later, and reconnects after it closes: a session a connection', async () => {
+    const port = await freePort();
+    const gateway = new Gateway({
+      bus,
+      link: { protocol: 'qs', rig: 'r1', link: 'box' },
+      source: createLinkSource(`tcp-connect:127.0.0.1:${port}`),
+      flushMs: 5,
+    });
+    // Nothing listens yet: the source tries again with its backoff.
+    await gateway.start();
+    const connections: net.Socket[] = [];
+    const box = net.createServer((socket) => {
+      connections.push(socket);
+      // Each connection sends its own bytes and is closed by the box.
+      socket.end(Buffer.alloc(100, connections.length));
+    });
+    await new Promise<void>((resolve) => box.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      await waitUntil(
+        async () => (await chunksOf(bus, 'r1', 'box')).filter((c) => c.eos).length >= 2,
+        15_000,
+        'two sessions ended',
+      );
+    } finally {
+      await gateway.stop();
+      await new Promise<void>((resolve) => box.close(() => resolve()));
+    }
+    const chunks = await chunksOf(bus, 'r1', 'box');
+    const sessions = [...new Set(chunks.map((c) => c.session))];
+    expect(sessions.length).toBeGreaterThanOrEqual(2);
+    for (const [i, session] of sessions.slice(0, 2).entries()) {
+      const own = chunks.filter((c) => c.session === session);
+      expect(Buffer.concat(own.map((c) => c.data))).toEqual(Buffer.alloc(100, i + 1));
+      expect(own.at(-1)!.eos).toBe(true);
+    }
+  });
+
+  it('takes datagrams as one session from the first, and writes control bytes back to their sender', async () => {
+    const source = createLinkSource('udp:127.0.0.1:0') as UdpSource;
+    const gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'r1', link: 'udp' }, source, flushMs: 5 });
+    await gateway.start();
+    const target = dgram.createSocket('udp4');
+    const replies: Buffer[] = [];
+    target.on('message', (m) => replies.push(m));
+    await new Promise<void>((resolve) => target.bind(0, '127.0.0.1', () => resolve()));
+    try {
+      const sent = [Buffer.alloc(300, 1), Buffer.alloc(200, 2), Buffer.alloc(100, 3)];
+      for (const d of sent) await new Promise<void>((r) => target.send(d, source.boundPort, '127.0.0.1', () => r()));
+      await waitUntil(async () => gateway.publisher.stats.bytesIn === 600, 10_000, 'the datagrams read');
+      await source.write(Uint8Array.of(0x7e, 1, 2));
+      await waitUntil(async () => replies.length === 1, 10_000, 'the reply datagram');
+      expect([...replies[0]]).toEqual([0x7e, 1, 2]);
+      await gateway.publisher.idle();
+      await waitUntil(
+        async () => (await chunksOf(bus, 'r1', 'udp')).reduce((n, c) => n + c.data.length, 0) === 600,
+        10_000,
+        'the chunks published',
+      );
+      const chunks = await chunksOf(bus, 'r1', 'udp');
+      expect(new Set(chunks.map((c) => c.session)).size).toBe(1);
+      expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.concat(sent));
+    } finally {
+      target.close();
+      await gateway.stop();
     }
   });
 });
