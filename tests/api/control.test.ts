@@ -5,6 +5,7 @@ import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishLive } from '../support/publish-live.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { qsFrame } from '../support/qs-rx-frame.js';
 import { type TestApi, testApi } from '../support/test-api.js';
 import { CONTROL_TOKEN } from './fixture-data.js';
 
@@ -58,19 +59,6 @@ async function controlledLink(link: string) {
       return Buffer.concat(arrived.splice(0));
     },
   };
-}
-
-/** A QS frame as the spec lays it out: seq, id, payload, checksum (~sum), escaped, then the 0x7E flag. */
-function qsFrame(seq: number, id: number, payload: number[]): Buffer {
-  const body = [seq, id, ...payload];
-  body.push(~body.reduce((a, b) => a + b, 0) & 0xff);
-  const out: number[] = [];
-  for (const b of body) {
-    if (b === 0x7e || b === 0x7d) out.push(0x7d, b ^ 0x20);
-    else out.push(b);
-  }
-  out.push(0x7e);
-  return Buffer.from(out);
 }
 
 describe('control', () => {
