@@ -1,5 +1,6 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { PassThrough } from 'node:stream';
 import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
 import type { RawChunkMeta } from '@tracehub/contracts';
 import { freePort, natsUrl, PrivateNats, seededRandom, uniquePrefix, waitUntil } from '@tracehub/tests/support';
@@ -9,6 +10,7 @@ import {
   Gateway,
   type GatewayOptions,
   LinkAddressError,
+  StdinSource,
   TcpListenSource,
   type UdpSource,
 } from '../src/index.js';
@@ -323,6 +325,30 @@ describe('gateway on tcp-connect and udp', () => {
       target.close();
       await gateway.stop();
     }
+  });
+});
+
+describe('gateway on stdin', () => {
+  it('publishes standard input as one session ending at end of input; an STP capture there has no pauses', async () => {
+    const input = new PassThrough();
+    const source = new StdinSource(input);
+    const gateway = new Gateway({ bus, link: { protocol: 'stp', rig: 'r1', link: 'stdin' }, source, flushMs: 5 });
+    await gateway.start();
+    const sent = [Buffer.alloc(700, 1), Buffer.alloc(900, 2), Buffer.alloc(50, 3)];
+    for (const piece of sent) {
+      input.write(piece);
+      // The reads come apart in time; for a capture that is not a pause of a line.
+      await waitUntil(async () => input.readableLength === 0, 5000, 'the piece read');
+    }
+    input.end();
+    await source.finished;
+    await gateway.publisher.idle();
+    await gateway.stop();
+    const chunks = await chunksOf(bus, 'r1', 'stdin');
+    expect(new Set(chunks.map((c) => c.session)).size).toBe(1);
+    expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.concat(sent));
+    expect(chunks.at(-1)!.eos).toBe(true);
+    for (const chunk of chunks) expect(chunk.pauseNs ?? 0n).toBe(0n);
   });
 });
 
