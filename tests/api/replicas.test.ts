@@ -158,7 +158,6 @@ describe('two API processes behind one address', () => {
     await until('the live records after the move', () => texts(lab1, 2).length === 21);
     expect(texts(lab1, 2)[0]).toMatch(/^tracehub: this stream moved to another tracehub API process/);
     expect(texts(lab1, 2).slice(1)).toEqual(after);
-    expect(movedMs).toBeLessThan(LEASE_MS + 3000);
     // lab2 stayed where it was.
     expect(lab2.connections).toHaveLength(1);
 

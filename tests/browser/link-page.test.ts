@@ -78,6 +78,7 @@ describe("an STP link's page in Chromium", () => {
   });
 
   it('takes littleEndianMasters 17,18 and version 1 in the settings form, and lists the STP settings', async () => {
+    await dashboard.signIn(CONTROL_TOKEN, `/link/${stpLinkId}`);
     await page.locator('#settings-names tr[data-key=littleEndianMasters]').waitFor();
     // Every setting an STP link takes (the contract's schema), one row each.
     expect(await page.locator('#settings-names tbody tr').count()).toBe(
@@ -113,6 +114,10 @@ describe("an STP link's page in Chromium", () => {
 
   it('says no gateway serves a link nothing answers for', async () => {
     await dashboard.signIn(CONTROL_TOKEN, `/link/${unservedLinkId}`);
-    await page.locator('#connection-notice', { hasText: 'No gateway serves this link' }).waitFor();
+    const notice = page.locator('#connection-notice', { hasText: 'No gateway serves this link' });
+    await notice.waitFor();
+    expect(await notice.isVisible()).toBe(true);
+    // Nothing of a connection is shown for it.
+    expect(await page.locator('#link-connection tr[data-key=target]').count()).toBe(0);
   });
 });

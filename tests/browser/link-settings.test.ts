@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { App } from '@tracehub/api';
-import { getLinkByName } from '@tracehub/db';
+import { getLinkByName, setLinkSettings, upsertLink } from '@tracehub/db';
 import { fixturesDir } from '@tracehub/tests/support';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -78,12 +78,24 @@ describe("a link's settings in Chromium", () => {
   });
 
   it('shows the settings to a read-only token and says why it cannot change them', async () => {
-    await dashboard.signIn(READ_TOKEN, `/link/${backends.stored.linkId}`);
-    await page.locator('#settings-table tr[data-key=objPtrSize]').waitFor();
+    // A link of its own, with a setting stored: whatever the other test did.
+    const linkId = await upsertLink(backends.db, { rig: 'rig5', name: 'uart7', protocol: 'qs' });
+    await setLinkSettings(backends.db, {
+      linkId,
+      settings: { objPtrSize: 8 },
+      changedBy: 'lab@bench',
+      via: 'cli',
+      applies: 'next-session',
+    });
+    await dashboard.signIn(READ_TOKEN, `/link/${linkId}`);
+    await page.locator('#settings-table tr[data-key=objPtrSize] td', { hasText: '8' }).waitFor();
     await page.fill('#settings-form [name=name]', 'sigSize');
     await page.fill('#settings-form [name=value]', '1');
     await page.click('#settings-form button');
     await page.locator('#settings-problem', { hasText: 'control scope' }).waitFor();
+    expect(await page.locator('#settings-problem').textContent()).toMatch(/control scope/);
+    // Nothing changed.
+    expect((await getLinkByName(backends.db, 'rig5', 'uart7'))?.settings).toEqual({ objPtrSize: 8 });
     await page.screenshot({ path: join(screenshotsDir, 'link-settings-read-only.png'), fullPage: true });
   });
 });

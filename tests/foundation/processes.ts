@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectBus, removeTopology } from '@tracehub/bus';
@@ -20,12 +20,44 @@ export function backendsEnv(env: PipelineEnv): Record<string, string> {
   return { NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix };
 }
 
-/** These tests run the built services, as `npm start` does: the build must exist. */
+/**
+ * These tests run the built services, as `npm start` does: the build must exist and be newer
+ * than what it is built from, or the tests would pass or fail on code that is not the code.
+ */
 export function assertBuilt(files: string[]): void {
   const missing = files.filter((f) => !existsSync(join(repoRoot, f)));
   if (missing.length > 0) {
     throw new Error(`missing ${missing.join(', ')}: build first (npm run build, or npx turbo run build)`);
   }
+  const stale = staleSources(repoRoot);
+  if (stale.length > 0) {
+    const shown = stale.slice(0, 5).join(', ') + (stale.length > 5 ? ` and ${stale.length - 5} more` : '');
+    throw new Error(`the build is older than ${shown}: build first (npm run build, or npx turbo run build)`);
+  }
+}
+
+/**
+ * The sources under `root` (apps/* and packages/* that tsc compiles from src/ to dist/) whose
+ * compiled file in dist/ is missing or older than they are.
+ */
+export function staleSources(root: string): string[] {
+  const stale: string[] = [];
+  for (const group of ['apps', 'packages']) {
+    if (!existsSync(join(root, group))) continue;
+    for (const name of readdirSync(join(root, group))) {
+      const dir = join(root, group, name);
+      const tsconfig = join(dir, 'tsconfig.json');
+      // The dashboard is bundled by vite, not compiled file by file.
+      if (!existsSync(tsconfig) || !/"outDir":\s*"dist"/.test(readFileSync(tsconfig, 'utf8'))) continue;
+      for (const file of readdirSync(join(dir, 'src'), { recursive: true }) as string[]) {
+        if (!/\.tsx?$/.test(file) || file.endsWith('.d.ts')) continue;
+        const out = join(dir, 'dist', file.replace(/\.tsx?$/, '.js'));
+        if (!existsSync(out) || statSync(out).mtimeMs < statSync(join(dir, 'src', file)).mtimeMs)
+          stale.push(`${group}/${name}/src/${file}`);
+      }
+    }
+  }
+  return stale;
 }
 
 export interface RunningProcess {

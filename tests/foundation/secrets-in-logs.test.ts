@@ -22,6 +22,13 @@ afterAll(async () => {
   await removeBusPrefix(natsUrl(), prefix);
 });
 
+/** `url` with the user's password set to DB_PASSWORD (the test server trusts any). */
+function withPassword(url: string): string {
+  const u = new URL(url);
+  u.password = DB_PASSWORD;
+  return u.toString();
+}
+
 /** The file's NATS, database and bus prefix, as the api reads them. */
 const backends = () => backendsEnv({ natsUrl: natsUrl(), databaseUrl: db.url, prefix });
 
@@ -36,10 +43,11 @@ describe('the api never logs a secret', () => {
     const env = { ...backends(), HEALTH_PORT: '0' };
     const cases = [
       { env: { ...env, API_TOKENS: `${CONTROL_TOKEN}:read+contrl` }, code: 2, says: /API_TOKENS \(a secret/ },
+      // A database that does not exist (a Postgres that cannot be reached is waited for instead).
       {
-        env: { ...env, DATABASE_URL: `postgres://postgres:${DB_PASSWORD}@127.0.0.1:1/tracehub` },
+        env: { ...env, DATABASE_URL: withPassword(`${db.url}_missing`) },
         code: 1,
-        says: /cannot connect to Postgres at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:1\/tracehub/,
+        says: /cannot connect to Postgres at postgres:\/\/postgres:\*\*\*@[^ ]+_missing: .*does not exist/,
       },
       {
         env: { ...env, NATS_URL: `nats://tracehub:${NATS_PASSWORD}@127.0.0.1:1` },

@@ -1,9 +1,8 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getSession, isSessionLinkComplete, upsertLink } from '@tracehub/db';
-import { FileSource, Gateway } from '@tracehub/link';
-import { fixturesDir, repoRoot } from '@tracehub/tests/support';
+import { fixturesDir, qspyLines, repoRoot } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
 import {
@@ -13,11 +12,13 @@ import {
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
+  printedLines,
   startService,
   stopAll,
   storedSession,
 } from './harness.js';
 import { type PipelineWithApi, startPipelineWithApi } from './pipeline-with-api.js';
+import { replayCapture, stpSettings } from './stp-vector-links.js';
 
 let pipeline: PipelineWithApi;
 let work: string;
@@ -62,20 +63,8 @@ async function apiRawExport(session: string): Promise<{ api: Buffer; source: unk
 }
 
 /** A capture through a gateway file link (as `tracehub replay` runs it, in this process); resolves with the session. */
-async function replay(
-  rig: string,
-  link: string,
-  protocol: 'qs' | 'stp',
-  file: string,
-  readBytes = 16 * 1024,
-): Promise<string> {
-  const source = new FileSource(file, { pace: 'max', bitsPerSecond: 115_200, readBytes });
-  const gateway = new Gateway({ bus: pipeline.bus, link: { protocol, rig, link }, source, control: false });
-  await gateway.start();
-  await source.finished;
-  await gateway.publisher.idle();
-  await gateway.stop();
-  return gateway.publisher.sessions[0];
+function replay(rig: string, link: string, protocol: 'qs' | 'stp', file: string, readBytes?: number): Promise<string> {
+  return replayCapture(pipeline.bus, { protocol, rig, link }, file, readBytes);
 }
 
 /** Runs `work` over `items`, `width` at a time. */
@@ -91,28 +80,24 @@ async function inParallel<T>(items: T[], width: number, work: (item: T, i: numbe
   );
 }
 
-/** Link settings of an STP vector's capture config, as the decoder reads them (`links.settings`). */
-function stpSettings(config: Record<string, unknown>): Record<string, unknown> {
-  const start = String(config.start ?? '');
-  return {
-    version: config.protocol === 'STPv1' ? 1 : 2,
-    littleEndianMasters: config.little_endian_masters ?? [],
-    start: start.startsWith('synced') ? 'synced' : start.startsWith('hot_plug') ? 'hot_plug' : 'unsynchronised',
-    ...(typeof config.max_pause_ms === 'number' ? { maxPauseMs: config.max_pause_ms } : {}),
-    ...(typeof config.resync_pause_ms === 'number' ? { resyncPauseMs: config.resync_pause_ms } : {}),
-  };
-}
-
 describe('the link bytes, kept', () => {
   it('every QS fixture replayed through a gateway link: raw export byte-identical, records as tracehub decode prints them', async () => {
     const files = readdirSync(join(fixturesDir, 'qs')).filter((f) => f.endsWith('.qs'));
     expect(files.length).toBeGreaterThanOrEqual(11);
+    const againstQspy: string[] = [];
     await inParallel(files, 3, async (name, i) => {
       const file = join(fixturesDir, 'qs', name);
       const session = await replay('rigL', `qs${i}`, 'qs', file);
       const stored = await storedSession(pipeline.db, session);
       const expected = await offlineDecode(file, 'qs');
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
+      // And the reference tool's output: what qspy printed for the capture (a capture that
+      // qspy read with size options of its own is compared in link-settings.test.ts).
+      const reference = join(fixturesDir, 'qs', name.replace(/\.qs$/, '.qspy.txt'));
+      if (existsSync(reference) && !existsSync(reference.replace(/\.qspy\.txt$/, '.qspy-args'))) {
+        expect(printedLines(stored), `${name}: qspy's output`).toEqual(qspyLines(name.replace(/\.qs$/, '')));
+        againstQspy.push(name);
+      }
       await linkStored(session);
       const { api, source } = await apiRawExport(session);
       const bytes = readFileSync(file);
@@ -124,6 +109,8 @@ describe('the link bytes, kept', () => {
       expect(Number(row?.link_bytes), name).toBe(bytes.length);
       expect(Number(row?.link_lost_bytes), name).toBe(0);
     });
+    // Every capture qspy read without options of its own.
+    expect(againstQspy.length).toBeGreaterThanOrEqual(9);
   }, 240_000);
 
   it('QS strings with target bytes >= 0x80: the qspy export, tracehub export and tracehub records write the bytes decode writes', async () => {

@@ -14,6 +14,7 @@ import {
   decoded,
   decodedApartFromHostTime,
   offlineDecode,
+  printedLines,
   replay,
   startService,
   stopAll,
@@ -71,14 +72,6 @@ async function decodeWithQsSizes(name: string, sizes: Record<string, number>): P
 }
 
 /** The lines qspy prints for records (records that print nothing, as qspy, leave no line). */
-function printedLines(records: TraceRecord[]): string[] {
-  return records
-    .filter((r) => r.text !== '')
-    .map((r) => r.text)
-    .join('\n')
-    .split('\n');
-}
-
 /** qspy's size options (`-O8 -F8 -Q2`) as link settings. */
 function settingsFromQspyArgs(text: string): Record<string, number> {
   const names: Readonly<Record<string, string>> = QSPY_SIZE_OPTIONS;

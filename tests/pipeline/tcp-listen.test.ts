@@ -1,6 +1,6 @@
 // tcp-listen links against a real gateway process: a second target, a silent client, and the
 // gateway's metrics while its NATS server is away.
-import { freePort, PrivateNats, uniquePrefix } from '@tracehub/tests/support';
+import { freePort, PrivateNats, uniquePrefix, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
 import { connectWatchedTarget, secondTargetAfterFirst } from '../support/tcp-target.js';
@@ -9,7 +9,8 @@ import { healthPortOf, requireBuild, startService, stopAll } from './harness.js'
 let nats: PrivateNats;
 let gateway: RunningProcess;
 let healthPort: number;
-const ports = { refuse: 0, replace: 0, idle: 0 };
+/** A link per test: no test sees what another did to its link. */
+const ports = { refuse: 0, replace: 0, idle: 0, moving: 0 };
 
 beforeAll(async () => {
   requireBuild();
@@ -17,6 +18,7 @@ beforeAll(async () => {
   ports.refuse = await freePort();
   ports.replace = await freePort();
   ports.idle = await freePort();
+  ports.moving = await freePort();
   gateway = await startService(
     'gateway',
     { natsUrl: nats.url, databaseUrl: '', prefix: uniquePrefix('tl') },
@@ -25,6 +27,7 @@ beforeAll(async () => {
         `qs/rigL/refuse=tcp-listen:127.0.0.1:${ports.refuse}?secondTarget=refuse`,
         `qs/rigL/replace=tcp-listen:127.0.0.1:${ports.replace}?secondTarget=replace`,
         `qs/rigL/idle=tcp-listen:127.0.0.1:${ports.idle}?idleTimeoutMs=500`,
+        `qs/rigL/moving=tcp-listen:127.0.0.1:${ports.moving}`,
       ].join(';'),
     },
   );
@@ -98,16 +101,26 @@ describe('a tcp-listen link', () => {
   });
 
   it('keeps its metrics moving while NATS is away', async () => {
-    const target = await connectWatchedTarget(ports.replace);
+    const target = await connectWatchedTarget(ports.moving);
     target.socket.write(Buffer.alloc(1000, 0x11));
-    await new Promise((r) => setTimeout(r, 500));
-    const readBefore = await metric('gateway_bytes_read_total', 'link="replace"');
+    await until(
+      'the first bytes read',
+      async () => (await metric('gateway_bytes_read_total', 'link="moving"')) === 1000,
+    );
+    // Published, so that what is queued below is what came while NATS was away.
+    await until('the first bytes published', async () => (await metric('gateway_queued_bytes', 'link="moving"')) === 0);
     await nats.kill();
     try {
       target.socket.write(Buffer.alloc(200_000, 0x22));
-      await new Promise((r) => setTimeout(r, 1000));
-      expect(await metric('gateway_bytes_read_total', 'link="replace"')).toBe(readBefore + 200_000);
-      expect(await metric('gateway_queued_bytes', 'link="replace"')).toBeGreaterThanOrEqual(200_000);
+      await until(
+        'the bytes read while NATS is away',
+        async () => (await metric('gateway_bytes_read_total', 'link="moving"')) === 201_000,
+      );
+      // Queued as it goes, once the chunk that was being published when NATS went is back in the queue.
+      await until(
+        'the bytes queued while NATS is away',
+        async () => (await metric('gateway_queued_bytes', 'link="moving"')) >= 200_000,
+      );
     } finally {
       await nats.resume();
       target.socket.destroy();

@@ -1,5 +1,5 @@
 // Process entry point of the api: one runService call; the HTTP app itself is built in app.ts.
-import { connectServiceBus, connectServiceDb, runService } from '@tracehub/service-kit';
+import { connectServiceBus, openServiceDb, runService } from '@tracehub/service-kit';
 import { buildApp } from './app.js';
 import { ApiConfigSchema, apiSettingsFrom } from './config.js';
 
@@ -9,7 +9,9 @@ await runService({
   async start(service) {
     const { config, health, logger, metrics, onClose } = service;
     const settings = apiSettingsFrom(config);
-    const db = await connectServiceDb(service, { statementTimeoutMs: settings.statementTimeoutMs });
+    // Started without Postgres, the api serves the live tail and answers queries 503 with
+    // Retry-After until Postgres answers; /readyz stays 200, naming postgres as degraded.
+    const { db } = await openServiceDb(service, { statementTimeoutMs: settings.statementTimeoutMs, required: false });
     const bus = await connectServiceBus(service);
     if (settings.tokens.size === 0) logger.warn('API_TOKENS is empty: every request but health is refused');
     const app = await buildApp({ db, bus, settings, metrics, logger, readiness: health.readiness });

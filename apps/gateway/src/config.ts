@@ -44,4 +44,12 @@ export const GatewayConfigSchema = Type.Object({
     default: 1000,
     description: 'longest a chunk waits to fill, whatever it holds, ms (at least GATEWAY_FLUSH_MS)',
   }),
+  GATEWAY_NETWORK_PAUSE_MS: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    // Longer than TCP delivery jitter (a delayed ACK against Nagle is 40 ms): packages/link/README.md.
+    default: 50,
+    description:
+      'shortest idle time of a tcp-listen, tcp-connect or udp STP link taken as a pause of its line, ms (1..10000)',
+  }),
 });

@@ -53,6 +53,7 @@ await runService({
           flushMs: config.GATEWAY_FLUSH_MS,
           minChunkBytes: config.GATEWAY_MIN_CHUNK_BYTES,
           maxFlushMs: config.GATEWAY_MAX_FLUSH_MS,
+          networkPauseMarkNs: BigInt(config.GATEWAY_NETWORK_PAUSE_MS) * 1_000_000n,
           log: linkLog,
           frontEnd,
           onFrontEndEvent: (event) => linkLog.info({ frontEnd: event }, `front-end ${event.kind}`),

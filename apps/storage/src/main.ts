@@ -10,7 +10,8 @@ await runService({
   configSchema: StorageConfigSchema,
   async start(service) {
     const { config, logger, metrics } = service;
-    // Without Postgres nothing is stored: not ready (records wait on the stream meanwhile).
+    // Without Postgres nothing is stored: storage waits for it to answer before it starts
+    // (records wait on the stream meanwhile), and is not ready while it is away later.
     const db = await connectServiceDb(service);
     const bus = await connectServiceBus(service);
     const partitionsAhead = () =>

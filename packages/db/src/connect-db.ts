@@ -20,6 +20,7 @@ export async function connectDb(url: string, opts: CreateDbOptions = {}): Promis
     await db.destroy().catch(() => {});
     throw new DatabaseConnectError(
       `cannot connect to Postgres at ${redactUrl(url)}: ${describe(error)}; check DATABASE_URL and that Postgres is running`,
+      { cause: error },
     );
   }
 }

@@ -4,10 +4,10 @@ import { getLinkSettings } from '@tracehub/db';
 import {
   busPrefixSetting,
   connectServiceBus,
-  connectServiceDb,
   databaseUrlSetting,
   ensureServiceStreams,
   natsConnectionSettings,
+  openServiceDb,
   runService,
   type ServiceHandle,
   streamSettings,
@@ -57,7 +57,7 @@ export interface DecoderServiceDefinition {
 
 /**
  * Runs a decoder worker process: Postgres for per-link settings (the `links` table), NATS for
- * everything else; leases links of its protocols and decodes them until SIGTERM, when it
+ * everything else (it starts without Postgres, and is not ready until Postgres answers); leases links of its protocols and decodes them until SIGTERM, when it
  * finishes the chunk in hand and gives its leases back at once.
  */
 export function runDecoderService(definition: DecoderServiceDefinition): Promise<ServiceHandle> {
@@ -66,8 +66,10 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
     configSchema: DecoderConfigSchema,
     async start(service) {
       const { config, logger, metrics } = service;
-      // A new session's settings are read from Postgres: without it no new session starts.
-      const db = await connectServiceDb(service, { maxConnections: 2 });
+      // A new session's settings are read from Postgres: without it no new session starts (its
+      // chunks wait on the raw stream), but sessions already begun decode on, from their
+      // checkpoints, and a decoder started during an outage takes them up too.
+      const { db } = await openServiceDb(service, { maxConnections: 2 });
       const bus = await connectServiceBus(service);
       await ensureServiceStreams(service, bus);
       const worker = new DecoderWorker({

@@ -3,10 +3,40 @@ import type { LinkAddress, LinkConnectionState } from '@tracehub/contracts';
 import { type FrontEndEvent, type FrontEndOption, QsLinkPoint } from '@tracehub/qspy-frontend';
 import { frameSwdMessage, type StpDecoderOptions } from '@tracehub/stp';
 import { LinkPublisher, type LinkPublisherOptions } from './link-publisher.js';
-import type { LinkSink, LinkSource } from './link-source.js';
+import type { LinkSink, LinkSource, LinkSourceKind } from './link-source.js';
 import { UploadPoint } from './upload-point.js';
 
+/** A serial line's idle time taken as a pause (STP v1): its reads follow the line closely. */
+export const SERIAL_PAUSE_MARK_NS = 500_000n;
+
+/**
+ * A network-fed link's idle time taken as a pause (STP v1), 50 ms by default: longer than what
+ * TCP delivery adds between reads of a steady stream (segments, a delayed ACK against Nagle
+ * is 40 ms, a busy machine's scheduling), so delivery jitter is never taken for a pause.
+ */
+export const NETWORK_PAUSE_MARK_NS = 50_000_000n;
+
+/**
+ * What a live link means by a pause of its line (STP v1 resynchronises on pauses and ends a
+ * message at one longer than its settings' maximum). A serial port's reads follow the line: an
+ * idle time of 0.5 ms is a pause. A network-fed link (a trace box or terminal server in front
+ * of the line) receives the line's bytes in segments whose timing is the network's and the
+ * host's: only an idle time of at least `networkMarkNs` is a pause, shorter gaps between reads
+ * are delivery jitter and not a pause at all. A target behind a network must pause at least
+ * that long for its decoder to see it; the pause's length is then the measured idle time.
+ */
+export function pauseMarkOf(kind: LinkSourceKind, networkMarkNs = NETWORK_PAUSE_MARK_NS): bigint {
+  if (kind === 'serial') return SERIAL_PAUSE_MARK_NS;
+  if (kind === 'tcp-listen' || kind === 'tcp-connect' || kind === 'udp') return networkMarkNs;
+  return 0n;
+}
+
 export interface GatewayOptions extends Omit<LinkPublisherOptions, 'bus' | 'link'> {
+  /**
+   * The shortest idle time of a network-fed STP link (tcp-listen, tcp-connect, udp) taken as a
+   * pause of the line, ns (default `NETWORK_PAUSE_MARK_NS`): see `pauseMarkOf`.
+   */
+  networkPauseMarkNs?: bigint;
   bus: Bus;
   link: LinkAddress;
   source: LinkSource;
@@ -50,11 +80,13 @@ export class Gateway {
     // its reads' timing is not the link's, so an STP capture has no pauses measured (STP v1
     // resynchronises on them): it decodes as `tracehub decode` decodes the file.
     const capture = source.finished !== undefined;
+    const { networkPauseMarkNs, ...rest } = publisherOptions;
     this.publisher = new LinkPublisher({
       bus,
       link,
-      ...publisherOptions,
-      pauseMarkNs: publisherOptions.pauseMarkNs ?? (link.protocol === 'stp' && !capture ? 500_000n : 0n),
+      ...rest,
+      pauseMarkNs:
+        rest.pauseMarkNs ?? (link.protocol === 'stp' && !capture ? pauseMarkOf(source.kind, networkPauseMarkNs) : 0n),
       noPauses: link.protocol === 'stp' && capture,
       captures: capture,
     });

@@ -2,6 +2,7 @@ import { announceLinkStarted, type Bus, ensureLinkConsumers, isStreamFullError, 
 import { Backoff, type ChunkSegment, type LinkAddress, type LinkMarker, type Log } from '@tracehub/contracts';
 import { newSessionId, nowNs } from './clock.js';
 import type { ConnectionEvent, LinkSink } from './link-source.js';
+import { loopStalls } from './loop-stalls.js';
 
 export interface LinkPublisherOptions {
   bus: Bus;
@@ -26,7 +27,7 @@ export interface LinkPublisherOptions {
   /**
    * When > 0, a read that comes after the link was idle this long (ns) starts a new stretch of
    * the chunk (th-segments: its offset, the idle time before it and its receive time), and
-   * every chunk carries the idle time before it (th-pause-ns): STP v1 resynchronises on pauses,
+   * every chunk carries the idle time before it (th-pause-ns; 0 when shorter than this: no pause): STP v1 resynchronises on pauses,
    * and its decoder is given the chunk a stretch at a time. Chunks are still sealed by size and
    * age only: a link that pauses often costs no more chunks than one that does not. 0
    * (default) for links whose decoding ignores time.
@@ -108,6 +109,8 @@ export class LinkPublisher implements LinkSink {
   private pieces: Uint8Array[] = [];
   private pieceBytes = 0;
   private lastRecvNs = 0n;
+  /** `loopStalls().stalledNs` at the last read (links that mark pauses). */
+  private lastStalledNs = 0n;
   /** The stretches of the chunk being gathered, when pauses are marked (the last one open). */
   private segments: ChunkSegment[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
@@ -174,6 +177,7 @@ export class LinkPublisher implements LinkSink {
     this.sessionHasBytes = false;
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
+    if ((this.options.pauseMarkNs ?? 0n) > 0n) this.lastStalledNs = loopStalls().stalledNs(this.lastRecvNs);
   }
 
   /** Where the open session's connection came from (logged when its first byte comes). */
@@ -192,10 +196,16 @@ export class LinkPublisher implements LinkSink {
     }
     this.stats.bytesIn += bytes.length;
     const now = nowNs();
-    const idle = now - this.lastRecvNs;
+    let idle = now - this.lastRecvNs;
     const pauseMark = this.options.pauseMarkNs ?? 0n;
     if (pauseMark > 0n) {
-      if (this.pieceBytes === 0) this.segments = [{ offset: 0, pauseNs: idle, recvNs: now }];
+      // Not the time this process could not run: its reads were late then, not the line idle.
+      const stalled = loopStalls().stalledNs(now);
+      idle -= stalled - this.lastStalledNs;
+      if (idle < 0n) idle = 0n;
+      this.lastStalledNs = stalled;
+      // An idle time shorter than the mark is no pause, at a chunk's start as anywhere else.
+      if (this.pieceBytes === 0) this.segments = [{ offset: 0, pauseNs: idle >= pauseMark ? idle : 0n, recvNs: now }];
       else if (idle >= pauseMark) {
         // The stretch before the pause ended with the last read.
         this.segments[this.segments.length - 1].recvNs = this.lastRecvNs;

@@ -54,6 +54,8 @@ export class PalmTraceBridge {
   private ticking: Promise<void> = Promise.resolve();
   /** Until when (performance.now(), ms) the leases of `served` are certainly this process's. */
   private validUntil = 0;
+  /** Renewals failed in a row (Postgres away): logged once, and once more when they succeed again. */
+  private renewFailures = 0;
   private running = false;
 
   constructor(
@@ -140,8 +142,11 @@ export class PalmTraceBridge {
         this.serve(row);
         log.info({ reporter: row.id, replicas, endpoints }, 'Reporter endpoint taken over');
       }
+      if (this.renewFailures > 0) log.info({ failures: this.renewFailures }, 'Reporter endpoint leases renewed again');
+      this.renewFailures = 0;
     } catch (err) {
-      log.warn({ err }, 'could not renew the Reporter endpoint leases; will try again');
+      // Once per outage (Postgres away for minutes would otherwise log every tick).
+      if (this.renewFailures++ === 0) log.warn({ err }, 'could not renew the Reporter endpoint leases; will try again');
     }
     // Not renewed for most of a lease: another process may take the endpoints soon. Stop
     // first, so that no Reporter is ever fed by two processes.

@@ -4,11 +4,21 @@ import type { ServiceMetrics } from './metrics.js';
 import type { Readiness } from './readiness.js';
 
 const Status = Type.Object({ status: Type.String() });
-const NotReady = Type.Object({ status: Type.String(), failing: Type.Optional(Type.Array(Type.String())) });
+const Ready = Type.Object({
+  status: Type.String(),
+  degraded: Type.Optional(
+    Type.Array(Type.String(), { description: 'servers it works without for now (the api without Postgres)' }),
+  ),
+});
+const NotReady = Type.Object({
+  status: Type.String(),
+  failing: Type.Optional(Type.Array(Type.String(), { description: 'servers it waits for or cannot reach' })),
+});
 
 /**
- * `/healthz` (the process is alive) and `/readyz` (200 while the service is ready; 503 while it
- * starts or stops, and while a readiness check fails, naming the failing ones). Every service
+ * `/healthz` (the process is alive) and `/readyz` (200 while the service is ready, naming under
+ * `degraded` what it does without; 503 while it starts or stops, and while a required readiness
+ * check fails, naming under `failing` what it waits for or cannot reach). Every service
  * serves them on its health port; the api serves them on its own port too, where a load
  * balancer looks.
  */
@@ -16,7 +26,7 @@ export const healthRoutes: FastifyPluginAsync<{ readiness: Readiness }> = async 
   app.get('/healthz', { schema: { tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'alive' }));
   app.get(
     '/readyz',
-    { schema: { tags: ['health'], response: { 200: Status, 503: NotReady } } },
+    { schema: { tags: ['health'], response: { 200: Ready, 503: NotReady } } },
     async (_request, reply) => {
       const report = await readiness.report();
       return reply.code(report.status === 'ready' ? 200 : 503).send(report);

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { healthRoutes, metricsRoute } from './health-routes.js';
 import type { ServiceMetrics } from './metrics.js';
-import { Readiness, type ReadinessCheck } from './readiness.js';
+import { Readiness, type ReadinessCheck, type ReadinessCheckOptions } from './readiness.js';
 
 export interface HealthServerOptions {
   port: number;
@@ -44,8 +44,8 @@ export class HealthServer {
     return this.readiness.ready;
   }
 
-  addReadinessCheck(name: string, check: ReadinessCheck): void {
-    this.readiness.addCheck(name, check);
+  addReadinessCheck(name: string, check: ReadinessCheck, options?: ReadinessCheckOptions): void {
+    this.readiness.addCheck(name, check, options);
   }
 
   /** The Fastify instance, for tests (`inject`). */

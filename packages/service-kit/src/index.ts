@@ -18,7 +18,7 @@ export { healthRoutes, metricsRoute } from './health-routes.js';
 export { HealthServer, type HealthServerOptions } from './health-server.js';
 export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';
 export { LINK_LABELS, linkLabels, type Sample, type SampledConfiguration, ServiceMetrics } from './metrics.js';
-export { Readiness, type ReadinessCheck, type ReadinessReport } from './readiness.js';
+export { Readiness, type ReadinessCheck, type ReadinessCheckOptions, type ReadinessReport } from './readiness.js';
 export {
   EXIT_CONFIG,
   EXIT_FAILURE,
@@ -32,4 +32,11 @@ export {
   type ServiceDefinition,
   type ServiceHandle,
 } from './run-service.js';
-export { connectServiceBus, connectServiceDb, ensureServiceStreams } from './service-connections.js';
+export {
+  connectServiceBus,
+  connectServiceDb,
+  ensureServiceStreams,
+  openServiceDb,
+  type ServiceDb,
+  type ServiceDbOptions,
+} from './service-connections.js';

@@ -41,6 +41,22 @@ describe('health server', () => {
     expect(await get('/readyz')).toEqual({ status: 503, body: '{"status":"stopping"}' });
   });
 
+  it('names what a starting service waits for, and what a ready one does without', async () => {
+    server = new HealthServer({ port: 0, host: '127.0.0.1', metrics: new ServiceMetrics('t'), checkTimeoutMs: 200 });
+    await server.listen();
+    let postgresUp = false;
+    server.addReadinessCheck('postgres', () => postgresUp, { required: false });
+    expect(await get('/readyz')).toEqual({ status: 503, body: '{"status":"starting","failing":["postgres"]}' });
+    server.setReady(true);
+    // Not required: ready without it, and saying so.
+    expect(await get('/readyz')).toEqual({ status: 200, body: '{"status":"ready","degraded":["postgres"]}' });
+    server.addReadinessCheck('nats', () => false);
+    expect(await get('/readyz')).toEqual({ status: 503, body: '{"status":"not ready","failing":["nats"]}' });
+    server.addReadinessCheck('nats', () => true);
+    postgresUp = true;
+    expect(await get('/readyz')).toEqual({ status: 200, body: '{"status":"ready"}' });
+  });
+
   it('serves Prometheus metrics with the tracehub_ prefix and the service label', async () => {
     const metrics = new ServiceMetrics('storage');
     metrics.counter({ name: 'records_written_total', help: 'records written' }).inc(3);
