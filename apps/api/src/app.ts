@@ -21,6 +21,7 @@ import { liveRoutes } from './live/live-routes.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
+import { absentBodyIsEmpty, buildRequestValidator } from './plugins/request-validation.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
@@ -87,10 +88,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Refusals before a route runs are problems too.
     frameworkErrors: (error, _request, reply) => frameworkProblem(error, reply),
     clientErrorHandler: clientErrorProblem,
+    // One rule for numbers in every query string, path and body (see request-validation.ts).
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
+  app.addHook('preValidation', absentBodyIsEmpty);
+  // Bodies are JSON: a text/plain body is a 415 saying so, not a string the body schema refuses.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(TraceRecordSchema);
 
   const metrics = deps.metrics ?? new ServiceMetrics('api');

@@ -45,6 +45,12 @@ export const SessionsPage = Type.Object({
 });
 export type SessionsPage = Static<typeof SessionsPage>;
 
+/** The body of `POST /sessions/{id}/redecode`: none (read as `{}`), or an object with no fields. */
+export const RedecodeRequest = Type.Object(
+  {},
+  { additionalProperties: false, description: 'no fields: send no body, or {}' },
+);
+
 /** `POST /sessions/{id}/redecode` (and `tracehub redecode`): what decoding a session again did. */
 export const RedecodeResult = Type.Object({
   session: Type.String(),
@@ -132,6 +138,7 @@ export const SequenceQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000, description: 'steps per page' }),
   after: Type.Integer({
     minimum: -1,
+    maximum: Number.MAX_SAFE_INTEGER,
     default: -1,
     description: 'start after this seq (`nextAfter` of a page)',
   }),
