@@ -19,7 +19,7 @@ type BuildValidator = NonNullable<
 type ExternalSchemas = Parameters<NonNullable<BuildValidator>>[0];
 type AjvOptions = Parameters<ReturnType<typeof AjvCompiler>>[1];
 
-interface NumericSchema {
+export interface NumericSchema {
   type?: unknown;
   minimum?: number;
   maximum?: number;
