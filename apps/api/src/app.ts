@@ -18,6 +18,7 @@ import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
+import { MemoryReturn } from './live/memory-return.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
@@ -121,6 +122,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       this.set(hub.clientCount);
     },
   });
+  metrics.gauge({
+    name: 'api_live_held_records',
+    help: "records the live-tail clients' outlets hold (0 once every client has gone)",
+    collect() {
+      this.set(hub.heldRecords);
+    },
+  });
   app.addHook('preClose', async () => {
     hub.stop();
     await rates.stop();
@@ -169,6 +177,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
+        // Live readers: the live tail's clients and the PalmTrace listening port's.
+        const collections = metrics.counter({
+          name: 'api_full_collections_after_readers_left_total',
+          help: 'full garbage collections made because live readers left (their memory given back)',
+        });
+        const memoryReturn = new MemoryReturn(
+          () => hub.departed + (api.palmTrace.listenerLoad()?.departed ?? 0),
+          () => collections.inc(),
+        );
+        memoryReturn.start();
+        app.addHook('onClose', async () => memoryReturn.stop());
       },
       { prefix: '/api/v1' },
     );

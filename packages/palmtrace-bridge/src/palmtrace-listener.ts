@@ -22,6 +22,13 @@ export interface ListenerStatus {
   clients: ListenerClientStatus[];
 }
 
+/** What the listening port holds now (metrics, and the api's memory return). */
+export interface ListenerLoad {
+  clients: number;
+  heldRecords: number;
+  departed: number;
+}
+
 interface ListenerClient {
   socket: Socket;
   reader: OutletReader<PalmChunk>;
@@ -43,6 +50,7 @@ export class PalmTraceListener {
   private readonly outlet: Outlet<PalmChunk>;
   private removeFromFeed: (() => void) | null = null;
   private boundPort = 0;
+  private departed = 0;
 
   constructor(
     private readonly feed: RecordFeed,
@@ -96,6 +104,14 @@ export class PalmTraceListener {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
+  /**
+   * Clients connected, the records the shared outlet holds for them (0 once every client has
+   * gone), and the clients that have left, in all.
+   */
+  load(): ListenerLoad {
+    return { clients: this.clients.size, heldRecords: this.outlet.heldRecordCount, departed: this.departed };
+  }
+
   status(): ListenerStatus {
     const address = this.server?.address();
     return {
@@ -140,7 +156,7 @@ export class PalmTraceListener {
     socket.on('error', () => {});
     socket.on('close', () => {
       reader.close();
-      this.clients.delete(client);
+      if (this.clients.delete(client)) this.departed++;
       if (this.clients.size === 0) this.outlet.clear();
     });
   }

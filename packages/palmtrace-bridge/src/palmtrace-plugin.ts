@@ -171,4 +171,18 @@ function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void
   for (const [name, help, value] of ENDPOINT_GAUGES) {
     metrics.sampledGauge({ name, help, labelNames: ['reporter'], samples: perEndpoint(value) });
   }
+  metrics.gauge({
+    name: 'palmtrace_listener_clients',
+    help: 'clients connected to the PalmTrace listening port',
+    collect() {
+      this.set(bridge.listenerLoad()?.clients ?? 0);
+    },
+  });
+  metrics.gauge({
+    name: 'palmtrace_listener_held_records',
+    help: "records the listening port's outlet holds for its clients (0 once every client has gone)",
+    collect() {
+      this.set(bridge.listenerLoad()?.heldRecords ?? 0);
+    },
+  });
 }
