@@ -11,7 +11,7 @@ import { CONTROL_COMMANDS, commandSchemas } from '@tracehub/api-contract';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
-import { CONTROL_TOKEN, testApiSettings } from './fixture-data.js';
+import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
 let backends: ControlBackends;
 let app: App;
@@ -434,5 +434,33 @@ describe('every route of the OpenAPI document with hostile input', () => {
     }
     expect(fields).toBeGreaterThan(50);
     expect(unbounded).toEqual([]);
+  });
+});
+
+describe('refusals of routing and access', () => {
+  it('answers an unknown route, a wrong method, a missing or weak token and a plain GET of the WebSocket as problems', async () => {
+    const cases: Array<[method: string, url: string, headers: Record<string, string>, status: number, detail: RegExp]> =
+      [
+        ['GET', '/api/v1/no-such-route', auth, 404, /no route GET \/api\/v1\/no-such-route/],
+        ['DELETE', '/api/v1/sessions', auth, 405, /does not take DELETE: it takes GET, HEAD/],
+        ['PATCH', `/api/v1/links/${backends.stored.linkId}/settings`, auth, 405, /takes GET, HEAD, PUT/],
+        ['GET', '/api/v1/sessions', {}, 401, /bearer token/],
+        [
+          'POST',
+          `/api/v1/sessions/${backends.stored.session}/redecode`,
+          { authorization: `Bearer ${READ_TOKEN}` },
+          403,
+          /control/,
+        ],
+        ['GET', '/api/v1/live/ws', auth, 426, /WebSocket/],
+      ];
+    for (const [method, url, headers, status, detail] of cases) {
+      const res = await app.inject({ method: method as 'GET', url, headers });
+      expect(res.statusCode, `${method} ${url}`).toBe(status);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.json()).toMatchObject({ status, detail: expect.stringMatching(detail) });
+    }
+    const wrongMethod = await app.inject({ method: 'DELETE', url: '/api/v1/sessions', headers: auth });
+    expect(wrongMethod.headers.allow).toBe('GET, HEAD');
   });
 });
