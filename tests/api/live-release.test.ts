@@ -49,6 +49,18 @@ async function neverReading(port: number, request?: string): Promise<Socket> {
   return socket;
 }
 
+/** Publishes `batches` batches of records from `seq` on, then flushes; the next seq. */
+async function publishFrom(seq: number, batches: number): Promise<number> {
+  for (let i = 0; i < batches; i++, seq += PER_BATCH)
+    publishLive(
+      api.bus,
+      Array.from({ length: PER_BATCH }, (_, j) => record(seq + j)),
+      seq / PER_BATCH,
+    );
+  await api.bus.nc.flush();
+  return seq;
+}
+
 function record(seq: number): TraceRecord {
   return transitionRecord({ rig: 'rig5', link: 'uart0', session: 's-release' }, seq, {
     chunk: Math.floor(seq / PER_BATCH),
@@ -80,13 +92,7 @@ describe('live readers that leave', () => {
     let seq = 0;
     await waitUntil(
       async () => {
-        for (let i = 0; i < 20; i++, seq += PER_BATCH)
-          publishLive(
-            api.bus,
-            Array.from({ length: PER_BATCH }, (_, j) => record(seq + j)),
-            seq / PER_BATCH,
-          );
-        await api.bus.nc.flush();
+        seq = await publishFrom(seq, 20);
         return (
           (await metric('tracehub_api_live_held_records')) >= SSE_CLIENTS * QUEUE * 0.9 &&
           (await metric('tracehub_palmtrace_listener_held_records')) >= QUEUE * 0.9
@@ -106,13 +112,7 @@ describe('live readers that leave', () => {
       'every reader to be gone',
     );
     // Nothing is held for readers that are gone, and records that keep coming are not kept either.
-    for (let i = 0; i < 20; i++, seq += PER_BATCH)
-      publishLive(
-        api.bus,
-        Array.from({ length: PER_BATCH }, (_, j) => record(seq + j)),
-        seq / PER_BATCH,
-      );
-    await api.bus.nc.flush();
+    await publishFrom(seq, 20);
     expect(api.app.liveHub.outletCount).toBe(0);
     expect(await metric('tracehub_api_live_held_records')).toBe(0);
     expect(await metric('tracehub_palmtrace_listener_held_records')).toBe(0);

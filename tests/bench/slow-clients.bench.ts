@@ -15,6 +15,7 @@ import { connect, type Socket } from 'node:net';
 import { connectBus } from '@tracehub/bus';
 import type { TraceRecord } from '@tracehub/contracts';
 import { publishLive } from '../support/publish-live.js';
+import { transitionRecord } from '../support/transition-record.js';
 import { benchRun, freePort, residentMb, start, writeFigures } from './bench-support.js';
 
 const sseClients = Number(process.env.SLOW_SSE ?? 200);
@@ -28,25 +29,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Records like a busy QS link's: a line of text and a few fields each. */
 function batchOf(first: number): TraceRecord[] {
-  return Array.from({ length: BATCH }, (_, i) => {
-    const seq = first + i;
-    return {
-      rig: 'rig1',
-      link: 'uart0',
-      session: 's-slow',
-      seq,
-      chunk: Math.floor(seq / BATCH),
-      protocol: 'qs',
-      hostNs: String(1_800_000_000_000_000_000n + BigInt(seq) * 1000n),
-      targetTs: String(seq * 10),
-      kind: 'record',
-      type: 1,
-      name: 'QS_QEP_TRAN',
-      fields: { obj: 'l_philo[2]', sig: 'TIMEOUT_SIG', source: 'thinking', target: 'hungry', n: seq },
-      text: `${String(seq).padStart(10, '0')} ===>Tran Obj=l_philo[2],Sig=TIMEOUT_SIG,State=Philo_thinking->Philo_hungry`,
-      raw: Buffer.from([seq & 0xff, 0x7e, 0x01, 0x02, 0x03, 0x04]).toString('base64'),
-    } as TraceRecord;
-  });
+  return Array.from({ length: BATCH }, (_, i) =>
+    transitionRecord({ rig: 'rig1', link: 'uart0', session: 's-slow' }, first + i, {
+      chunk: Math.floor((first + i) / BATCH),
+      fields: { source: 'thinking', target: 'hungry', n: first + i },
+      text: `${String(first + i).padStart(10, '0')} ===>Tran Obj=l_philo[2],Sig=TIMEOUT_SIG,State=Philo_thinking->Philo_hungry`,
+      raw: Buffer.from([(first + i) & 0xff, 0x7e, 0x01, 0x02, 0x03, 0x04]).toString('base64'),
+    }),
+  );
 }
 
 /** A metric of the api's /metrics, by its full name (0 when absent). */

@@ -50,19 +50,12 @@ export function isNumeric(schema: NumericSchema | undefined): boolean {
 /** What a numeric field takes, in words: "an integer from 1 to 1000". */
 export function numericRange(schema: NumericSchema): string {
   const what = schema.type === 'integer' ? 'an integer' : 'a number';
-  const low =
-    schema.minimum !== undefined
-      ? `from ${schema.minimum}`
-      : schema.exclusiveMinimum !== undefined
-        ? `above ${schema.exclusiveMinimum}`
-        : undefined;
-  const high =
-    schema.maximum !== undefined
-      ? `to ${schema.maximum}`
-      : schema.exclusiveMaximum !== undefined
-        ? `below ${schema.exclusiveMaximum}`
-        : undefined;
-  return [what, low, high].filter((part) => part !== undefined).join(' ');
+  // An inclusive bound, else an exclusive one, else none.
+  const bound = (inclusive: number | undefined, exclusive: number | undefined, words: [string, string]) =>
+    inclusive !== undefined ? `${words[0]} ${inclusive}` : exclusive !== undefined ? `${words[1]} ${exclusive}` : '';
+  const low = bound(schema.minimum, schema.exclusiveMinimum, ['from', 'above']);
+  const high = bound(schema.maximum, schema.exclusiveMaximum, ['to', 'below']);
+  return [what, low, high].filter((part) => part !== '').join(' ');
 }
 
 /** Whether `value` is within the schema's bounds (and a whole number where it must be). */
