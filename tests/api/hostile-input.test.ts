@@ -11,6 +11,7 @@ import { CONTROL_COMMANDS, commandSchemas } from '@tracehub/api-contract';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
+import { storeStpFixture } from '../support/stp-fixture-session.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
 let backends: ControlBackends;
@@ -20,8 +21,18 @@ const auth = { authorization: `Bearer ${CONTROL_TOKEN}` };
 const RIG = 'rigH';
 const LINK = 'qs0';
 
+/** The session `{id}` of /sessions routes stands for: the QS session, then an STP one. */
+let sessionUnderTest = '';
+const STP_SESSION = 's-hostile-stp';
+
 beforeAll(async () => {
   backends = await controlBackends('hostile', RIG, LINK);
+  await storeStpFixture(backends.db, 'coresight_issue27', {
+    rig: RIG,
+    link: 'stm0',
+    session: STP_SESSION,
+    startNs: T0 + 120_000_000_000n,
+  });
   app = await buildApp({
     db: backends.db,
     bus: backends.bus,
@@ -110,11 +121,11 @@ function validParam(path: string, p: Parameter): string {
   if (p.in === 'path') {
     if (p.name === 'rig') return RIG;
     if (path.startsWith('/api/v1/links/')) return String(backends.stored.linkId);
-    if (path.startsWith('/api/v1/sessions/')) return backends.stored.session;
+    if (path.startsWith('/api/v1/sessions/')) return sessionUnderTest;
     return 'r1';
   }
   if (path.endsWith('/timeline')) {
-    if (p.name === 'session') return backends.stored.session;
+    if (p.name === 'session') return sessionUnderTest;
     if (p.name === 'from') return String(T0);
     if (p.name === 'to') return String(T0 + 60_000_000_000n);
   }
@@ -291,7 +302,14 @@ describe('every route of the OpenAPI document with hostile input', () => {
       return send(method, url, payload, contentType);
     };
 
-    for (const { method, path, op } of routes) {
+    // Routes of a session (and the timeline) are walked with the QS session, then the STP one.
+    const walks = routes.flatMap((r) =>
+      r.path.startsWith('/api/v1/sessions/{id}') || r.path.endsWith('/timeline')
+        ? [backends.stored.session, STP_SESSION].map((session) => ({ ...r, session }))
+        : [{ ...r, session: backends.stored.session }],
+    );
+    for (const { method, path, op, session } of walks) {
+      sessionUnderTest = session;
       const route = `${method} ${path}`;
       const params = op.parameters ?? [];
       const base = (override: Record<string, string> = {}, overridePath: Record<string, string> = {}) => {
@@ -394,6 +412,7 @@ describe('every route of the OpenAPI document with hostile input', () => {
       walked.add(route);
     }
 
+    console.log(`${requests} requests over ${walked.size} routes, ${faults.length} faults`);
     expect(faults).toEqual([]);
     // Every route of the document was walked, and the document has the routes it should.
     expect(routes.map((r) => `${r.method} ${r.path}`).filter((r) => !walked.has(r))).toEqual([]);
