@@ -4,12 +4,13 @@
 // a 5xx, every answer that is not a 2xx is application/problem+json with a detail, and a number
 // that is not decimal digits within the field's range is a 400 naming the field and its range.
 // The walk fails on a route of the document it did not walk.
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type App, buildApp } from '@tracehub/api';
 import { CONTROL_COMMANDS, commandSchemas } from '@tracehub/api-contract';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { type ControlBackends, controlBackends } from '../support/scripted-qs-link.js';
 import { storeStpFixture } from '../support/stp-fixture-session.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
@@ -481,5 +482,26 @@ describe('refusals of routing and access', () => {
     }
     const wrongMethod = await app.inject({ method: 'DELETE', url: '/api/v1/sessions', headers: auth });
     expect(wrongMethod.headers.allow).toBe('GET, HEAD');
+  });
+});
+
+describe('a WebSocket upgrade with a parameter out of rule', () => {
+  it('is refused with a 400 problem before the upgrade', async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/api/v1/live/ws?prio=1e309&access_token=${READ_TOKEN}`);
+    const refusal = await new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+      ws.on('open', () => reject(new Error('the upgrade was taken')));
+      ws.on('error', () => {});
+      ws.on('unexpected-response', (_req, res: IncomingMessage) => {
+        let body = '';
+        res.on('data', (d: Buffer) => {
+          body += d.toString();
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      });
+    });
+    ws.terminate();
+    expect(refusal.status).toBe(400);
+    expect(refusal.type).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(refusal.body).detail).toMatch(/prio: must be an integer from 0 to 255/);
   });
 });
