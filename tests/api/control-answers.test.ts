@@ -126,7 +126,10 @@ describe('control answers from the target', () => {
         "body command.value: 4294967295 is out of range: 0..65535 (the target's items are 2 bytes)",
       ],
       [{ command: 'peek', offset: 0, size: 3, num: 1 }, 'body command.size: must be 1, 2 or 4 (bytes per item), not 3'],
-      [{ command: 'peek', offset: 70000, size: 1, num: 1 }, 'body command.offset: must be an integer from 0 to 65535'],
+      [
+        { command: 'peek', offset: 70000, size: 1, num: 1 },
+        'body command.offset: Expected integer to be less or equal to 65535',
+      ],
       [{ command: 'tick', rate: 0, extra: 1 }, 'body command.extra: Unexpected property'],
       [{ command: 'jump' }, expect.stringMatching(/^body command.command: /) as unknown as string],
     ];

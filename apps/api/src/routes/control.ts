@@ -18,7 +18,6 @@ import type { RecordFeed } from '@tracehub/live';
 import { buildCommand, CommandFieldError, QsTargetLink } from '@tracehub/qspy-frontend';
 import type { Kysely } from 'kysely';
 import { askGateway } from '../ask-gateway.js';
-import { isNumeric, type NumericSchema, numericRange } from '../plugins/request-validation.js';
 import { linkRoute, mustGetLink } from './link-route.js';
 
 export interface ControlRoutesOptions {
@@ -166,10 +165,7 @@ function checkCommand(command: Record<string, unknown>): {
   if (first) {
     const path = first.path.slice(1).replaceAll('/', '.');
     const where = path ? `command.${path.replace(/\.(\d+)(?=\.|$)/g, '[$1]')}` : 'command';
-    // A number out of rule says the field's range, as the request schemas' errors do.
-    const field = first.schema as NumericSchema;
-    const message = isNumeric(field) ? `must be ${numericRange(field)}` : first.message;
-    throw httpErrors.badRequest(`body ${where}: ${message}`);
+    throw httpErrors.badRequest(`body ${where}: ${first.message}`);
   }
   const qs: Record<string, unknown> = { ...command };
   // `address` (a number) is the older spelling of `object` for currentObject.
