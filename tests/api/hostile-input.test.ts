@@ -143,6 +143,8 @@ function validBody(route: string): Record<string, unknown> {
     'PUT /api/v1/links/{id}/settings': { settings: {} },
     'POST /api/v1/reporters': { host: '127.0.0.1', port: 9 },
     'POST /api/v1/sessions/{id}/redecode': {},
+    'POST /api/v1/links/{id}/frontend/release': {},
+    'DELETE /api/v1/reporters/{id}': {},
   };
   const body = bodies[route];
   if (!body) throw new Error(`no valid body for ${route}: add one to validBody`);
@@ -454,6 +456,20 @@ describe('every route of the OpenAPI document with hostile input', () => {
     }
     expect(fields).toBeGreaterThan(50);
     expect(unbounded).toEqual([]);
+  });
+});
+
+describe('request bodies', () => {
+  it('have a schema on every route that may carry one (POST, PUT, PATCH, DELETE)', async () => {
+    const doc = (await app.inject({ url: '/docs/json' })).json() as {
+      paths: Record<string, Record<string, Operation>>;
+    };
+    const unchecked = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([method, op]) => ['post', 'put', 'patch', 'delete'].includes(method) && !op.requestBody)
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(unchecked).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Instant, LinkName, NullableInstant, RigName } from './common.js';
+import { EmptyBody, Instant, LinkName, NullableInstant, RigName } from './common.js';
 
 /** A session of `GET /sessions` and `GET /sessions/{id}`. */
 export const Session = Type.Object({
@@ -46,10 +46,7 @@ export const SessionsPage = Type.Object({
 export type SessionsPage = Static<typeof SessionsPage>;
 
 /** The body of `POST /sessions/{id}/redecode`: none (read as `{}`), or an object with no fields. */
-export const RedecodeRequest = Type.Object(
-  {},
-  { additionalProperties: false, description: 'no fields: send no body, or {}' },
-);
+export const RedecodeRequest = EmptyBody;
 
 /** `POST /sessions/{id}/redecode` (and `tracehub redecode`): what decoding a session again did. */
 export const RedecodeResult = Type.Object({
