@@ -140,7 +140,11 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
       return reply.status as ControlState;
     };
   const stateRoute = (summary: string, body?: TSchema) =>
-    linkRoute({ summary, tags: ['control'], body, response: { 200: ControlState, ...controlErrors } }, 'control');
+    linkRoute(
+      // No `body` key at all on a GET: Fastify warns of a body schema set to undefined.
+      { summary, tags: ['control'], ...(body && { body }), response: { 200: ControlState, ...controlErrors } },
+      'control',
+    );
   app.get(
     '/links/:id/control',
     stateRoute("A link's QS control point: target, dictionaries, and its front-end port (who is attached)"),
