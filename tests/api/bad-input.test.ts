@@ -145,8 +145,14 @@ describe('refusals before a route runs', () => {
 });
 
 describe('a body where none is taken', () => {
-  it('refuses anything but no body or {} for a re-decode, before looking the session up', async () => {
-    for (const payload of ['null', '[]', '"x"', '123', '{"a":{"b":{"c":[1,2,3]}}}']) {
+  it('refuses anything but no body or {} for a re-decode, by its body schema, before looking the session up', async () => {
+    for (const [payload, detail] of [
+      ['null', /^body: must be a JSON object$/],
+      ['[]', /^body: must be a JSON object$/],
+      ['"x"', /^body: must be a JSON object$/],
+      ['123', /^body: must be a JSON object$/],
+      ['{"a":{"b":{"c":[1,2,3]}}}', /^body: takes no field "a" \(it has no fields\)$/],
+    ] as const) {
       const res = await app.inject({
         method: 'POST',
         url: '/api/v1/sessions/no-such-session/redecode',
@@ -155,7 +161,7 @@ describe('a body where none is taken', () => {
       });
       expect(res.statusCode, payload).toBe(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.json().detail).toMatch(/takes no body/);
+      expect(res.json().detail).toMatch(detail);
     }
     // No body, and {}, go on to the session (which does not exist here).
     for (const payload of [undefined, '{}']) {

@@ -18,9 +18,11 @@ import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
+import { MemoryReturn } from './live/memory-return.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
+import { absentBodyIsEmpty, buildRequestValidator } from './plugins/request-validation.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
@@ -88,10 +90,15 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Refusals before a route runs are problems too.
     frameworkErrors: (error, _request, reply) => frameworkProblem(error, reply),
     clientErrorHandler: clientErrorProblem,
+    // One rule for numbers in every query string, path and body (see request-validation.ts).
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
+  app.addHook('preValidation', absentBodyIsEmpty);
+  // Bodies are JSON: a text/plain body is a 415 saying so, not a string the body schema refuses.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(TraceRecordSchema);
 
   const metrics = deps.metrics ?? new ServiceMetrics('api');
@@ -114,6 +121,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     help: 'connected live-tail clients',
     collect() {
       this.set(hub.clientCount);
+    },
+  });
+  metrics.gauge({
+    name: 'api_live_held_records',
+    help: "records the live-tail clients' outlets hold (0 once every client has gone)",
+    collect() {
+      this.set(hub.heldRecords);
     },
   });
   app.addHook('preClose', async () => {
@@ -165,6 +179,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkMarkerRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
+        // Live readers: the live tail's clients and the PalmTrace listening port's.
+        const collections = metrics.counter({
+          name: 'api_full_collections_after_readers_left_total',
+          help: 'full garbage collections made because live readers left (their memory given back)',
+        });
+        const memoryReturn = new MemoryReturn(
+          () => hub.departed + (api.palmTrace.listenerLoad()?.departed ?? 0),
+          () => collections.inc(),
+        );
+        memoryReturn.start();
+        app.addHook('onClose', async () => memoryReturn.stop());
       },
       { prefix: '/api/v1' },
     );

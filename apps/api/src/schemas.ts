@@ -23,6 +23,23 @@ export function instantOf(name: string, value: string | undefined): Date | undef
   return date;
 }
 
+/** The largest host time Postgres stores (a bigint of ns since the epoch). */
+const MAX_NS = 9_223_372_036_854_775_807n;
+
+/**
+ * ns since the epoch, given as decimal text (the schema's pattern), as a bigint: text past
+ * Postgres's bigint is a 400 naming the parameter, as the numeric rule answers any number out of range.
+ */
+export function nsOf(name: string, value: string | undefined): bigint | undefined {
+  if (value === undefined) return undefined;
+  const ns = BigInt(value);
+  if (ns > MAX_NS)
+    throw httpErrors.badRequest(
+      `querystring ${name}: must be ns since the Unix epoch, an integer from 0 to ${MAX_NS} in decimal digits`,
+    );
+  return ns;
+}
+
 /** Query parameters into a db filter; checks what a schema cannot (from before to). */
 export function toRecordFilter(q: FilterQuery): RecordFilter {
   const from = instantOf('from', q.from);

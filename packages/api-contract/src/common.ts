@@ -18,6 +18,12 @@ export const NO_NUL = '^[^\\u0000]*$';
 const text = (options: { minLength: number; maxLength: number; description: string }) =>
   Type.String({ ...options, pattern: NO_NUL });
 
+/** The body of a POST or DELETE that takes none: no body (read as `{}`), or an object with no fields. */
+export const EmptyBody = Type.Object(
+  {},
+  { additionalProperties: false, description: 'no fields: send no body, or {}' },
+);
+
 /** `/links/{id}/...`: a link's id. */
 export const LinkIdParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'link id' }),

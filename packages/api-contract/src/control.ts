@@ -3,19 +3,21 @@ import { TraceRecordRef } from './common.js';
 
 const u8 = Type.Integer({ minimum: 0, maximum: 255 });
 const u16 = Type.Integer({ minimum: 0, maximum: 0xffff });
+/** The largest integer a JSON number holds exactly (2^53 - 1): larger values come as text. */
+const jsonInteger = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 /** Values up to 64 bits: a JSON number loses precision past 2^53, so they may come as text. */
 const numberText = (max: string) =>
-  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0x[0-9A-Fa-f]{1,16}|[0-9]{1,20})$' })], {
+  Type.Union([jsonInteger, Type.String({ pattern: '^(0x[0-9A-Fa-f]{1,16}|[0-9]{1,20})$' })], {
     description: `an integer, or its decimal or 0x-hex text; at most ${max}`,
   });
 const u32 = numberText('0xFFFFFFFF');
 const name = Type.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$' });
 /** An object, function, signal or command: its dictionary name, or its number. */
 const named = (what: string, max: string) =>
-  Type.Union([Type.Integer({ minimum: 0 }), Type.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$' })], {
+  Type.Union([jsonInteger, Type.String({ minLength: 1, maxLength: 63, pattern: '^[^\\x00]+$' })], {
     description: `the ${what}'s name in the link's dictionaries, or its number (decimal or 0x-hex text; the target's size decides the range, at most ${max})`,
   });
-const itemSize = Type.Integer({ description: 'item size in bytes: 1, 2 or 4' });
+const itemSize = Type.Integer({ minimum: 1, maximum: 4, description: 'item size in bytes: 1, 2 or 4' });
 const kind = Type.Union(
   [
     Type.Integer({ minimum: 0, maximum: 6 }),

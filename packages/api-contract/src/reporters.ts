@@ -95,7 +95,13 @@ export type ReplayRequest = Static<typeof ReplaySchema>;
 export const ReporterEndpointSchema = Type.Object(
   {
     id: Type.Optional(Type.String({ pattern: NAME_PATTERN, description: 'name of the endpoint (default r1, r2, …)' })),
-    host: Type.String({ minLength: 1, maxLength: 253, description: 'host of the listening Reporter' }),
+    host: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      // A NUL or a control character in a host name is refused by the resolver, not looked up.
+      pattern: '^[^\\u0000-\\u0020\\u007f]+$',
+      description: 'host of the listening Reporter (a name or address: no spaces or control characters)',
+    }),
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     ...ReporterOptionsProperties,
     queueRecords: Type.Optional(

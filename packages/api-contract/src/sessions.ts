@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox';
-import { Instant, LinkName, NullableInstant, RigName } from './common.js';
+import { EmptyBody, Instant, LinkName, NullableInstant, RigName } from './common.js';
 
 /** A session of `GET /sessions` and `GET /sessions/{id}`. */
 export const Session = Type.Object({
@@ -44,6 +44,9 @@ export const SessionsPage = Type.Object({
   next: Type.Union([Type.String(), Type.Null()]),
 });
 export type SessionsPage = Static<typeof SessionsPage>;
+
+/** The body of `POST /sessions/{id}/redecode`: none (read as `{}`), or an object with no fields. */
+export const RedecodeRequest = EmptyBody;
 
 /** `POST /sessions/{id}/redecode` (and `tracehub redecode`): what decoding a session again did. */
 export const RedecodeResult = Type.Object({
@@ -132,6 +135,7 @@ export const SequenceQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 20_000, default: 2000, description: 'steps per page' }),
   after: Type.Integer({
     minimum: -1,
+    maximum: Number.MAX_SAFE_INTEGER,
     default: -1,
     description: 'start after this seq (`nextAfter` of a page)',
   }),

@@ -32,6 +32,7 @@ export class OutletPort {
   private server: Server | null = null;
   private readonly clients = new Set<OutletClient>();
   private boundPort = 0;
+  private departedCount = 0;
 
   constructor(
     private readonly outlet: Outlet<ByteChunk>,
@@ -53,6 +54,11 @@ export class OutletPort {
 
   get port(): number {
     return this.boundPort;
+  }
+
+  /** Clients that have left, in all. */
+  get departed(): number {
+    return this.departedCount;
   }
 
   get clientCount(): number {
@@ -107,7 +113,7 @@ export class OutletPort {
     socket.on('error', () => {});
     socket.on('close', () => {
       reader.close();
-      this.clients.delete(client);
+      if (this.clients.delete(client)) this.departedCount++;
       if (this.clients.size === 0) this.outlet.clear();
     });
     this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, `${this.what} client connected`);

@@ -18,7 +18,7 @@ import type { Kysely } from 'kysely';
 import type { PalmTraceBridgeSettings } from './bridge-settings.js';
 import type { ReporterEndpointInput } from './endpoint-schema.js';
 import { LinkPalmIdsCache } from './link-palm-ids.js';
-import { type ListenerStatus, PalmTraceListener } from './palmtrace-listener.js';
+import { type ListenerLoad, type ListenerStatus, PalmTraceListener } from './palmtrace-listener.js';
 import { type CarriedStatus, ReporterEndpoint, type ReporterStatus } from './reporter-endpoint.js';
 
 export class ReporterExistsError extends Error {
@@ -248,6 +248,11 @@ export class PalmTraceBridge {
       servedBy: here ? this.replicaId : row.servedBy,
       statusAt: here ? new Date().toISOString() : (row.status_at?.toISOString() ?? null),
     };
+  }
+
+  /** The listening port's clients and the records held for them (metrics); null when it is off. */
+  listenerLoad(): ListenerLoad | null {
+    return this.listener?.load() ?? null;
   }
 
   listenerStatus(): ListenerStatus | null {

@@ -13,6 +13,13 @@ export interface ListenerStatus {
   clients: ListenerClientStatus[];
 }
 
+/** What the listening port holds now (metrics, and the api's memory return). */
+export interface ListenerLoad {
+  clients: number;
+  heldRecords: number;
+  departed: number;
+}
+
 /**
  * The listening mode: a TCP port that Reporters and scripts connect to, each getting the same
  * one-way PalmTrace stream of live records. Every batch is encoded once into one shared
@@ -70,6 +77,14 @@ export class PalmTraceListener {
     this.removeFromFeed?.();
     this.removeFromFeed = null;
     await this.port.close();
+  }
+
+  /**
+   * Clients connected, the records the shared outlet holds for them (0 once every client has
+   * gone), and the clients that have left, in all.
+   */
+  load(): ListenerLoad {
+    return { clients: this.port.clientCount, heldRecords: this.outlet.heldRecordCount, departed: this.port.departed };
   }
 
   status(): ListenerStatus {

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type TSchema, Type } from '@sinclair/typebox';
-import { ReporterEndpointSchema, ReporterStatusSchema, ReportersReply } from '@tracehub/api-contract';
+import { EmptyBody, ReporterEndpointSchema, ReporterStatusSchema, ReportersReply } from '@tracehub/api-contract';
 import { NAME_PATTERN, problemResponses } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
@@ -97,6 +97,7 @@ const bridgePlugin: FastifyPluginAsyncTypebox<PalmTraceBridgeOptions> = async (a
       {
         summary: 'Remove a Reporter endpoint (its connection is closed)',
         params: IdParams,
+        body: EmptyBody,
         response: { 204: Type.Null() },
       },
       'control',
@@ -171,4 +172,18 @@ function registerMetrics(metrics: ServiceMetrics, bridge: PalmTraceBridge): void
   for (const [name, help, value] of ENDPOINT_GAUGES) {
     metrics.sampledGauge({ name, help, labelNames: ['reporter'], samples: perEndpoint(value) });
   }
+  metrics.gauge({
+    name: 'palmtrace_listener_clients',
+    help: 'clients connected to the PalmTrace listening port',
+    collect() {
+      this.set(bridge.listenerLoad()?.clients ?? 0);
+    },
+  });
+  metrics.gauge({
+    name: 'palmtrace_listener_held_records',
+    help: "records the listening port's outlet holds for its clients (0 once every client has gone)",
+    collect() {
+      this.set(bridge.listenerLoad()?.heldRecords ?? 0);
+    },
+  });
 }

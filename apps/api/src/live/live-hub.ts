@@ -48,6 +48,10 @@ export interface LiveClient {
  */
 export class LiveHub {
   private readonly clients = new Map<LiveClient, (endTransport: boolean) => void>();
+  /** Clients that have left, in all. */
+  departed = 0;
+  /** Each client's outlet, while it is connected: what the live tail holds for readers. */
+  private readonly outlets = new Map<LiveClient, Outlet<TraceRecord[]>>();
 
   constructor(
     readonly feed: RecordFeed,
@@ -83,6 +87,7 @@ export class LiveHub {
         return reader.queued;
       },
     };
+    this.outlets.set(client, outlet);
     this.clients.set(client, (endTransport) => {
       if (endTransport) sink.end();
       removeFromFeed();
@@ -94,13 +99,26 @@ export class LiveHub {
 
   disconnect(client: LiveClient, endTransport = false): void {
     const close = this.clients.get(client);
-    this.clients.delete(client);
+    if (this.clients.delete(client)) this.departed++;
+    this.outlets.delete(client);
     close?.(endTransport);
   }
 
   /** Live clients connected, counted once the server has the records subscription. */
   get clientCount(): number {
     return this.feed.subscribed ? this.clients.size : 0;
+  }
+
+  /** Records the clients' outlets hold (read or not yet): 0 once every client has gone. */
+  get heldRecords(): number {
+    let held = 0;
+    for (const outlet of this.outlets.values()) held += outlet.heldRecordCount;
+    return held;
+  }
+
+  /** Outlets the live tail keeps: one per connected client. */
+  get outletCount(): number {
+    return this.outlets.size;
   }
 
   /** Record batches parsed for live readers (the tail and the PalmTrace bridge). */

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { LiveQuery, problemResponses } from '@tracehub/api-contract';
 import { recordMatchOf } from '@tracehub/db';
 import type { WebSocket } from 'ws';
+import { sendProblem } from '../plugins/problems.js';
 import { splitListParams, toRecordFilter } from '../schemas.js';
 import { type LiveHub, type LiveSink, missedMessages } from './live-hub.js';
 import { sseEvent } from './sse.js';
@@ -67,20 +68,26 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
     },
   );
 
-  app.get(
-    '/live/ws',
-    {
-      config: { queryToken: true },
-      websocket: true,
-      schema: {
-        summary: 'Live tail over WebSocket',
-        description:
-          'Each message is JSON: {"type":"records","records":[...]} or {"type":"missed","missed":n,"missedTotal":n,"reason":"..."}.',
-        tags: ['live'],
-        querystring: LiveQuery,
-      },
+  app.route({
+    method: 'GET',
+    url: '/live/ws',
+    config: { queryToken: true },
+    // A plain GET (no Upgrade) gets a problem saying what this route is, not an empty 404.
+    handler: async (_request, reply) =>
+      sendProblem(
+        reply.header('upgrade', 'websocket'),
+        426,
+        'this route is a WebSocket: connect with Upgrade: websocket',
+      ),
+    schema: {
+      summary: 'Live tail over WebSocket',
+      description:
+        'Each message is JSON: {"type":"records","records":[...]} or {"type":"missed","missed":n,"missedTotal":n,"reason":"..."}.',
+      tags: ['live'],
+      querystring: LiveQuery,
+      response: { 426: problemResponses[400] },
     },
-    (socket: WebSocket, request) => {
+    wsHandler: (socket: WebSocket, request) => {
       const filter = toRecordFilter(request.query as typeof request.query);
       const missed = missedMessages();
       const send = (text: string) => {
@@ -105,7 +112,7 @@ export const liveRoutes: FastifyPluginAsyncTypebox<LiveRoutesOptions> = async (a
       socket.on('close', () => hub.disconnect(client));
       socket.on('error', () => hub.disconnect(client));
     },
-  );
+  });
 };
 
 function corsHeaders(headers: Record<string, unknown>): Record<string, string> {

@@ -4,6 +4,7 @@ import type { Problem } from '@tracehub/contracts';
 import { postgresFailureOf, ScanLimitError } from '@tracehub/db';
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
+import { isNumeric, numericRange } from './request-validation.js';
 
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
@@ -15,7 +16,9 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  414: 'URI Too Long',
   422: 'Unprocessable Content',
+  426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -73,10 +76,46 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
     request.log.error({ err: error }, 'request failed');
     return sendProblem(reply, 500, 'internal error: the request could not be completed (see the server log)');
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, 404, `no route ${request.method} ${request.url.split('?')[0]}`),
-  );
+  const routes = new RouteMethods();
+  app.addHook('onRoute', (route) => routes.add(route.method, route.url));
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = routes.methodsOf(path);
+    if (allowed.length > 0)
+      return sendProblem(
+        reply.header('allow', allowed.join(', ')),
+        405,
+        `${path} does not take ${request.method}: it takes ${allowed.join(', ')}`,
+      );
+    return sendProblem(reply, 404, `no route ${request.method} ${path}`);
+  });
 };
+
+/** The methods of each route's path pattern, to tell a wrong method (405) from a wrong path (404). */
+class RouteMethods {
+  private readonly patterns = new Map<string, { path: RegExp; methods: Set<string> }>();
+
+  add(method: string | string[], url: string): void {
+    let entry = this.patterns.get(url);
+    if (!entry) {
+      // `:name` is one path part, `*` the rest of the path.
+      const source = url
+        .split('/')
+        .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace('*', '.*')))
+        .join('/');
+      entry = { path: new RegExp(`^${source}$`), methods: new Set() };
+      this.patterns.set(url, entry);
+    }
+    for (const m of Array.isArray(method) ? method : [method]) entry.methods.add(m);
+  }
+
+  methodsOf(path: string): string[] {
+    const methods = new Set<string>();
+    for (const { path: pattern, methods: of } of this.patterns.values())
+      if (pattern.test(path)) for (const m of of) methods.add(m);
+    return [...methods].sort();
+  }
+}
 
 /** The longest part of a URL path the router takes (ids and names are far shorter). */
 export const MAX_PATH_PART = 200;
@@ -145,7 +184,12 @@ interface ValidationIssue {
   instancePath: string;
   params: Record<string, unknown>;
   message?: string;
+  /** The schema of the field (Ajv's `verbose` option). */
+  parentSchema?: unknown;
 }
+
+/** Ajv's keywords that a number outside a numeric field's range (or not a number) fails. */
+const NUMERIC_KEYWORDS = new Set(['type', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf']);
 
 /**
  * Schema errors as one sentence per field, naming the field and what it allows: a union of
@@ -173,10 +217,21 @@ function describeValidation(where: string, issues: readonly ValidationIssue[]): 
 
 function describeIssue(v: ValidationIssue): string | undefined {
   if (v.keyword === 'anyOf' || v.keyword === 'oneOf') return undefined;
+  const field = v.parentSchema as Parameters<typeof numericRange>[0] | undefined;
+  if (NUMERIC_KEYWORDS.has(v.keyword) && field && isNumeric(field)) return `must be ${numericRange(field)}`;
+  if (v.keyword === 'type' && v.params.type === 'object') return 'must be a JSON object';
+  if (v.keyword === 'additionalProperties')
+    return `takes no field ${JSON.stringify(v.params.additionalProperty)}${fieldsOf(field)}`;
   if (v.keyword === 'pattern' && String(v.params.pattern).includes('u0000')) return 'must not contain a NUL byte';
   if (v.keyword === 'format' && v.params.format === 'date-time')
     return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
   return v.message;
+}
+
+/** ` (its fields: a, b)` of an object schema, or ` (it has no fields)`. */
+function fieldsOf(schema: unknown): string {
+  const names = Object.keys((schema as { properties?: object } | undefined)?.properties ?? {});
+  return names.length > 0 ? ` (its fields: ${names.join(', ')})` : ' (it has no fields)';
 }
 
 /** The framework's own 4xx messages, said in words that tell the caller what to change. */

@@ -1,5 +1,6 @@
 import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
   type AnswerRecord,
@@ -8,6 +9,7 @@ import {
   CommandRequest,
   ControlState,
   commandSchemas,
+  EmptyBody,
   gatewayErrors,
   problemResponses,
 } from '@tracehub/api-contract';
@@ -137,8 +139,12 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
         throw httpErrors.badGateway(`the gateway has no control state: ${reply.error ?? 'unknown error'}`);
       return reply.status as ControlState;
     };
-  const stateRoute = (summary: string) =>
-    linkRoute({ summary, tags: ['control'], response: { 200: ControlState, ...controlErrors } }, 'control');
+  const stateRoute = (summary: string, body?: TSchema) =>
+    linkRoute(
+      // No `body` key at all on a GET: Fastify warns of a body schema set to undefined.
+      { summary, tags: ['control'], ...(body && { body }), response: { 200: ControlState, ...controlErrors } },
+      'control',
+    );
   app.get(
     '/links/:id/control',
     stateRoute("A link's QS control point: target, dictionaries, and its front-end port (who is attached)"),
@@ -146,7 +152,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
   );
   app.post(
     '/links/:id/frontend/release',
-    stateRoute('Free the front-end port of a link from the front-end holding it (it gets DETACH)'),
+    stateRoute('Free the front-end port of a link from the front-end holding it (it gets DETACH)', EmptyBody),
     controlState({ releaseFrontEnd: true }),
   );
 };

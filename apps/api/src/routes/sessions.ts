@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import {
   DictionariesReply,
   problemResponses,
+  RedecodeRequest,
   RedecodeResult,
   SequenceQuery,
   SequenceReply,
@@ -111,6 +112,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
           "Decodes the exact bytes the link sent in this session again, with the link's current settings (and over them those the gateway sent with the session: its TRACEHUB_LINKS address query or `tracehub replay` flags, as the decoder service takes them) and this server's decoder, fed chunk by chunk as the decoder service feeds them, and replaces the session's records, dictionaries and counts in one transaction (readers see the old records until it commits). For a settings fix (an STP link decoded without its version or masters) or after a decoder upgrade. The session starts with an empty codec: dictionaries a QS decoder learnt in the link's earlier sessions (kept across a reconnect without a reset, as qspy keeps them) are not carried into it. 409 when the session has not ended, when its link bytes are not all stored yet (try again shortly), or when it has none (stored before link bytes were kept).",
         tags: ['sessions'],
         params: SessionParams,
+        body: RedecodeRequest,
         response: {
           200: RedecodeResult,
           ...problemResponses,
@@ -119,12 +121,6 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<SessionRoutesOptions> = as
       },
     },
     async (request) => {
-      // It takes no body: anything but none or `{}` is a mistake, not a request to re-decode.
-      const body: unknown = request.body;
-      const empty =
-        body === undefined ||
-        (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
-      if (!empty) throw httpErrors.badRequest('body: POST /sessions/{id}/redecode takes no body (or {})');
       try {
         return await redecodeSession(db, request.params.id);
       } catch (err) {

@@ -11,6 +11,7 @@ import {
   timelineStateChanges,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { nsOf } from '../schemas.js';
 
 export interface TimelineRoutesOptions {
   db: Kysely<Database>;
@@ -49,8 +50,8 @@ export const timelineRoutes: FastifyPluginAsyncTypebox<TimelineRoutesOptions> = 
         const last = BigInt((s.last_host_time ?? s.ended_at ?? s.started_at).getTime() + 1) * 1_000_000n;
         sessions.push({ s, first, last });
       }
-      const fromNs = q.from !== undefined ? BigInt(q.from) : earliest(sessions.map((x) => x.first));
-      const toNs = q.to !== undefined ? BigInt(q.to) : latest(sessions.map((x) => x.last));
+      const fromNs = nsOf('from', q.from) ?? earliest(sessions.map((x) => x.first));
+      const toNs = nsOf('to', q.to) ?? latest(sessions.map((x) => x.last));
       if (toNs <= fromNs) throw httpErrors.badRequest('querystring to: must be after from');
       const bucketNs = (toNs - fromNs + BigInt(q.buckets) - 1n) / BigInt(q.buckets);
       const lanes = await Promise.all(
