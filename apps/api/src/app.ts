@@ -79,6 +79,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const loggerInstance: FastifyBaseLogger | undefined = deps.logger?.child({}, { serializers: { req: loggedRequest } });
   const app = Fastify({
     loggerInstance,
+    // Request lines come at debug (below): at info they drowned everything else the api said.
+    disableRequestLogging: true,
     // HTTPS when configured; behind a TLS-terminating proxy leave it off (see the README).
     https: settings.tls ? { cert: readFileSync(settings.tls.certFile), key: readFileSync(settings.tls.keyFile) } : null,
     bodyLimit: settings.bodyLimit,
@@ -89,6 +91,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler: clientErrorProblem,
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.addHook('onRequest', async (request) => {
+    request.log.debug({ req: request }, 'incoming request');
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+  });
+  if (settings.authNone) {
+    // The dashboard shows a banner while the API runs without authentication.
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.header('x-tracehub-auth', 'none');
+    });
+  }
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
   app.addSchema(TraceRecordSchema);
@@ -140,7 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Health needs no token (a load balancer asks); metrics do.
   await app.register(healthRoutes, { readiness: deps.readiness ?? readyWhileConnected(db, bus) });
   await app.register(async (secured) => {
-    secured.addHook('onRequest', bearerAuth(settings.tokens));
+    if (!settings.authNone) secured.addHook('onRequest', bearerAuth(settings.tokens));
     secured.addHook('onRequest', limitHeavyRequests(settings.heavyQueries));
     await secured.register(metricsRoute, { metrics });
     await secured.register(
