@@ -37,9 +37,9 @@ export function natsProblem(natsUrl, timeoutMs = 3000) {
   let url;
   try {
     url = new URL(first);
-  } catch {
+  } catch {}
+  if (!url || !/^(nats|tls|ws|wss):$/.test(url.protocol) || !url.hostname)
     return Promise.resolve(`${shown} is not a NATS URL such as nats://127.0.0.1:4222`);
-  }
   const port = Number(url.port || 4222);
   const host = url.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve) => {
@@ -88,9 +88,9 @@ export async function postgresProblem(databaseUrl, onCreated, timeoutMs = 3000) 
   let target;
   try {
     target = new URL(databaseUrl);
-  } catch {
+  } catch {}
+  if (!target || !/^postgres(ql)?:$/.test(target.protocol))
     return `${shown} is not a Postgres URL such as postgres://user@host:5432/tracehub`;
-  }
   const name = decodeURIComponent(target.pathname.slice(1));
   const { default: pg } = await import('pg');
   const admin = new URL(databaseUrl);
