@@ -116,32 +116,33 @@ export async function postgresProblem(databaseUrl, onCreated, timeoutMs = 3000) 
 }
 
 /**
- * Every service's configuration checked at once, each in its own process as it will run
- * (`args`, `env`), with TRACEHUB_CHECK_CONFIG_ONLY=1. Resolves with one line per distinct
- * problem (a setting all services share is reported once, naming them all).
+ * Every service's configuration checked before any starts, all in one process
+ * (scripts/check-config.mjs) as each will run (`entry`, `env`). Resolves with one line per
+ * distinct problem (a setting all services share is reported once, naming them all).
  */
 export async function serviceConfigProblems(services, root) {
-  const outcomes = await Promise.all(
-    services.map(
-      ({ name, args, env }) =>
-        new Promise((resolve) => {
-          const child = spawn(process.execPath, args, {
-            cwd: root,
-            env: { ...env, TRACEHUB_CHECK_CONFIG_ONLY: '1' },
-            stdio: ['ignore', 'pipe', 'pipe'],
-          });
-          const lines = [];
-          createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
-          createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
-          child.on('close', (code) => resolve({ name, code, said: fatalMessage(lines) }));
-        }),
-    ),
-  );
+  const lines = [];
+  const code = await new Promise((resolve) => {
+    const child = spawn(process.execPath, ['scripts/check-config.mjs'], {
+      cwd: root,
+      env: { ...process.env, TRACEHUB_CHECK_APPS: JSON.stringify(services) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+    createInterface({ input: child.stderr }).on('line', (l) => lines.push(l));
+    child.on('close', resolve);
+  });
+  let outcomes;
+  try {
+    outcomes = JSON.parse(lines.at(-1) ?? '');
+  } catch {
+    return [`checking the configuration failed (exit ${code}): ${lines.join(' ').slice(0, 500)}`];
+  }
   const byMessage = new Map();
-  for (const { name, code, said } of outcomes) {
+  for (const { service, code, message } of outcomes) {
     if (code === 0) continue;
-    const message = said ?? `exited ${code} while checking its configuration`;
-    byMessage.set(message, [...(byMessage.get(message) ?? []), name]);
+    const said = message ?? `exited ${code} while checking its configuration`;
+    byMessage.set(said, [...(byMessage.get(said) ?? []), service]);
   }
   return [...byMessage].map(([message, names]) => `${names.join(', ')}: ${message}`);
 }

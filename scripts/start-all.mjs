@@ -161,7 +161,7 @@ async function main() {
       ? backends
       : (
           await serviceConfigProblems(
-            apps.map((app, i) => ({ name: app, args: [...nodeFlags(app), entry(app)], env: appEnv(i) })),
+            apps.map((app, i) => ({ name: app, entry: entry(app), env: appEnv(i) })),
             root,
           )
         ).map(withHealthPortHint);

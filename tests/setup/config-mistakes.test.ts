@@ -21,10 +21,23 @@ let ca: string;
 beforeAll(async () => {
   assertBuilt(['scripts/start-all.mjs', ...SERVICE_APPS.map((app) => `apps/${app}/dist/main.js`)]);
   db = await freshDatabase('setup');
-  // A port some other program holds, as a second stack or a forgotten server would.
+  // A port some other program holds, as a second stack or a forgotten server would. Below the
+  // ephemeral range, with the four after it free: npm start gives the apps health ports from
+  // it on, and only the first may be taken (outgoing connections take ephemeral ports).
   busy = createServer();
-  await new Promise<void>((resolve) => busy.listen(0, '0.0.0.0', resolve));
-  busyPort = (busy.address() as { port: number }).port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const listening = await new Promise<boolean>((resolve) => {
+      busy.once('error', () => resolve(false));
+      busy.listen(port, '0.0.0.0', () => resolve(true));
+    });
+    if (!listening) continue;
+    if ((await Promise.all([1, 2, 3, 4].map((i) => isFree(port + i)))).every(Boolean)) {
+      busyPort = port;
+      break;
+    }
+    await new Promise<void>((resolve) => busy.close(() => resolve()));
+  }
   // A file that exists, for the setting that goes with a missing one.
   ca = join(mkdtempSync(join(tmpdir(), 'setup-')), 'ca.pem');
   writeFileSync(ca, '');
@@ -35,6 +48,14 @@ afterAll(async () => {
   await db?.drop();
   await removeBusPrefix(natsUrl(), prefix);
 });
+
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '0.0.0.0', () => probe.close(() => resolve(true)));
+  });
+}
 
 const good = () => ({ ...backendsEnv({ natsUrl: natsUrl(), databaseUrl: db.url, prefix }), HEALTH_PORT: '0' });
 
@@ -83,7 +104,7 @@ const MISTAKES: Mistake[] = [
     app: 'api',
     env: () => ({ API_PORT: String(busyPort) }),
     variable: 'API_PORT',
-    says: /API_PORT=\\?"\d+\\?": port \d+ on 0\.0\.0\.0 is already in use.*a free port/,
+    says: /API_PORT="\d+": port \d+ on 0\.0\.0\.0 is already in use.*a free port/,
   },
   {
     what: 'no API_TOKENS',
@@ -115,8 +136,18 @@ const MISTAKES: Mistake[] = [
   },
 ];
 
+/** A line of output as a person reads it: a JSON log line's message, any other line as it is. */
+function readable(line: string): string {
+  try {
+    return (JSON.parse(line) as { msg?: string }).msg ?? line;
+  } catch {
+    return line;
+  }
+}
+
 /** Lines of a process's output that name `variable`. */
-const naming = (lines: string[], variable: string) => lines.filter((l) => new RegExp(`\\b${variable}\\b`).test(l));
+const naming = (lines: string[], variable: string) =>
+  lines.map(readable).filter((l) => new RegExp(`\\b${variable}\\b`).test(l));
 
 describe('a configuration mistake is one line and exit 2, never a restart', () => {
   it('in each single service', async () => {
@@ -174,7 +205,7 @@ describe('a configuration mistake is one line and exit 2, never a restart', () =
           mistake.what,
         ).toEqual([]);
         const lines = [...start.stdout, ...start.stderr];
-        expect(naming(lines, mistake.variable), mistake.what).toHaveLength(1);
+        expect(naming(lines, mistake.variable), `${mistake.what}:\n${lines.join('\n')}`).toHaveLength(1);
         expect(naming(lines, mistake.variable)[0], mistake.what).toMatch(mistake.says);
       } finally {
         start.child.kill('SIGKILL');

@@ -25,6 +25,8 @@ export { exitIfNodeTooOld, MIN_NODE_MAJOR, oldNodeProblem } from './node-version
 export { Readiness, type ReadinessCheck, type ReadinessReport } from './readiness.js';
 export {
   CHECK_CONFIG_ONLY_VARIABLE,
+  CONFIG_CHECK_REPORT,
+  type ConfigCheckReport,
   EXIT_CONFIG,
   EXIT_FAILURE,
   EXIT_OK,

@@ -89,6 +89,13 @@ export const EXIT_CONFIG = 2;
  */
 export const CHECK_CONFIG_ONLY_VARIABLE = 'TRACEHUB_CHECK_CONFIG_ONLY';
 /**
+ * Where a check-only run reports instead of exiting, when one process checks several services
+ * (npm start imports every app's entry point in one process, scripts/check-config.mjs: the
+ * modules they share load once). Set on globalThis under this key.
+ */
+export const CONFIG_CHECK_REPORT = Symbol.for('tracehub.configCheckReport');
+export type ConfigCheckReport = (outcome: { service: string; code: number; message?: string }) => void;
+/**
  * The pid of the process that supervises this service (`npm start`): the service stops when
  * that process is gone, so a supervisor killed outright does not leave its services running.
  */
@@ -106,10 +113,26 @@ export async function runService<S extends TObject>(
 ): Promise<ServiceHandle> {
   exitIfNodeTooOld();
   const env = opts.env ?? process.env;
-  const exit = opts.exit ?? ((code: number) => process.exit(code));
-  const handleProcessEvents = opts.handleProcessEvents ?? true;
+  const report =
+    env[CHECK_CONFIG_ONLY_VARIABLE] === '1'
+      ? ((globalThis as Record<symbol, unknown>)[CONFIG_CHECK_REPORT] as ConfigCheckReport | undefined)
+      : undefined;
+  let fatalMessage: string | undefined;
+  const exit = report
+    ? (code: number) => report({ service: definition.name, code, message: fatalMessage })
+    : (opts.exit ?? ((code: number) => process.exit(code)));
+  const handleProcessEvents = report ? false : (opts.handleProcessEvents ?? true);
   const requestedLevel = LOG_LEVELS.find((l) => l === env.LOG_LEVEL);
-  const logger = createLogger(definition.name, { level: requestedLevel, destination: opts.logDestination });
+  // Reporting, the fatal line is the report's message rather than output.
+  const destination = report
+    ? {
+        write(line: string) {
+          const parsed = JSON.parse(line) as { level?: string; msg?: string };
+          if (parsed.level === 'fatal') fatalMessage = parsed.msg;
+        },
+      }
+    : opts.logDestination;
+  const logger = createLogger(definition.name, { level: requestedLevel, destination });
 
   let resolveExited!: (code: number) => void;
   const exited = new Promise<number>((resolve) => {
