@@ -12,7 +12,8 @@
 import { pathToFileURL } from 'node:url';
 
 const root = new URL('..', import.meta.url);
-const apps = JSON.parse(process.env.TRACEHUB_CHECK_APPS ?? '[]');
+const given = process.env;
+const apps = JSON.parse(given.TRACEHUB_CHECK_APPS ?? '[]');
 const outcomes = [];
 let current;
 globalThis[Symbol.for('tracehub.configCheckReport')] = (outcome) => {
