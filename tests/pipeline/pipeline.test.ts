@@ -88,7 +88,7 @@ describe('the pipeline', () => {
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
       expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
       const printed = await cli(
-        ['records', '--rig', 'rigR', '--link', 'file1', '--session', session, '--wait', '30'],
+        ['records', '--session', session, '--wait', '30'],
         backendsEnv(env),
       );
       const decodedText = await cli(['decode', '--protocol', 'qs', file]);
