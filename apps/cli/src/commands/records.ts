@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
+import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
 
-interface RecordsOptions {
+interface RecordsOptions extends ApiOptions {
   rig?: string;
   link?: string;
   session?: string;
@@ -31,11 +32,28 @@ export function registerRecords(program: Command): void {
     .option('--wait <seconds>', 'wait up to this long for the whole session to be stored', '0')
     .option('-f, --format <format>', 'text | json', 'text');
   addConnectionOptions(cmd, { db: true });
+  addApiOptions(cmd);
   cmd.action(async (opts: RecordsOptions) => {
     if (!opts.session && !(opts.rig && opts.link))
       throw new Error("say which session: --session ID, or --rig and --link for the link's latest session");
     if (opts.format !== 'text' && opts.format !== 'json')
       throw new Error(`bad --format '${opts.format}': use text or json`);
+    if (opts.api) {
+      if (!opts.session)
+        throw new Error(
+          'through the API, say which session: --session ID (GET /api/v1/sessions?rig=R&link=L lists them)',
+        );
+      const out = new CommandOutput(process.stdout);
+      const format = opts.format === 'json' ? 'ndjson' : 'qspy';
+      await downloadFromApi(
+        { ...opts, api: opts.api },
+        `/sessions/${encodeURIComponent(opts.session)}/export`,
+        { format },
+        out,
+      );
+      out.close();
+      return;
+    }
     const waitMs = Number(opts.wait) * 1000;
     if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
     // Loaded here, not at start-up: every other command would pay for the Postgres client.

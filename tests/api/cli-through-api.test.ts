@@ -1,0 +1,71 @@
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { buildApp } from '@tracehub/api';
+import { repoRoot, T0 } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { READ_TOKEN, testApiSettings } from './fixture-data.js';
+
+// `tracehub records` and `export` from a laptop: only the API's address and a read token,
+// no Postgres. What they print is what the direct-Postgres path prints, byte for byte.
+const run = promisify(execFile);
+const CLI = join(repoRoot, 'apps/cli/dist/main.js');
+
+let backends: TestBackends;
+let close: () => Promise<void>;
+let api: string;
+
+beforeAll(async () => {
+  backends = await testBackends('cliapi');
+  await storeQsFixture(backends.db, 'dpp_qv', { rig: 'rig1', link: 'uart0', session: 's-cli', startNs: T0 });
+  const app = await buildApp({ db: backends.db, bus: backends.bus, settings: testApiSettings() });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  api = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  close = async () => {
+    await app.close();
+    await backends.close();
+  };
+});
+
+afterAll(async () => {
+  await close?.();
+});
+
+/** `tracehub args` with only `env` (no DATABASE_URL unless given): its stdout's bytes. */
+async function tracehub(args: string[], env: Record<string, string>): Promise<Buffer> {
+  const { stdout } = await run(process.execPath, [CLI, ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'buffer',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+describe('the CLI through the API', () => {
+  it('records and export print what the direct-Postgres path prints', async () => {
+    const direct = { DATABASE_URL: backends.fresh.url };
+    const throughApi = { TRACEHUB_API: api, TRACEHUB_TOKEN: READ_TOKEN };
+    for (const args of [
+      ['records', '--session', 's-cli'],
+      ['records', '--session', 's-cli', '--format', 'json'],
+      ['export', '--session', 's-cli', '--format', 'qspy'],
+      ['export', '--session', 's-cli', '--format', 'ndjson'],
+    ]) {
+      const fromPostgres = await tracehub(args, direct);
+      expect(fromPostgres.length, args.join(' ')).toBeGreaterThan(1000);
+      expect((await tracehub(args, throughApi)).equals(fromPostgres), args.join(' ')).toBe(true);
+      expect((await tracehub([...args, '--api', api, '--token', READ_TOKEN], {})).equals(fromPostgres)).toBe(true);
+    }
+  });
+
+  it('says what to do without a token', async () => {
+    const failed = await tracehub(['records', '--session', 's-cli', '--api', api], {}).catch((e: { stderr: Buffer }) =>
+      e.stderr.toString(),
+    );
+    expect(failed).toMatch(/the API answered 401 .*give a token with --token \(or TRACEHUB_TOKEN\)/);
+  });
+});
