@@ -87,10 +87,7 @@ describe('the pipeline', () => {
       expect(stored.length, name).toBe(expected.length);
       expect(stored.map(decoded), name).toEqual(expected.map(decoded));
       expect(stored.every((r) => r.rig === 'rigR' && r.link === 'file1' && r.session === session)).toBe(true);
-      const printed = await cli(
-        ['records', '--session', session, '--wait', '30'],
-        backendsEnv(env),
-      );
+      const printed = await cli(['records', '--session', session, '--wait', '30'], backendsEnv(env));
       const decodedText = await cli(['decode', '--protocol', 'qs', file]);
       expect(printed, name).toBe(decodedText);
     }
