@@ -37,7 +37,11 @@ const alias = [
  * within 10 s): they run after the rest, one at a time, so that what they measure is tracehub
  * and not the other test files sharing the two cores.
  */
-const TIMED_ALONE = ['tests/browser/big-timeline.test.ts', 'tests/pipeline/workers.test.ts'];
+const TIMED_ALONE = [
+  'tests/browser/big-timeline.test.ts',
+  'tests/pipeline/workers.test.ts',
+  'tests/setup/config-mistakes.test.ts',
+];
 
 export default defineConfig({
   resolve: { alias },

@@ -2,12 +2,17 @@
 /**
  * `npm start`: every tracehub service on this machine, without Docker.
  *
- * Runs the migrations, then each app from its built `dist/main.js` against NATS_URL and
- * DATABASE_URL (creating the database when it does not exist yet), each with its own
- * HEALTH_PORT, its output prefixed with its name. SIGTERM/SIGINT are passed on to every app;
- * the script exits when all have stopped. An app that stops on its own (a crash, a kill) is
- * logged and started again after a pause that grows while it keeps failing (0.5 s to 30 s);
- * the others keep running. Only a bad configuration (exit 2) stops everything.
+ * First checks, before starting anything (scripts/preflight.mjs): the Node version, NATS with
+ * JetStream at NATS_URL, Postgres at DATABASE_URL (creating the database when it does not exist
+ * yet) and every app's own configuration; a mistake is one line naming the setting, and exit 2.
+ * Then runs the migrations, then each app from its built `dist/main.js`, each with its own
+ * HEALTH_PORT, its output prefixed with its name, and prints the health ports and the dashboard
+ * address as plain text. SIGTERM/SIGINT/SIGHUP are passed on to every app, and so is the death
+ * of the process that started this script (npm, which may not pass a SIGTERM on); the script
+ * exits when all have stopped. The apps stop by themselves when this script is gone (even
+ * killed with SIGKILL). An app that stops on its own (a crash, a kill) is logged and started
+ * again after a pause that grows while it keeps failing (0.5 s to 30 s); the others keep
+ * running. Only a bad configuration (exit 2) stops everything, with the app's line.
  * Exit codes: 0 every app stopped cleanly when asked, 1 a failure, 2 bad configuration.
  *
  *   NATS_URL                    default nats://127.0.0.1:4222
@@ -21,6 +26,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { fatalMessage, natsProblem, oldNodeProblem, postgresProblem, serviceConfigProblems } from './preflight.mjs';
+
+// Before anything else: on an older Node the apps fail later and obscurely.
+if (oldNodeProblem()) {
+  process.stderr.write(`${oldNodeProblem()}\n`);
+  process.exit(2);
+}
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // Everything the script was given passes on to the services, with these defaults.
@@ -36,6 +48,8 @@ const env = {
   ...hostEnv,
   NATS_URL: hostEnv.NATS_URL || 'nats://127.0.0.1:4222',
   DATABASE_URL: hostEnv.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/tracehub',
+  // Each app stops when this script is gone, however it went.
+  TRACEHUB_SUPERVISOR_PID: String(process.pid),
 };
 
 const apps = ['storage', 'decoder-qs', 'decoder-stp', 'api'];
@@ -64,27 +78,6 @@ function missingBuild() {
   return [migrateCli, ...apps.map(entry)].filter((file) => !existsSync(`${root}${file}`));
 }
 
-/** Creates the database of DATABASE_URL when the server does not have it yet. */
-async function ensureDatabase(url) {
-  const { default: pg } = await import('pg');
-  const target = new URL(url);
-  const name = decodeURIComponent(target.pathname.slice(1));
-  if (!name) return;
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString(), connectionTimeoutMillis: 5000 });
-  try {
-    await client.connect();
-    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (rowCount === 0) {
-      await client.query(`create database "${name.replaceAll('"', '""')}"`);
-      say(`created database ${name}`);
-    }
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
 /** A port nobody listens on right now. */
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -97,11 +90,26 @@ function freePort() {
   });
 }
 
-function prefixOutput(name, stream, out) {
+function prefixOutput(name, stream, out, lastLines) {
   const label = `${name.padEnd(nameWidth)} | `;
   createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
     out.write(label + line + '\n');
+    lastLines.push(line);
+    if (lastLines.length > 20) lastLines.shift();
+    if (name === 'api') announceDashboard(line);
   });
+}
+
+/** The dashboard's address, in plain words, once the api says which port it listens on. */
+function announceDashboard(line) {
+  if (!line.includes('"msg":"api on ')) return;
+  try {
+    const { port } = JSON.parse(line);
+    const scheme = env.API_TLS_CERT ? 'https' : 'http';
+    say(`dashboard: ${scheme}://127.0.0.1:${port}/   (API ${scheme}://127.0.0.1:${port}/api/v1, docs /docs)`);
+  } catch {
+    // Not a log line of ours: nothing to announce.
+  }
 }
 
 function run(name, args, childEnv) {
@@ -112,13 +120,14 @@ function run(name, args, childEnv) {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  prefixOutput(name, child.stdout, process.stdout);
-  prefixOutput(name, child.stderr, process.stderr);
+  const lastLines = [];
+  prefixOutput(name, child.stdout, process.stdout, lastLines);
+  prefixOutput(name, child.stderr, process.stderr, lastLines);
   const exited = new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve({ code: code ?? EXIT_FAILURE, signal }));
     child.on('error', () => resolve({ code: EXIT_FAILURE, signal: null }));
   });
-  return { name, child, exited };
+  return { name, child, exited, lastLines };
 }
 
 async function main() {
@@ -127,12 +136,41 @@ async function main() {
     process.stderr.write(`tracehub is not built (missing ${missing.join(', ')}): run \`npm run build\` first\n`);
     return 1;
   }
-  try {
-    await ensureDatabase(env.DATABASE_URL);
-  } catch (error) {
-    process.stderr.write(`cannot prepare the database of DATABASE_URL: ${error.message || error.code || error}\n`);
-    return 1;
+  const base = Number(env.TRACEHUB_HEALTH_PORT_BASE ?? 9401);
+  if (!Number.isInteger(base) || base < 0 || base > 65535 - apps.length) {
+    process.stderr.write(
+      `TRACEHUB_HEALTH_PORT_BASE=${JSON.stringify(env.TRACEHUB_HEALTH_PORT_BASE)} is not a port from 0 to ${65535 - apps.length}; ` +
+        `the apps get health ports from it on, e.g. TRACEHUB_HEALTH_PORT_BASE=9401 (0: any free ports)\n`,
+    );
+    return EXIT_CONFIG;
   }
+  const ports = [];
+  for (let i = 0; i < apps.length; i++) ports.push(base === 0 ? await freePort() : base + i);
+  const appEnv = (i) => ({ ...env, HEALTH_PORT: String(ports[i]) });
+
+  // Everything checked before anything starts: a mistake is a setting to fix. NATS and
+  // Postgres first (a fraction of a second), then every app's own settings (an app each).
+  const backends = (
+    await Promise.all([
+      natsProblem(env.NATS_URL),
+      postgresProblem(env.DATABASE_URL, (name) => say(`created database ${name}`)),
+    ])
+  ).filter(Boolean);
+  const problems =
+    backends.length > 0
+      ? backends
+      : (
+          await serviceConfigProblems(
+            apps.map((app, i) => ({ name: app, entry: entry(app), env: appEnv(i) })),
+            root,
+          )
+        ).map(withHealthPortHint);
+  if (problems.length > 0) {
+    for (const problem of problems) process.stderr.write(`${problem}\n`);
+    say('not starting: fix the setting above');
+    return EXIT_CONFIG;
+  }
+
   const migrate = run('migrate', [migrateCli, 'up'], env);
   const migrated = await migrate.exited;
   if (migrated.code !== 0) {
@@ -142,39 +180,42 @@ async function main() {
     return EXIT_FAILURE;
   }
 
-  const base = Number(env.TRACEHUB_HEALTH_PORT_BASE ?? 9401);
-  if (!Number.isInteger(base) || base < 0 || base > 65535 - apps.length) {
-    process.stderr.write(`TRACEHUB_HEALTH_PORT_BASE must be a port number (or 0 for any free ports)\n`);
-    return 2;
-  }
-  const ports = [];
-  for (let i = 0; i < apps.length; i++) ports.push(base === 0 ? await freePort() : base + i);
-
   say('health ports:');
   for (const [i, app] of apps.entries()) {
     say(`  ${app.padEnd(nameWidth)}  ${ports[i]}  http://127.0.0.1:${ports[i]}/readyz`);
   }
 
-  const services = apps.map((app, i) => new SupervisedService(app, { ...env, HEALTH_PORT: String(ports[i]) }));
+  const services = apps.map((app, i) => new SupervisedService(app, appEnv(i)));
   const stopAll = () => {
     for (const service of services) service.stop();
   };
   // The services run in their own process groups (see run()), so this script must pass every
-  // stop request on; a SIGKILL of this script alone would leave them running.
+  // stop request on; after a SIGKILL of this script they stop by themselves (TRACEHUB_SUPERVISOR_PID).
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
     process.on(signal, () => {
       say(`${signal}: stopping every service`);
       stopAll();
     });
   }
+  // npm (`npm start`) may die of a SIGTERM without passing it on: this script is then handed to
+  // init (or a subreaper), and its parent pid changes.
+  const parent = process.ppid;
+  const parentWatch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(parentWatch);
+    say('the process that started npm start is gone: stopping every service');
+    stopAll();
+  }, 500);
   // A service whose configuration is wrong cannot get better by restarting: stop everything.
   for (const service of services) {
-    service.onFatal = (code) => {
+    service.onFatal = (code, said) => {
       say(`${service.name} cannot run with this configuration (exit ${code}); stopping the others`);
+      if (said) process.stderr.write(`${service.name}: ${withHealthPortHint(said)}\n`);
       stopAll();
     };
   }
   const outcomes = await Promise.all(services.map((s) => s.run()));
+  clearInterval(parentWatch);
   const worst = Math.max(...outcomes);
   say(
     worst === EXIT_OK
@@ -215,7 +256,7 @@ class SupervisedService {
       this.lastSignal = signal;
       if (this.#stopping) return code === 0 ? EXIT_OK : EXIT_FAILURE;
       if (code === EXIT_CONFIG) {
-        this.onFatal(code);
+        this.onFatal(code, fatalMessage(this.#current.lastLines));
         return EXIT_CONFIG;
       }
       const ranMs = Date.now() - startedAt;
@@ -252,6 +293,13 @@ const STABLE_RUN_MS = 60_000;
 /** Pause before restart n of a run of quick crashes: 0.5 s, 1 s, 2 s, ... up to 30 s. */
 function restartPauseMs(quickCrashes) {
   return Math.min(30_000, 500 * 2 ** (quickCrashes - 1));
+}
+
+/** HEALTH_PORT is npm start's doing: a problem with it is fixed through TRACEHUB_HEALTH_PORT_BASE. */
+function withHealthPortHint(problem) {
+  return problem.includes('HEALTH_PORT=')
+    ? `${problem} (npm start gives the apps health ports from TRACEHUB_HEALTH_PORT_BASE=${env.TRACEHUB_HEALTH_PORT_BASE ?? 9401} on: choose another base, or 0 for any free ports)`
+    : problem;
 }
 
 function describeExit(code, signal) {

@@ -164,6 +164,15 @@ describe('fleet and sessions', () => {
       recordsPerSecond: 0,
     });
     expect((await get(`/api/v1/links/${dpp.linkId}`)).json().name).toBe('uart0');
+    // Addressed by name too, as protocol.rig.link: the same link.
+    expect((await get('/api/v1/links/qs.rig17.uart0')).json()).toEqual(
+      (await get(`/api/v1/links/${dpp.linkId}`)).json(),
+    );
+    expectProblem(
+      await get('/api/v1/links/stp.rig17.uart0'),
+      404,
+      /no stp link rig17\/uart0: GET \/api\/v1\/links lists/,
+    );
     expect((await get('/api/v1/links?rig=rig3')).json().links.map((l: { name: string }) => l.name)).toEqual([
       'stp0',
       'uart0',

@@ -198,7 +198,7 @@ async function main(): Promise<void> {
       ...Array.from({ length: storageCount }, (_, i) => start('storage', env, `storage-${i + 1}`)),
       ...Array.from({ length: decoderCount }, (_, i) => start('decoder-qs', env, `decoder-qs-${i + 1}`)),
       start('decoder-stp', env),
-      start('api', { ...env, API_PORT: String(await port()) }),
+      start('api', { ...env, API_PORT: String(await port()), API_AUTH: 'none' }),
       start('gateway', {
         ...env,
         TRACEHUB_LINKS: linkSpecs,

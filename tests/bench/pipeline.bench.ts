@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     async (env) => [
       start('storage', env),
       start('decoder-qs', env),
-      start('api', { ...env, API_PORT: String(await freePort()) }),
+      start('api', { ...env, API_PORT: String(await freePort()), API_AUTH: 'none' }),
       start('gateway', { ...env, TRACEHUB_LINKS: `qs/benchrig/uart0=tcp-listen:127.0.0.1:${port}` }),
     ],
     async ({ place, services, db }) => {

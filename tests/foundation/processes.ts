@@ -15,9 +15,21 @@ export interface PipelineEnv {
   prefix: string;
 }
 
-/** `env` as the environment variables the services and `tracehub` read it from. */
+/** A read+control token the api of every test stack accepts (the api refuses to start without one). */
+export const TEST_API_TOKEN = 'test-stack-token-4f9a2c7e1b';
+
+/**
+ * `env` as the environment variables the services and `tracehub` read it from, with what the
+ * api needs to start beside other stacks on the machine: a token, and any free port.
+ */
 export function backendsEnv(env: PipelineEnv): Record<string, string> {
-  return { NATS_URL: env.natsUrl, DATABASE_URL: env.databaseUrl, TRACEHUB_BUS_PREFIX: env.prefix };
+  return {
+    NATS_URL: env.natsUrl,
+    DATABASE_URL: env.databaseUrl,
+    TRACEHUB_BUS_PREFIX: env.prefix,
+    API_TOKENS: `${TEST_API_TOKEN}:read+control`,
+    API_PORT: '0',
+  };
 }
 
 /**

@@ -40,7 +40,7 @@ function expectNoSecret(lines: string[]): void {
 
 describe('the api never logs a secret', () => {
   it('names a malformed API_TOKENS and a URL with a password without their values', async () => {
-    const env = { ...backends(), HEALTH_PORT: '0' };
+    const env = { ...backends(), HEALTH_PORT: '0', API_PORT: '0', API_TOKENS: `${READ_TOKEN}:read` };
     const cases = [
       { env: { ...env, API_TOKENS: `${CONTROL_TOKEN}:read+contrl` }, code: 2, says: /API_TOKENS \(a secret/ },
       // A database that does not exist (a Postgres that cannot be reached is waited for instead).
@@ -82,7 +82,8 @@ describe('the api never logs a secret', () => {
       API_PORT: '0',
       API_HOST: '127.0.0.1',
       API_TOKENS: `${READ_TOKEN}:read,${CONTROL_TOKEN}:read+control`,
-      LOG_LEVEL: 'info',
+      // Request lines are logged at debug.
+      LOG_LEVEL: 'debug',
     });
     try {
       const { port } = JSON.parse(await api.waitForLine(/"msg":"api on /, 45_000));

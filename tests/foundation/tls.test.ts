@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { type FreshDatabase, freshDatabase, PrivateNats, PrivatePostgres, repoRoot } from '@tracehub/tests/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, everyServiceReady, SERVICE_APPS, startNode, within } from './processes.js';
+import { assertBuilt, everyServiceReady, SERVICE_APPS, startNode, TEST_API_TOKEN, within } from './processes.js';
 
 // A deployment with security on the wire: NATS that takes only TLS connections with a user and
 // password, and the API serving HTTPS. The certificates come from infra/certs/make-certs.sh.
@@ -71,6 +71,7 @@ describe('security on the wire', () => {
       API_HOST: '127.0.0.1',
       API_TLS_CERT: certs.cert,
       API_TLS_KEY: certs.key,
+      API_TOKENS: `${TEST_API_TOKEN}:read`,
     };
     await everyServiceReady(env, async (app, proc) => {
       if (app === 'api') {
@@ -126,6 +127,7 @@ describe('security on the wire', () => {
         HEALTH_PORT: '0',
         API_PORT: '0',
         API_HOST: '127.0.0.1',
+        API_TOKENS: `${TEST_API_TOKEN}:read`,
       };
       await everyServiceReady(
         env,

@@ -94,10 +94,7 @@ describe('the pipeline', () => {
     expect(stored.length, name).toBe(expected.length);
     expect(stored.map(decoded), name).toEqual(expected.map(decoded));
     expect(stored.every((r) => r.rig === 'rigR' && r.link === link && r.session === session)).toBe(true);
-    const printed = await cli(
-      ['records', '--rig', 'rigR', '--link', link, '--session', session, '--wait', '30'],
-      backendsEnv(env),
-    );
+    const printed = await cli(['records', '--session', session, '--wait', '30'], backendsEnv(env));
     const decodedText = await cli(['decode', '--protocol', 'qs', file]);
     expect(printed, name).toBe(decodedText);
     // These captures are ASCII: the UTF-8 of stdout is qspy's bytes.

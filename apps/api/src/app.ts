@@ -12,7 +12,13 @@ import { type Database, isDatabaseReachable } from '@tracehub/db';
 import { RecordFeed } from '@tracehub/live';
 import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
 import { healthRoutes, type Logger, metricsRoute, Readiness, ServiceMetrics } from '@tracehub/service-kit';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
@@ -61,6 +67,22 @@ declare module 'fastify' {
 
 export type App = FastifyInstance;
 
+/**
+ * Fastify's request lines at debug (LOG_LEVEL=debug shows them): at info they drowned
+ * everything else the api said. A request that failed is still an error line.
+ */
+class DebugRequestLines extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    if (!this.isLogDisabled(request)) request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) super.requestCompleted(error, request, reply);
+    else if (!this.isLogDisabled(request))
+      reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 /** Fastify's request line with the values of `access_token` and the like replaced. */
 function loggedRequest(request: FastifyRequest) {
   return {
@@ -82,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const loggerInstance: FastifyBaseLogger | undefined = deps.logger?.child({}, { serializers: { req: loggedRequest } });
   const app = Fastify({
     loggerInstance,
+    logController: new DebugRequestLines(),
     // HTTPS when configured; behind a TLS-terminating proxy leave it off (see the README).
     https: settings.tls ? { cert: readFileSync(settings.tls.certFile), key: readFileSync(settings.tls.keyFile) } : null,
     bodyLimit: settings.bodyLimit,
@@ -94,6 +117,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
     ajv: { customOptions: { allErrors: false, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (settings.authNone) {
+    // The dashboard shows a banner while the API runs without authentication.
+    app.addHook('onRequest', async (_request, reply) => {
+      reply.header('x-tracehub-auth', 'none');
+    });
+  }
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
   app.addHook('preValidation', absentBodyIsEmpty);
@@ -155,7 +184,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Health needs no token (a load balancer asks); metrics do.
   await app.register(healthRoutes, { readiness: deps.readiness ?? readyWhileConnected(db, bus) });
   await app.register(async (secured) => {
-    secured.addHook('onRequest', bearerAuth(settings.tokens));
+    if (!settings.authNone) secured.addHook('onRequest', bearerAuth(settings.tokens));
     secured.addHook('onRequest', limitHeavyRequests(settings.heavyQueries));
     await secured.register(metricsRoute, { metrics });
     await secured.register(

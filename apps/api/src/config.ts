@@ -6,12 +6,18 @@ import {
 } from '@tracehub/palmtrace-bridge';
 import {
   busPrefixSetting,
+  type ConfigProblem,
   databaseUrlSetting,
+  fileSetting,
   natsConnectionSettings,
+  portInUseProblem,
   type Static,
   secretSetting,
   Type,
 } from '@tracehub/service-kit';
+
+const API_TOKENS_EXPECTED =
+  "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters, e.g. API_TOKENS=$(openssl rand -hex 16):read+control";
 
 export const ApiConfigSchema = Type.Object({
   ...natsConnectionSettings,
@@ -24,16 +30,18 @@ export const ApiConfigSchema = Type.Object({
       default: '',
       pattern:
         '^(|[^:,\\s]{16,}:(read|control|read\\+control|control\\+read)(,[^:,\\s]{16,}:(read|control|read\\+control|control\\+read))*)$',
-      description:
-        "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters (empty: every request but health is refused)",
+      description: API_TOKENS_EXPECTED,
     }),
   ),
-  API_TLS_CERT: Type.String({
-    default: '',
+  API_AUTH: Type.Union([Type.Literal('tokens'), Type.Literal('none')], {
+    default: 'tokens',
     description:
-      "the path of the API's TLS certificate chain (PEM); with API_TLS_KEY the API serves HTTPS (empty: HTTP)",
+      "'tokens' (every request but health needs a token of API_TOKENS) or 'none' (no authentication: anyone who reaches the port may read and control, and the dashboard says so)",
   }),
-  API_TLS_KEY: Type.String({ default: '', description: "the path of the API's TLS private key (PEM)" }),
+  API_TLS_CERT: fileSetting(
+    "the path of the API's TLS certificate chain (PEM); with API_TLS_KEY the API serves HTTPS (empty: HTTP)",
+  ),
+  API_TLS_KEY: fileSetting("the path of the API's TLS private key (PEM)"),
   API_CORS_ORIGINS: Type.String({
     default: '',
     description: 'comma-separated origins allowed by CORS (empty: CORS off)',
@@ -69,12 +77,44 @@ export const ApiConfigSchema = Type.Object({
 });
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
+/**
+ * What the schema cannot say: tokens are required unless API_AUTH=none asks for none, TLS
+ * takes a certificate and a key together, and API_PORT must be free.
+ */
+export async function apiConfigProblems(config: ApiConfig): Promise<ConfigProblem[]> {
+  const problems: ConfigProblem[] = [];
+  if (config.API_AUTH === 'tokens' && config.API_TOKENS === '') {
+    problems.push({
+      variable: 'API_TOKENS',
+      got: undefined,
+      secret: true,
+      why: 'not set, and the API does not serve without authentication unless API_AUTH=none says so',
+      expected: API_TOKENS_EXPECTED,
+    });
+  }
+  if ((config.API_TLS_CERT === '') !== (config.API_TLS_KEY === '')) {
+    const missing = config.API_TLS_CERT === '' ? 'API_TLS_CERT' : 'API_TLS_KEY';
+    problems.push({
+      variable: missing,
+      got: undefined,
+      why: 'not set, and API_TLS_CERT and API_TLS_KEY go together',
+      expected:
+        'both set to serve HTTPS, or neither for HTTP, e.g. API_TLS_CERT=/etc/tracehub/api.crt API_TLS_KEY=/etc/tracehub/api.key',
+    });
+  }
+  const inUse = await portInUseProblem('API_PORT', config.API_PORT, config.API_HOST);
+  if (inUse) problems.push(inUse);
+  return problems;
+}
+
 export type Scope = 'read' | 'control';
 
 /** What the app needs to know from configuration, read once and passed down. */
 export interface ApiSettings {
   /** Token -> its scopes. */
   tokens: ReadonlyMap<string, ReadonlySet<Scope>>;
+  /** API_AUTH=none: no token asked for, every request may read and control. */
+  authNone?: boolean;
   /** Origins CORS allows; empty: CORS off. */
   corsOrigins: string[];
   /** Largest page a records or sessions request may ask for. */
@@ -126,6 +166,7 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
   return {
     ...(config.API_TLS_CERT ? { tls: { certFile: config.API_TLS_CERT, keyFile: config.API_TLS_KEY } } : {}),
     tokens: parseApiTokens(config.API_TOKENS),
+    authNone: config.API_AUTH === 'none',
     corsOrigins: config.API_CORS_ORIGINS.split(',')
       .map((o) => o.trim())
       .filter((o) => o !== ''),

@@ -1,11 +1,12 @@
 // Process entry point of the api: one runService call; the HTTP app itself is built in app.ts.
-import { connectServiceBus, openServiceDb, runService } from '@tracehub/service-kit';
+import { ConfigError, connectServiceBus, openServiceDb, portProblem, runService } from '@tracehub/service-kit';
 import { buildApp } from './app.js';
-import { ApiConfigSchema, apiSettingsFrom } from './config.js';
+import { ApiConfigSchema, apiConfigProblems, apiSettingsFrom } from './config.js';
 
 await runService({
   name: 'api',
   configSchema: ApiConfigSchema,
+  checkConfig: apiConfigProblems,
   async start(service) {
     const { config, health, logger, metrics, onClose } = service;
     const settings = apiSettingsFrom(config);
@@ -13,10 +14,17 @@ await runService({
     // Retry-After until Postgres answers; /readyz stays 200, naming postgres as degraded.
     const { db } = await openServiceDb(service, { statementTimeoutMs: settings.statementTimeoutMs, required: false });
     const bus = await connectServiceBus(service);
-    if (settings.tokens.size === 0) logger.warn('API_TOKENS is empty: every request but health is refused');
+    if (settings.authNone)
+      logger.warn('API_AUTH=none: no authentication, anyone who reaches the API may read and control');
     const app = await buildApp({ db, bus, settings, metrics, logger, readiness: health.readiness });
     onClose(() => app.close());
-    await app.listen({ port: config.API_PORT, host: config.API_HOST });
+    await app.listen({ port: config.API_PORT, host: config.API_HOST }).catch((error: NodeJS.ErrnoException) => {
+      // Taken since the check at start: still a setting to change, not a crash to restart.
+      if (error.code !== 'EADDRINUSE') throw error;
+      throw new ConfigError([
+        portProblem('API_PORT', String(config.API_PORT), config.API_PORT, config.API_HOST, error.code),
+      ]);
+    });
     // The port bound, which differs from API_PORT when that is 0 (any free port).
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.API_PORT;

@@ -1,9 +1,17 @@
-import { enableCompileCache } from 'node:module';
+// A namespace import: a named one of an export this Node lacks fails before any line runs.
+import * as nodeModule from 'node:module';
 import type { Command } from 'commander';
+
+// First, before loading anything that needs a newer Node (and fails obscurely on an older one).
+const nodeMajor = Number.parseInt(process.versions.node, 10);
+if (nodeMajor < 22) {
+  process.stderr.write(`tracehub needs Node 22 or newer (this is ${nodeMajor}.x)\n`);
+  process.exit(2);
+}
 
 // Start-up counts for a command that runs for a second: V8 keeps the compiled modules on disk
 // (in the temp folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off).
-enableCompileCache?.();
+nodeModule.enableCompileCache?.();
 
 /**
  * `tracehub decode` loads its own command only: the others bring the NATS, Postgres and

@@ -20,6 +20,8 @@ describe('tracehub tail', () => {
         prefix,
         '--nats-url',
         natsUrl(),
+        // No decoder runs on this prefix: the test publishes the records itself.
+        '--force',
       ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],

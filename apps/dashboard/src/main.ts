@@ -64,11 +64,50 @@ app.append(
   main,
 );
 
+/**
+ * What the first screen says without a token: where one comes from and where it goes. The
+ * api says in a header when it runs without authentication (API_AUTH=none); then no token is
+ * needed, and a banner says that anyone who reaches the dashboard may read and control.
+ */
+let authNone = false;
+
+function tokenWelcome(): HTMLElement {
+  return h(
+    'section',
+    { class: 'welcome' },
+    h('h2', {}, 'Paste your API token to begin'),
+    h(
+      'p',
+      {},
+      'This dashboard shows what the tracehub server stores, and the server answers only requests that carry an API token. ',
+      'Paste your token into the "API token" box at the top right of this page and press Enter. ',
+      'It is kept in this browser, so you do this once.',
+    ),
+    h(
+      'p',
+      {},
+      'No token yet? Ask whoever runs this tracehub server: tokens are set there in API_TOKENS (a token with "read" lets you look, "read+control" also lets you change link settings and send commands).',
+    ),
+  );
+}
+
+const authBanner = h(
+  'div',
+  { class: 'auth-banner', hidden: true },
+  'No authentication: this server runs with API_AUTH=none, so anyone who can reach it may read every trace and control every link.',
+);
+app.insertBefore(authBanner, main);
+
 let cleanup: () => void = () => {};
 
 function route(): void {
   cleanup();
   main.replaceChildren();
+  if (!authNone && token() === '') {
+    cleanup = () => {};
+    main.append(tokenWelcome());
+    return;
+  }
   const hash = location.hash.replace(/^#\/?/, '');
   const [path, query = ''] = hash.split('?');
   const params = new URLSearchParams(query);
@@ -79,4 +118,11 @@ function route(): void {
 }
 
 window.addEventListener('hashchange', route);
-route();
+// Health needs no token: its reply says whether the api asks for one at all.
+fetch('/healthz')
+  .then((res) => {
+    authNone = res.headers.get('x-tracehub-auth') === 'none';
+    authBanner.hidden = !authNone;
+  })
+  .catch(() => {})
+  .finally(route);

@@ -41,6 +41,11 @@ function rephrase(where: string, message: string): string {
 
 /** One readable sentence from a problem's detail (and its status when the detail says nothing). */
 export function readableProblem(status: number, detail: string | undefined): string {
+  // The api asks for a token in its own words (an HTTP header); here it is the box at the top.
+  if (status === 401 && detail && /^missing bearer token/.test(detail))
+    return 'This needs an API token: paste yours into the "API token" box at the top right and press Enter.';
+  if (status === 401 && detail === 'unknown bearer token')
+    return 'The server does not know the API token in the box at the top right: paste a valid one and press Enter.';
   if (!detail)
     return `The server answered ${status}${status === 401 ? ': paste a valid API token in the header' : ''}.`;
   const sentences = new Set<string>();

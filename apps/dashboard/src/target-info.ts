@@ -22,7 +22,14 @@ const ROWS: Array<[key: string, label: string, show?: (v: unknown) => string]> =
   ['maxActive', 'max active objects'],
   ['maxEventPools', 'max event pools'],
   ['maxTickRates', 'max tick rates'],
-  ['mismatch', 'matches the decoder settings', (v) => (v ? 'no: sizes differ from the ones in use' : 'yes')],
+  [
+    'mismatch',
+    'matches the decoder settings',
+    (v) =>
+      v
+        ? "no: the target's sizes differ from the link's settings; on the link's page, under Settings, set them to the sizes above (or remove them)"
+        : 'yes',
+  ],
 ];
 
 function bytes(v: unknown): string {

@@ -5,6 +5,7 @@ import { connectServiceBus, ensureServiceStreams, runService } from '@tracehub/s
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 import { gatewayMetrics } from './gateway-metrics.js';
+import { linksProblems } from './links-check.js';
 import { TraceBoxOutputs, traceBoxOptionOf } from './tracebox-outputs.js';
 
 // Flags are the per-link form of TRACEHUB_LINKS: `gateway --protocol qs --rig rig7 --link uart0 --address tcp-listen::6601`.
@@ -22,6 +23,7 @@ if (flags.protocol || flags.rig || flags.link || flags.address) {
 await runService({
   name: 'gateway',
   configSchema: GatewayConfigSchema,
+  checkConfig: (config) => linksProblems(config.TRACEHUB_LINKS),
   async start(service) {
     const { config, logger, metrics, onClose } = service;
     const specs = parseLinkSpecs(config.TRACEHUB_LINKS);

@@ -24,9 +24,18 @@ export const EmptyBody = Type.Object(
   { additionalProperties: false, description: 'no fields: send no body, or {}' },
 );
 
-/** `/links/{id}/...`: a link's id. */
+/** `/links/{id}/...`: a link's id, or its name as protocol.rig.link (`qs.rig1.uart0`), the form the CLI and logs use. */
 export const LinkIdParams = Type.Object({
-  id: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'link id' }),
+  id: Type.Union(
+    [
+      Type.Integer({ minimum: 1, maximum: 2147483647, description: 'link id' }),
+      Type.String({
+        pattern: '^(qs|stp|swd)\\.[A-Za-z0-9_-]{1,64}\\.[A-Za-z0-9_-]{1,64}$',
+        description: 'link name as protocol.rig.link, e.g. qs.rig1.uart0',
+      }),
+    ],
+    { description: 'link id, or protocol.rig.link (e.g. qs.rig1.uart0)' },
+  ),
 });
 
 export const SessionId = text({ minLength: 1, maxLength: 64, description: 'session id' });

@@ -73,7 +73,12 @@ export const LinkSettingsPut = Type.Object(
     by: Type.Optional(
       Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000]*$', description: 'who makes the change' }),
     ),
-    via: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('dashboard')], { default: 'api' })),
+    via: Type.Optional(
+      Type.Union([Type.Literal('api'), Type.Literal('dashboard'), Type.Literal('cli')], {
+        default: 'api',
+        description: "where the change was made: 'api', 'dashboard', or 'cli' (tracehub link set --api)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -6,6 +6,16 @@
 export const EXPORT_FORMATS = ['qspy', 'ndjson', 'csv', 'raw', 'perfetto'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
+/**
+ * What an export format is called where a person picks one: `qspy` is the records' text, which
+ * is qspy's own text for QS only; STP and SWD text is tracehub's, so it is not called qspy there.
+ */
+export function exportFormatLabel(format: ExportFormat, protocol?: string): string {
+  if (format === 'qspy') return protocol === 'qs' ? 'qspy text' : 'text';
+  if (format === 'raw') return 'raw bytes';
+  return format;
+}
+
 /** The parts of a records filter of which an export needs one (present: not undefined). */
 export interface ExportScope {
   session?: unknown;

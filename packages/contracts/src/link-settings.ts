@@ -1,4 +1,4 @@
-import { type Static, type TObject, Type } from '@sinclair/typebox';
+import { type Static, type TObject, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Protocol } from './names.js';
 
@@ -132,15 +132,35 @@ export function validateLinkSettings(protocol: Protocol, settings: unknown): Lin
   const schema = linkSettingsSchema(protocol);
   const first = Value.Errors(schema, settings).First();
   if (!first) return settings as LinkSettingsDocument;
-  const name = first.path.replace(/^\//, '').replaceAll('/', '.') || '(document)';
   if (first.path && !(first.path.split('/')[1] in schema.properties)) {
     throw new LinkSettingsError(
       `unknown ${protocol} link setting '${first.path.split('/')[1]}': use ${Object.keys(schema.properties).join(', ')}`,
     );
   }
   const property = schema.properties[first.path.split('/')[1] ?? ''];
-  const hint = property?.description ? ` (${property.description})` : '';
-  throw new LinkSettingsError(`${protocol} link setting ${name}: ${first.message}${hint}`);
+  if (!property) throw new LinkSettingsError(`the ${protocol} link settings must be an object of settings by name`);
+  const what = property.description ? `: ${property.description}` : '';
+  // A list's wrong item is the list's fault as a person sees it: the message names the setting.
+  const setting = first.path.split('/')[1];
+  throw new LinkSettingsError(`${protocol} link setting ${setting} must be ${acceptedValues(property)}${what}`);
+}
+
+/** What a setting's schema accepts, in words: `1, 2, 4 or 8`, `a whole number from 0 to 255`. */
+function acceptedValues(schema: TSchema): string {
+  if (schema.anyOf) {
+    const options = (schema.anyOf as TSchema[]).map((o) =>
+      o.const === undefined ? acceptedValues(o) : String(o.const),
+    );
+    return options.length > 1 ? `${options.slice(0, -1).join(', ')} or ${options.at(-1)}` : (options[0] ?? 'valid');
+  }
+  const range =
+    schema.minimum !== undefined && schema.maximum !== undefined ? ` from ${schema.minimum} to ${schema.maximum}` : '';
+  if (schema.type === 'integer') return `a whole number${range}`;
+  if (schema.type === 'number') return `a number${range}`;
+  if (schema.type === 'array')
+    return `a list of at most ${schema.maxItems ?? 'any number of'} values, each ${schema.items ? acceptedValues(schema.items) : 'valid'}`;
+  if (schema.type === 'string') return schema.maxLength ? `text of at most ${schema.maxLength} characters` : 'text';
+  return 'a valid value';
 }
 
 /**

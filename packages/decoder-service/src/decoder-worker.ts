@@ -1,6 +1,6 @@
 import type { KV } from '@nats-io/kv';
 import { DECODER_CHUNKS_IN_FLIGHT, ensureRecordConsumers, type LinkAddress, watchLinksStarted } from '@tracehub/bus';
-import { bucketKeySubject, bucketStream, type Log, silentLog } from '@tracehub/contracts';
+import { bucketKeySubject, bucketStream, type Log, RepeatedErrorLog, silentLog } from '@tracehub/contracts';
 import { CheckpointStore } from './checkpoints.js';
 import { fairShare } from './fair-share.js';
 import { LinkLease, leaseKey } from './lease.js';
@@ -36,9 +36,12 @@ export class DecoderWorker {
   private tickAsked = false;
   private startedWatch: { stop(): void } | undefined;
   private readonly log: Log;
+  /** A tick fails every tick while NATS is away: logged once, then counted. */
+  private readonly tickFailures: RepeatedErrorLog;
 
   constructor(private readonly options: DecoderWorkerOptions) {
     this.log = options.log ?? silentLog;
+    this.tickFailures = new RepeatedErrorLog(this.log, 'worker tick failed');
   }
 
   /** The last tick's view: workers of the group alive, links among them, and this worker's share. */
@@ -95,7 +98,10 @@ export class DecoderWorker {
         this.tickAsked = false;
         return this.tick();
       })
-      .catch((err) => this.log.error({ err }, 'worker tick failed'));
+      .then(
+        () => this.tickFailures.succeeded(),
+        (err) => this.tickFailures.failed(err),
+      );
   }
 
   /** Stops consuming, waits for the chunks in flight, and releases every lease at once. */

@@ -117,6 +117,8 @@ function hostPort(
   host = host || defaultHost;
   const port = portText ? Number(portText) : defaultPort;
   if (!host) throw new LinkAddressError(address, 'no host');
+  // A host name or address has none of these: the text is something else (two links run together).
+  if (/[\s,;/=?]/.test(host)) throw new LinkAddressError(address, `'${host}' is not a host name or address`);
   if (port === undefined || !Number.isInteger(port) || port < 0 || port > 65535) {
     throw new LinkAddressError(address, 'port must be 0..65535');
   }

@@ -34,6 +34,8 @@ export interface LinkSource {
   readonly kind: LinkSourceKind;
   /** What it reads from, for logs: `tcp-listen 0.0.0.0:6601`. */
   readonly description: string;
+  /** Sources that listen (tcp-listen, udp): where, as configured, so a taken port is found before start. */
+  readonly listensOn?: { host: string; port: number; transport: 'tcp' | 'udp' };
   /** Sources that targets connect to (tcp-listen): what a second target or a silent one meets. */
   readonly admission?: LinkAdmission;
   start(sink: LinkSink): Promise<void>;

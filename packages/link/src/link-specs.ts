@@ -54,7 +54,12 @@ export function parseLinkSpecs(text: string): LinkSpec[] {
         `bad link '${entry}': write it as protocol/rig/link=address, e.g. qs/rig7/uart0=tcp-listen::6601`,
       );
     }
-    if (!isProtocol(protocol)) throw new Error(`bad link '${entry}': protocol must be qs, stp or swd`);
+    if (!isProtocol(protocol))
+      throw new Error(`bad link '${entry}': protocol must be qs, stp or swd, not '${protocol}'`);
+    // `a=tcp-listen::6601,b=...`: the second link would read as part of the first one's address.
+    if (/,\s*\w+\/[^/=]*\/[^/=]*=/.test(address)) {
+      throw new Error(`bad link '${entry}': links are separated by ';', not ','`);
+    }
     if (!isValidName(rig) || !isValidName(link)) {
       throw new Error(`bad link '${entry}': rig and link names are 1-64 letters, digits, '_' or '-'`);
     }

@@ -11,6 +11,11 @@ export interface ConfigProblem {
   got: string | undefined;
   /** The setting is a secret: its value is never shown. */
   secret?: boolean;
+  /**
+   * What is wrong, as a sentence, when "is not <expected>" does not say it (a link listed
+   * twice, a port in use); `expected` then says what would do.
+   */
+  why?: string;
 }
 
 /**
@@ -29,7 +34,11 @@ export class ConfigError extends Error {
   }
 }
 
-function describeProblem(p: ConfigProblem): string {
+export function describeProblem(p: ConfigProblem): string {
+  if (p.why !== undefined) {
+    const shown = p.got === undefined || p.secret ? p.variable : `${p.variable}=${JSON.stringify(p.got)}`;
+    return `${shown}: ${p.why}; expected ${p.expected}`;
+  }
   if (p.got === undefined) return `${p.variable} is not set (expected ${p.expected})`;
   if (p.secret) return `${p.variable} (a secret; its value is not shown) is not ${p.expected}`;
   return `${p.variable}=${JSON.stringify(p.got)} is not ${p.expected}`;
@@ -113,7 +122,15 @@ export const natsUrlSetting = Type.String({
   description: 'a NATS URL such as nats://127.0.0.1:4222',
 });
 
-const filePath = (what: string) => Type.String({ default: '', description: `the path of ${what} (empty: none)` });
+/**
+ * A setting that names a file (a certificate, a key, credentials): empty for none, and when set
+ * the file must exist, which `runService` checks before anything starts.
+ */
+export function fileSetting(description: string): ReturnType<typeof Type.String> {
+  return { ...Type.String({ default: '', description }), file: true };
+}
+
+const filePath = (what: string) => fileSetting(`the path of ${what} (empty: none)`);
 
 /** How every service reaches NATS: the URL(s), and credentials and TLS where the server asks for them. */
 export const natsConnectionSettings = {

@@ -6,6 +6,8 @@ export {
   type ConfigProblem,
   databaseUrlSetting,
   describeExpected,
+  describeProblem,
+  fileSetting,
   loadConfig,
   natsConnectionFrom,
   natsConnectionSettings,
@@ -14,12 +16,17 @@ export {
   streamLimitsFrom,
   streamSettings,
 } from './config.js';
+export { missingFileProblems, portInUseProblem, portProblem } from './config-checks.js';
 export { healthRoutes, metricsRoute } from './health-routes.js';
 export { HealthServer, type HealthServerOptions } from './health-server.js';
 export { createLogger, describeError, LOG_LEVELS, type Logger, type LoggerOptions } from './logger.js';
 export { LINK_LABELS, linkLabels, type Sample, type SampledConfiguration, ServiceMetrics } from './metrics.js';
+export { exitIfNodeTooOld, MIN_NODE_MAJOR, oldNodeProblem } from './node-version.js';
 export { Readiness, type ReadinessCheck, type ReadinessCheckOptions, type ReadinessReport } from './readiness.js';
 export {
+  CHECK_CONFIG_ONLY_VARIABLE,
+  CONFIG_CHECK_REPORT,
+  type ConfigCheckReport,
   EXIT_CONFIG,
   EXIT_FAILURE,
   EXIT_OK,
@@ -31,6 +38,7 @@ export {
   type ServiceContext,
   type ServiceDefinition,
   type ServiceHandle,
+  SUPERVISOR_PID_VARIABLE,
 } from './run-service.js';
 export {
   connectServiceBus,

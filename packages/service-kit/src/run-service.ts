@@ -1,9 +1,11 @@
 import { type Static, type TObject, Type } from '@sinclair/typebox';
 import type { DestinationStream } from 'pino';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, type ConfigProblem, loadConfig } from './config.js';
+import { missingFileProblems, portProblem } from './config-checks.js';
 import { HealthServer } from './health-server.js';
 import { createLogger, describeError, LOG_LEVELS, type Logger } from './logger.js';
 import { ServiceMetrics } from './metrics.js';
+import { exitIfNodeTooOld } from './node-version.js';
 
 /** Settings every service has, read by `runService` beside the service's own. */
 export const ServiceBaseConfigSchema = Type.Object({
@@ -48,6 +50,12 @@ export interface RunningService {
 export interface ServiceDefinition<S extends TObject> {
   name: string;
   configSchema: S;
+  /**
+   * Checks of the configuration that the schema cannot express (a list in one setting, a port
+   * in use, settings that go together), run before anything starts: any problem returned
+   * means one log line naming the setting and exit 2, as a schema error does.
+   */
+  checkConfig?(config: Static<S> & ServiceBaseConfig): ConfigProblem[] | Promise<ConfigProblem[]>;
   start(ctx: ServiceContext<Static<S>>): Promise<RunningService>;
 }
 
@@ -75,8 +83,27 @@ export const EXIT_FAILURE = 1;
 export const EXIT_CONFIG = 2;
 
 /**
- * Runs a service: loads and validates its configuration (one log line and exit 2 when it is
- * wrong), opens the health server on HEALTH_PORT, calls `start`, marks the service ready,
+ * With this variable set to 1 a service checks its configuration (the schema, `checkConfig`,
+ * files, its health port) and exits: 0 when it would start, 2 with the one line when not.
+ * `npm start` checks every service this way before starting any.
+ */
+export const CHECK_CONFIG_ONLY_VARIABLE = 'TRACEHUB_CHECK_CONFIG_ONLY';
+/**
+ * Where a check-only run reports instead of exiting, when one process checks several services
+ * (npm start imports every app's entry point in one process, scripts/check-config.mjs: the
+ * modules they share load once). Set on globalThis under this key.
+ */
+export const CONFIG_CHECK_REPORT = Symbol.for('tracehub.configCheckReport');
+export type ConfigCheckReport = (outcome: { service: string; code: number; message?: string }) => void;
+/**
+ * The pid of the process that supervises this service (`npm start`): the service stops when
+ * that process is gone, so a supervisor killed outright does not leave its services running.
+ */
+export const SUPERVISOR_PID_VARIABLE = 'TRACEHUB_SUPERVISOR_PID';
+
+/**
+ * Runs a service: checks the Node version and loads and validates its configuration (one log
+ * line and exit 2 when it is wrong, a port in use included), opens the health server on HEALTH_PORT, calls `start`, marks the service ready,
  * and on SIGTERM/SIGINT marks it not ready, calls `stop()` within SHUTDOWN_TIMEOUT_MS and
  * exits. A failing `start` (a server that cannot be reached, ...) gives one log line and exit 1.
  */
@@ -84,11 +111,28 @@ export async function runService<S extends TObject>(
   definition: ServiceDefinition<S>,
   opts: RunOptions = {},
 ): Promise<ServiceHandle> {
+  exitIfNodeTooOld();
   const env = opts.env ?? process.env;
-  const exit = opts.exit ?? ((code: number) => process.exit(code));
-  const handleProcessEvents = opts.handleProcessEvents ?? true;
+  const report =
+    env[CHECK_CONFIG_ONLY_VARIABLE] === '1'
+      ? ((globalThis as Record<symbol, unknown>)[CONFIG_CHECK_REPORT] as ConfigCheckReport | undefined)
+      : undefined;
+  let fatalMessage: string | undefined;
+  const exit = report
+    ? (code: number) => report({ service: definition.name, code, message: fatalMessage })
+    : (opts.exit ?? ((code: number) => process.exit(code)));
+  const handleProcessEvents = report ? false : (opts.handleProcessEvents ?? true);
   const requestedLevel = LOG_LEVELS.find((l) => l === env.LOG_LEVEL);
-  const logger = createLogger(definition.name, { level: requestedLevel, destination: opts.logDestination });
+  // Reporting, the fatal line is the report's message rather than output.
+  const destination = report
+    ? {
+        write(line: string) {
+          const parsed = JSON.parse(line) as { level?: string; msg?: string };
+          if (parsed.level === 'fatal') fatalMessage = parsed.msg;
+        },
+      }
+    : opts.logDestination;
+  const logger = createLogger(definition.name, { level: requestedLevel, destination });
 
   let resolveExited!: (code: number) => void;
   const exited = new Promise<number>((resolve) => {
@@ -112,6 +156,8 @@ export async function runService<S extends TObject>(
   let config: Static<S> & ServiceBaseConfig;
   try {
     config = loadConfig(schema, env) as Static<S> & ServiceBaseConfig;
+    const problems = [...missingFileProblems(schema, config), ...((await definition.checkConfig?.(config)) ?? [])];
+    if (problems.length > 0) throw new ConfigError(problems);
   } catch (error) {
     // A ConfigError names the settings to fix; its stack would only point at the loader.
     if (error instanceof ConfigError) logger.fatal(error.message);
@@ -125,11 +171,27 @@ export async function runService<S extends TObject>(
   try {
     healthPort = await health.listen();
   } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      const problem = portProblem(
+        'HEALTH_PORT',
+        String(config.HEALTH_PORT),
+        config.HEALTH_PORT,
+        config.HEALTH_HOST,
+        code,
+      );
+      logger.fatal(new ConfigError([problem]).message);
+      return failedHandle(EXIT_CONFIG);
+    }
     logger.fatal(
       { err: error },
       `cannot open the health server on port ${config.HEALTH_PORT}: ${describeError(error)}`,
     );
     return failedHandle(EXIT_FAILURE);
+  }
+  if (env[CHECK_CONFIG_ONLY_VARIABLE] === '1') {
+    await health.close().catch(() => {});
+    return failedHandle(EXIT_OK);
   }
   // The port is logged with "ready" (or the failure): a start that fails leaves exactly one line.
 
@@ -242,13 +304,27 @@ export async function runService<S extends TObject>(
     running = await started;
   } catch (error) {
     if (!stopping) {
-      logger.fatal({ err: error, healthPort }, `cannot start: ${describeError(error)}`);
-      failureCode = EXIT_FAILURE;
+      // A setting found wrong only while starting (a port taken since the check) is still a setting.
+      const code = error instanceof ConfigError ? EXIT_CONFIG : EXIT_FAILURE;
+      if (error instanceof ConfigError) logger.fatal({ healthPort }, error.message);
+      else logger.fatal({ err: error, healthPort }, `cannot start: ${describeError(error)}`);
+      failureCode = code;
       await closeAll();
       await health.close().catch(() => {});
-      end(EXIT_FAILURE);
-      return { healthPort, exited, shutdown: async () => EXIT_FAILURE };
+      end(code);
+      return { healthPort, exited, shutdown: async () => code };
     }
+  }
+  const supervisorPid = Number(env[SUPERVISOR_PID_VARIABLE]);
+  if (handleProcessEvents && Number.isInteger(supervisorPid) && supervisorPid > 0) {
+    // Orphaned, a process is handed to init (or a subreaper): its parent pid changes.
+    const watch = setInterval(() => {
+      if (process.ppid === supervisorPid) return;
+      clearInterval(watch);
+      void shutdown('supervisor gone');
+    }, 500);
+    watch.unref();
+    closers.unshift(() => clearInterval(watch));
   }
   if (!stopping) {
     health.setReady(true);

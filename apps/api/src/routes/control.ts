@@ -43,7 +43,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
   // 409: the link is not a QS link.
   const controlErrors = { 409: problemResponses[400], ...gatewayErrors };
 
-  async function qsLink(id: number) {
+  async function qsLink(id: number | string) {
     const link = await mustGetLink(db, id);
     if (link.protocol !== 'qs')
       throw httpErrors.conflict(`link ${link.rig}/${link.name} is ${link.protocol}; commands are QS-RX`);
@@ -132,7 +132,7 @@ export const controlRoutes: FastifyPluginAsyncTypebox<ControlRoutesOptions> = as
 
   /** The control state (`status`), or frees the front-end port first (`releaseFrontEnd`). */
   const controlState =
-    (request: { status: true } | { releaseFrontEnd: true }) => async (req: { params: { id: number } }) => {
+    (request: { status: true } | { releaseFrontEnd: true }) => async (req: { params: { id: number | string } }) => {
       const link = await qsLink(req.params.id);
       const reply = await ask(link.rig, link.name, request, timeoutMs);
       if (!reply.status)

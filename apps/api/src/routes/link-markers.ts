@@ -30,7 +30,7 @@ export const linkMarkerRoutes: FastifyPluginAsyncTypebox<LinkMarkerRoutesOptions
 ) => {
   const errors = { 409: problemResponses[400], ...gatewayErrors };
 
-  async function mark(id: number, marker: LinkMarker, stpOnly: boolean): Promise<MarkerReply> {
+  async function mark(id: number | string, marker: LinkMarker, stpOnly: boolean): Promise<MarkerReply> {
     const link = await mustGetLink(db, id);
     if (stpOnly && link.protocol === 'qs')
       throw httpErrors.conflict(`link ${link.rig}/${link.name} is qs; a time base is for STP and SWD links`);

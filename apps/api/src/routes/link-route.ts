@@ -1,7 +1,7 @@
 import { httpErrors } from '@fastify/sensible';
 import type { TSchema } from '@sinclair/typebox';
 import { LinkIdParams, problemResponses } from '@tracehub/api-contract';
-import { type Database, getLinkById, type LinkRow } from '@tracehub/db';
+import { type Database, getLinkById, getLinkByName, type LinkRow } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { Scope } from '../config.js';
 
@@ -25,9 +25,16 @@ export function linkRoute<S extends LinkRouteSchema>(schema: S, scope: Scope = '
   };
 }
 
-/** The link of `id`; a 404 when there is none. */
-export async function mustGetLink(db: Kysely<Database>, id: number): Promise<LinkRow> {
-  const link = await getLinkById(db, id);
-  if (!link) throw httpErrors.notFound(`no link with id ${id}`);
+/** The link of `id` (its number, or protocol.rig.link); a 404 saying where links are listed when there is none. */
+export async function mustGetLink(db: Kysely<Database>, id: number | string): Promise<LinkRow> {
+  if (typeof id === 'number') {
+    const link = await getLinkById(db, id);
+    if (!link) throw httpErrors.notFound(`no link with id ${id}: GET /api/v1/links lists the links`);
+    return link;
+  }
+  const [protocol, rig, name] = id.split('.');
+  const link = await getLinkByName(db, rig, name);
+  if (!link || link.protocol !== protocol)
+    throw httpErrors.notFound(`no ${protocol} link ${rig}/${name}: GET /api/v1/links lists the links`);
   return link;
 }

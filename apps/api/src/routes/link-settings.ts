@@ -148,7 +148,7 @@ export const linkSettingsRoutes: FastifyPluginAsyncTypebox<LinkSettingsRoutesOpt
         try {
           document = { ...document, ...linkSettingsFromText(link.protocol, Object.entries(request.body.text)) };
         } catch (error) {
-          if (error instanceof LinkSettingsError) throw httpErrors.badRequest(`body.text: ${error.message}`);
+          if (error instanceof LinkSettingsError) throw httpErrors.badRequest(error.message);
           throw error;
         }
       }

@@ -1,10 +1,12 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { CommandOutput } from '../command-io.js';
 import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
+import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
 
-interface DictOptions {
+interface DictOptions extends ApiOptions {
   rig: string;
   link: string;
   session: string;
@@ -68,7 +70,15 @@ export function registerDict(program: Command): void {
     .requiredOption('--session <id>', 'session id')
     .option('-o, --output <file>', "file to write ('-': standard output)", '-');
   addConnectionOptions(exportCmd, { db: true });
+  addApiOptions(exportCmd);
   exportCmd.action(async (opts: DictOptions) => {
+    if (opts.api) {
+      const out = new CommandOutput(opts.output === '-' ? process.stdout : createWriteStream(opts.output));
+      const path = `/sessions/${encodeURIComponent(opts.session)}/dictionaries.dic`;
+      await downloadFromApi({ ...opts, api: opts.api }, path, {}, out);
+      out.close();
+      return;
+    }
     const [{ getSession, getLinkByName, sessionRecords }, { dictionaryFileOfRecords }] = await Promise.all([
       import('@tracehub/db'),
       import('@tracehub/qs'),

@@ -5,8 +5,9 @@ import { CommandOutput } from '../command-io.js';
 import { ProgressBar } from '../progress-bar.js';
 import { addConnectionOptions } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
+import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
 
-interface ExportOptions {
+interface ExportOptions extends ApiOptions {
   session: string;
   format: string;
   output: string;
@@ -30,9 +31,17 @@ export function registerExport(program: Command): void {
     .option('-f, --format <format>', FORMATS.join(' | '), 'raw')
     .option('-o, --output <file>', "file to write ('-': standard output)", '-');
   addConnectionOptions(cmd, { db: true });
+  addApiOptions(cmd);
   cmd.action(async (opts: ExportOptions) => {
     if (!(FORMATS as readonly string[]).includes(opts.format))
       throw new Error(`bad --format '${opts.format}': use ${FORMATS.join(', ')}`);
+    if (opts.api) {
+      const out = new CommandOutput(opts.output === '-' ? process.stdout : createWriteStream(opts.output));
+      const path = `/sessions/${encodeURIComponent(opts.session)}/export`;
+      await downloadFromApi({ ...opts, api: opts.api }, path, { format: opts.format }, out);
+      out.close();
+      return;
+    }
     const { getSession, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } = await import(
       '@tracehub/db'
     );

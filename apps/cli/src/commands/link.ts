@@ -5,8 +5,9 @@ import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 import { withDatabase } from './database.js';
 import { registerLinkMarkers } from './link-markers.js';
+import { type ApiOptions, addApiOptions, apiJson } from './through-api.js';
 
-interface LinkOptions {
+interface LinkOptions extends ApiOptions {
   rig: string;
   link: string;
   databaseUrl: string;
@@ -67,8 +68,13 @@ export function registerLink(program: Command): void {
     .option('--clear', 'start from no settings instead of the current ones')
     .option('--now', 'apply at once: the gateway starts a new session on the same connection');
   addConnectionOptions(set, { db: true, nats: true });
+  addApiOptions(set);
   set.action(async (pairs: string[], opts: LinkOptions) => {
-    const [{ getLinkByName, upsertLink }, { isProtocol, linkSettingsFromText }] = await Promise.all([
+    if (opts.api) {
+      await setThroughApi(pairs, { ...opts, api: opts.api });
+      return;
+    }
+    const [{ getLinkByName, upsertLink }, { isProtocol }] = await Promise.all([
       import('@tracehub/db'),
       import('@tracehub/contracts'),
     ]);
@@ -85,20 +91,7 @@ export function registerLink(program: Command): void {
           row = await getLinkByName(db, opts.rig, opts.link);
         }
         if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known: give --protocol to create it`);
-        const document = settingsText(opts.clear ? {} : row.settings);
-        for (const pair of pairs) {
-          const eq = pair.indexOf('=');
-          if (eq <= 0) throw new Error(`bad setting '${pair}': write it as name=value`);
-          const name = pair.slice(0, eq);
-          const value = pair.slice(eq + 1);
-          if (value === '') delete document[name];
-          else document[name] = value;
-        }
-        const settings: LinkSettingsDocument = linkSettingsFromText(
-          row.protocol as Protocol,
-          Object.entries(document),
-          (path) => readFileSync(path, 'latin1'),
-        );
+        const settings = await changedSettings(row.protocol as Protocol, opts.clear ? {} : row.settings, pairs);
         await keepSettingsChange(db, row.id, settings, opts.now ? 'now' : 'next-session');
         let applied = 'from the next session';
         if (opts.now) applied = await askForNewSession(opts, row.rig, row.name);
@@ -108,6 +101,50 @@ export function registerLink(program: Command): void {
     );
   });
   registerLinkMarkers(link);
+}
+
+/** `current` with the `name=value` pairs over it (`name=` removes one), validated for `protocol`. */
+async function changedSettings(
+  protocol: Protocol,
+  current: Record<string, unknown>,
+  pairs: string[],
+): Promise<LinkSettingsDocument> {
+  const { linkSettingsFromText } = await import('@tracehub/contracts');
+  const document = settingsText(current);
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new Error(`bad setting '${pair}': write it as name=value`);
+    const name = pair.slice(0, eq);
+    const value = pair.slice(eq + 1);
+    if (value === '') delete document[name];
+    else document[name] = value;
+  }
+  // A dictionaries value of one line is a .dic file's path, read here.
+  return linkSettingsFromText(protocol, Object.entries(document), (path) => readFileSync(path, 'latin1'));
+}
+
+/** `link set` through the API: the link's document read, changed and put back (the API keeps who and when). */
+async function setThroughApi(pairs: string[], opts: LinkOptions & { api: string }): Promise<void> {
+  const { links } = await apiJson<{ links: Array<{ id: number; name: string; protocol: string }> }>(opts, '/links', {
+    query: { rig: opts.rig },
+  });
+  const link = links.find((l) => l.name === opts.link);
+  if (!link)
+    throw new Error(
+      `no link ${opts.rig}/${opts.link} is known to the API: a link is known once its gateway ran (creating one with --protocol needs --database-url)`,
+    );
+  const current = await apiJson<{ settings: Record<string, unknown> }>(opts, `/links/${link.id}/settings`);
+  const settings = await changedSettings(link.protocol as Protocol, opts.clear ? {} : current.settings, pairs);
+  const reply = await apiJson<{ applies: string; session: string | null; note?: string }>(
+    opts,
+    `/links/${link.id}/settings`,
+    { method: 'PUT', body: { settings, apply: opts.now ? 'now' : 'next-session', via: 'cli' } },
+  );
+  const applied =
+    reply.applies === 'now'
+      ? `now: session ${reply.session}`
+      : `from the next session${reply.note ? ` (${reply.note})` : ''}`;
+  process.stdout.write(`${opts.rig}/${opts.link}: ${JSON.stringify(settings)} (applies ${applied})\n`);
 }
 
 /** Asks the link's gateway to start a new session; says what happened. */

@@ -1,12 +1,13 @@
 import { TextLineBatch, textEncodingOf } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
-import { addConnectionOptions, linkCommand } from './connections.js';
+import { addConnectionOptions } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
+import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
 
-interface RecordsOptions {
-  rig: string;
-  link: string;
+interface RecordsOptions extends ApiOptions {
+  rig?: string;
+  link?: string;
   session?: string;
   wait: string;
   format: string;
@@ -14,23 +15,45 @@ interface RecordsOptions {
 }
 
 /**
- * `tracehub records --rig R --link L [--session ID]`: a stored session's records, oldest first,
+ * `tracehub records --session ID` or `--rig R --link L` (its latest session; with --session
+ * too, a check that the session is the link's): a stored session's records, oldest first,
  * one record's text per line (json: NDJSON TraceRecords). With --wait, first waits until the
  * session's end and every one of its records are stored.
  */
 export function registerRecords(program: Command): void {
-  const cmd = linkCommand(
-    program,
-    'records',
-    "print a stored session's records from Postgres (default: the link's latest session)",
-  )
+  const cmd = program
+    .command('records')
+    .description(
+      "print a stored session's records from Postgres: --session ID, or --rig and --link for the link's latest",
+    )
     .option('--session <id>', 'session id (as printed by replay)')
+    .option('--rig <rig>', 'rig name (with --link: the link whose latest session)')
+    .option('--link <link>', 'link name')
     .option('--wait <seconds>', 'wait up to this long for the whole session to be stored', '0')
     .option('-f, --format <format>', 'text | json', 'text');
   addConnectionOptions(cmd, { db: true });
+  addApiOptions(cmd);
   cmd.action(async (opts: RecordsOptions) => {
+    if (!opts.session && !(opts.rig && opts.link))
+      throw new Error("say which session: --session ID, or --rig and --link for the link's latest session");
     if (opts.format !== 'text' && opts.format !== 'json')
       throw new Error(`bad --format '${opts.format}': use text or json`);
+    if (opts.api) {
+      if (!opts.session)
+        throw new Error(
+          'through the API, say which session: --session ID (GET /api/v1/sessions?rig=R&link=L lists them)',
+        );
+      const out = new CommandOutput(process.stdout);
+      const format = opts.format === 'json' ? 'ndjson' : 'qspy';
+      await downloadFromApi(
+        { ...opts, api: opts.api },
+        `/sessions/${encodeURIComponent(opts.session)}/export`,
+        { format },
+        out,
+      );
+      out.close();
+      return;
+    }
     const waitMs = Number(opts.wait) * 1000;
     if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
     // Loaded here, not at start-up: every other command would pay for the Postgres client.
@@ -39,7 +62,8 @@ export function registerRecords(program: Command): void {
     );
     await withDatabase(opts.databaseUrl, 'records', async (db) => {
       const deadline = Date.now() + waitMs;
-      const find = () => (opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig, opts.link));
+      const find = () =>
+        opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig ?? '', opts.link ?? '');
       let session = await find().catch((err: Error) => {
         throw cannotQuery(opts.databaseUrl, err);
       });
@@ -54,7 +78,7 @@ export function registerRecords(program: Command): void {
             : `link ${opts.rig}/${opts.link} has no stored session`,
         );
       }
-      if (session.rig !== opts.rig || session.link !== opts.link) {
+      if ((opts.rig && session.rig !== opts.rig) || (opts.link && session.link !== opts.link)) {
         throw new Error(
           `session '${session.id}' belongs to ${session.rig}/${session.link}, not ${opts.rig}/${opts.link}`,
         );

@@ -5,6 +5,7 @@ import type { ReplayPace } from '@tracehub/link';
 import type { Command } from 'commander';
 import { addLinkSettingOptions, type LinkSettingFlags, linkSettingsFromOptions } from '../link-setting-options.js';
 import { ProgressBar } from '../progress-bar.js';
+import { assertSomethingReads } from './bus-listeners.js';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 
 interface ReplayOptions extends LinkSettingFlags {
@@ -15,6 +16,7 @@ interface ReplayOptions extends LinkSettingFlags {
   bps: string;
   natsUrl: string;
   busPrefix: string;
+  force?: boolean;
 }
 
 /**
@@ -30,7 +32,8 @@ export function registerReplay(program: Command): void {
     .argument('<file>', 'capture file')
     .requiredOption('-p, --protocol <protocol>', 'qs | stp | swd')
     .option('--pace <pace>', 'original (at the link bit rate) | max', 'max')
-    .option('--bps <bits>', 'link bit rate for --pace original (8N1)', '115200');
+    .option('--bps <bits>', 'link bit rate for --pace original (8N1)', '115200')
+    .option('--force', 'replay even when no decoder or storage reads the bus prefix');
   addLinkSettingOptions(cmd);
   addConnectionOptions(cmd, { nats: true });
   cmd.action(async (file: string, opts: ReplayOptions) => {
@@ -69,6 +72,7 @@ export function registerReplay(program: Command): void {
       prefix: opts.busPrefix,
     });
     try {
+      if (!opts.force) await assertSomethingReads(bus, opts.busPrefix, 'replay');
       // Replicas of streams this replay may have to make (a cluster's TRACEHUB_STREAM_REPLICAS).
       await ensureTopology(bus, { replicas: Number(process.env.TRACEHUB_STREAM_REPLICAS ?? 1) || 1 });
       const gateway = new Gateway({

@@ -2,6 +2,7 @@
 import { isProtocol, isValidName, type Protocol } from '@tracehub/contracts/names';
 import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
+import { assertSomethingReads } from './bus-listeners.js';
 import { addConnectionOptions, natsConnection } from './connections.js';
 
 interface TailOptions {
@@ -11,6 +12,7 @@ interface TailOptions {
   format: string;
   natsUrl: string;
   busPrefix: string;
+  force?: boolean;
 }
 
 /** `tracehub tail [--rig R] [--link L]`: live records as they are decoded, until Ctrl-C. */
@@ -21,7 +23,8 @@ export function registerTail(program: Command): void {
     .option('--rig <rig>', 'only this rig')
     .option('--link <link>', 'only this link')
     .option('-p, --protocol <protocol>', 'only this protocol (qs | stp | swd)')
-    .option('-f, --format <format>', 'text | json', 'text');
+    .option('-f, --format <format>', 'text | json', 'text')
+    .option('--force', 'tail even when no decoder or storage reads the bus prefix');
   addConnectionOptions(cmd, { nats: true });
   cmd.action(async (opts: TailOptions) => {
     if (opts.format !== 'text' && opts.format !== 'json')
@@ -38,6 +41,12 @@ export function registerTail(program: Command): void {
     // Loaded here, not at start-up: every other command would pay for the NATS client.
     const { connectBus, parseRecordMessage } = await import('@tracehub/bus');
     const bus = await connectBus({ ...natsConnection(opts), name: 'tracehub-tail', prefix: opts.busPrefix });
+    if (!opts.force) {
+      await assertSomethingReads(bus, opts.busPrefix, 'tail').catch(async (error: unknown) => {
+        await bus.close();
+        throw error;
+      });
+    }
     const filter = bus.names.recFilter({
       protocol: opts.protocol as Protocol | undefined,
       rig: opts.rig,

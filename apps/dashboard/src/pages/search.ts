@@ -1,6 +1,6 @@
 import type { RecordsPage } from '@tracehub/api-contract';
 import type { TraceRecord } from '@tracehub/contracts';
-import { EXPORT_FORMATS, isExportAllowed } from '@tracehub/contracts/export-formats';
+import { EXPORT_FORMATS, exportFormatLabel, isExportAllowed } from '@tracehub/contracts/export-formats';
 import { getJson, streamUrl } from '../api.js';
 import { h } from '../dom.js';
 import { filterForm } from '../filters.js';
@@ -65,7 +65,11 @@ export function searchPage(
         const eq = new URLSearchParams(q);
         for (const k of ['order', 'limit', 'cursor']) eq.delete(k);
         eq.set('format', f);
-        return h('a', { href: streamUrl('/records/export', eq), class: 'export' }, ` ${f}`);
+        return h(
+          'a',
+          { href: streamUrl('/records/export', eq), class: 'export' },
+          ` ${exportFormatLabel(f, q.get('protocol') ?? undefined)}`,
+        );
       }),
     );
   };

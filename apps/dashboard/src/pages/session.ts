@@ -1,4 +1,4 @@
-import { EXPORT_FORMATS } from '@tracehub/contracts/export-formats';
+import { EXPORT_FORMATS, exportFormatLabel } from '@tracehub/contracts/export-formats';
 import { getJson, type Session, streamUrl } from '../api.js';
 import { channelTree, type SessionChannelsAnswer } from '../channel-tree.js';
 import { h, legend } from '../dom.js';
@@ -32,7 +32,7 @@ export function sessionPage(root: HTMLElement, id: string, params: URLSearchPara
         h(
           'a',
           { href: streamUrl(`/sessions/${enc}/export`, new URLSearchParams({ format: f })), class: 'export' },
-          ` ${f}`,
+          ` ${exportFormatLabel(f, s.protocol)}`,
         ),
       );
       const summary = h(

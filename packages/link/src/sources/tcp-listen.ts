@@ -28,12 +28,14 @@ export class TcpListenSource implements LinkSource {
   private socket: net.Socket | undefined;
   private readonly secondTarget: SecondTargetPolicy;
   private readonly idleTimeoutMs: number;
+  private readonly configuredPort: number;
 
   constructor(
     private readonly host: string,
     private port: number,
     options: TcpListenOptions = {},
   ) {
+    this.configuredPort = port;
     this.secondTarget = options.secondTarget ?? 'replace';
     this.idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   }
@@ -41,6 +43,10 @@ export class TcpListenSource implements LinkSource {
   /** `tcp-listen HOST:PORT`, with the port actually listened on once started (port 0 picks one). */
   get description(): string {
     return `tcp-listen ${this.host}:${this.port}`;
+  }
+
+  get listensOn() {
+    return { host: this.host, port: this.configuredPort, transport: 'tcp' as const };
   }
 
   /** The port actually listened on (useful with port 0). */

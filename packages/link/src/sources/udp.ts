@@ -10,12 +10,14 @@ export class UdpSource implements LinkSource {
   private socket: dgram.Socket | undefined;
   private peer: { address: string; port: number } | undefined;
   readonly description: string;
+  readonly listensOn: { host: string; port: number; transport: 'udp' };
 
   constructor(
     private readonly host: string,
     private port: number,
   ) {
     this.description = `udp ${host}:${port}`;
+    this.listensOn = { host, port, transport: 'udp' };
   }
 
   get boundPort(): number {
