@@ -32,7 +32,8 @@ export class OutletPort {
   private server: Server | null = null;
   private readonly clients = new Set<OutletClient>();
   private boundPort = 0;
-  private departedCount = 0;
+  /** Clients that have left, in all (read only outside). */
+  departed = 0;
 
   constructor(
     private readonly outlet: Outlet<ByteChunk>,
@@ -54,11 +55,6 @@ export class OutletPort {
 
   get port(): number {
     return this.boundPort;
-  }
-
-  /** Clients that have left, in all. */
-  get departed(): number {
-    return this.departedCount;
   }
 
   get clientCount(): number {
@@ -113,7 +109,7 @@ export class OutletPort {
     socket.on('error', () => {});
     socket.on('close', () => {
       reader.close();
-      if (this.clients.delete(client)) this.departedCount++;
+      if (this.clients.delete(client)) this.departed++;
       if (this.clients.size === 0) this.outlet.clear();
     });
     this.log.info({ remote: `${socket.remoteAddress}:${socket.remotePort}` }, `${this.what} client connected`);
