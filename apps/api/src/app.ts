@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import sensible from '@fastify/sensible';
 import fastifyStatic from '@fastify/static';
@@ -33,6 +35,7 @@ import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionStateMachinesRoutes } from './routes/session-state-machines.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
+import { DEFAULT_WATCH_SETTINGS, watchRoutes } from './watch/watch-plugin.js';
 
 export interface AppDeps {
   db: Kysely<Database>;
@@ -103,7 +106,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requests.inc({ route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
   });
 
-  // One live record feed for the live tail and the PalmTrace bridge alike.
+  // This process's name in the leases of Reporter endpoints and watch rules (one per process).
+  const replicaId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  // One live record feed for the live tail, the PalmTrace bridge and the watch rules alike.
   const feed = new RecordFeed(bus, app.log);
   const rates = new LinkRates(bus, app.log);
   rates.start();
@@ -162,7 +167,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
-        await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
+        await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace, replicaId });
+        await api.register(watchRoutes, {
+          db,
+          feed,
+          metrics,
+          replicaId,
+          settings: settings.watch ?? DEFAULT_WATCH_SETTINGS,
+        });
       },
       { prefix: '/api/v1' },
     );

@@ -12,6 +12,8 @@ import {
   secretSetting,
   Type,
 } from '@tracehub/service-kit';
+import type { RuleRunnerSettings } from './watch/rule-runner.js';
+import { watchConfigProperties, watchSettingsFrom } from './watch/watch-settings.js';
 
 export const ApiConfigSchema = Type.Object({
   ...natsConnectionSettings,
@@ -66,6 +68,7 @@ export const ApiConfigSchema = Type.Object({
     description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
   }),
   ...palmTraceConfigProperties,
+  ...watchConfigProperties,
 });
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
@@ -97,6 +100,8 @@ export interface ApiSettings {
   dashboardDir?: string;
   /** PalmTrace bridge: Reporter endpoints, listening port, queue bound; omitted: none, off. */
   palmTrace?: PalmTraceBridgeSettings;
+  /** Watch rules: lease, tick, dashboard address for notices; omitted: the defaults. */
+  watch?: RuleRunnerSettings;
 }
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
@@ -138,5 +143,6 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
     scanLimitBytes: config.API_SCAN_LIMIT_MB * 1_000_000,
     dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
     palmTrace: palmTraceSettingsFrom(config),
+    watch: watchSettingsFrom(config),
   };
 }

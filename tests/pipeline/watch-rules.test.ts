@@ -1,0 +1,275 @@
+// Watch rules on a real pipeline (gateway, QS decoder, storage) with two API processes: a
+// target sends a capture with an assertion record and then goes silent on an open
+// connection. The assertion rule and the silence rule each fire once (whichever process
+// judges them), within 2 s of their cause, a webhook gets one signed POST per state change
+// (and the retry after it answered 500), the alerts resolve, and a backtest over the stored
+// session lists the alerts the live run raised.
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fixturePath, freePort, natsUrl, until } from '@tracehub/tests/support';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningProcess } from '../foundation/processes.js';
+import { connectTargetOnceListening, writeTo } from '../support/tcp-target.js';
+import { type TestBackends, testBackends } from '../support/test-backends.js';
+import { type PipelineEnv, removeBusPrefix, requireBuild, startService, stopAll } from './harness.js';
+
+const TOKEN = `watch-${'0123456789abcdef'}`;
+const SECRET = 'hook-secret-for-tests';
+const SILENT_SECONDS = 1;
+const ASSERT_WINDOW_SECONDS = 2;
+
+interface Post {
+  delivery: string;
+  signature: string | undefined;
+  body: string;
+  receivedMs: number;
+  answered: number;
+}
+
+/** A webhook receiver that answers 500 to the first attempt of every delivery, 200 after. */
+class WebhookReceiver {
+  readonly posts: Post[] = [];
+  private readonly server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const delivery = String(req.headers['x-tracehub-delivery']);
+      const answered = this.posts.some((p) => p.delivery === delivery) ? 200 : 500;
+      this.posts.push({
+        delivery,
+        signature: req.headers['x-tracehub-signature'] as string | undefined,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedMs: Date.now(),
+        answered,
+      });
+      res.writeHead(answered).end();
+    });
+  });
+
+  async listen(): Promise<string> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((r) => this.server.close(() => r()));
+  }
+}
+
+let backends: TestBackends;
+let env: PipelineEnv;
+const procs: RunningProcess[] = [];
+const receiver = new WebhookReceiver();
+let hookUrl: string;
+let linkPort: number;
+const apiPorts: number[] = [];
+
+async function call(port: number, method: string, path: string, body?: object) {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+async function metricsText(port: number): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  return res.text();
+}
+
+beforeAll(async () => {
+  requireBuild();
+  backends = await testBackends('watchrules', { topology: true });
+  env = { natsUrl: natsUrl(), databaseUrl: backends.fresh.url, prefix: backends.bus.names.prefix };
+  hookUrl = await receiver.listen();
+  linkPort = await freePort();
+  procs.push(await startService('storage', env));
+  procs.push(await startService('decoder-qs', env));
+  procs.push(await startService('gateway', env, { TRACEHUB_LINKS: `qs/rigW/uart0=tcp-listen:127.0.0.1:${linkPort}` }));
+  for (let i = 0; i < 2; i++) {
+    const port = await freePort();
+    procs.push(
+      await startService('api', env, {
+        API_PORT: String(port),
+        API_HOST: '127.0.0.1',
+        API_TOKENS: `${TOKEN}:read+control`,
+        WATCH_LEASE_MS: '3000',
+        WATCH_DASHBOARD_URL: 'http://dashboard.example',
+        LOG_LEVEL: 'info',
+      }),
+    );
+    apiPorts.push(port);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(procs);
+  await receiver.close();
+  await backends?.close();
+  if (env) await removeBusPrefix(env.natsUrl, env.prefix);
+});
+
+interface AlertBody {
+  id: number;
+  rule: string;
+  rig: string;
+  link: string;
+  state: string;
+  session: string | null;
+  seq: number | null;
+  at: string;
+  firedAt: string;
+  resolvedAt: string | null;
+  dashboardUrl: string;
+}
+
+describe('watch rules on the live records of two API processes', () => {
+  it('fire each alert once within 2 s, tell a webhook once per state change (retried after a 500), resolve, and backtest alike', async () => {
+    const [a, b] = apiPorts;
+    const webhooks = [{ url: hookUrl, secret: SECRET, timeoutMs: 2000, retries: 3 }];
+    const assertRule = await call(a, 'POST', '/rules', {
+      id: 'asserts',
+      name: 'target assertions',
+      preset: 'qs-assert',
+      scope: { rigs: ['rig*'], protocols: ['qs'] },
+      webhooks,
+    });
+    expect(assertRule.status, JSON.stringify(assertRule.body)).toBe(201);
+    // A preset's window, narrowed so that the alert clears within the test.
+    const narrowed = await call(b, 'PUT', '/rules/asserts', {
+      name: 'target assertions',
+      condition: { kind: 'records', filter: { names: ['QS_ASSERT_FAIL'] }, windowSeconds: ASSERT_WINDOW_SECONDS },
+      scope: { rigs: ['rig*'], protocols: ['qs'] },
+      webhooks,
+    });
+    expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
+    const silentRule = await call(b, 'POST', '/rules', {
+      id: 'silence',
+      name: 'link silent',
+      condition: { kind: 'silent', seconds: SILENT_SECONDS },
+      scope: { links: ['uart?'] },
+      webhooks,
+    });
+    expect(silentRule.status, JSON.stringify(silentRule.body)).toBe(201);
+    // Read scope sees rules; a rule without condition or preset is refused.
+    expect((await call(a, 'POST', '/rules', { name: 'nothing' })).status).toBe(400);
+    // Both processes show the same judges: A judges the rule added on it, B the other; the change made on B moves nothing.
+    const rules = await until('each rule judged by one process', async () => {
+      const listed = (await call(b, 'GET', '/rules')).body.rules as { id: string; evaluatedBy: string | null }[];
+      return listed.every((r) => r.evaluatedBy !== null) && listed;
+    });
+    expect(new Set(rules.map((r) => r.evaluatedBy)).size).toBe(2);
+    // The change on B reaches A's evaluator at A's next renewal (a fifth of the lease).
+    await new Promise((r) => setTimeout(r, 3000 / 5 + 300));
+
+    // The target connects, sends the capture (its assertion near the end), and stays connected without a word.
+    const capture = readFileSync(fixturePath('qs', 'fmt_v32s.qs'));
+    const target = await connectTargetOnceListening(linkPort);
+    target.on('error', () => {});
+    await writeTo(target, capture);
+
+    const firing = await until(
+      'both rules firing',
+      async () => {
+        const alerts = (await call(a, 'GET', '/alerts?state=firing')).body.alerts as AlertBody[];
+        return alerts.length === 2 && alerts;
+      },
+      20_000,
+    );
+    const byRule = new Map(firing.map((al) => [al.rule, al]));
+    const assertAlert = byRule.get('asserts') as AlertBody;
+    const silentAlert = byRule.get('silence') as AlertBody;
+    expect(assertAlert).toMatchObject({ rig: 'rigW', link: 'uart0', state: 'firing' });
+    expect(silentAlert).toMatchObject({ rig: 'rigW', link: 'uart0', state: 'firing' });
+
+    // The assertion alert names its record: stored, a QS_ASSERT_FAIL, at the alert's time.
+    const session = assertAlert.session as string;
+    const record = await call(a, 'GET', `/records?session=${session}&name=QS_ASSERT_FAIL`);
+    expect(record.status, JSON.stringify(record.body)).toBe(200);
+    const stored = record.body.records[0];
+    expect(stored.seq).toBe(assertAlert.seq);
+    expect(Date.parse(assertAlert.at)).toBe(Math.floor(Number(BigInt(stored.hostNs) / 1_000_000n)));
+    expect(assertAlert.dashboardUrl).toBe(`http://dashboard.example/#/session/${session}?seq=${stored.seq}`);
+    // Within 2 s of the cause: the record's arrival, and the link's silence reaching its limit.
+    expect(Date.parse(assertAlert.firedAt) - Date.parse(assertAlert.at)).toBeLessThan(2000);
+    expect(Date.parse(silentAlert.firedAt) - Date.parse(silentAlert.at)).toBeLessThan(2000);
+    expect(silentAlert.session).toBe(session);
+    // Either process's gauge says so, for Alertmanager.
+    const gauge = await metricsText(b);
+    expect(gauge).toContain('tracehub_alerts_firing{rule="target assertions",rig="rigW",link="uart0",service="api"} 1');
+    expect(gauge).toContain('tracehub_alerts_firing{rule="link silent",rig="rigW",link="uart0",service="api"} 1');
+
+    // The assertion clears when its window passes; the silence when the target goes away.
+    await until('the assertion alert resolved', async () => {
+      const alerts = (await call(b, 'GET', '/alerts?rule=asserts')).body.alerts as AlertBody[];
+      return alerts[0]?.state === 'resolved';
+    });
+    target.destroy();
+    await until('the silence alert resolved', async () => {
+      const alerts = (await call(b, 'GET', '/alerts?rule=silence')).body.alerts as AlertBody[];
+      return alerts[0]?.state === 'resolved';
+    });
+
+    // Four state changes, each delivered once: the first attempt answered 500, the retry 200.
+    await until('every delivery retried and delivered', () => {
+      const ok = receiver.posts.filter((p) => p.answered === 200);
+      return ok.length >= 4;
+    });
+    const deliveries = new Map<string, Post[]>();
+    for (const p of receiver.posts) deliveries.set(p.delivery, [...(deliveries.get(p.delivery) ?? []), p]);
+    expect([...deliveries.keys()].sort()).toEqual(
+      [
+        `${assertAlert.id}-firing`,
+        `${assertAlert.id}-resolved`,
+        `${silentAlert.id}-firing`,
+        `${silentAlert.id}-resolved`,
+      ].sort(),
+    );
+    for (const [delivery, posts] of deliveries) {
+      expect(
+        posts.map((p) => p.answered),
+        delivery,
+      ).toEqual([500, 200]);
+      expect(posts[0].body).toBe(posts[1].body);
+      for (const p of posts) {
+        expect(p.signature).toBe(`sha256=${createHmac('sha256', SECRET).update(p.body).digest('hex')}`);
+      }
+      const notice = JSON.parse(posts[0].body);
+      expect(notice.text).toMatch(notice.state === 'firing' ? /^\[FIRING\] / : /^\[RESOLVED\] /);
+      expect(notice.text).toContain('rigW/uart0');
+    }
+    // The firing notices left within 2 s of their causes.
+    const firstPost = (id: number) => (deliveries.get(`${id}-firing`) as Post[])[0].receivedMs;
+    expect(firstPost(assertAlert.id) - Date.parse(assertAlert.at)).toBeLessThan(2000);
+    expect(firstPost(silentAlert.id) - Date.parse(silentAlert.at)).toBeLessThan(2000);
+
+    // Each rule fired once across both processes.
+    const all = (await call(a, 'GET', '/alerts')).body.alerts as AlertBody[];
+    expect(all.map((al) => al.rule).sort()).toEqual(['asserts', 'silence']);
+
+    // The Prometheus gauge: nothing fires now.
+    expect(await metricsText(b)).not.toMatch(/^tracehub_alerts_firing\{/m);
+
+    // A backtest over the stored session lists what the live run raised.
+    const from = new Date(Date.now() - 10 * 60_000).toISOString();
+    const to = new Date(Date.now() + 1000).toISOString();
+    for (const live of [assertAlert, silentAlert]) {
+      const backtest = await call(b, 'POST', `/rules/${live.rule}/backtest?from=${from}&to=${to}`);
+      expect(backtest.status, JSON.stringify(backtest.body)).toBe(200);
+      expect(
+        backtest.body.alerts.map((al: AlertBody) => ({
+          rig: al.rig,
+          link: al.link,
+          session: al.session,
+          seq: al.seq,
+          at: al.at,
+        })),
+      ).toEqual([{ rig: live.rig, link: live.link, session: live.session, seq: live.seq, at: live.at }]);
+      expect(backtest.body.alerts[0].resolvedAt).not.toBeNull();
+    }
+  }, 90_000);
+});
