@@ -16,6 +16,7 @@ import { palmTraceBridge } from '@tracehub/palmtrace-bridge';
 import { healthRoutes, type Logger, metricsRoute, Readiness, ServiceMetrics } from '@tracehub/service-kit';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { compareRoutes } from './compare/compare-routes.js';
 import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
@@ -163,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionStateMachinesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
+        await api.register(compareRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

@@ -54,6 +54,7 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
+export { forEachSessionRecord } from './queries/session-blocks.js';
 export {
   type ChannelCounts,
   type MasterCounts,
