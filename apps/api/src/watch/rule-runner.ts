@@ -10,6 +10,7 @@ import {
   heartbeatApiReplica,
   latestLinkSessions,
   latestTargetBuilds,
+  listWatchRules,
   recordsRefusedSince,
   releaseWatchRules,
   renewWatchRuleLeases,
@@ -90,15 +91,20 @@ export class RuleRunner {
     this.running = true;
     this.removeConsumer = this.deps.feed.add((batch) => this.onBatch(batch));
     await this.leaseTick();
-    this.timer = setInterval(() => {
-      this.ticking = this.ticking.then(() => this.tick());
-    }, this.deps.settings.tickMs);
+    // The next tick is timed from the end of the last: a slow database never piles ticks up.
+    const next = () => {
+      if (!this.running) return;
+      this.timer = setTimeout(() => {
+        this.ticking = this.tick().finally(next);
+      }, this.deps.settings.tickMs);
+    };
+    next();
     await this.deps.feed.flush();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.removeConsumer?.();
     await this.ticking;
     await this.changes;
@@ -120,6 +126,12 @@ export class RuleRunner {
   /** Starts judging a rule this process has just added (and holds): it applies from now on. */
   async adopt(row: WatchRuleRow): Promise<void> {
     await this.serve(row);
+  }
+
+  /** A rule changed here: judged anew at once when this process judges it (else by its judge at its next renewal). */
+  async reload(row: WatchRuleRow): Promise<void> {
+    const served = this.served.get(row.id);
+    if (served && definitionOf(row) !== served.definition) await this.serve(row);
   }
 
   /** Forgets a rule removed here (its owner, if another process, forgets it at its next renewal). */
@@ -206,7 +218,9 @@ export class RuleRunner {
         }
       }
       const share = Math.ceil((await countWatchRules(db)) / replicas);
-      for (const row of await claimWatchRules(db, this.replicaId, settings.leaseMs, share - this.served.size)) {
+      for (const row of await claimWatchRules(db, this.replicaId, settings.leaseMs, share - this.served.size, [
+        ...this.served.keys(),
+      ])) {
         await this.serve(row);
         log.info({ rule: row.id, replicas }, 'watch rule taken over');
       }
@@ -278,9 +292,12 @@ export class RuleRunner {
       { rule: ruleId, alert: Number(row.id), rig: row.rig, link: row.link, state: row.state },
       `alert ${row.state}: ${rule.row.name} on ${row.rig}/${row.link}`,
     );
-    const silenced = rule.row.silenced_until !== null && rule.row.silenced_until.getTime() > Date.now();
-    const targets = rule.row.webhooks as unknown as WebhookTarget[];
+    // The rule as stored now: a silence or new webhooks apply from the next change on.
+    const [now] = await listWatchRules(db, ruleId);
+    if (!now) return;
+    const silenced = now.silenced_until !== null && now.silenced_until.getTime() > Date.now();
+    const targets = now.webhooks as unknown as WebhookTarget[];
     if (silenced || targets.length === 0) return;
-    webhooks.send(targets, alertNotice(rule.row, row, alertDashboardUrl(settings.dashboardUrl, row)));
+    webhooks.send(targets, alertNotice(now, row, alertDashboardUrl(settings.dashboardUrl, row)));
   }
 }

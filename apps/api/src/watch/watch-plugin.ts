@@ -150,7 +150,8 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     '/rules/:id',
     route(
       {
-        summary: 'Change a watch rule (its judge starts it anew within a lease tick)',
+        summary:
+          'Change a watch rule (judged anew at once here, or by the process judging it within a fifth of its lease)',
         params: RuleParams,
         body: Type.Omit(RuleInputSchema, ['id']),
         response: { 200: RuleSchema },
@@ -160,7 +161,9 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     async (request) => {
       const { id } = request.params;
       if (!(await updateWatchRule(db, newRule(request.body, id)))) await mustGetRule(id);
-      return ruleOf(await mustGetRule(id));
+      const stored = await mustGetRule(id);
+      await runner.reload(stored);
+      return ruleOf(stored);
     },
   );
 

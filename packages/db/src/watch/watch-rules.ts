@@ -111,14 +111,16 @@ export async function renewWatchRuleLeases(
 }
 
 /**
- * Takes up to `limit` rules nobody evaluates (never taken, given back, or whose lease ran out)
- * for `owner`, oldest first; rows another process is taking at the same moment are skipped.
+ * Takes up to `limit` rules nobody evaluates (never taken, given back, or whose lease ran out),
+ * or that `owner` holds but stopped judging, for `owner`, oldest first; rows another process is taking at the same moment are skipped.
  */
 export async function claimWatchRules(
   db: Kysely<Database>,
   owner: string,
   leaseMs: number,
   limit: number,
+  /** The rules `owner` judges already (not taken again). */
+  judged: readonly string[] = [],
 ): Promise<WatchRuleRow[]> {
   if (limit <= 0) return [];
   const wdb = watchDb(db);
@@ -129,8 +131,15 @@ export async function claimWatchRules(
       eb
         .selectFrom('watch_rules')
         .select('id')
+        .$if(judged.length > 0, (q) => q.where('id', 'not in', judged))
         .where((w) =>
-          w.or([w('owner', 'is', null), w('lease_until', 'is', null), w('lease_until', '<', sql<Date>`now()`)]),
+          w.or([
+            w('owner', 'is', null),
+            w('lease_until', 'is', null),
+            w('lease_until', '<', sql<Date>`now()`),
+            // Its own rules, left when it could not renew in time: it takes them back at once.
+            w('owner', '=', owner),
+          ]),
         )
         .orderBy('created_at')
         .orderBy('id')
