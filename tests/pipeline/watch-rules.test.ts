@@ -6,13 +6,14 @@
 // session lists the alerts the live run raised.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { fireAlert } from '@tracehub/db';
 import { fixturePath, freePort, natsUrl, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
 import { connectTargetOnceListening, writeTo } from '../support/tcp-target.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { type ReceivedPost as Post, WebhookReceiver } from '../support/webhook-receiver.js';
-import { type PipelineEnv, removeBusPrefix, requireBuild, startService, stopAll } from './harness.js';
+import { backendsEnv, cli, type PipelineEnv, removeBusPrefix, requireBuild, startService, stopAll } from './harness.js';
 
 const TOKEN = `watch-${'0123456789abcdef'}`;
 const SECRET = 'hook-secret-for-tests';
@@ -231,4 +232,50 @@ describe('watch rules on the live records of two API processes', () => {
       expect(backtest.body.alerts[0].resolvedAt).not.toBeNull();
     }
   }, 90_000);
+
+  it('are kept from the command line too: added, listed, acknowledged, silenced, removed', async () => {
+    const cliEnv = backendsEnv(env);
+    expect(
+      await cli(
+        ['rules', 'add', '--id', 'cli-stp', '--name', 'stp errors', '--preset', 'stp-errors', '--protocols', 'stp'],
+        cliEnv,
+      ),
+    ).toBe('cli-stp\n');
+    // An API process takes up a rule added beside it.
+    await until(
+      'the new rule judged',
+      async () => (await call(apiPorts[1], 'GET', '/rules/cli-stp')).body.evaluatedBy !== null,
+      10_000,
+    );
+    const listed = await cli(['rules', 'list', '--json'], cliEnv);
+    expect(
+      listed
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toContain('cli-stp');
+    const fired = await fireAlert(backends.db, {
+      ruleId: 'cli-stp',
+      rig: 'rigS',
+      link: 'stm0',
+      summary: 'STP error markers',
+      session: null,
+      seq: null,
+      causeAt: new Date(),
+    });
+    const alerts = (await cli(['alerts', 'list', '--rule', 'cli-stp', '--firing', '--json'], cliEnv))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(alerts).toMatchObject([
+      { id: Number(fired?.id), rule: 'cli-stp', rig: 'rigS', link: 'stm0', state: 'firing' },
+    ]);
+    expect(await cli(['alerts', 'ack', String(alerts[0].id), '--by', 'night shift'], cliEnv)).toContain('acknowledged');
+    expect((await call(apiPorts[0], 'GET', '/alerts?rule=cli-stp')).body.alerts[0].acknowledgedBy).toBe('night shift');
+    expect(await cli(['rules', 'silence', 'cli-stp', '--for', '600'], cliEnv)).toContain('silenced until');
+    expect(await cli(['rules', 'remove', 'cli-stp'], cliEnv)).toBe('removed cli-stp\n');
+    await expect(cli(['rules', 'add', '--name', 'x', '--condition', '{"kind":"silent"}'], cliEnv)).rejects.toThrow(
+      /--condition/,
+    );
+  });
 });

@@ -94,6 +94,24 @@ export const RuleConditionSchema = Type.Union(
 );
 export type RuleCondition = Static<typeof RuleConditionSchema>;
 
+/** The ready-made conditions: the QS assertion record and the STP decoders' error markers. */
+export const RULE_PRESETS: Readonly<Record<'qs-assert' | 'stp-errors', RuleCondition>> = {
+  'qs-assert': { kind: 'records', filter: { names: ['QS_ASSERT_FAIL'] }, count: 1, windowSeconds: 60 },
+  'stp-errors': {
+    kind: 'records',
+    filter: {
+      names: [
+        'TB_ERROR_DATA_CORRUPTED',
+        'TB_ERROR_PAUSE_IN_STP_STREAM_LONG',
+        'TB_ERROR_OVERFLOW',
+        'TB_ERROR_RESERVED_STP_PACKET',
+      ],
+    },
+    count: 1,
+    windowSeconds: 60,
+  },
+};
+
 export const WebhookTargetSchema = Type.Object(
   {
     url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 }),

@@ -1,4 +1,10 @@
-import type { RuleCondition, RuleInput, RuleRecordFilter, RuleScope } from '@tracehub/api-contract';
+import {
+  RULE_PRESETS,
+  type RuleCondition,
+  type RuleInput,
+  type RuleRecordFilter,
+  type RuleScope,
+} from '@tracehub/api-contract';
 import { RecordName, recordMatcher, type TraceRecord } from '@tracehub/contracts';
 
 /** A rule's definition as the evaluator takes it (the stored row's parts, typed). */
@@ -9,26 +15,8 @@ export interface RuleDefinition {
   condition: RuleCondition;
 }
 
-/** The ready-made conditions: the QS assertion record and the STP decoders' error markers. */
-export const RULE_PRESETS: Readonly<Record<NonNullable<RuleInput['preset']>, RuleCondition>> = {
-  'qs-assert': { kind: 'records', filter: { names: ['QS_ASSERT_FAIL'] }, count: 1, windowSeconds: 60 },
-  'stp-errors': {
-    kind: 'records',
-    filter: {
-      names: [
-        'TB_ERROR_DATA_CORRUPTED',
-        'TB_ERROR_PAUSE_IN_STP_STREAM_LONG',
-        'TB_ERROR_OVERFLOW',
-        'TB_ERROR_RESERVED_STP_PACKET',
-      ],
-    },
-    count: 1,
-    windowSeconds: 60,
-  },
-};
-
 /** A rule's condition: the one given, else its preset's; undefined when it has neither. */
-export function conditionOf(input: RuleInput): RuleCondition | undefined {
+export function conditionOf(input: Pick<RuleInput, 'condition' | 'preset'>): RuleCondition | undefined {
   return input.condition ?? (input.preset ? RULE_PRESETS[input.preset] : undefined);
 }
 

@@ -7,6 +7,7 @@ import {
   AlertsReply,
   BacktestReply,
   problemResponses,
+  RULE_PRESETS,
   RuleConditionSchema,
   type RuleInput,
   RuleInputSchema,
@@ -30,7 +31,7 @@ import type { ServiceMetrics } from '@tracehub/service-kit';
 import type { Kysely } from 'kysely';
 import { alertOf, ruleOf } from './alert-view.js';
 import { backtestRule } from './backtest.js';
-import { conditionOf, RULE_PRESETS } from './rule-definition.js';
+import { conditionOf } from './rule-definition.js';
 import { RuleRunner, type RuleRunnerSettings, ruleDefinitionOf } from './rule-runner.js';
 import { WebhookSender } from './webhooks.js';
 

@@ -20,19 +20,22 @@ export interface NewWatchRule {
 /** `ms` from now on the database's clock: every process compares leases with the same clock. */
 const fromNow = (ms: number) => sql<Date>`now() + ${ms} * interval '1 millisecond'`;
 
-/** Adds a rule held by `owner` for `leaseMs` (it applies at once there); false when the id is taken. */
+/**
+ * Adds a rule held by `owner` for `leaseMs` (it applies at once there), or unheld without a
+ * lease (an API process takes it within a fifth of its lease); false when the id is taken.
+ */
 export async function insertWatchRule(
   db: Kysely<Database>,
   rule: NewWatchRule,
-  lease: { owner: string; leaseMs: number },
+  lease?: { owner: string; leaseMs: number },
 ): Promise<boolean> {
   const row = await watchDb(db)
     .insertInto('watch_rules')
     .values({
       ...rule,
       webhooks: JSON.stringify(rule.webhooks),
-      owner: lease.owner,
-      lease_until: fromNow(lease.leaseMs),
+      owner: lease?.owner ?? null,
+      lease_until: lease ? fromNow(lease.leaseMs) : null,
     })
     .onConflict((oc) => oc.column('id').doNothing())
     .returning('id')
