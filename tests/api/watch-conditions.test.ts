@@ -2,6 +2,8 @@
 // records published as a decoder's are seen, link states as storage keeps them. Who may
 // change rules, a count within a window, gaps, a new target build, a disconnected link, a
 // silenced rule (alerts kept, nobody told), and an acknowledgement.
+
+import type { Alert } from '@tracehub/api-contract';
 import type { TraceRecord } from '@tracehub/contracts';
 import { markSessionEnded } from '@tracehub/db';
 import { transitionRecord, until } from '@tracehub/tests/support';
@@ -42,13 +44,11 @@ async function addRule(body: object) {
   return res.body;
 }
 
-interface AlertBody {
-  id: number;
-  state: string;
-  session: string | null;
-  seq: number | null;
-  rig: string;
-}
+/** Adds rule `id` (named as its id) with a condition and scope, and webhooks when `told`. */
+const watch = (id: string, condition: object, scope: object, told = false) =>
+  addRule({ id, name: id, condition, scope, ...(told ? { webhooks: [{ url: hook }] } : {}) });
+
+type AlertBody = Alert;
 
 const alertsOf = async (rule: string): Promise<AlertBody[]> => (await call('GET', `/alerts?rule=${rule}`)).body.alerts;
 const firingOf = (rule: string) =>
@@ -94,25 +94,14 @@ describe('watch rules', () => {
   });
 
   it('fire at a count within a window, naming the first record of it, and resolve when the window passes', async () => {
-    await addRule({
-      id: 'three',
-      name: 'three timeouts',
-      condition: {
-        kind: 'records',
-        filter: { qsSig: 'TIMEOUT_SIG', names: ['QS_QEP_TRAN'] },
-        count: 3,
-        windowSeconds: 1,
-      },
-      scope: { rigs: ['rigC'] },
-      webhooks: [{ url: hook }],
-    });
+    await watch(
+      'three',
+      { kind: 'records', filter: { qsSig: 'TIMEOUT_SIG', names: ['QS_QEP_TRAN'] }, count: 3, windowSeconds: 1 },
+      { rigs: ['rigC'] },
+      true,
+    );
     // A rule that fires on any record of rigC: once it has, the batch before it was judged too.
-    await addRule({
-      id: 'any',
-      name: 'anything',
-      condition: { kind: 'records', filter: {} },
-      scope: { rigs: ['rigC'] },
-    });
+    await watch('any', { kind: 'records', filter: {} }, { rigs: ['rigC'] });
     publish(recordsNow('rigC', 'c1', 2));
     await firingOf('any');
     expect(await alertsOf('three')).toEqual([]);
@@ -125,18 +114,8 @@ describe('watch rules', () => {
   });
 
   it('count sequence gaps and new target builds, and leave out what is out of scope', async () => {
-    await addRule({
-      id: 'gaps',
-      name: 'gaps',
-      condition: { kind: 'gaps', windowSeconds: 60 },
-      scope: { links: ['uart?'] },
-    });
-    await addRule({
-      id: 'build',
-      name: 'new build',
-      condition: { kind: 'target-info-change' },
-      scope: { rigs: ['rigG'] },
-    });
+    await watch('gaps', { kind: 'gaps', windowSeconds: 60 }, { links: ['uart?'] });
+    await watch('build', { kind: 'target-info-change' }, { rigs: ['rigG'] });
     const info = (build: string) => ({
       kind: 'info' as const,
       name: 'QS_TARGET_INFO',
@@ -157,7 +136,7 @@ describe('watch rules', () => {
       [transitionRecord({ rig: 'rigG', link: 'spi0', session: 'g4' }, 0, { kind: 'error', name: 'SEQ_GAP' })],
       0,
     );
-    await addRule({ id: 'sentinel', name: 'sentinel', condition: { kind: 'records', filter: { text: 'SENTINEL' } } });
+    await watch('sentinel', { kind: 'records', filter: { text: 'SENTINEL' } }, {});
     publish(recordsNow('rigG', 'g5', 1, { text: 'SENTINEL' }));
     // Judged after the gap on spi0 (records are judged in the order they come).
     await firingOf('sentinel');
@@ -165,12 +144,7 @@ describe('watch rules', () => {
   });
 
   it('fire on a link disconnected for long enough, and resolve when it is back', async () => {
-    await addRule({
-      id: 'gone',
-      name: 'gone',
-      condition: { kind: 'disconnected', seconds: 0.3 },
-      scope: { rigs: ['rigD'] },
-    });
+    await watch('gone', { kind: 'disconnected', seconds: 0.3 }, { rigs: ['rigD'] });
     const startNs = BigInt(Date.now() - 1000) * 1_000_000n;
     await storeSessionStart(api.db, { rig: 'rigD', link: 'uart0', session: 'd1', startNs }, 'qs');
     await markSessionEnded(api.db, 'd1', new Date(), 1);
@@ -181,22 +155,10 @@ describe('watch rules', () => {
   });
 
   it('keep the alerts of a silenced rule without telling anyone, and take acknowledgements', async () => {
-    await addRule({
-      id: 'hushed',
-      name: 'hushed',
-      condition: { kind: 'records', filter: { text: 'HUSH' } },
-      scope: { rigs: ['rigS'] },
-      webhooks: [{ url: hook }],
-    });
+    await watch('hushed', { kind: 'records', filter: { text: 'HUSH' } }, { rigs: ['rigS'] }, true);
     const silenced = await call('POST', '/rules/hushed/silence', { seconds: 600 });
     expect(silenced.body.silencedUntil).not.toBeNull();
-    await addRule({
-      id: 'loud',
-      name: 'loud',
-      condition: { kind: 'records', filter: { text: 'LOUD' } },
-      scope: { rigs: ['rigS'] },
-      webhooks: [{ url: hook }],
-    });
+    await watch('loud', { kind: 'records', filter: { text: 'LOUD' } }, { rigs: ['rigS'] }, true);
     publish(recordsNow('rigS', 's1', 1, { text: 'HUSH now' }));
     publish(recordsNow('rigS', 's1', 1, { text: 'LOUD now' }));
     const fired = await firingOf('hushed');

@@ -6,6 +6,7 @@
 // session lists the alerts the live run raised.
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { Alert } from '@tracehub/api-contract';
 import { fireAlert } from '@tracehub/db';
 import { fixturePath, freePort, natsUrl, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,19 +76,7 @@ afterAll(async () => {
   if (env) await removeBusPrefix(env.natsUrl, env.prefix);
 });
 
-interface AlertBody {
-  id: number;
-  rule: string;
-  rig: string;
-  link: string;
-  state: string;
-  session: string | null;
-  seq: number | null;
-  at: string;
-  firedAt: string;
-  resolvedAt: string | null;
-  dashboardUrl: string;
-}
+type AlertBody = Alert;
 
 describe('watch rules on the live records of two API processes', () => {
   it('fire each alert once within 2 s, tell a webhook once per state change (retried after a 500), resolve, and backtest alike', async () => {

@@ -184,13 +184,9 @@ export class RuleEvaluator {
 
   /** The links' states as stored (silent and disconnected rules). */
   linkStates(states: readonly LinkState[]): AlertChange[] {
-    if (!this.watchesLinkStates) return [];
-    const out: AlertChange[] = [];
-    for (const s of states) {
-      if (!this.admits(s)) continue;
-      const w = this.watch(s.rig, s.link);
+    return this.perLink(states, this.watchesLinkStates, (s, w, out) => {
       // Storage may be behind the live records: a session older than the records seen is stale news.
-      if (s.session !== w.session && w.lastMs !== null && s.startedMs < w.lastMs) continue;
+      if (s.session !== w.session && w.lastMs !== null && s.startedMs < w.lastMs) return;
       const newSession = s.session !== w.session;
       w.session = s.session;
       w.connected = s.endedMs === null;
@@ -200,20 +196,27 @@ export class RuleEvaluator {
         if (newSession) w.lastSeq = null;
         w.lastMs = newSession ? last : Math.max(w.lastMs ?? last, last);
       }
-      if (!w.firing) continue;
+      if (!w.firing) return;
       if (this.condition.kind === 'silent' && !w.connected) this.resolve(w, s.endedMs ?? s.startedMs, out);
       if (this.condition.kind === 'disconnected' && w.connected) this.resolve(w, s.startedMs, out);
-    }
-    return out;
+    });
   }
 
   refused(losses: readonly RefusedRecords[]): AlertChange[] {
-    if (!this.watchesRefusals) return [];
+    return this.perLink(losses, this.watchesRefusals, (l, w, out) =>
+      this.occur(w, { ms: l.atMs, session: l.session, seq: l.seq, weight: l.records }, out),
+    );
+  }
+
+  /** `visit` each item of a link in scope (none when the rule does not watch such items). */
+  private perLink<T extends { rig: string; link: string; protocol: string }>(
+    items: readonly T[],
+    watched: boolean,
+    visit: (item: T, w: LinkWatch, out: AlertChange[]) => void,
+  ): AlertChange[] {
     const out: AlertChange[] = [];
-    for (const l of losses) {
-      if (!this.admits(l)) continue;
-      this.occur(this.watch(l.rig, l.link), { ms: l.atMs, session: l.session, seq: l.seq, weight: l.records }, out);
-    }
+    if (!watched) return out;
+    for (const item of items) if (this.admits(item)) visit(item, this.watch(item.rig, item.link), out);
     return out;
   }
 
@@ -257,20 +260,17 @@ export class RuleEvaluator {
 
   private fire(w: LinkWatch, cause: Occurrence, out: AlertChange[]): void {
     w.firing = true;
-    out.push({
-      state: 'firing',
-      rig: w.rig,
-      link: w.link,
-      summary: this.summary,
-      session: cause.session,
-      seq: cause.seq,
-      atMs: cause.ms,
-    });
+    out.push(this.change(w, 'firing', cause.ms, cause));
   }
 
   private resolve(w: LinkWatch, atMs: number, out: AlertChange[]): void {
     w.firing = false;
-    out.push({ state: 'resolved', rig: w.rig, link: w.link, summary: this.summary, session: null, seq: null, atMs });
+    out.push(this.change(w, 'resolved', atMs));
+  }
+
+  private change(w: LinkWatch, state: AlertChange['state'], atMs: number, cause?: Occurrence): AlertChange {
+    const { rig, link } = w;
+    return { state, rig, link, summary: this.summary, session: cause?.session ?? null, seq: cause?.seq ?? null, atMs };
   }
 
   private watch(rig: string, link: string): LinkWatch {

@@ -163,15 +163,7 @@ export class RuleRunner {
     const rules = [...this.served.entries()].filter(([, r]) => r.row.enabled);
     const { db } = this.deps;
     if (rules.some(([, r]) => r.evaluator.watchesLinkStates)) {
-      const states = (await latestLinkSessions(db)).map((s) => ({
-        rig: s.rig,
-        link: s.link,
-        protocol: s.protocol,
-        session: s.id,
-        startedMs: s.started_at.getTime(),
-        endedMs: s.ended_at?.getTime() ?? null,
-        lastRecordMs: s.last_host_time?.getTime() ?? null,
-      }));
+      const states = await latestLinkSessions(db);
       for (const [id, r] of rules) this.queue(id, r.evaluator.linkStates(states));
     }
     if (rules.some(([, r]) => r.evaluator.watchesRefusals)) {

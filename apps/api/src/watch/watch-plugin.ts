@@ -124,28 +124,17 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     async (request) => ruleOf(await mustGetRule(request.params.id)),
   );
 
-  app.post(
-    '/rules',
-    route(
-      {
-        summary: 'Add a watch rule: it applies to live records from now on',
-        body: RuleInputSchema,
-        response: { 201: RuleSchema, 409: problemResponses[400] },
-      },
-      'control',
-    ),
-    async (request, reply) => {
-      const rule = newRule(request.body, request.body.id ?? `rule-${randomBytes(4).toString('hex')}`);
-      if (!(await insertWatchRule(db, rule, { owner: runner.replicaId, leaseMs: settings.leaseMs }))) {
-        throw httpErrors.conflict(`a watch rule named ${JSON.stringify(rule.id)} exists already`);
-      }
-      const stored = await mustGetRule(rule.id);
-      await runner.adopt(stored);
-      // Records published after this answer are judged by the rule.
-      await options.feed.flush();
-      return reply.code(201).send(ruleOf(stored));
-    },
-  );
+  app.post('/rules', ADD_RULE, async (request, reply) => {
+    const rule = newRule(request.body, request.body.id ?? `rule-${randomBytes(4).toString('hex')}`);
+    if (!(await insertWatchRule(db, rule, { owner: runner.replicaId, leaseMs: settings.leaseMs }))) {
+      throw httpErrors.conflict(`a watch rule named ${JSON.stringify(rule.id)} exists already`);
+    }
+    const stored = await mustGetRule(rule.id);
+    await runner.adopt(stored);
+    // Records published after this answer are judged by the rule.
+    await options.feed.flush();
+    return reply.code(201).send(ruleOf(stored));
+  });
 
   app.put(
     '/rules/:id',
@@ -263,6 +252,16 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     },
   );
 };
+
+/** `POST /rules`: 201 with the rule, 409 when its id is taken. */
+const ADD_RULE = route(
+  {
+    summary: 'Add a watch rule: it applies to live records from now on',
+    body: RuleInputSchema,
+    response: { 201: RuleSchema, 409: problemResponses[400] },
+  },
+  'control',
+);
 
 /** A rule as stored, from what a request gave; a 400 when it has neither condition nor preset. */
 function newRule(input: Omit<RuleInput, 'id'>, id: string): NewWatchRule {

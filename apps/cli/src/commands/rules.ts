@@ -1,4 +1,5 @@
 import type { RuleCondition, RuleScope, WebhookTarget } from '@tracehub/api-contract';
+import type { createDb } from '@tracehub/db';
 import type { Command } from 'commander';
 import { addConnectionOptions } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
@@ -25,6 +26,27 @@ const list = (text: string | undefined) =>
     ?.split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+
+/** A subcommand about one rule or alert (`<id>`), with the database options. */
+function oneCommand(parent: Command, name: string, description: string, what: string): Command {
+  return addConnectionOptions(parent.command(name).description(description).argument('<id>', what), { db: true });
+}
+
+/** Runs a change of one row; an error saying `missing` when there was no such row, else prints `done`. */
+async function changeOne(
+  databaseUrl: string,
+  change: (db: ReturnType<typeof createDb>) => Promise<unknown>,
+  missing: string,
+  done: () => string,
+): Promise<void> {
+  await withDatabase(databaseUrl, 'rules', async (db) => {
+    const changed = await change(db).catch((err: Error) => {
+      throw cannotQuery(databaseUrl, err);
+    });
+    if (!changed) throw new Error(missing);
+    process.stdout.write(`${done()}\n`);
+  });
+}
 
 /** A rule's condition from `--preset` or `--condition` JSON, checked against the API's own schema. */
 async function conditionFrom(opts: AddOptions): Promise<RuleCondition> {
@@ -116,32 +138,32 @@ export function registerRules(program: Command): void {
     });
   });
 
-  const removeCmd = rules.command('remove').description('remove a rule and its alerts').argument('<id>', 'the rule');
-  addConnectionOptions(removeCmd, { db: true });
-  removeCmd.action(async (id: string, opts: DbOptions) => {
-    const { deleteWatchRule } = await import('@tracehub/db');
-    await withDatabase(opts.databaseUrl, 'rules', async (db) => {
-      if (!(await deleteWatchRule(db, id))) throw new Error(`no watch rule ${id}`);
-      process.stdout.write(`removed ${id}\n`);
-    });
-  });
+  oneCommand(rules, 'remove', 'remove a rule and its alerts', 'the rule').action(
+    async (id: string, opts: DbOptions) => {
+      const { deleteWatchRule } = await import('@tracehub/db');
+      await changeOne(
+        opts.databaseUrl,
+        (db) => deleteWatchRule(db, id),
+        `no watch rule ${id}`,
+        () => `removed ${id}`,
+      );
+    },
+  );
 
-  const silenceCmd = rules
-    .command('silence')
-    .description('silence a rule for a time: its alerts are kept, its webhooks not told')
-    .argument('<id>', 'the rule')
-    .requiredOption('--for <seconds>', 'how long (0 ends the silence)');
-  addConnectionOptions(silenceCmd, { db: true });
-  silenceCmd.action(async (id: string, opts: DbOptions & { for: string }) => {
-    const seconds = Number(opts.for);
-    if (!Number.isInteger(seconds) || seconds < 0) throw new Error('--for: whole seconds, 0 or more');
-    const { silenceWatchRule } = await import('@tracehub/db');
-    await withDatabase(opts.databaseUrl, 'rules', async (db) => {
+  oneCommand(rules, 'silence', 'silence a rule for a time: its alerts are kept, its webhooks not told', 'the rule')
+    .requiredOption('--for <seconds>', 'how long (0 ends the silence)')
+    .action(async (id: string, opts: DbOptions & { for: string }) => {
+      const seconds = Number(opts.for);
+      if (!Number.isInteger(seconds) || seconds < 0) throw new Error('--for: whole seconds, 0 or more');
+      const { silenceWatchRule } = await import('@tracehub/db');
       const until = seconds === 0 ? null : new Date(Date.now() + seconds * 1000);
-      if (!(await silenceWatchRule(db, id, until))) throw new Error(`no watch rule ${id}`);
-      process.stdout.write(until ? `${id} silenced until ${until.toISOString()}\n` : `${id} no longer silenced\n`);
+      await changeOne(
+        opts.databaseUrl,
+        (db) => silenceWatchRule(db, id, until),
+        `no watch rule ${id}`,
+        () => (until ? `${id} silenced until ${until.toISOString()}` : `${id} no longer silenced`),
+      );
     });
-  });
 }
 
 /** `tracehub alerts list|ack`: what the rules fired. */
@@ -180,19 +202,17 @@ export function registerAlerts(program: Command): void {
     });
   });
 
-  const ackCmd = alerts
-    .command('ack')
-    .description('acknowledge an alert (someone is on it)')
-    .argument('<id>', 'the alert')
-    .requiredOption('--by <name>', 'who');
-  addConnectionOptions(ackCmd, { db: true });
-  ackCmd.action(async (id: string, opts: DbOptions & { by: string }) => {
-    const n = Number(id);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`<id>: an alert number, not ${id}`);
-    const { acknowledgeAlert } = await import('@tracehub/db');
-    await withDatabase(opts.databaseUrl, 'alerts', async (db) => {
-      if (!(await acknowledgeAlert(db, n, opts.by))) throw new Error(`no alert ${n}`);
-      process.stdout.write(`alert ${n} acknowledged by ${opts.by}\n`);
+  oneCommand(alerts, 'ack', 'acknowledge an alert (someone is on it)', 'the alert')
+    .requiredOption('--by <name>', 'who')
+    .action(async (id: string, opts: DbOptions & { by: string }) => {
+      const n = Number(id);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`<id>: an alert number, not ${id}`);
+      const { acknowledgeAlert } = await import('@tracehub/db');
+      await changeOne(
+        opts.databaseUrl,
+        (db) => acknowledgeAlert(db, n, opts.by),
+        `no alert ${n}`,
+        () => `alert ${n} acknowledged by ${opts.by}`,
+      );
     });
-  });
 }

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
  * Watch rules and the alerts they raise.
  *
  * `watch_rules`: one row per rule (its scope, condition and webhooks as given), leased to the
- * one API process that evaluates it, as the Reporter endpoints are (`owner` until
+ * one API process that judges it, as the Reporter endpoints are (`owner` until
  * `lease_until`, renewed every tick): every process sees every live record, but only a
  * rule's owner judges it, so a rule fires once however many processes run.
  *
@@ -13,46 +13,42 @@ import { type Kysely, sql } from 'kysely';
  * rule's alert single while its lease changes hands.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable('watch_rules')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('scope', 'jsonb', (c) => c.notNull())
-    .addColumn('condition', 'jsonb', (c) => c.notNull())
-    .addColumn('webhooks', 'jsonb', (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
-    .addColumn('enabled', 'boolean', (c) => c.notNull().defaultTo(true))
-    .addColumn('silenced_until', 'timestamptz')
-    .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addColumn('owner', 'text')
-    .addColumn('lease_until', 'timestamptz')
-    .execute();
-  await db.schema
-    .createTable('alerts')
-    .addColumn('id', 'bigserial', (c) => c.primaryKey())
-    .addColumn('rule_id', 'text', (c) => c.notNull().references('watch_rules.id').onDelete('cascade'))
-    .addColumn('rig', 'text', (c) => c.notNull())
-    .addColumn('link', 'text', (c) => c.notNull())
-    .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('firing', 'resolved')`))
-    .addColumn('summary', 'text', (c) => c.notNull())
-    .addColumn('session', 'text')
-    .addColumn('seq', 'bigint')
-    .addColumn('cause_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('fired_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
-    .addColumn('resolved_at', 'timestamptz')
-    .addColumn('acknowledged_at', 'timestamptz')
-    .addColumn('acknowledged_by', 'text')
-    .execute();
-  await db.schema
-    .createIndex('alerts_one_firing_per_link')
-    .on('alerts')
-    .columns(['rule_id', 'rig', 'link'])
-    .unique()
-    .where(sql.ref('state'), '=', 'firing')
-    .execute();
-  await db.schema.createIndex('alerts_fired_at_idx').on('alerts').column('fired_at').execute();
+  await sql`
+    create table watch_rules (
+      id text primary key,
+      name text not null,
+      scope jsonb not null,
+      condition jsonb not null,
+      webhooks jsonb not null default '[]'::jsonb,
+      enabled boolean not null default true,
+      silenced_until timestamptz,
+      created_at timestamptz not null default now(),
+      owner text,
+      lease_until timestamptz
+    )`.execute(db);
+  await sql`
+    create table alerts (
+      id bigserial primary key,
+      rule_id text not null references watch_rules (id) on delete cascade,
+      rig text not null,
+      link text not null,
+      state text not null check (state in ('firing', 'resolved')),
+      summary text not null,
+      session text,
+      seq bigint,
+      cause_at timestamptz not null,
+      fired_at timestamptz not null default now(),
+      resolved_at timestamptz,
+      acknowledged_at timestamptz,
+      acknowledged_by text
+    )`.execute(db);
+  await sql`create unique index alerts_one_firing_per_link on alerts (rule_id, rig, link) where state = 'firing'`.execute(
+    db,
+  );
+  await sql`create index alerts_fired_at_idx on alerts (fired_at)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropTable('alerts').execute();
-  await db.schema.dropTable('watch_rules').execute();
+  await sql`drop table alerts`.execute(db);
+  await sql`drop table watch_rules`.execute(db);
 }

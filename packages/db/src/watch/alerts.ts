@@ -115,21 +115,32 @@ export async function firingAlertCounts(
   return rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
-/** The latest session of every link (open or ended): the link states that rules watch. */
+/** Milliseconds since the epoch of a timestamptz column (null stays null). */
+const epochMs = (column: string) => sql<number>`(extract(epoch from ${sql.ref(column)}) * 1000)::float8`;
+
+/** The latest session of every link (open or ended): the link states that rules watch, times in ms. */
 export async function latestLinkSessions(db: Kysely<Database>): Promise<
   {
-    id: string;
+    session: string;
     rig: string;
     link: string;
     protocol: string;
-    started_at: Date;
-    ended_at: Date | null;
-    last_host_time: Date | null;
+    startedMs: number;
+    endedMs: number | null;
+    lastRecordMs: number | null;
   }[]
 > {
   return db
     .selectFrom('sessions')
-    .select(['id', 'rig', 'link', 'protocol', 'started_at', 'ended_at', 'last_host_time'])
+    .select([
+      'id as session',
+      'rig',
+      'link',
+      'protocol',
+      epochMs('started_at').as('startedMs'),
+      epochMs('ended_at').as('endedMs'),
+      epochMs('last_host_time').as('lastRecordMs'),
+    ])
     .distinctOn(['rig', 'link'])
     .orderBy('rig')
     .orderBy('link')

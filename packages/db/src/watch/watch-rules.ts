@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
+import { claimLeasedRows, releaseLeasedRows } from '../writes/leased-rows.js';
 import { type WatchRuleRow, watchDb } from './watch-tables.js';
 
 /** A rule as readers show it: `evaluatedBy` is its owner while the lease runs, and its firing alerts. */
@@ -114,53 +115,22 @@ export async function renewWatchRuleLeases(
 }
 
 /**
- * Takes up to `limit` rules nobody evaluates (never taken, given back, or whose lease ran out),
- * or that `owner` holds but stopped judging, for `owner`, oldest first; rows another process is taking at the same moment are skipped.
+ * Takes up to `limit` rules nobody judges for `owner` (see `claimLeasedRows`), and its own
+ * rules it no longer judges (not in `judged`).
  */
 export async function claimWatchRules(
   db: Kysely<Database>,
   owner: string,
   leaseMs: number,
   limit: number,
-  /** The rules `owner` judges already (not taken again). */
   judged: readonly string[] = [],
 ): Promise<WatchRuleRow[]> {
-  if (limit <= 0) return [];
-  const wdb = watchDb(db);
-  return wdb
-    .updateTable('watch_rules')
-    .set({ owner, lease_until: fromNow(leaseMs) })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('watch_rules')
-        .select('id')
-        .$if(judged.length > 0, (q) => q.where('id', 'not in', judged))
-        .where((w) =>
-          w.or([
-            w('owner', 'is', null),
-            w('lease_until', 'is', null),
-            w('lease_until', '<', sql<Date>`now()`),
-            // Its own rules, left when it could not renew in time: it takes them back at once.
-            w('owner', '=', owner),
-          ]),
-        )
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .returningAll()
-    .execute();
+  return claimLeasedRows<WatchRuleRow>(db, 'watch_rules', owner, { leaseMs, limit, held: judged });
 }
 
 /** Gives back `owner`'s rules (it is stopping), so another process takes them at once. */
 export async function releaseWatchRules(db: Kysely<Database>, owner: string): Promise<void> {
-  await watchDb(db)
-    .updateTable('watch_rules')
-    .set({ owner: null, lease_until: null })
-    .where('owner', '=', owner)
-    .execute();
+  await releaseLeasedRows(db, 'watch_rules', owner);
 }
 
 /** How many rules there are (to share them out over the processes alive). */
