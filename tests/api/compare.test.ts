@@ -6,7 +6,7 @@ import type { TraceRecord } from '@tracehub/contracts';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
-import { storeRecordBatches, storeSessionStart } from '../support/stored-session.js';
+import { storeSecondRun } from '../support/second-run.js';
 import { type TestApi, testApi } from '../support/test-api.js';
 import { READ_TOKEN } from './fixture-data.js';
 
@@ -22,21 +22,7 @@ beforeAll(async () => {
   api = await testApi('compare');
   first = (await storeQsFixture(api.db, 'dpp_qv', { rig: 'rigA', link: 'uart0', session: 'run-a', startNs: T0 }))
     .records;
-  const transitions = first.filter((r) => r.name === 'QS_QEP_TRAN');
-  // A transition in the middle, made to enter a state another transition of its object enters.
-  changed = transitions[Math.floor(transitions.length / 2)];
-  const other = transitions.find((r) => r.qs?.obj === changed.qs?.obj && r.fields.target !== changed.fields.target);
-  expect(other, 'another state of the same object').toBeDefined();
-  const laterNs = T0 + 3_600_000_000_000n;
-  const second = first.map((r) => ({
-    ...r,
-    rig: 'rigB',
-    session: 'run-b',
-    hostNs: (BigInt(r.hostNs) + 3_600_000_000_123n).toString(),
-    ...(r.seq === changed.seq ? { fields: { ...r.fields, target: other?.fields.target } } : {}),
-  }));
-  await storeSessionStart(api.db, { rig: 'rigB', link: 'uart0', session: 'run-b', startNs: laterNs }, 'qs');
-  await storeRecordBatches(api.db, second, 1000);
+  changed = await storeSecondRun(api.db, first, { rig: 'rigB', session: 'run-b', laterNs: 3_600_000_000_123n });
 });
 
 afterAll(() => api?.close());
