@@ -46,8 +46,8 @@ describe('two runs compared', () => {
       index: before,
       a: { seq: changed.seq, name: 'QS_QEP_TRAN', source: changed.qs?.obj },
       b: { seq: changed.seq, name: 'QS_QEP_TRAN', source: changed.qs?.obj },
-      linkA: `/#/session/run-a?seq=${changed.seq}`,
-      linkB: `/#/session/run-b?seq=${changed.seq}`,
+      linkA: `/#/session/run-a?seq=${changed.seq}&after=${changed.seq - 1}`,
+      linkB: `/#/session/run-b?seq=${changed.seq}&after=${changed.seq - 1}`,
     });
   });
 

@@ -67,7 +67,9 @@ describe('the watch pages in Chromium', () => {
     const firing = page.locator('#alerts tr.firing');
     await firing.waitFor();
     expect(await firing.locator('td').nth(2).textContent()).toBe('rig1 / uart0');
-    expect(await firing.locator('a', { hasText: 'record #0' }).getAttribute('href')).toBe('#/session/run-live?seq=0');
+    expect(await firing.locator('a', { hasText: 'record #0' }).getAttribute('href')).toBe(
+      '#/session/run-live?seq=0&after=-1',
+    );
     await page.locator('#firing-count', { hasText: '1' }).waitFor();
     await page.screenshot({ path: join(screenshotsDir, 'watch-alerts.png'), fullPage: true });
 
@@ -87,7 +89,9 @@ describe('the watch pages in Chromium', () => {
     const lines = await divergence.locator('.side small').allTextContents();
     expect(lines[0]).toContain(`->${changed.fields.target}`);
     expect(lines[1]).not.toBe(lines[0]);
-    expect(await divergence.locator('.side a').first().getAttribute('href')).toBe(`#/session/run-a?seq=${changed.seq}`);
+    expect(await divergence.locator('.side a').first().getAttribute('href')).toBe(
+      `#/session/run-a?seq=${changed.seq}&after=${changed.seq - 1}`,
+    );
     expect(await page.locator('#compare-counts tbody tr').count()).toBeGreaterThan(5);
     await page.screenshot({ path: join(screenshotsDir, 'watch-compare.png'), fullPage: true });
   });

