@@ -11,6 +11,7 @@ import { fireAlert } from '@tracehub/db';
 import { fixturePath, freePort, natsUrl, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../foundation/processes.js';
+import { type ApiProcess, startApiProcess } from '../support/api-process.js';
 import { connectTargetOnceListening, writeTo } from '../support/tcp-target.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { type ReceivedPost as Post, WebhookReceiver } from '../support/webhook-receiver.js';
@@ -27,17 +28,7 @@ const procs: RunningProcess[] = [];
 const receiver = new WebhookReceiver({ failFirst: true });
 let hookUrl: string;
 let linkPort: number;
-const apiPorts: number[] = [];
-
-async function call(port: number, method: string, path: string, body?: object) {
-  const res = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const apis: ApiProcess[] = [];
 
 async function metricsText(port: number): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -54,18 +45,13 @@ beforeAll(async () => {
   procs.push(await startService('decoder-qs', env));
   procs.push(await startService('gateway', env, { TRACEHUB_LINKS: `qs/rigW/uart0=tcp-listen:127.0.0.1:${linkPort}` }));
   for (let i = 0; i < 2; i++) {
-    const port = await freePort();
-    procs.push(
-      await startService('api', env, {
-        API_PORT: String(port),
-        API_HOST: '127.0.0.1',
-        API_TOKENS: `${TOKEN}:read+control`,
-        WATCH_LEASE_MS: '3000',
-        WATCH_DASHBOARD_URL: 'http://dashboard.example',
-        LOG_LEVEL: 'info',
-      }),
-    );
-    apiPorts.push(port);
+    const api = await startApiProcess(env, TOKEN, {
+      WATCH_LEASE_MS: '3000',
+      WATCH_DASHBOARD_URL: 'http://dashboard.example',
+      LOG_LEVEL: 'info',
+    });
+    procs.push(api.proc);
+    apis.push(api);
   }
 }, 120_000);
 
@@ -80,9 +66,10 @@ type AlertBody = Alert;
 
 describe('watch rules on the live records of two API processes', () => {
   it('fire each alert once within 2 s, tell a webhook once per state change (retried after a 500), resolve, and backtest alike', async () => {
-    const [a, b] = apiPorts;
+    const [apiA, apiB] = apis;
+    const b = apiB.port;
     const webhooks = [{ url: hookUrl, secret: SECRET, timeoutMs: 2000, retries: 3 }];
-    const assertRule = await call(a, 'POST', '/rules', {
+    const assertRule = await apiA.call('POST', '/rules', {
       id: 'asserts',
       name: 'target assertions',
       preset: 'qs-assert',
@@ -91,14 +78,14 @@ describe('watch rules on the live records of two API processes', () => {
     });
     expect(assertRule.status, JSON.stringify(assertRule.body)).toBe(201);
     // A preset's window, narrowed so that the alert clears within the test.
-    const narrowed = await call(a, 'PUT', '/rules/asserts', {
+    const narrowed = await apiA.call('PUT', '/rules/asserts', {
       name: 'target assertions',
       condition: { kind: 'records', filter: { names: ['QS_ASSERT_FAIL'] }, windowSeconds: ASSERT_WINDOW_SECONDS },
       scope: { rigs: ['rig*'], protocols: ['qs'] },
       webhooks,
     });
     expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);
-    const silentRule = await call(b, 'POST', '/rules', {
+    const silentRule = await apiB.call('POST', '/rules', {
       id: 'silence',
       name: 'link silent',
       condition: { kind: 'silent', seconds: SILENT_SECONDS },
@@ -107,10 +94,10 @@ describe('watch rules on the live records of two API processes', () => {
     });
     expect(silentRule.status, JSON.stringify(silentRule.body)).toBe(201);
     // Read scope sees rules; a rule without condition or preset is refused.
-    expect((await call(a, 'POST', '/rules', { name: 'nothing' })).status).toBe(400);
+    expect((await apiA.call('POST', '/rules', { name: 'nothing' })).status).toBe(400);
     // Each process judges the rule added on it.
     const rules = await until('each rule judged by one process', async () => {
-      const listed = (await call(b, 'GET', '/rules')).body.rules as { id: string; evaluatedBy: string | null }[];
+      const listed = (await apiB.call('GET', '/rules')).body.rules as { id: string; evaluatedBy: string | null }[];
       return listed.every((r) => r.evaluatedBy !== null) && listed;
     });
     expect(new Set(rules.map((r) => r.evaluatedBy)).size).toBe(2);
@@ -125,7 +112,7 @@ describe('watch rules on the live records of two API processes', () => {
       'both rules fired',
       async () => {
         // The assertion's alert may have cleared already (its window is short): fired is enough here.
-        const alerts = (await call(a, 'GET', '/alerts')).body.alerts as AlertBody[];
+        const alerts = (await apiA.call('GET', '/alerts')).body.alerts as AlertBody[];
         return alerts.length === 2 && alerts;
       },
       20_000,
@@ -138,7 +125,7 @@ describe('watch rules on the live records of two API processes', () => {
 
     // The assertion alert names its record: stored, a QS_ASSERT_FAIL, at the alert's time.
     const session = assertAlert.session as string;
-    const record = await call(a, 'GET', `/records?session=${session}&name=QS_ASSERT_FAIL`);
+    const record = await apiA.call('GET', `/records?session=${session}&name=QS_ASSERT_FAIL`);
     expect(record.status, JSON.stringify(record.body)).toBe(200);
     const stored = record.body.records[0];
     expect(stored.seq).toBe(assertAlert.seq);
@@ -156,12 +143,12 @@ describe('watch rules on the live records of two API processes', () => {
 
     // The assertion clears when its window passes; the silence when the target goes away.
     await until('the assertion alert resolved', async () => {
-      const alerts = (await call(b, 'GET', '/alerts?rule=asserts')).body.alerts as AlertBody[];
+      const alerts = (await apiB.call('GET', '/alerts?rule=asserts')).body.alerts as AlertBody[];
       return alerts[0]?.state === 'resolved';
     });
     target.destroy();
     await until('the silence alert resolved', async () => {
-      const alerts = (await call(b, 'GET', '/alerts?rule=silence')).body.alerts as AlertBody[];
+      const alerts = (await apiB.call('GET', '/alerts?rule=silence')).body.alerts as AlertBody[];
       return alerts[0]?.state === 'resolved';
     });
 
@@ -199,7 +186,7 @@ describe('watch rules on the live records of two API processes', () => {
     expect(firstPost(silentAlert.id) - Date.parse(silentAlert.at)).toBeLessThan(2000);
 
     // Each rule fired once across both processes.
-    const all = (await call(a, 'GET', '/alerts')).body.alerts as AlertBody[];
+    const all = (await apiA.call('GET', '/alerts')).body.alerts as AlertBody[];
     expect(all.map((al) => al.rule).sort()).toEqual(['asserts', 'silence']);
 
     // The Prometheus gauge: nothing fires now.
@@ -209,7 +196,7 @@ describe('watch rules on the live records of two API processes', () => {
     const from = new Date(Date.now() - 10 * 60_000).toISOString();
     const to = new Date(Date.now() + 1000).toISOString();
     for (const live of [assertAlert, silentAlert]) {
-      const backtest = await call(b, 'POST', `/rules/${live.rule}/backtest?from=${from}&to=${to}`);
+      const backtest = await apiB.call('POST', `/rules/${live.rule}/backtest?from=${from}&to=${to}`);
       expect(backtest.status, JSON.stringify(backtest.body)).toBe(200);
       expect(
         backtest.body.alerts.map((al: AlertBody) => ({
@@ -235,7 +222,7 @@ describe('watch rules on the live records of two API processes', () => {
     // An API process takes up a rule added beside it.
     await until(
       'the new rule judged',
-      async () => (await call(apiPorts[1], 'GET', '/rules/cli-stp')).body.evaluatedBy !== null,
+      async () => (await apis[1].call('GET', '/rules/cli-stp')).body.evaluatedBy !== null,
       10_000,
     );
     const listed = await cli(['rules', 'list', '--json'], cliEnv);
@@ -262,7 +249,7 @@ describe('watch rules on the live records of two API processes', () => {
       { id: Number(fired?.id), rule: 'cli-stp', rig: 'rigS', link: 'stm0', state: 'firing' },
     ]);
     expect(await cli(['alerts', 'ack', String(alerts[0].id), '--by', 'night shift'], cliEnv)).toContain('acknowledged');
-    expect((await call(apiPorts[0], 'GET', '/alerts?rule=cli-stp')).body.alerts[0].acknowledgedBy).toBe('night shift');
+    expect((await apis[0].call('GET', '/alerts?rule=cli-stp')).body.alerts[0].acknowledgedBy).toBe('night shift');
     expect(await cli(['rules', 'silence', 'cli-stp', '--for', '600'], cliEnv)).toContain('silenced until');
     expect(await cli(['rules', 'remove', 'cli-stp'], cliEnv)).toBe('removed cli-stp\n');
     await expect(cli(['rules', 'add', '--name', 'x', '--condition', '{"kind":"silent"}'], cliEnv)).rejects.toThrow(
