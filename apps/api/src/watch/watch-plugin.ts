@@ -14,6 +14,7 @@ import {
   RuleSchema,
   RulesReply,
 } from '@tracehub/api-contract';
+import { NAME_PATTERN } from '@tracehub/contracts';
 import {
   acknowledgeAlert,
   type Database,
@@ -217,8 +218,8 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
         {
           state: Type.Optional(AlertSchema.properties.state),
           rule: Type.Optional(RuleSchema.properties.id),
-          rig: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-          link: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          rig: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
+          link: Type.Optional(Type.String({ pattern: NAME_PATTERN })),
           limit: Type.Integer({ minimum: 1, maximum: 1000, default: 200 }),
         },
         { additionalProperties: false },
