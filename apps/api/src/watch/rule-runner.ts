@@ -89,7 +89,6 @@ export class RuleRunner {
 
   async start(): Promise<void> {
     this.running = true;
-    this.removeConsumer = this.deps.feed.add((batch) => this.onBatch(batch));
     await this.leaseTick();
     // The next tick is timed from the end of the last: a slow database never piles ticks up.
     const next = () => {
@@ -105,10 +104,10 @@ export class RuleRunner {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
-    this.removeConsumer?.();
     await this.ticking;
     await this.changes;
     this.served.clear();
+    this.followFeed();
     await releaseWatchRules(this.deps.db, this.replicaId).catch(() => {});
   }
 
@@ -137,6 +136,20 @@ export class RuleRunner {
   /** Forgets a rule removed here (its owner, if another process, forgets it at its next renewal). */
   forget(id: string): void {
     this.served.delete(id);
+    this.followFeed();
+  }
+
+  /**
+   * Takes live records only while this process judges a rule: the feed's subscription to
+   * every record stays closed in a process that has none (the live tail may still open it).
+   */
+  private followFeed(): void {
+    if (this.served.size > 0 && this.running) {
+      this.removeConsumer ??= this.deps.feed.add((batch) => this.onBatch(batch));
+    } else {
+      this.removeConsumer?.();
+      this.removeConsumer = undefined;
+    }
   }
 
   private onBatch(batch: RecordBatch): void {
@@ -225,6 +238,7 @@ export class RuleRunner {
       log.warn({ rules: [...this.served.keys()] }, 'watch rule leases not renewed in time; leaving them to others');
       this.served.clear();
     }
+    this.followFeed();
   }
 
   /** Starts judging a rule held here, going on from its alerts stored as firing. */
@@ -245,6 +259,7 @@ export class RuleRunner {
       evaluator.seedBuilds(await latestTargetBuilds(db));
     }
     this.served.set(row.id, { row, definition: definitionOf(row), evaluator });
+    this.followFeed();
   }
 
   private queue(ruleId: string, changes: AlertChange[]): void {
