@@ -125,9 +125,11 @@ describe('watch rules on the live records of two API processes', () => {
 
     // The assertion alert names its record: stored, a QS_ASSERT_FAIL, at the alert's time.
     const session = assertAlert.session as string;
-    const record = await apiA.call('GET', `/records?session=${session}&name=QS_ASSERT_FAIL`);
-    expect(record.status, JSON.stringify(record.body)).toBe(200);
-    const stored = record.body.records[0];
+    // Storage may store it a moment after the live feed brought it.
+    const stored = await until('the assertion record stored', async () => {
+      const found = await apiA.call('GET', `/records?session=${session}&name=QS_ASSERT_FAIL`);
+      return found.status === 200 && found.body.records[0];
+    });
     expect(stored.seq).toBe(assertAlert.seq);
     expect(Date.parse(assertAlert.at)).toBe(Math.floor(Number(BigInt(stored.hostNs) / 1_000_000n)));
     expect(assertAlert.dashboardUrl).toBe(
