@@ -6,10 +6,14 @@
 // here (its reply would go unchecked).
 
 import { readFileSync } from 'node:fs';
-import type { TSchema } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { type App, buildApp } from '@tracehub/api';
 import {
+  AlertSchema,
+  AlertsReply,
+  BacktestReply,
   CommandReply,
+  CompareReply,
   ControlState,
   DictionariesReply,
   HistoryReply,
@@ -27,6 +31,8 @@ import {
   ReportersReply,
   Rig,
   RigsReply,
+  RuleSchema,
+  RulesReply,
   replyProblems,
   SequenceReply,
   Session,
@@ -37,7 +43,7 @@ import {
   Timeline,
 } from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
-import { insertLinkChunks, type LinkChunk } from '@tracehub/db';
+import { fireAlert, insertLinkChunks, type LinkChunk } from '@tracehub/db';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fixturePath } from '../support/paths.js';
@@ -119,7 +125,7 @@ async function expectReply(
 }
 
 /** The tests below that call routes, and how many of them have run. */
-const TESTS_CALLING_ROUTES = 6;
+const TESTS_CALLING_ROUTES = 7;
 let testsRun = 0;
 
 describe('every reply of the api fits the shared contract', () => {
@@ -160,6 +166,8 @@ describe('every reply of the api fits the shared contract', () => {
     expect(detail.lanes[0].items.length).toBeGreaterThan(0);
     const records = await expectReply('/records', RecordsPage, { url: `/records?session=${session}&limit=50` });
     expect(records.records).toHaveLength(50);
+    const compared = await expectReply('/compare', CompareReply, { url: `/compare?a=${session}&b=${session}` });
+    expect(compared.divergence).toBeNull();
   });
 
   it('problems, the answer of every route that refuses', async () => {
@@ -225,6 +233,49 @@ describe('every reply of the api fits the shared contract', () => {
     const list = await expectReply('/reporters', ReportersReply, { url: '/reporters' });
     expect(list.reporters).toHaveLength(1);
     await expectReply('/reporters/{id}', ReporterStatusSchema, { url: '/reporters/contract' });
+  });
+
+  it('watch rules and alerts', async () => {
+    const rule = { name: 'transitions', condition: { kind: 'records', filter: { names: ['QS_QEP_TRAN'] } } };
+    await expectReply('/rules', RuleSchema, { method: 'POST', url: '/rules', payload: { id: 'tran', ...rule } }, 201);
+    await expectReply('/rules/{id}', RuleSchema, { method: 'PUT', url: '/rules/tran', payload: rule });
+    await expectReply('/rules', RulesReply, { url: '/rules' });
+    await expectReply('/rules/{id}', RuleSchema, { url: '/rules/tran' });
+    const presets = await expectReply(
+      '/rules/presets',
+      Type.Object({ presets: Type.Record(Type.String(), Type.Unknown()) }),
+      {
+        url: '/rules/presets',
+      },
+    );
+    expect(Object.keys(presets.presets)).toEqual(['qs-assert', 'stp-errors']);
+    await expectReply('/rules/{id}/silence', RuleSchema, {
+      method: 'POST',
+      url: '/rules/tran/silence',
+      payload: { seconds: 60 },
+    });
+    const from = new Date(Number(T0 / 1_000_000n) - 60_000).toISOString();
+    const to = new Date(Number(T0 / 1_000_000n) + 3_600_000).toISOString();
+    const backtest = await expectReply('/rules/{id}/backtest', BacktestReply, {
+      method: 'POST',
+      url: `/rules/tran/backtest?from=${from}&to=${to}`,
+    });
+    expect(backtest.alerts.length).toBeGreaterThan(0);
+    const fired = await fireAlert(backends.db, {
+      ruleId: 'tran',
+      rig: 'rig4',
+      link: 'uart1',
+      summary: 'transitions',
+      session,
+      seq: 1,
+      causeAt: new Date(),
+    });
+    await expectReply('/alerts', AlertsReply, { url: '/alerts?state=firing' });
+    await expectReply('/alerts/{id}/acknowledge', AlertSchema, {
+      method: 'POST',
+      url: `/alerts/${fired?.id}/acknowledge`,
+      payload: { by: 'night shift' },
+    });
   });
 
   // Once every test above has run (not in a run filtered to some of them), no route with a

@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import cors from '@fastify/cors';
 import sensible from '@fastify/sensible';
 import fastifyStatic from '@fastify/static';
@@ -20,6 +22,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Kysely } from 'kysely';
+import { compareRoutes } from './compare/compare-routes.js';
 import type { ApiSettings } from './config.js';
 import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
@@ -42,6 +45,7 @@ import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionStateMachinesRoutes } from './routes/session-state-machines.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { timelineRoutes } from './routes/timeline.js';
+import { DEFAULT_WATCH_SETTINGS, watchRoutes } from './watch/watch-plugin.js';
 
 export interface AppDeps {
   db: Kysely<Database>;
@@ -140,7 +144,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     requests.inc({ route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
   });
 
-  // One live record feed for the live tail and the PalmTrace bridge alike.
+  // This process's name in the leases of Reporter endpoints and watch rules (one per process).
+  const replicaId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  // One live record feed for the live tail, the PalmTrace bridge and the watch rules alike.
   const feed = new RecordFeed(bus, app.log);
   const rates = new LinkRates(bus, app.log);
   rates.start();
@@ -202,12 +208,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionStateMachinesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
+        await api.register(compareRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkConnectionRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkMarkerRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });
-        await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace });
+        await api.register(palmTraceBridge, { db, feed, metrics, settings: settings.palmTrace, replicaId });
         // Live readers: the live tail's clients and the PalmTrace listening port's.
         const collections = metrics.counter({
           name: 'api_full_collections_after_readers_left_total',
@@ -219,6 +226,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         );
         memoryReturn.start();
         app.addHook('onClose', async () => memoryReturn.stop());
+        await api.register(watchRoutes, {
+          db,
+          feed,
+          metrics,
+          replicaId,
+          settings: settings.watch ?? DEFAULT_WATCH_SETTINGS,
+        });
       },
       { prefix: '/api/v1' },
     );

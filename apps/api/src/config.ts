@@ -15,6 +15,8 @@ import {
   secretSetting,
   Type,
 } from '@tracehub/service-kit';
+import type { RuleRunnerSettings } from './watch/rule-runner.js';
+import { watchConfigProperties, watchSettingsFrom } from './watch/watch-settings.js';
 
 const API_TOKENS_EXPECTED =
   "comma-separated TOKEN:SCOPES, scopes 'read', 'control' or 'read+control', each token at least 16 characters, e.g. API_TOKENS=$(openssl rand -hex 16):read+control";
@@ -74,6 +76,7 @@ export const ApiConfigSchema = Type.Object({
     description: 'folder of the built dashboard (empty: apps/dashboard/dist)',
   }),
   ...palmTraceConfigProperties,
+  ...watchConfigProperties,
 });
 export type ApiConfig = Static<typeof ApiConfigSchema>;
 
@@ -137,6 +140,8 @@ export interface ApiSettings {
   dashboardDir?: string;
   /** PalmTrace bridge: Reporter endpoints, listening port, queue bound; omitted: none, off. */
   palmTrace?: PalmTraceBridgeSettings;
+  /** Watch rules: lease, tick, dashboard address for notices; omitted: the defaults. */
+  watch?: RuleRunnerSettings;
 }
 
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dashboard/dist', import.meta.url));
@@ -179,5 +184,6 @@ export function apiSettingsFrom(config: ApiConfig): ApiSettings {
     scanLimitBytes: config.API_SCAN_LIMIT_MB * 1_000_000,
     dashboardDir: config.DASHBOARD_DIR === '' ? DEFAULT_DASHBOARD_DIR : config.DASHBOARD_DIR,
     palmTrace: palmTraceSettingsFrom(config),
+    watch: watchSettingsFrom(config),
   };
 }

@@ -6,6 +6,7 @@ import { registerLink } from './commands/link.js';
 import { registerRecords } from './commands/records.js';
 import { registerRedecode } from './commands/redecode.js';
 import { registerReplay } from './commands/replay.js';
+import { registerAlerts, registerRules } from './commands/rules.js';
 import { registerTail } from './commands/tail.js';
 import { rootCommand } from './root-command.js';
 
@@ -20,5 +21,7 @@ export function buildProgram(): Command {
   registerDict(program);
   registerTail(program);
   registerLink(program);
+  registerRules(program);
+  registerAlerts(program);
   return program;
 }

@@ -9,6 +9,10 @@ import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
 import { timelinePage } from './pages/timeline/timeline-page.js';
+import { alertsPage } from './pages/watch/alerts.js';
+import { comparePage } from './pages/watch/compare.js';
+import { startFiringBadges } from './pages/watch/firing-badges.js';
+import { rulesPage } from './pages/watch/rules.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
@@ -29,6 +33,9 @@ const PAGES = new Map<string, Page>([
   ['timeline', timelinePage],
   ['stp', stpPage],
   ['sessions', sessionsPage],
+  ['rules', rulesPage],
+  ['alerts', alertsPage],
+  ['compare', comparePage],
 ]);
 
 /** The pages of one link or session, whose id follows the path (`#/link/7?...`). */
@@ -44,6 +51,9 @@ const NAVIGATION = [
   ['live', 'Live'],
   ['search', 'Search'],
   ['stp', 'STP'],
+  ['compare', 'Compare'],
+  ['rules', 'Rules'],
+  ['alerts', 'Alerts'],
 ];
 
 const app = document.querySelector<HTMLDivElement>('#app')!;
@@ -97,6 +107,7 @@ const authBanner = h(
   'No authentication: this server runs with API_AUTH=none, so anyone who can reach it may read every trace and control every link.',
 );
 app.insertBefore(authBanner, main);
+startFiringBadges(app.querySelector<HTMLElement>('header a[href="#/alerts"]')!, main);
 
 let cleanup: () => void = () => {};
 

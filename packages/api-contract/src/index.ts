@@ -11,3 +11,4 @@ export * from './reporters.js';
 export * from './session-views.js';
 export * from './sessions.js';
 export * from './timeline.js';
+export * from './watch.js';

@@ -54,6 +54,7 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
+export { forEachSessionRecord } from './queries/session-blocks.js';
 export {
   type ChannelCounts,
   type MasterCounts,
@@ -97,6 +98,33 @@ export {
   trackOf,
 } from './queries/timeline.js';
 export { applyRetention, type HistoryRange, historyRange, type RetentionResult } from './retention.js';
+export {
+  type AlertFiring,
+  type AlertListFilter,
+  acknowledgeAlert,
+  fireAlert,
+  firingAlertCounts,
+  firingAlertsOf,
+  latestLinkSessions,
+  latestTargetBuilds,
+  listAlerts,
+  recordsRefusedSince,
+  resolveAlert,
+} from './watch/alerts.js';
+export {
+  claimWatchRules,
+  countWatchRules,
+  deleteWatchRule,
+  insertWatchRule,
+  listWatchRules,
+  type NewWatchRule,
+  releaseWatchRules,
+  renewWatchRuleLeases,
+  type SharedWatchRule,
+  silenceWatchRule,
+  updateWatchRule,
+} from './watch/watch-rules.js';
+export type { AlertRow, WatchRuleRow, WatchTables } from './watch/watch-tables.js';
 export { type CompactResult, compactRecordBlocks } from './writes/compact-record-blocks.js';
 export { insertRecords, insertRecordsJson } from './writes/insert-records.js';
 export { type InsertLinkChunksResult, insertLinkChunks, type SessionLinkChunks } from './writes/link-chunks.js';

@@ -14,6 +14,7 @@ async function tableNames(db: ReturnType<typeof createDb>): Promise<string[]> {
 
 /** Every table of the newest schema, apart from partitions. */
 const TABLES = [
+  'alerts',
   'api_replicas',
   'dictionaries',
   'link_chunks',
@@ -25,6 +26,7 @@ const TABLES = [
   'retention',
   'rigs',
   'sessions',
+  'watch_rules',
 ];
 
 describe('migrations', () => {

@@ -9,6 +9,7 @@ import * as recordBlocks from './0007-record-blocks.js';
 import * as sessionLinkSettings from './0008-session-link-settings.js';
 import * as reporterEndpoints from './0009-reporter-endpoints.js';
 import * as recordLosses from './0010-record-losses.js';
+import * as watchRulesAlerts from './0011-watch-rules-alerts.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -25,6 +26,7 @@ export const migrations: Record<string, Migration> = {
   '0008-session-link-settings': sessionLinkSettings,
   '0009-reporter-endpoints': reporterEndpoints,
   '0010-record-losses': recordLosses,
+  '0011-watch-rules-alerts': watchRulesAlerts,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, ReporterEndpointsTable } from '../database.js';
+import { claimLeasedRows, releaseLeasedRows } from './leased-rows.js';
 
 export type ReporterEndpointRow = Selectable<ReporterEndpointsTable>;
 
@@ -100,8 +101,7 @@ export async function renewReporterLeases(
 
 /**
  * Takes up to `limit` endpoints nobody serves (never taken, given back, or whose lease ran
- * out) for `owner`, oldest first. Rows another process is taking at the same moment are
- * skipped, so two processes never take the same endpoint.
+ * out) for `owner`, oldest first; two processes never take the same endpoint.
  */
 export async function claimReporterEndpoints(
   db: Kysely<Database>,
@@ -109,34 +109,12 @@ export async function claimReporterEndpoints(
   leaseMs: number,
   limit: number,
 ): Promise<ReporterEndpointRow[]> {
-  if (limit <= 0) return [];
-  return db
-    .updateTable('reporter_endpoints')
-    .set({ owner, lease_until: fromNow(leaseMs) })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('reporter_endpoints')
-        .select('id')
-        .where((w) =>
-          w.or([w('owner', 'is', null), w('lease_until', 'is', null), w('lease_until', '<', sql<Date>`now()`)]),
-        )
-        .orderBy('created_at')
-        .orderBy('id')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
-    )
-    .returningAll()
-    .execute();
+  return claimLeasedRows<ReporterEndpointRow>(db, 'reporter_endpoints', owner, { leaseMs, limit });
 }
 
 /** Gives back `owner`'s endpoints (it is stopping), so another process takes them at once. */
 export async function releaseReporterEndpoints(db: Kysely<Database>, owner: string): Promise<void> {
-  await db
-    .updateTable('reporter_endpoints')
-    .set({ owner: null, lease_until: null })
-    .where('owner', '=', owner)
-    .execute();
+  await releaseLeasedRows(db, 'reporter_endpoints', owner);
 }
 
 /**

@@ -1,0 +1,95 @@
+import type { Alert, Rule, WebhookTarget } from '@tracehub/api-contract';
+import type { AlertRow, SharedWatchRule, WatchRuleRow } from '@tracehub/db';
+import type { AlertNotice } from './webhooks.js';
+
+/**
+ * The dashboard at an alert's moment: its session at the first matching record, or the link's
+ * sessions when no record caused it. `base` is the dashboard's address ('' for a path).
+ */
+export function alertDashboardUrl(base: string, alert: Pick<AlertRow, 'session' | 'seq' | 'rig' | 'link'>): string {
+  const root = base.replace(/\/+$/, '');
+  if (alert.session !== null)
+    return `${root}${sessionRecordHash(alert.session, alert.seq === null ? null : Number(alert.seq))}`;
+  return `${root}/#/sessions?rig=${encodeURIComponent(alert.rig)}&link=${encodeURIComponent(alert.link)}`;
+}
+
+/**
+ * A session's page at one record: `seq` names it, `after` opens the sequence diagram with it
+ * as the first step.
+ */
+export function sessionRecordHash(session: string, seq: number | null): string {
+  const at = seq === null ? '' : `?seq=${seq}&after=${seq - 1}`;
+  return `/#/session/${encodeURIComponent(session)}${at}`;
+}
+
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
+
+export function alertOf(row: AlertRow & { rule_name: string }, dashboardBase: string): Alert {
+  return {
+    id: Number(row.id),
+    rule: row.rule_id,
+    ruleName: row.rule_name,
+    rig: row.rig,
+    link: row.link,
+    state: row.state,
+    summary: row.summary,
+    session: row.session,
+    seq: row.seq === null ? null : Number(row.seq),
+    at: row.cause_at.toISOString(),
+    firedAt: row.fired_at.toISOString(),
+    resolvedAt: iso(row.resolved_at),
+    acknowledgedAt: iso(row.acknowledged_at),
+    acknowledgedBy: row.acknowledged_by,
+    dashboardUrl: alertDashboardUrl(dashboardBase, row),
+  };
+}
+
+/** A rule as the API shows it: webhooks without their secrets. */
+export function ruleOf(row: SharedWatchRule): Rule {
+  const webhooks = row.webhooks as unknown as WebhookTarget[];
+  return {
+    id: row.id,
+    name: row.name,
+    scope: row.scope,
+    condition: row.condition as unknown as Rule['condition'],
+    webhooks: webhooks.map((w) => ({
+      url: w.url,
+      signed: w.secret !== undefined,
+      timeoutMs: w.timeoutMs ?? 5000,
+      retries: w.retries ?? 4,
+    })),
+    enabled: row.enabled,
+    silencedUntil: iso(row.silenced_until),
+    createdAt: row.created_at.toISOString(),
+    evaluatedBy: row.evaluatedBy,
+    firing: row.firing,
+  };
+}
+
+/** The notice of an alert's state change: a line of text for chat webhooks, the details for the rest. */
+export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardUrl: string): AlertNotice {
+  const where = `${alert.rig}/${alert.link}`;
+  const record =
+    alert.session !== null ? ` (session ${alert.session}${alert.seq !== null ? `, seq ${alert.seq}` : ''})` : '';
+  const text =
+    alert.state === 'firing'
+      ? `[FIRING] ${rule.name} on ${where}: ${alert.summary}${record} ${dashboardUrl}`
+      : `[RESOLVED] ${rule.name} on ${where}: ${alert.summary} ${dashboardUrl}`;
+  return {
+    state: alert.state,
+    text,
+    rule: { id: rule.id, name: rule.name },
+    alert: {
+      id: Number(alert.id),
+      rig: alert.rig,
+      link: alert.link,
+      summary: alert.summary,
+      session: alert.session,
+      seq: alert.seq === null ? null : Number(alert.seq),
+      at: alert.cause_at.toISOString(),
+      firedAt: alert.fired_at.toISOString(),
+      resolvedAt: iso(alert.resolved_at),
+      dashboardUrl,
+    },
+  };
+}
