@@ -32,6 +32,7 @@ import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionStateMachinesRoutes } from './routes/session-state-machines.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { targetTimeRoutes } from './routes/target-time.js';
 import { timelineRoutes } from './routes/timeline.js';
 
 export interface AppDeps {
@@ -158,6 +159,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionStateMachinesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
+        await api.register(targetTimeRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

@@ -9,4 +9,5 @@ export * from './records.js';
 export * from './reporters.js';
 export * from './session-views.js';
 export * from './sessions.js';
+export * from './target-time.js';
 export * from './timeline.js';

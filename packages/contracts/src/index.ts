@@ -13,5 +13,6 @@ export * from './record-match.js';
 export * from './record-names.js';
 export * from './records-summary.js';
 export * from './redact.js';
+export * from './target-clock.js';
 export * from './text-bytes.js';
 export * from './zstd.js';

@@ -85,6 +85,12 @@ export {
   type TransitionCount,
 } from './queries/state-machines.js';
 export {
+  sessionTargetSegments,
+  sessionTargetWindow,
+  type TargetSegment,
+  type TargetWindowOptions,
+} from './queries/target-time.js';
+export {
   type TimelineBucket,
   type TimelineCounts,
   type TimelineItem,

@@ -1,0 +1,153 @@
+import { httpErrors } from '@fastify/sensible';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  problemResponses,
+  SessionParams,
+  SessionTargetTime,
+  SessionTargetTimeQuery,
+  TargetRecordsPage,
+  TargetRecordsQuery,
+} from '@tracehub/api-contract';
+import { ProblemSchema } from '@tracehub/contracts';
+import {
+  type Database,
+  getLinkSettings,
+  ScanBudget,
+  type SessionRow,
+  sessionTargetSegments,
+  sessionTargetWindow,
+} from '@tracehub/db';
+import type { Kysely } from 'kysely';
+import { scanSession, sessionScanRoute } from './session-scan.js';
+import { mustGetSession } from './sessions.js';
+
+export interface TargetTimeRoutesOptions {
+  db: Kysely<Database>;
+  scanLimitBytes: number;
+}
+
+/**
+ * A session's target time: its segments, and its records by a window of target time. Records
+ * carry their target time in ticks (the decoder unwraps the stamps); the link's `tickRate`
+ * setting turns ticks into seconds here, when they are read, so that a rate set or corrected
+ * later holds for what was stored before.
+ */
+export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions> = async (
+  app,
+  { db, scanLimitBytes },
+) => {
+  app.get(
+    '/sessions/:id/target-time',
+    sessionScanRoute({
+      summary: "A session's target time: its segments between target resets, and its tick rate",
+      description:
+        "The stretches of the target's clock in a session: a new segment starts at each target reset (QS: a target info with the reset flag). Each segment's first and last target time in ticks (the raw timestamps unwrapped across counter wraps) and, when the link has a `tickRate` setting, in seconds. Reads all the session's blocks; `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422.",
+      querystring: SessionTargetTimeQuery,
+      reply: SessionTargetTime,
+    }),
+    async (request, reply) =>
+      scanSession(db, request.params.id, scanLimitBytes, reply, {
+        protocols: ['qs', 'stp', 'swd'],
+        notFor: () => '',
+        read: async (session, budget) => {
+          const tickRate = await tickRateOf(db, session);
+          const { segments, untimed } = await sessionTargetSegments(db, session.id, { budget });
+          return {
+            tickRate,
+            unit: tickRate === null ? ('ticks' as const) : ('s' as const),
+            untimed,
+            segments: segments.map((s) => ({
+              ...s,
+              firstSeconds: secondsOf(s.firstTicks, tickRate),
+              lastSeconds: secondsOf(s.lastTicks, tickRate),
+            })),
+          };
+        },
+      }),
+  );
+
+  app.get(
+    '/sessions/:id/target-records',
+    {
+      config: { heavy: true },
+      schema: {
+        summary: "A session's records in a window of target time",
+        description:
+          "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from its start (or `afterSeq`) to the end of the window; past `API_SCAN_LIMIT_MB` it is a 422.",
+        tags: ['sessions'],
+        params: SessionParams,
+        querystring: TargetRecordsQuery,
+        response: { 200: TargetRecordsPage, ...problemResponses, 422: ProblemSchema },
+      },
+    },
+    async (request, reply) => {
+      const session = await mustGetSession(db, request.params.id);
+      const q = request.query;
+      const tickRate = await tickRateOf(db, session);
+      if (q.unit === 's' && tickRate === null) {
+        throw httpErrors.badRequest(
+          `unit=s needs the tick rate of link ${session.rig}/${session.link}: set its tickRate setting (ticks per second), or give from/to in ticks`,
+        );
+      }
+      const fromTicks = q.from === undefined ? undefined : ticksOf(q.from, q.unit, tickRate, 'from');
+      const toTicks = q.to === undefined ? undefined : ticksOf(q.to, q.unit, tickRate, 'to');
+      const budget = new ScanBudget(scanLimitBytes);
+      const page = await sessionTargetWindow(db, session.id, {
+        segment: q.segment,
+        fromTicks,
+        toTicks,
+        afterSeq: q.afterSeq,
+        limit: q.limit,
+        budget,
+      });
+      reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
+      const records = page.records.map((record) => {
+        const targetTicks = record.targetTime ?? '0';
+        return { targetTicks, targetSeconds: secondsOf(targetTicks, tickRate), record };
+      });
+      const last = page.records[page.records.length - 1];
+      return {
+        session: session.id,
+        segment: q.segment,
+        tickRate,
+        unit: tickRate === null ? ('ticks' as const) : ('s' as const),
+        records,
+        next: page.more && last !== undefined ? last.seq : null,
+      };
+    },
+  );
+};
+
+/**
+ * The tick rate of a session's link: the setting the gateway sent with the session (a replay's
+ * `--tickRate`), else the link's own; null when neither has one.
+ */
+export async function tickRateOf(db: Kysely<Database>, session: SessionRow): Promise<number | null> {
+  const sent = session.link_settings?.tickRate;
+  if (typeof sent === 'number' && sent > 0) return sent;
+  const own = (await getLinkSettings(db, session.rig, session.link))?.tickRate;
+  return typeof own === 'number' && own > 0 ? own : null;
+}
+
+/** Ticks as seconds by `tickRate`; null without one. */
+export function secondsOf(ticks: string, tickRate: number | null): number | null {
+  return tickRate === null ? null : Number(ticks) / tickRate;
+}
+
+/**
+ * A window end given in `unit` as whole ticks: seconds round up, so `[from, to)` holds what its
+ * seconds say. With a whole tick rate the decimal seconds are multiplied exactly (0.0078147 s at
+ * 10 MHz is tick 78147, which a double makes 78147.00000000001).
+ */
+function ticksOf(text: string, unit: 'ticks' | 's', tickRate: number | null, name: string): bigint {
+  if (unit === 'ticks') {
+    if (text.includes('.')) throw httpErrors.badRequest(`${name}=${text}: ticks are whole (or give unit=s)`);
+    return BigInt(text);
+  }
+  const rate = tickRate as number;
+  if (!Number.isInteger(rate)) return BigInt(Math.ceil(Number(text) * rate - 1e-6));
+  const [whole, fraction = ''] = text.split('.');
+  const scale = 10n ** BigInt(fraction.length);
+  const scaled = BigInt(whole + fraction) * BigInt(rate);
+  return (scaled + scale - 1n) / scale;
+}
