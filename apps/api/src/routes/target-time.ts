@@ -36,34 +36,19 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
   app,
   { db, scanLimitBytes },
 ) => {
-  app.get(
-    '/sessions/:id/target-time',
-    sessionScanRoute({
-      summary: "A session's target time: its segments between target resets, and its tick rate",
-      description:
-        "The stretches of the target's clock in a session: a new segment starts at each target reset (QS: a target info with the reset flag). Each segment's first and last target time in ticks (the raw timestamps unwrapped across counter wraps) and, when the link has a `tickRate` setting, in seconds. Reads all the session's blocks; `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422.",
-      querystring: SessionTargetTimeQuery,
-      reply: SessionTargetTime,
+  const segmentsRoute = sessionScanRoute({
+    summary: "A session's target time: its segments between target resets, and its tick rate",
+    description:
+      "The stretches of the target's clock in a session: a new segment starts at each target reset (QS: a target info with the reset flag). Each segment's first and last target time in ticks (the raw timestamps unwrapped across counter wraps) and, when the link has a `tickRate` setting, in seconds. Reads all the session's blocks; `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422.",
+    querystring: SessionTargetTimeQuery,
+    reply: SessionTargetTime,
+  });
+  const everyProtocol = { protocols: ['qs', 'stp', 'swd'], notFor: () => '' };
+  app.get('/sessions/:id/target-time', segmentsRoute, async (request, reply) =>
+    scanSession(db, request.params.id, scanLimitBytes, reply, {
+      ...everyProtocol,
+      read: (session, budget) => targetSegmentsOf(db, session, budget),
     }),
-    async (request, reply) =>
-      scanSession(db, request.params.id, scanLimitBytes, reply, {
-        protocols: ['qs', 'stp', 'swd'],
-        notFor: () => '',
-        read: async (session, budget) => {
-          const tickRate = await tickRateOf(db, session);
-          const { segments, untimed } = await sessionTargetSegments(db, session.id, { budget });
-          return {
-            tickRate,
-            unit: tickRate === null ? ('ticks' as const) : ('s' as const),
-            untimed,
-            segments: segments.map((s) => ({
-              ...s,
-              firstSeconds: secondsOf(s.firstTicks, tickRate),
-              lastSeconds: secondsOf(s.lastTicks, tickRate),
-            })),
-          };
-        },
-      }),
   );
 
   app.get(
@@ -110,13 +95,32 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
         session: session.id,
         segment: q.segment,
         tickRate,
-        unit: tickRate === null ? ('ticks' as const) : ('s' as const),
+        unit: unitOf(tickRate),
         records,
         next: page.more && last !== undefined ? last.seq : null,
       };
     },
   );
 };
+
+/** A session's target segments, with seconds when its link's tick rate is known. */
+async function targetSegmentsOf(db: Kysely<Database>, session: SessionRow, budget: ScanBudget) {
+  const tickRate = await tickRateOf(db, session);
+  const { segments, untimed } = await sessionTargetSegments(db, session.id, { budget });
+  return {
+    tickRate,
+    unit: unitOf(tickRate),
+    untimed,
+    segments: segments.map((s) => ({
+      ...s,
+      firstSeconds: secondsOf(s.firstTicks, tickRate),
+      lastSeconds: secondsOf(s.lastTicks, tickRate),
+    })),
+  };
+}
+
+/** The target-time axis: seconds with a tick rate, else ticks. */
+const unitOf = (tickRate: number | null) => (tickRate === null ? ('ticks' as const) : ('s' as const));
 
 /**
  * The tick rate of a session's link: the setting the gateway sent with the session (a replay's

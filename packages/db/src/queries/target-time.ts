@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
 import { forEachSessionRecord } from './session-blocks.js';
+import { blocksHoldingAfter } from './session-records.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** Blocks read per statement (as the other session readers). */
@@ -89,14 +90,7 @@ export async function sessionTargetWindow(
   return inOneSnapshot(db, async (snapshot) => {
     let after = options.afterSeq ?? -1;
     for (;;) {
-      const blocks = await snapshot
-        .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
-        .where('session', '=', session)
-        .where('last_seq', '>', BigInt(after))
-        .orderBy('first_seq')
-        .limit(BLOCKS_PER_ROUND)
-        .execute();
+      const blocks = await blocksHoldingAfter(snapshot, session, after, BLOCKS_PER_ROUND);
       for (const block of blocks) {
         for (const r of blockRecords(block, budget)) {
           if (r.seq <= after || r.targetTime === undefined) continue;
