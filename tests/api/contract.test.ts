@@ -27,6 +27,7 @@ import {
   RigsReply,
   replyProblems,
   SequenceReply,
+  SeriesReply,
   Session,
   SessionChannels,
   SessionLosses,
@@ -162,6 +163,9 @@ describe('every reply of the api fits the shared contract', () => {
       url: `/sessions/${session}/target-records?limit=20`,
     });
     expect(targetRecords.records).toHaveLength(20);
+    await expectReply('/sessions/{id}/series', SeriesReply, {
+      url: `/sessions/${session}/series?name=QS_QF_TIMEEVT_ARM&field=ctr&columns=10`,
+    });
     const timeline = await expectReply('/timeline', Timeline, { url: `/timeline?session=${session}` });
     expect(timeline.lanes).toHaveLength(1);
     const detail = await expectReply('/timeline', Timeline, { url: `/timeline?session=${session}&detail=20000` });

@@ -27,6 +27,7 @@ import { historyRoutes } from './routes/history.js';
 import { linkConnectionRoutes } from './routes/link-connection.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRatesRoutes } from './routes/record-rates.js';
+import { recordSeriesRoutes } from './routes/record-series.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
@@ -160,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(targetTimeRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
+        await api.register(recordSeriesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

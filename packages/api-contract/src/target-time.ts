@@ -11,6 +11,9 @@ const Unit = Type.Union([Type.Literal('s'), Type.Literal('ticks')], {
   description: "the target-time axis: seconds when the link's tick rate is known, else ticks",
 });
 
+/** How a reply's target times read: the tick rate, and the unit it gives. */
+const TargetAxis = { tickRate: TickRate, unit: Unit };
+
 /** One stretch of a session's target time, between target resets. */
 export const TargetSegment = Type.Object({
   segment: Type.Integer({ description: "0 for the session's first; one more after each target reset" }),
@@ -32,8 +35,7 @@ export const SessionTargetTimeQuery = Type.Object({});
 /** `GET /sessions/{id}/target-time`: a session's target segments and how its time reads. */
 export const SessionTargetTime = Type.Object({
   session: Type.String(),
-  tickRate: TickRate,
-  unit: Unit,
+  ...TargetAxis,
   untimed: Type.Integer({
     description: 'records with no target time (stored before target times were kept, or before the first stamp)',
   }),
@@ -45,15 +47,20 @@ export type SessionTargetTime = Static<typeof SessionTargetTime>;
 const AxisTime = (description: string) =>
   Type.String({ pattern: '^[0-9]{1,20}(\\.[0-9]{1,12})?$', maxLength: 33, description });
 
-/** `GET /sessions/{id}/target-records`: a window of target time. */
-export const TargetRecordsQuery = Type.Object({
+/** A window of one target segment's time, in ticks or seconds: the query parameters of the views on target time. */
+const targetWindow = (from: string, to: string) => ({
   segment: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'the target segment' }),
-  from: Type.Optional(AxisTime('start of the window (inclusive), in `unit`')),
-  to: Type.Optional(AxisTime('end of the window (exclusive), in `unit`')),
+  from: Type.Optional(AxisTime(from)),
+  to: Type.Optional(AxisTime(to)),
   unit: Type.Union([Type.Literal('ticks'), Type.Literal('s')], {
     default: 'ticks',
     description: "what `from` and `to` count: ticks, or seconds (the link's tick rate must be set)",
   }),
+});
+
+/** `GET /sessions/{id}/target-records`: a window of target time. */
+export const TargetRecordsQuery = Type.Object({
+  ...targetWindow('start of the window (inclusive), in `unit`', 'end of the window (exclusive), in `unit`'),
   afterSeq: Type.Optional(
     Type.Integer({ minimum: -1, description: 'keyset: records after this seq (the `next` of a page)' }),
   ),
@@ -71,11 +78,66 @@ export type TargetTimedRecord = Static<typeof TargetTimedRecord>;
 export const TargetRecordsPage = Type.Object({
   session: Type.String(),
   segment: Type.Integer(),
-  tickRate: TickRate,
-  unit: Unit,
+  ...TargetAxis,
   records: Type.Array(TargetTimedRecord, { description: 'in target-time order (seq order)' }),
   next: Type.Union([Type.Integer(), Type.Null()], {
     description: '`afterSeq` of the next page of the window; null when this is its last',
   }),
 });
 export type TargetRecordsPage = Static<typeof TargetRecordsPage>;
+
+/** `GET /sessions/{id}/series`: one numeric field of a record name, over target time. */
+export const SeriesQuery = Type.Object({
+  name: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[^\\u0000]*$',
+    description: 'record name: a QS user record (PHILO_STAT), a predefined record, STP_MESSAGE...',
+  }),
+  field: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$',
+    description: "dotted path in the record's fields: `values.0` is a QS user record's first argument",
+  }),
+  ...targetWindow(
+    'start of the window (inclusive), in `unit`; default: the first value',
+    'end of the window (exclusive), in `unit`; default: just after the last value',
+  ),
+  columns: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 800,
+    description: 'pixel columns to cut the window into (min and max of each)',
+  }),
+});
+export type SeriesQuery = Static<typeof SeriesQuery>;
+
+export const SeriesColumn = Type.Object({
+  column: Type.Integer({ description: 'pixel column, 0 at `fromTicks`' }),
+  fromTicks: Ticks('start of the column (inclusive)'),
+  toTicks: Ticks('end of the column (exclusive)'),
+  fromSeconds: Seconds('fromTicks / tickRate; null without a tick rate'),
+  count: Type.Integer(),
+  min: Type.Number(),
+  max: Type.Number(),
+  first: Type.Number({ description: 'first value of the column in time order' }),
+  last: Type.Number({ description: 'last value of the column in time order' }),
+});
+export type SeriesColumn = Static<typeof SeriesColumn>;
+
+export const SeriesReply = Type.Object({
+  session: Type.String(),
+  ...TargetAxis,
+  segment: Type.Integer(),
+  name: Type.String(),
+  field: Type.String(),
+  fromTicks: Type.Union([Ticks('window start'), Type.Null()], { description: 'null when the series is empty' }),
+  toTicks: Type.Union([Ticks('window end (exclusive)'), Type.Null()]),
+  points: Type.Integer({ description: 'values in the window' }),
+  skipped: Type.Integer({ description: 'records of the name whose field is missing or not a number' }),
+  min: Type.Union([Type.Number(), Type.Null()]),
+  max: Type.Union([Type.Number(), Type.Null()]),
+  columns: Type.Array(SeriesColumn, { description: 'the columns holding values, in order' }),
+});
+export type SeriesReply = Static<typeof SeriesReply>;

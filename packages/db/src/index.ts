@@ -44,6 +44,13 @@ export {
   recordRates,
 } from './queries/record-rates.js';
 export {
+  downsampleSeries,
+  type RecordSeriesOptions,
+  type SeriesColumn,
+  type SeriesPoint,
+  sessionRecordSeries,
+} from './queries/record-series.js';
+export {
   filteredRecords,
   positionOf,
   type RecordFilter,

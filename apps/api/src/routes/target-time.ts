@@ -1,23 +1,13 @@
-import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  problemResponses,
-  SessionParams,
   SessionTargetTime,
   SessionTargetTimeQuery,
   TargetRecordsPage,
   TargetRecordsQuery,
 } from '@tracehub/api-contract';
-import { ProblemSchema } from '@tracehub/contracts';
-import {
-  type Database,
-  getLinkSettings,
-  ScanBudget,
-  type SessionRow,
-  sessionTargetSegments,
-  sessionTargetWindow,
-} from '@tracehub/db';
+import { type Database, ScanBudget, type SessionRow, sessionTargetSegments, sessionTargetWindow } from '@tracehub/db';
 import type { Kysely } from 'kysely';
+import { secondsOf, targetWindowOf, tickRateOf, unitOf } from '../target-axis.js';
 import { scanSession, sessionScanRoute } from './session-scan.js';
 import { mustGetSession } from './sessions.js';
 
@@ -53,29 +43,17 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
 
   app.get(
     '/sessions/:id/target-records',
-    {
-      config: { heavy: true },
-      schema: {
-        summary: "A session's records in a window of target time",
-        description:
-          "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from its start (or `afterSeq`) to the end of the window; past `API_SCAN_LIMIT_MB` it is a 422.",
-        tags: ['sessions'],
-        params: SessionParams,
-        querystring: TargetRecordsQuery,
-        response: { 200: TargetRecordsPage, ...problemResponses, 422: ProblemSchema },
-      },
-    },
+    sessionScanRoute({
+      summary: "A session's records in a window of target time",
+      description:
+        "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from its start (or `afterSeq`) to the end of the window; past `API_SCAN_LIMIT_MB` it is a 422.",
+      querystring: TargetRecordsQuery,
+      reply: TargetRecordsPage,
+    }),
     async (request, reply) => {
       const session = await mustGetSession(db, request.params.id);
       const q = request.query;
-      const tickRate = await tickRateOf(db, session);
-      if (q.unit === 's' && tickRate === null) {
-        throw httpErrors.badRequest(
-          `unit=s needs the tick rate of link ${session.rig}/${session.link}: set its tickRate setting (ticks per second), or give from/to in ticks`,
-        );
-      }
-      const fromTicks = q.from === undefined ? undefined : ticksOf(q.from, q.unit, tickRate, 'from');
-      const toTicks = q.to === undefined ? undefined : ticksOf(q.to, q.unit, tickRate, 'to');
+      const { tickRate, fromTicks, toTicks } = await targetWindowOf(db, session, q);
       const budget = new ScanBudget(scanLimitBytes);
       const page = await sessionTargetWindow(db, session.id, {
         segment: q.segment,
@@ -117,41 +95,4 @@ async function targetSegmentsOf(db: Kysely<Database>, session: SessionRow, budge
       lastSeconds: secondsOf(s.lastTicks, tickRate),
     })),
   };
-}
-
-/** The target-time axis: seconds with a tick rate, else ticks. */
-const unitOf = (tickRate: number | null) => (tickRate === null ? ('ticks' as const) : ('s' as const));
-
-/**
- * The tick rate of a session's link: the setting the gateway sent with the session (a replay's
- * `--tickRate`), else the link's own; null when neither has one.
- */
-export async function tickRateOf(db: Kysely<Database>, session: SessionRow): Promise<number | null> {
-  const sent = session.link_settings?.tickRate;
-  if (typeof sent === 'number' && sent > 0) return sent;
-  const own = (await getLinkSettings(db, session.rig, session.link))?.tickRate;
-  return typeof own === 'number' && own > 0 ? own : null;
-}
-
-/** Ticks as seconds by `tickRate`; null without one. */
-export function secondsOf(ticks: string, tickRate: number | null): number | null {
-  return tickRate === null ? null : Number(ticks) / tickRate;
-}
-
-/**
- * A window end given in `unit` as whole ticks: seconds round up, so `[from, to)` holds what its
- * seconds say. With a whole tick rate the decimal seconds are multiplied exactly (0.0078147 s at
- * 10 MHz is tick 78147, which a double makes 78147.00000000001).
- */
-function ticksOf(text: string, unit: 'ticks' | 's', tickRate: number | null, name: string): bigint {
-  if (unit === 'ticks') {
-    if (text.includes('.')) throw httpErrors.badRequest(`${name}=${text}: ticks are whole (or give unit=s)`);
-    return BigInt(text);
-  }
-  const rate = tickRate as number;
-  if (!Number.isInteger(rate)) return BigInt(Math.ceil(Number(text) * rate - 1e-6));
-  const [whole, fraction = ''] = text.split('.');
-  const scale = 10n ** BigInt(fraction.length);
-  const scaled = BigInt(whole + fraction) * BigInt(rate);
-  return (scaled + scale - 1n) / scale;
 }
