@@ -9,6 +9,7 @@ import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
 import { timelinePage } from './pages/timeline/timeline-page.js';
+import { valuePlotPage } from './pages/value-plot.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
@@ -29,6 +30,7 @@ const PAGES = new Map<string, Page>([
   ['timeline', timelinePage],
   ['stp', stpPage],
   ['sessions', sessionsPage],
+  ['plot', valuePlotPage],
 ]);
 
 /** The pages of one link or session, whose id follows the path (`#/link/7?...`). */
@@ -43,6 +45,8 @@ const NAVIGATION = [
   ['sessions', 'Sessions'],
   ['live', 'Live'],
   ['search', 'Search'],
+  ['timeline', 'Timeline'],
+  ['plot', 'Plots'],
   ['stp', 'STP'],
 ];
 
