@@ -164,7 +164,7 @@ describe('every reply of the api fits the shared contract', () => {
     });
     expect(targetRecords.records).toHaveLength(20);
     await expectReply('/sessions/{id}/series', SeriesReply, {
-      url: `/sessions/${session}/series?name=QS_QF_TIMEEVT_ARM&field=ctr&columns=10`,
+      url: `/sessions/${session}/series?series=QS_QF_TIMEEVT_ARM:ctr&columns=10`,
     });
     const timeline = await expectReply('/timeline', Timeline, { url: `/timeline?session=${session}` });
     expect(timeline.lanes).toHaveLength(1);

@@ -38,12 +38,14 @@ describe('GET /api/v1/sessions/{id}/series', () => {
   it("gives each pixel column the count, min, max, first and last of the records' values", async () => {
     const records = await recordsNamed('s-fmt', 'APP_STEP');
     expect(records.length).toBe(20);
-    const res = await get('/api/v1/sessions/s-fmt/series?name=APP_STEP&field=values.0&columns=7');
+    const res = await get('/api/v1/sessions/s-fmt/series?series=APP_STEP:values.0&columns=7');
     expect(res.statusCode, res.body).toBe(200);
-    const series = res.json() as SeriesReply;
+    const reply = res.json() as SeriesReply;
+    const series = reply.series[0];
     const from = BigInt(records[0].targetTime as string);
     const to = BigInt(records[records.length - 1].targetTime as string) + 1n;
-    expect([series.fromTicks, series.toTicks]).toEqual([String(from), String(to)]);
+    expect([reply.fromTicks, reply.toTicks]).toEqual([String(from), String(to)]);
+    expect([series.name, series.field]).toEqual(['APP_STEP', 'values.0']);
     expect(series.points).toBe(20);
     expect(series.skipped).toBe(0);
     // Each column from the records themselves: those whose time is in [from + c*span/7, ...).
@@ -67,32 +69,57 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     const to = times[15];
     const inWindow = records.filter((_, i) => times[i] >= from && times[i] < to);
     const res = await get(
-      `/api/v1/sessions/s-dpp/series?name=PHILO_STAT&field=values.0&unit=s&from=${Number(from) / 1e7}&to=${Number(to) / 1e7}&columns=1`,
+      `/api/v1/sessions/s-dpp/series?series=PHILO_STAT:values.0&unit=s&from=${Number(from) / 1e7}&to=${Number(to) / 1e7}&columns=1`,
     );
     expect(res.statusCode, res.body).toBe(200);
-    const series = res.json() as SeriesReply;
-    expect(series.unit).toBe('s');
+    const reply = res.json() as SeriesReply;
+    expect(reply.unit).toBe('s');
+    const series = reply.series[0];
     expect(series.columns).toHaveLength(1);
     expect(series.columns[0].count).toBe(inWindow.length);
     expect(series.columns[0].min).toBe(Math.min(...inWindow.map((r) => arg(r, 0))));
     expect(series.columns[0].max).toBe(Math.max(...inWindow.map((r) => arg(r, 0))));
 
-    const csv = await get('/api/v1/sessions/s-dpp/series/export?name=PHILO_STAT&field=values.0');
+    const csv = await get('/api/v1/sessions/s-dpp/series/export?series=PHILO_STAT:values.0');
     expect(csv.statusCode, csv.body).toBe(200);
     expect(csv.headers['content-type']).toMatch(/^text\/csv/);
     const lines = csv.body.trimEnd().split('\r\n');
-    expect(lines[0]).toBe('seq,target_ticks,target_s,value');
+    expect(lines[0]).toBe('series,seq,target_ticks,target_s,value');
     expect(lines.slice(1)).toEqual(
-      records.map((r) => `${r.seq},${r.targetTime},${Number(BigInt(r.targetTime as string)) / 1e7},${arg(r, 0)}`),
+      records.map(
+        (r) =>
+          `"PHILO_STAT:values.0",${r.seq},${r.targetTime},${Number(BigInt(r.targetTime as string)) / 1e7},${arg(r, 0)}`,
+      ),
     );
   });
 
-  it('counts values that are not numbers as skipped, and refuses a bad field path', async () => {
-    const text = (await get('/api/v1/sessions/s-dpp/series?name=PHILO_STAT&field=values.1')).json() as SeriesReply;
-    expect(text.points).toBe(0);
-    expect(text.skipped).toBe(20);
-    expect(text.columns).toEqual([]);
-    expect((await get('/api/v1/sessions/s-dpp/series?name=PHILO_STAT&field=values..1')).statusCode).toBe(400);
-    expect((await get('/api/v1/sessions/s-dpp/series?field=values.0')).statusCode).toBe(400);
+  it('reads several series in one pass, on one window: from the first value of any to just after the last of any', async () => {
+    const philo = await recordsNamed('s-dpp', 'PHILO_STAT');
+    const posts = await recordsNamed('s-dpp', 'QS_QF_ACTIVE_POST');
+    const res = await get(
+      '/api/v1/sessions/s-dpp/series?series=PHILO_STAT:values.0&series=QS_QF_ACTIVE_POST:free&columns=50',
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const reply = res.json() as SeriesReply;
+    const times = [...philo, ...posts].map((r) => BigInt(r.targetTime as string));
+    const from = times.reduce((a, b) => (b < a ? b : a));
+    const to = times.reduce((a, b) => (b > a ? b : a)) + 1n;
+    expect([reply.fromTicks, reply.toTicks, reply.columns]).toEqual([String(from), String(to), 50]);
+    expect(reply.series.map((s) => [s.name, s.field, s.points])).toEqual([
+      ['PHILO_STAT', 'values.0', philo.length],
+      ['QS_QF_ACTIVE_POST', 'free', posts.length],
+    ]);
+    expect(reply.series[1].max).toBe(Math.max(...posts.map((r) => Number(r.fields.free))));
+    expect(reply.series[1].min).toBe(Math.min(...posts.map((r) => Number(r.fields.free))));
+  });
+
+  it('counts values that are not numbers as skipped, and refuses a bad series', async () => {
+    const text = (await get('/api/v1/sessions/s-dpp/series?series=PHILO_STAT:values.1')).json() as SeriesReply;
+    expect(text.series[0].points).toBe(0);
+    expect(text.series[0].skipped).toBe(20);
+    expect(text.series[0].columns).toEqual([]);
+    expect((await get('/api/v1/sessions/s-dpp/series?series=PHILO_STAT:values..1')).statusCode).toBe(400);
+    expect((await get('/api/v1/sessions/s-dpp/series?series=PHILO_STAT')).statusCode).toBe(400);
+    expect((await get('/api/v1/sessions/s-dpp/series')).statusCode).toBe(400);
   });
 });

@@ -4,6 +4,7 @@ import { h } from './dom.js';
 import { fleetPage } from './pages/fleet.js';
 import { linkPage } from './pages/link/link-page.js';
 import { livePage } from './pages/live.js';
+import { reportersPage } from './pages/reporters.js';
 import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
@@ -31,6 +32,7 @@ const PAGES = new Map<string, Page>([
   ['stp', stpPage],
   ['sessions', sessionsPage],
   ['plot', valuePlotPage],
+  ['reporters', reportersPage],
 ]);
 
 /** The pages of one link or session, whose id follows the path (`#/link/7?...`). */
@@ -48,6 +50,7 @@ const NAVIGATION = [
   ['timeline', 'Timeline'],
   ['plot', 'Plots'],
   ['stp', 'STP'],
+  ['reporters', 'Reporters'],
 ];
 
 const app = document.querySelector<HTMLDivElement>('#app')!;

@@ -86,23 +86,23 @@ export const TargetRecordsPage = Type.Object({
 });
 export type TargetRecordsPage = Static<typeof TargetRecordsPage>;
 
-/** `GET /sessions/{id}/series`: one numeric field of a record name, over target time. */
+/** `NAME:field`: a record name and a dotted path in its fields (`PHILO_STAT:values.0`). */
+export const SERIES_PATTERN = '^[^:\\u0000]{1,100}:[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$';
+
+/** `GET /sessions/{id}/series`: numeric fields of records, over target time. */
 export const SeriesQuery = Type.Object({
-  name: Type.String({
-    minLength: 1,
-    maxLength: 100,
-    pattern: '^[^\\u0000]*$',
-    description: 'record name: a QS user record (PHILO_STAT), a predefined record, STP_MESSAGE...',
-  }),
-  field: Type.String({
-    minLength: 1,
-    maxLength: 100,
-    pattern: '^[A-Za-z0-9_]+(\\.[A-Za-z0-9_]+)*$',
-    description: "dotted path in the record's fields: `values.0` is a QS user record's first argument",
-  }),
+  series: Type.Array(
+    Type.String({
+      maxLength: 200,
+      pattern: SERIES_PATTERN,
+      description:
+        "`NAME:field`: the records named NAME (a QS user record such as PHILO_STAT, a predefined record, STP_MESSAGE...) and a dotted path in their fields (`values.0` is a QS user record's first argument)",
+    }),
+    { minItems: 1, maxItems: 8, description: 'the series, `?series=A:f&series=B:g`' },
+  ),
   ...targetWindow(
-    'start of the window (inclusive), in `unit`; default: the first value',
-    'end of the window (exclusive), in `unit`; default: just after the last value',
+    'start of the window (inclusive), in `unit`; default: the first value of any series',
+    'end of the window (exclusive), in `unit`; default: just after the last value of any series',
   ),
   columns: Type.Integer({
     minimum: 1,
@@ -126,18 +126,25 @@ export const SeriesColumn = Type.Object({
 });
 export type SeriesColumn = Static<typeof SeriesColumn>;
 
-export const SeriesReply = Type.Object({
-  session: Type.String(),
-  ...TargetAxis,
-  segment: Type.Integer(),
+/** One series of a `GET /sessions/{id}/series` reply. */
+export const ValueSeries = Type.Object({
   name: Type.String(),
   field: Type.String(),
-  fromTicks: Type.Union([Ticks('window start'), Type.Null()], { description: 'null when the series is empty' }),
-  toTicks: Type.Union([Ticks('window end (exclusive)'), Type.Null()]),
   points: Type.Integer({ description: 'values in the window' }),
   skipped: Type.Integer({ description: 'records of the name whose field is missing or not a number' }),
   min: Type.Union([Type.Number(), Type.Null()]),
   max: Type.Union([Type.Number(), Type.Null()]),
   columns: Type.Array(SeriesColumn, { description: 'the columns holding values, in order' }),
+});
+export type ValueSeries = Static<typeof ValueSeries>;
+
+export const SeriesReply = Type.Object({
+  session: Type.String(),
+  ...TargetAxis,
+  segment: Type.Integer(),
+  fromTicks: Type.Union([Ticks('window start'), Type.Null()], { description: 'null when every series is empty' }),
+  toTicks: Type.Union([Ticks('window end (exclusive)'), Type.Null()]),
+  columns: Type.Integer({ description: 'the pixel columns the window is cut into' }),
+  series: Type.Array(ValueSeries, { description: 'in the order asked for' }),
 });
 export type SeriesReply = Static<typeof SeriesReply>;

@@ -26,46 +26,51 @@ export const recordSeriesRoutes: FastifyPluginAsyncTypebox<RecordSeriesRoutesOpt
   app.get(
     '/sessions/:id/series',
     sessionScanRoute({
-      summary: 'A numeric field of a record name over target time, downsampled to pixel columns',
+      summary: 'Numeric fields of records over target time, downsampled to pixel columns',
       description:
-        "The values of `field` (a dotted path in the records' fields: `values.0` is a QS user record's first argument) of the records named `name` in one target segment, in the window `[from, to)` of target time (default: from the first value to just after the last). It cuts the window into `columns` equal pixel columns and gives each column holding values its count, min, max, first and last; `/series/export` gives every value as CSV. Records whose field is not a number are counted in `skipped`. Only the blocks whose summary names the record are read; past `API_SCAN_LIMIT_MB` it is a 422.",
+        "Each series (`series=NAME:field`, up to 8): the numbers at `field` (a dotted path in the records' fields: `values.0` is a QS user record's first argument) of the records named NAME in one target segment, in the window `[from, to)` of target time (default: from the first value of any series to just after the last of any), read in one pass. The window is cut into `columns` equal pixel columns, the same for every series, and each column holding values of a series gets its count, min, max, first and last; `/series/export` gives every value as CSV. Records whose field is not a number are counted in `skipped`. Only the blocks whose summary names one of the records are read; past `API_SCAN_LIMIT_MB` it is a 422.",
       querystring: SeriesQuery,
       reply: SeriesReply,
     }),
     async (request, reply) => {
       const q = request.query;
-      const { session, window, points, skipped } = await readSeries(request.params.id, q, reply);
-      const fromTicks = window.fromTicks ?? points[0]?.ticks;
-      const toTicks = window.toTicks ?? (points.length > 0 ? points[points.length - 1].ticks + 1n : undefined);
-      const columns =
-        fromTicks !== undefined && toTicks !== undefined && toTicks > fromTicks
-          ? downsampleSeries(points, fromTicks, toTicks, q.columns)
-          : [];
-      let min: number | null = null;
-      let max: number | null = null;
-      for (const c of columns) {
-        if (min === null || c.min < min) min = c.min;
-        if (max === null || c.max > max) max = c.max;
+      const { session, window, series, asked } = await readSeries(request.params.id, q, reply);
+      // One window for every series, so that their columns line up: the query's, else from
+      // the first value of any to just after the last of any.
+      let fromTicks = window.fromTicks;
+      let toTicks = window.toTicks;
+      for (const { points } of series) {
+        if (points.length === 0) continue;
+        if (window.fromTicks === undefined && (fromTicks === undefined || points[0].ticks < fromTicks))
+          fromTicks = points[0].ticks;
+        const after = points[points.length - 1].ticks + 1n;
+        if (window.toTicks === undefined && (toTicks === undefined || after > toTicks)) toTicks = after;
       }
+      const cut = fromTicks !== undefined && toTicks !== undefined && toTicks > fromTicks;
       return {
         session: session.id,
-        name: q.name,
-        field: q.field,
         segment: q.segment,
         tickRate: window.tickRate,
         unit: unitOf(window.tickRate),
         fromTicks: fromTicks === undefined ? null : String(fromTicks),
         toTicks: toTicks === undefined ? null : String(toTicks),
-        points: columns.reduce((n, c) => n + c.count, 0),
-        skipped,
-        min,
-        max,
-        columns: columns.map((c) => ({
-          ...c,
-          fromTicks: String(c.fromTicks),
-          toTicks: String(c.toTicks),
-          fromSeconds: secondsOf(String(c.fromTicks), window.tickRate),
-        })),
+        columns: q.columns,
+        series: series.map(({ points, skipped }, i) => {
+          const columns = cut ? downsampleSeries(points, fromTicks as bigint, toTicks as bigint, q.columns) : [];
+          return {
+            ...asked[i],
+            points: columns.reduce((n, c) => n + c.count, 0),
+            skipped,
+            min: columns.length === 0 ? null : Math.min(...columns.map((c) => c.min)),
+            max: columns.length === 0 ? null : Math.max(...columns.map((c) => c.max)),
+            columns: columns.map((c) => ({
+              ...c,
+              fromTicks: String(c.fromTicks),
+              toTicks: String(c.toTicks),
+              fromSeconds: secondsOf(String(c.fromTicks), window.tickRate),
+            })),
+          };
+        }),
       };
     },
   );
@@ -75,9 +80,9 @@ export const recordSeriesRoutes: FastifyPluginAsyncTypebox<RecordSeriesRoutesOpt
     {
       config: { queryToken: true, heavy: true },
       schema: {
-        summary: 'Every value of a series as CSV',
+        summary: 'Every value of the series as CSV',
         description:
-          'The values `GET /sessions/{id}/series` plots, one line each: `seq,target_ticks,target_s,value` (`target_s` empty without a tick rate), RFC 4180.',
+          'The values `GET /sessions/{id}/series` plots, one line each: `series,seq,target_ticks,target_s,value` (`series` is `NAME:field`; `target_s` empty without a tick rate), RFC 4180.',
         tags: ['sessions'],
         params: SessionParams,
         querystring: SeriesQuery,
@@ -86,13 +91,11 @@ export const recordSeriesRoutes: FastifyPluginAsyncTypebox<RecordSeriesRoutesOpt
       },
     },
     async (request, reply) => {
-      const q = request.query;
-      const { session, window, points } = await readSeries(request.params.id, q, reply);
-      const file = `${session.id}-${q.name}-${q.field}.csv`.replace(/[^A-Za-z0-9_.-]/g, '_');
+      const { session, window, series, asked } = await readSeries(request.params.id, request.query, reply);
       return reply
         .type('text/csv; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${file}"`)
-        .send(seriesCsv(points, window.tickRate));
+        .header('content-disposition', `attachment; filename="${session.id}-series.csv"`.replace(/[^ -~]/g, '_'))
+        .send(seriesCsv(asked, series, window.tickRate));
     },
   );
 
@@ -100,26 +103,42 @@ export const recordSeriesRoutes: FastifyPluginAsyncTypebox<RecordSeriesRoutesOpt
   async function readSeries(id: string, q: SeriesQuery, reply: FastifyReply) {
     const session = await mustGetSession(db, id);
     const window = await targetWindowOf(db, session, q);
+    const asked = q.series.map(seriesOf);
     const budget = new ScanBudget(scanLimitBytes);
-    const { points, skipped } = await sessionRecordSeries(db, session.id, {
-      name: q.name,
-      field: q.field,
+    const series = await sessionRecordSeries(db, session.id, {
+      series: asked,
       segment: q.segment,
       fromTicks: window.fromTicks,
       toTicks: window.toTicks,
       budget,
     });
     reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
-    return { session, window, points, skipped };
+    return { session, window, series, asked };
   }
 };
 
-/** Every value as CSV (RFC 4180): seq, target time in ticks and seconds (empty without a tick rate), value. */
-function seriesCsv(points: readonly SeriesPoint[], tickRate: number | null): string {
-  const lines = ['seq,target_ticks,target_s,value'];
-  for (const p of points) {
-    const seconds = tickRate === null ? '' : String(Number(p.ticks) / tickRate);
-    lines.push(`${p.seq},${p.ticks},${seconds},${p.value}`);
-  }
+/** `NAME:field` as its two parts, split at the last colon (the schema's pattern has been checked). */
+function seriesOf(text: string): { name: string; field: string } {
+  const at = text.lastIndexOf(':');
+  return { name: text.slice(0, at), field: text.slice(at + 1) };
+}
+
+/**
+ * Every value as CSV (RFC 4180): the series (`NAME:field`), seq, target time in ticks and
+ * seconds (empty without a tick rate), value; series after series.
+ */
+function seriesCsv(
+  asked: ReadonlyArray<{ name: string; field: string }>,
+  series: ReadonlyArray<{ points: readonly SeriesPoint[] }>,
+  tickRate: number | null,
+): string {
+  const lines = ['series,seq,target_ticks,target_s,value'];
+  series.forEach(({ points }, i) => {
+    const label = `"${`${asked[i].name}:${asked[i].field}`.replaceAll('"', '""')}"`;
+    for (const p of points) {
+      const seconds = tickRate === null ? '' : String(Number(p.ticks) / tickRate);
+      lines.push(`${label},${p.seq},${p.ticks},${seconds},${p.value}`);
+    }
+  });
   return `${lines.join('\r\n')}\r\n`;
 }

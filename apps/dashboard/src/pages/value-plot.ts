@@ -3,7 +3,7 @@
 // columns (min and max of each), so a million values draw as fast as a few hundred.
 // The URL holds the choice: `#/plot?session=ID&series=PHILO_STAT:values.0&series=...&segment=0&from=&to=`
 // (`from`/`to` in ticks of the segment, set by selecting a stretch of the chart).
-import type { SeriesReply, SessionTargetTime } from '@tracehub/api-contract';
+import type { SeriesReply } from '@tracehub/api-contract';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { getJson, streamUrl } from '../api.js';
@@ -81,31 +81,26 @@ export function valuePlotPage(root: HTMLElement, params: URLSearchParams): () =>
     status.textContent = 'Loading…';
     const segment = state.get('segment') ?? '0';
     try {
-      // One window for every series, so their columns line up: the URL's, else the segment's whole time.
-      let from = state.get('from');
-      let to = state.get('to');
-      if (from === null || to === null) {
-        const time = await getJson<SessionTargetTime>(`/sessions/${encodeURIComponent(id)}/target-time`);
-        const seg = time.segments.find((s) => String(s.segment) === segment);
-        if (!seg) throw new Error(`session ${id} has no target time in segment ${segment}`);
-        from ??= seg.firstTicks;
-        to ??= String(BigInt(seg.lastTicks) + 1n);
-      }
+      // Every series in one request: one pass over the session, one window (the URL's, else
+      // from the first value of any series to just after the last), columns that line up.
       const columns = Math.max(50, Math.min(4000, (box.clientWidth || root.clientWidth || 900) - Y_AXIS_PX));
-      const answers = await Promise.all(
-        chosen.map((s) => {
-          const q = new URLSearchParams({ name: s.name, field: s.field, segment, from, to, columns: String(columns) });
-          return getJson<SeriesReply>(`/sessions/${encodeURIComponent(id)}/series?${q}`);
-        }),
-      );
+      const q = new URLSearchParams({ segment, columns: String(columns) });
+      for (const s of chosen) q.append('series', `${s.name}:${s.field}`);
+      for (const k of ['from', 'to']) if (state.has(k)) q.set(k, state.get(k)!);
+      const answer = await getJson<SeriesReply>(`/sessions/${encodeURIComponent(id)}/series?${q}`);
       if (mine !== generation) return;
-      draw(answers, BigInt(from), BigInt(to), columns);
-      const points = answers.reduce((n, a) => n + a.points, 0);
-      const unit = answers[0].unit;
-      const span = axisValue(BigInt(to) - BigInt(from), answers[0].tickRate);
-      status.textContent = `${points.toLocaleString('en')} values in ${columns} columns over ${span.toLocaleString('en')} ${unit === 's' ? 's' : 'ticks'} of target time (segment ${segment}${unit === 'ticks' ? '; set the link’s tickRate for seconds' : ''}). Drag across the chart to zoom.`;
-      box.dataset.from = from;
-      box.dataset.to = to;
+      if (answer.fromTicks === null || answer.toTicks === null) {
+        status.textContent = `No numbers in these fields of session ${id}, segment ${segment}.`;
+        return;
+      }
+      const from = BigInt(answer.fromTicks);
+      const to = BigInt(answer.toTicks);
+      draw(answer, from, to);
+      const points = answer.series.reduce((n, a) => n + a.points, 0);
+      const span = axisValue(to - from, answer.tickRate);
+      status.textContent = `${points.toLocaleString('en')} values in ${columns} columns over ${span.toLocaleString('en')} ${answer.unit === 's' ? 's' : 'ticks'} of target time (segment ${segment}${answer.unit === 'ticks' ? '; set the link’s tickRate for seconds' : ''}). Drag across the chart to zoom.`;
+      box.dataset.from = answer.fromTicks;
+      box.dataset.to = answer.toTicks;
       box.dataset.points = String(points);
     } catch (e) {
       if (mine !== generation) return;
@@ -117,7 +112,7 @@ export function valuePlotPage(root: HTMLElement, params: URLSearchParams): () =>
   function drawList(id: string, chosen: Array<{ name: string; field: string }>): void {
     list.replaceChildren(
       ...chosen.map((s, i) => {
-        const q = new URLSearchParams({ name: s.name, field: s.field, segment: state.get('segment') ?? '0' });
+        const q = new URLSearchParams({ series: `${s.name}:${s.field}`, segment: state.get('segment') ?? '0' });
         return h(
           'li',
           { style: `border-left: 4px solid ${PALETTE[i % PALETTE.length]}` },
@@ -144,8 +139,8 @@ export function valuePlotPage(root: HTMLElement, params: URLSearchParams): () =>
   }
 
   /** Each series as a band from its columns' min to max; x is each column's start on the target axis. */
-  function draw(answers: SeriesReply[], from: bigint, to: bigint, columns: number): void {
-    const tickRate = answers[0].tickRate;
+  function draw(answer: SeriesReply, from: bigint, to: bigint): void {
+    const { tickRate, columns } = answer;
     const span = to - from;
     const xs = Array.from({ length: columns }, (_, c) =>
       axisValue(from + (span * BigInt(c) + BigInt(columns) - 1n) / BigInt(columns), tickRate),
@@ -153,7 +148,7 @@ export function valuePlotPage(root: HTMLElement, params: URLSearchParams): () =>
     const data: Array<Array<number | null>> = [xs];
     const series: uPlot.Series[] = [{ label: tickRate === null ? 'target ticks' : 'target time (s)' }];
     const bands: uPlot.Band[] = [];
-    answers.forEach((a, i) => {
+    answer.series.forEach((a, i) => {
       const max: Array<number | null> = new Array(columns).fill(null);
       const min: Array<number | null> = new Array(columns).fill(null);
       for (const c of a.columns) {

@@ -12,10 +12,12 @@ export interface SeriesPoint {
 }
 
 export interface RecordSeriesOptions {
-  /** The record name (PHILO_STAT, a user record's dictionary name, STP_MESSAGE...). */
-  name: string;
-  /** Where the number is in the record's `fields`: a dotted path (`values.2` for a QS user record's third argument). */
-  field: string;
+  /**
+   * The series: each a record name (PHILO_STAT, a user record's dictionary name, STP_MESSAGE...)
+   * and where the number is in its records' `fields`, a dotted path (`values.2` for a QS user
+   * record's third argument).
+   */
+  series: ReadonlyArray<{ name: string; field: string }>;
   segment: number;
   /** Target-time window in ticks, `[fromTicks, toTicks)`; either end may be open. */
   fromTicks?: bigint;
@@ -24,29 +26,40 @@ export interface RecordSeriesOptions {
 }
 
 /**
- * The values of one numeric field of the records named `name` of a session, over target time,
- * in seq order. Only the blocks whose summary names the record are decoded. A record whose
- * field is missing or not a number (a string that is not one, a nested value) is counted in
- * `skipped`; 64-bit values (decimal strings) are taken as the nearest double.
+ * The values of numeric fields of records of a session over target time, one series per
+ * name and field, each in seq order, read in one pass over the blocks whose summary names one
+ * of the records. A record whose field is missing or not a number (a string that is not one, a
+ * nested value) is counted in its series' `skipped`; 64-bit values (decimal strings) are taken
+ * as the nearest double.
  */
 export async function sessionRecordSeries(
   db: Kysely<Database>,
   session: string,
-  { name, field, segment, fromTicks, toTicks, budget }: RecordSeriesOptions,
-): Promise<{ points: SeriesPoint[]; skipped: number }> {
-  const path = field.split('.');
-  const points: SeriesPoint[] = [];
-  let skipped = 0;
+  { series, segment, fromTicks, toTicks, budget }: RecordSeriesOptions,
+): Promise<Array<{ points: SeriesPoint[]; skipped: number }>> {
+  const out = series.map(() => ({ points: [] as SeriesPoint[], skipped: 0 }));
+  const byName = new Map<string, Array<{ path: string[]; into: (typeof out)[number] }>>();
+  series.forEach((s, i) => {
+    const wanted = byName.get(s.name) ?? [];
+    wanted.push({ path: s.field.split('.'), into: out[i] });
+    byName.set(s.name, wanted);
+  });
   const visit = (r: TraceRecord) => {
-    if (r.name !== name || r.targetTime === undefined || (r.targetSegment ?? 0) !== segment) return;
+    const wanted = byName.get(r.name);
+    if (wanted === undefined || r.targetTime === undefined || (r.targetSegment ?? 0) !== segment) return;
     const ticks = BigInt(r.targetTime);
     if ((fromTicks !== undefined && ticks < fromTicks) || (toTicks !== undefined && ticks >= toTicks)) return;
-    const value = numberOf(valueAt(r.fields, path));
-    if (value === undefined) skipped++;
-    else points.push({ seq: r.seq, ticks, value });
+    for (const { path, into } of wanted) {
+      const value = numberOf(valueAt(r.fields, path));
+      if (value === undefined) into.skipped++;
+      else into.points.push({ seq: r.seq, ticks, value });
+    }
   };
-  await forEachSessionRecord(db, session, budget, visit, (blocks) => blocks.where(sql<boolean>`${name} = any(names)`));
-  return { points, skipped };
+  const names = [...byName.keys()];
+  await forEachSessionRecord(db, session, budget, visit, (blocks) =>
+    blocks.where(sql<boolean>`names && ${names}::text[]`),
+  );
+  return out;
 }
 
 /** The value at a dotted path of a record's fields (array elements by index). */
