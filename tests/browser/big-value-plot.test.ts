@@ -119,10 +119,8 @@ describe('big_stress on target time (1.2 M records)', { timeout: 300_000 }, () =
     expect(data.slice(1)).toEqual(expected);
     await page.screenshot({ path: join(screenshotsDir, 'big-value-plot.png'), fullPage: true });
 
-    const series = await timed<SeriesReply>(
-      `/sessions/${session}/series?name=APP_MIX&field=values.0&columns=${columns}`,
-    );
-    expect(series.body.points).toBe(mix.length);
+    const series = await timed<SeriesReply>(`/sessions/${session}/series?series=APP_MIX:values.0&columns=${columns}`);
+    expect(series.body.series[0].points).toBe(mix.length);
     console.log(
       `big_stress value plot: 3 series of ${mix.length} values in ${columns} columns drawn in ${drawnMs} ms (page open to chart, one GET /series of the three); GET /series of one ${series.ms.toFixed(0)} ms`,
     );
