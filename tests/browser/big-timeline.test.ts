@@ -81,7 +81,7 @@ beforeAll(async () => {
   // The dashboard's code is loaded (and the token kept) before anything is timed.
   await dashboard.signIn(READ_TOKEN, '/sessions');
   await page.locator(`#sessions tr[data-session="${session}"]`).waitFor();
-}, 120_000);
+}, 360_000);
 
 afterAll(async () => {
   await dashboard?.close();

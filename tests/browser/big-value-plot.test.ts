@@ -50,7 +50,7 @@ beforeAll(async () => {
   }
   dashboard = await serveDashboard('dashboard-dist-big-value-plot', backends, { height: 900 });
   await dashboard.signIn(READ_TOKEN, '/fleet');
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   // The page and the api, then the pipeline's services, then the database and the bus.

@@ -51,7 +51,8 @@ export async function storeBigStress(
         const s = await getSession(backends.db, session);
         return s && isSessionComplete(s) ? s : undefined;
       },
-      90_000,
+      // 1.2 M records through two processes: a minute and a half on a quiet machine, more on a busy one.
+      300_000,
     );
     return { session, records: Number(row.record_count), close };
   } catch (err) {
