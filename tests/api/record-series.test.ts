@@ -101,9 +101,11 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     );
     expect(res.statusCode, res.body).toBe(200);
     const reply = res.json() as SeriesReply;
-    const times = [...philo, ...posts].map((r) => BigInt(r.targetTime as string));
-    const from = times.reduce((a, b) => (b < a ? b : a));
-    const to = times.reduce((a, b) => (b > a ? b : a)) + 1n;
+    const times = [...philo, ...posts]
+      .map((r) => BigInt(r.targetTime as string))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const from = times[0];
+    const to = times[times.length - 1] + 1n;
     expect([reply.fromTicks, reply.toTicks, reply.columns]).toEqual([String(from), String(to), 50]);
     expect(reply.series.map((s) => [s.name, s.field, s.points])).toEqual([
       ['PHILO_STAT', 'values.0', philo.length],
