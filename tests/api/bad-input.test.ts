@@ -72,6 +72,7 @@ describe('every route with hostile parameters', () => {
         ...(path.endsWith('/export') ? { format: 'csv' } : {}),
         ...(path.endsWith('/timeline') ? { session: 's1' } : {}),
         ...(path.endsWith('/rates') ? { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } : {}),
+        ...(path.includes('/series') ? { series: 'PHILO_STAT:values.0' } : {}),
       };
       const concrete = (values: Record<string, string>) =>
         path.replace(/\{(\w+)\}/g, (_, n: string) => encodeURIComponent(values[n] ?? '1'));

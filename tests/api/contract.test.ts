@@ -35,11 +35,14 @@ import {
   RulesReply,
   replyProblems,
   SequenceReply,
+  SeriesReply,
   Session,
   SessionChannels,
   SessionLosses,
   SessionStateMachines,
   SessionsPage,
+  SessionTargetTime,
+  TargetRecordsPage,
   Timeline,
 } from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
@@ -160,6 +163,17 @@ describe('every reply of the api fits the shared contract', () => {
     });
     await expectReply('/sessions/{id}/channels', SessionChannels, { url: '/sessions/s-contract-stp/channels' });
     await expectReply('/sessions/{id}/losses', SessionLosses, { url: `/sessions/${session}/losses` });
+    const targetTime = await expectReply('/sessions/{id}/target-time', SessionTargetTime, {
+      url: `/sessions/${session}/target-time`,
+    });
+    expect(targetTime.segments.length).toBeGreaterThan(0);
+    const targetRecords = await expectReply('/sessions/{id}/target-records', TargetRecordsPage, {
+      url: `/sessions/${session}/target-records?limit=20`,
+    });
+    expect(targetRecords.records).toHaveLength(20);
+    await expectReply('/sessions/{id}/series', SeriesReply, {
+      url: `/sessions/${session}/series?series=QS_QF_TIMEEVT_ARM:ctr&columns=10`,
+    });
     const timeline = await expectReply('/timeline', Timeline, { url: `/timeline?session=${session}` });
     expect(timeline.lanes).toHaveLength(1);
     const detail = await expectReply('/timeline', Timeline, { url: `/timeline?session=${session}&detail=20000` });

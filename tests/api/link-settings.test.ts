@@ -54,6 +54,7 @@ describe("a link's settings", () => {
       'timeOffsetNs',
       'palmProcessId',
       'palmModule',
+      'tickRate',
     ]);
     expect(stp.accepts[0]).toEqual({ name: 'version', takes: '1 or 2', description: 'STP version (default 2)' });
     expect(stp.accepts[1].takes).toBe('list of 0..65535, e.g. 17,0x12');
@@ -61,6 +62,7 @@ describe("a link's settings", () => {
     const qs = await show(ids.qs);
     expect(qs.accepts.find((a: { name: string }) => a.name === 'version').takes).toBe('7.4.0 or 740');
     expect(qs.accepts.find((a: { name: string }) => a.name === 'objPtrSize').takes).toBe('1, 2, 4 or 8');
+    expect(qs.accepts.find((a: { name: string }) => a.name === 'tickRate').description).toMatch(/ticks per second/);
     expect(stp.inUse).toBeNull();
   });
 

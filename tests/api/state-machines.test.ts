@@ -28,6 +28,7 @@ const sorted = (m: ExpectedMachine) => ({
     ...s,
     name: address(s.name),
     internal: signals(s.internal),
+    dispatched: signals(s.dispatched),
     ignored: signals(s.ignored),
     unhandled: signals(s.unhandled),
   })),

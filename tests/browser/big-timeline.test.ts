@@ -11,22 +11,16 @@
 // the session's middle record, which holds a chunk or two of them, most often few enough to
 // draw one by one (at most the api's 5 000), but not always: the page must show each record
 // exactly when the database holds at most that many in its window.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
-import { type Database, getSession, isSessionComplete, timelineItems } from '@tracehub/db';
-import { natsUrl, sharedDir, until } from '@tracehub/tests/support';
+import { type Database, timelineItems } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_TOKEN } from '../api/fixture-data.js';
-import type { RunningProcess } from '../foundation/processes.js';
-import { replay, requireBuild, startService, stopAll } from '../pipeline/harness.js';
+import { type StoredBigStress, storeBigStress } from '../support/big-stress-session.js';
 import { type ServedDashboard, screenshotsDir, serveDashboard } from '../support/served-dashboard.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 
-const CAPTURE = join(sharedDir, 'bench', 'qs', 'big_stress.qs.gz');
 /** The api's default: at most this many records of a window are returned one by one. */
 const DETAIL = 5000;
 
@@ -34,30 +28,9 @@ let backends: TestBackends;
 let db: Kysely<Database>;
 let dashboard: ServedDashboard;
 let page: Page;
-let scratch: string;
+let big: StoredBigStress | undefined;
 let stored = 0;
 let session = '';
-const services: RunningProcess[] = [];
-
-/** Replays the capture through a decoder and a storage process; resolves when its session is stored whole. */
-async function storeCapture(): Promise<number> {
-  requireBuild();
-  scratch = mkdtempSync(join(tmpdir(), 'th-big-'));
-  const file = join(scratch, 'big_stress.qs');
-  writeFileSync(file, gunzipSync(readFileSync(CAPTURE)));
-  const env = { natsUrl: natsUrl(), databaseUrl: backends.fresh.url, prefix: backends.bus.names.prefix };
-  services.push(await startService('decoder-qs', env), await startService('storage', env));
-  session = await replay(env, 'rigbig', 'uart0', 'qs', file);
-  const row = await until(
-    'the replayed session stored whole',
-    async () => {
-      const s = await getSession(db, session);
-      return s && isSessionComplete(s) ? s : undefined;
-    },
-    90_000,
-  );
-  return Number(row.record_count);
-}
 
 /** A step to time: a new hash for the page, or a wheel event over the timeline at (x, y). */
 type Step = { hash: string } | { wheel: { deltaY: number; x: number; y: number } };
@@ -100,20 +73,20 @@ beforeAll(async () => {
   backends = await testBackends('bigtimeline', { topology: true });
   db = backends.db;
   const started = performance.now();
-  stored = await storeCapture();
+  big = await storeBigStress(backends, 'rigbig', 'uart0');
+  ({ session, records: stored } = big);
   console.log(`big_stress: ${stored} records stored in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   dashboard = await serveDashboard('dashboard-dist-big-timeline', backends, { height: 900 });
   page = dashboard.page;
   // The dashboard's code is loaded (and the token kept) before anything is timed.
   await dashboard.signIn(READ_TOKEN, '/sessions');
   await page.locator(`#sessions tr[data-session="${session}"]`).waitFor();
-}, 120_000);
+}, 360_000);
 
 afterAll(async () => {
   await dashboard?.close();
-  await stopAll(services);
+  await big?.close();
   await backends?.close();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('the timeline of big_stress (1.2 M records)', () => {

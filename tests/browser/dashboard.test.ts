@@ -124,6 +124,15 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('#sequence g.state-change:not(.init)').count()).toBe(reference.transitions);
     const all = await seqs('#sequence [data-seq]');
     expect(new Set(all).size).toBe(all.length);
+    // Signal names are drawn whole: each arrow's label (underscores included) ends above its line.
+    const clear = await page.locator('#sequence g.msg:has(line) text').evaluateAll((texts) =>
+      texts.map((t) => {
+        const line = t.parentElement!.querySelector('line')!.getBoundingClientRect();
+        return { text: t.textContent, clear: t.getBoundingClientRect().bottom <= line.top - 1 };
+      }),
+    );
+    expect(clear.length).toBeGreaterThan(0);
+    expect(clear.filter((c) => c.text?.includes('_') && !c.clear)).toEqual([]);
     const names = await page.locator('#sequence text.participant').allTextContents();
     expect(names).toEqual(expect.arrayContaining(['Table_inst', 'Philo_inst[0]', 'l_clock_tick']));
     // The target's description is a table, not JSON.

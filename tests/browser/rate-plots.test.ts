@@ -15,6 +15,7 @@ let dashboard: DashboardOnBackends;
 let page: Page;
 let base: string;
 let uart0Id: number;
+let freshId: number;
 
 const S = 1_000_000_000n;
 const MINUTE = 60n * S;
@@ -64,6 +65,12 @@ beforeAll(async () => {
         if (m <= 30n && m > 10n)
           blocks.push({ rig: 'rig2', link: 'stm0', lo, hi: lo + MINUTE - 1n, records: 2400, errors: 0, gaps: 0 });
       }
+      // A lab that started five minutes ago: 10 records/s.
+      freshId = await upsertLink(db, { rig: 'rig3', name: 'fresh', protocol: 'qs' });
+      for (let m = 5n; m > 0n; m--) {
+        const lo = NOW - m * MINUTE;
+        blocks.push({ rig: 'rig3', link: 'fresh', lo, hi: lo + MINUTE - 1n, records: 600, errors: 0, gaps: 0 });
+      }
       await storeBlockSummaries(db, blocks);
     },
   });
@@ -78,7 +85,7 @@ describe('plots of records/s, errors and gaps', () => {
   it('plots every link’s records/s over the last hour on the fleet page', async () => {
     const plot = await drawnPlot('fleet-rates');
     expect(new URL(page.url()).hash).toBe('#/fleet?range=1h');
-    expect(plot.labels).toEqual(['time (UTC)', 'rig1 / uart0', 'rig1 / uart1', 'rig2 / stm0']);
+    expect(plot.labels).toEqual(['time (UTC)', 'rig1 / uart0', 'rig1 / uart1', 'rig2 / stm0', 'rig3 / fresh']);
     const [times, uart0, uart1, stm0] = plot.data;
     const bucketS = times[1] - times[0];
     // The range ends at the page's now, a minute or more past the newest block; it starts an hour before.
@@ -135,6 +142,20 @@ describe('plots of records/s, errors and gaps', () => {
     expect(await page.locator('#time-range').inputValue()).toBe('custom');
     await page.locator('#link-faults').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(screenshotsDir, 'link-rates.png') });
+  });
+
+  it('fits the default range to records that began well into the last hour', async () => {
+    await page.goto(`${base}/#/link/${freshId}`);
+    await page.waitForFunction(() => location.hash.endsWith('range=1h'));
+    const rate = await drawnPlot('link-rate');
+    const times = rate.data[0];
+    // The plot starts a bucket before the lab's first records, not an hour ago.
+    const firstS = Number((NOW - 5n * MINUTE) / S);
+    expect(times[0]).toBeLessThanOrEqual(firstS);
+    expect(times[0]).toBeGreaterThan(firstS - 60);
+    const bucketS = times[1] - times[0];
+    expect(rate.data[1].reduce((n, r) => n + r * bucketS, 0)).toBeCloseTo(5 * 600, -1);
+    await page.screenshot({ path: join(screenshotsDir, 'link-rates-fresh.png') });
   });
 
   it('says so when a range holds no records', async () => {

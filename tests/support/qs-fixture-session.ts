@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { type DecodedRecord, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import { type Database, markSessionEnded, setSessionRecordTotal } from '@tracehub/db';
-import { QsDecoder } from '@tracehub/qs';
+import { qsDecoderFactory } from '@tracehub/decoders';
 import type { Kysely } from 'kysely';
 import { fixturePath } from './paths.js';
 import { type SessionPlace, storeRecordBatches, storeSessionStart } from './stored-session.js';
@@ -16,17 +16,19 @@ export interface StoredFixture {
 }
 
 /**
- * Decodes a QS fixture capture as the pipeline would (chunks of `chunkBytes`, each chunk one
- * host time `stepNs` after the previous) and stores it as storage does: rig, link, session
- * with its counts, records, dictionary entries. Real data, from the reference captures.
+ * Decodes a QS fixture capture as the pipeline would (the decoder service's codec, target
+ * time included; chunks of `chunkBytes`, each chunk one host time `stepNs` after the previous)
+ * and stores it as storage does: rig, link, session with its counts, records, dictionary
+ * entries. Real data, from the reference captures (`bytes`: a stream made of them, else the
+ * capture `name`).
  */
 export async function storeQsFixture(
   db: Kysely<Database>,
   name: string,
-  place: SessionPlace & { stepNs?: bigint; chunkBytes?: number },
+  place: SessionPlace & { stepNs?: bigint; chunkBytes?: number; bytes?: Uint8Array },
 ): Promise<StoredFixture> {
-  const bytes = new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
-  const decoder = new QsDecoder();
+  const bytes = place.bytes ?? new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
+  const decoder = qsDecoderFactory.create({ rig: place.rig, link: place.link, protocol: 'qs' }, {});
   const records: TraceRecord[] = [];
   const chunkBytes = place.chunkBytes ?? 256;
   const step = place.stepNs ?? 1_000_000n;

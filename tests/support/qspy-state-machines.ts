@@ -14,6 +14,7 @@ export interface ExpectedState {
   entries: number;
   exits: number;
   internal: Array<{ sig: string; count: number }>;
+  dispatched: Array<{ sig: string; count: number }>;
   ignored: Array<{ sig: string; count: number }>;
   unhandled: Array<{ sig: string; count: number }>;
 }
@@ -46,7 +47,7 @@ const byCount = (m: Map<string, number>) =>
  * Reads `<name>.qspy.txt` (the reference qspy's text of the capture): per object its states
  * (St-Entry, St-Exit, =>Intern, =>Ignore, St-Unhnd lines) and transitions (Init===>,
  * ===>Tran, St-Init from a state other than the top, St-Hist, St-EP, St-XP), counted;
- * Disp===> lines as dispatched. Machines by object name, states by name, transitions in
+ * Disp===> lines as dispatched (and per state, by signal). Machines by object name, states by name, transitions in
  * no particular order.
  */
 export function qspyStateMachines(name: string): ExpectedMachine[] {
@@ -72,8 +73,16 @@ export function qspyStateMachines(name: string): ExpectedMachine[] {
       const states = ensure().states;
       let s = states.get(n);
       if (!s) {
-        const maps = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
-        states.set(n, (s = { name: n, entries: 0, exits: 0, internal: [], ignored: [], unhandled: [], maps }));
+        const maps = [
+          new Map<string, number>(),
+          new Map<string, number>(),
+          new Map<string, number>(),
+          new Map<string, number>(),
+        ];
+        states.set(
+          n,
+          (s = { name: n, entries: 0, exits: 0, internal: [], dispatched: [], ignored: [], unhandled: [], maps }),
+        );
       }
       return s;
     };
@@ -87,8 +96,11 @@ export function qspyStateMachines(name: string): ExpectedMachine[] {
       if (from !== null) state(from);
       state(to);
     };
-    if (what === 'Disp===>') ensure().dispatched++;
-    else if (what === 'St-Entry') state(stateField!).entries++;
+    if (what === 'Disp===>') {
+      ensure().dispatched++;
+      const map = state(stateField!).maps[3];
+      map.set(sig!, (map.get(sig!) ?? 0) + 1);
+    } else if (what === 'St-Entry') state(stateField!).entries++;
     else if (what === 'St-Exit') state(stateField!).exits++;
     else if (what === '=>Intern' || what === '=>Ignore' || what === 'St-Unhnd') {
       const map = state(stateField!).maps[what === '=>Intern' ? 0 : what === '=>Ignore' ? 1 : 2];
@@ -110,6 +122,7 @@ export function qspyStateMachines(name: string): ExpectedMachine[] {
         .map(({ maps, ...s }) => ({
           ...s,
           internal: byCount(maps[0]),
+          dispatched: byCount(maps[3]),
           ignored: byCount(maps[1]),
           unhandled: byCount(maps[2]),
         })),

@@ -39,11 +39,13 @@ import { linkConnectionRoutes } from './routes/link-connection.js';
 import { linkMarkerRoutes } from './routes/link-markers.js';
 import { linkSettingsRoutes } from './routes/link-settings.js';
 import { recordRatesRoutes } from './routes/record-rates.js';
+import { recordSeriesRoutes } from './routes/record-series.js';
 import { recordRoutes } from './routes/records.js';
 import { sessionChannelsRoutes } from './routes/session-channels.js';
 import { sessionLossesRoutes } from './routes/session-losses.js';
 import { sessionStateMachinesRoutes } from './routes/session-state-machines.js';
 import { sessionRoutes } from './routes/sessions.js';
+import { targetTimeRoutes } from './routes/target-time.js';
 import { timelineRoutes } from './routes/timeline.js';
 import { DEFAULT_WATCH_SETTINGS, watchRoutes } from './watch/watch-plugin.js';
 
@@ -209,6 +211,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
         await api.register(sessionLossesRoutes, { db });
         await api.register(timelineRoutes, { db });
         await api.register(compareRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
+        await api.register(targetTimeRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
+        await api.register(recordSeriesRoutes, { db, scanLimitBytes: settings.scanLimitBytes });
         await api.register(liveRoutes, { hub });
         await api.register(controlRoutes, { db, bus, feed, timeoutMs: settings.controlTimeoutMs });
         await api.register(linkSettingsRoutes, { db, bus, timeoutMs: settings.controlTimeoutMs });

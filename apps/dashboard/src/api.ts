@@ -33,7 +33,8 @@ async function request<T>(path: string, init: RequestInit): Promise<T> {
     } catch {}
     throw new ApiError(res.status, readableProblem(res.status, detail), detail);
   }
-  return (await res.json()) as T;
+  // 204 No Content (a DELETE): nothing to read.
+  return (res.status === 204 ? undefined : await res.json()) as T;
 }
 
 export function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
@@ -43,6 +44,11 @@ export function getJson<T>(path: string, signal?: AbortSignal): Promise<T> {
 /** A POST with a JSON body (or none). */
 export function postJson<T>(path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
   return request<T>(path, { method: 'POST', signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+}
+
+/** A DELETE (204 on success). */
+export function deleteResource(path: string, signal?: AbortSignal): Promise<void> {
+  return request<void>(path, { method: 'DELETE', signal });
 }
 
 /** URL of a streamed endpoint (SSE, export): browsers cannot set headers there, so the token goes in the query. */

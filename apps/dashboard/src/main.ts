@@ -4,6 +4,7 @@ import { h } from './dom.js';
 import { fleetPage } from './pages/fleet.js';
 import { linkPage } from './pages/link/link-page.js';
 import { livePage } from './pages/live.js';
+import { reportersPage } from './pages/reporters.js';
 import { searchPage } from './pages/search.js';
 import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
@@ -13,6 +14,7 @@ import { alertsPage } from './pages/watch/alerts.js';
 import { comparePage } from './pages/watch/compare.js';
 import { startFiringBadges } from './pages/watch/firing-badges.js';
 import { rulesPage } from './pages/watch/rules.js';
+import { valuePlotPage } from './pages/value-plot.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
@@ -36,6 +38,8 @@ const PAGES = new Map<string, Page>([
   ['rules', rulesPage],
   ['alerts', alertsPage],
   ['compare', comparePage],
+  ['plot', valuePlotPage],
+  ['reporters', reportersPage],
 ]);
 
 /** The pages of one link or session, whose id follows the path (`#/link/7?...`). */
@@ -50,10 +54,13 @@ const NAVIGATION = [
   ['sessions', 'Sessions'],
   ['live', 'Live'],
   ['search', 'Search'],
+  ['timeline', 'Timeline'],
+  ['plot', 'Plots'],
   ['stp', 'STP'],
   ['compare', 'Compare'],
   ['rules', 'Rules'],
   ['alerts', 'Alerts'],
+  ['reporters', 'Reporters'],
 ];
 
 const app = document.querySelector<HTMLDivElement>('#app')!;

@@ -140,7 +140,10 @@ export function ratePlots(params: URLSearchParams, options: RatePlotsOptions): {
   }));
   let range = new URLSearchParams();
   for (const k of ['range', 'from', 'to']) if (params.has(k)) range.set(k, params.get(k)!);
-  if ([...range.keys()].length === 0) range.set('range', DEFAULT_PLOT_RANGE);
+  // With no range in the URL the plots show the last hour, or less when the records began well
+  // into it (a lab started a few minutes ago fills the plot rather than a sliver at its right).
+  let fitToData = [...range.keys()].length === 0;
+  if (fitToData) range.set('range', DEFAULT_PLOT_RANGE);
   let generation = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
 
@@ -157,7 +160,12 @@ export function ratePlots(params: URLSearchParams, options: RatePlotsOptions): {
     const width = boxes[0].box.clientWidth || 900;
     q.set('buckets', String(Math.min(1000, Math.max(30, Math.floor(width / 6)))));
     try {
-      const answer = await getJson<RatesAnswer>(`/rates?${q}`);
+      let answer = await getJson<RatesAnswer>(`/rates?${q}`);
+      const start = fitToData ? firstRecordsAt(answer) : undefined;
+      if (start !== undefined) {
+        q.set('from', start);
+        answer = await getJson<RatesAnswer>(`/rates?${q}`);
+      }
       if (mine !== generation) return;
       const empty = answer.links.length === 0;
       for (const b of boxes) {
@@ -176,9 +184,10 @@ export function ratePlots(params: URLSearchParams, options: RatePlotsOptions): {
       status.classList.toggle('problem', true);
     }
   };
-  const run = (next: URLSearchParams) => {
+  const run = (next: URLSearchParams, fit = false) => {
     generation++;
     range = next;
+    fitToData = fit;
     writeViewState(options.path, range);
     clearInterval(timer);
     const relative = RELATIVE_RANGES.some((r) => r.value === range.get('range')) || range.get('range') === 'all';
@@ -199,7 +208,7 @@ export function ratePlots(params: URLSearchParams, options: RatePlotsOptions): {
     ...boxes.flatMap((b) => [b.heading, b.box]),
   );
   // Drawn once the section is in the page, so the plots take its width.
-  queueMicrotask(() => run(range));
+  queueMicrotask(() => run(range, fitToData));
   return {
     element,
     stop: () => {
@@ -208,6 +217,16 @@ export function ratePlots(params: URLSearchParams, options: RatePlotsOptions): {
       for (const b of boxes) b.box.plot?.destroy();
     },
   };
+}
+
+/**
+ * Where the records of an answer begin, when that is well into its range (past its first fifth):
+ * the start of the bucket before the first that holds any, for the plots to start there.
+ */
+function firstRecordsAt(answer: RatesAnswer): string | undefined {
+  const first = answer.times.findIndex((_, i) => answer.links.some((l) => l.records[i] > 0));
+  if (first < answer.times.length / 5) return undefined;
+  return new Date(answer.times[first - 1]).toISOString();
 }
 
 /** One series per link: its records per second. */

@@ -10,6 +10,11 @@ export type Diagram = SequenceReply;
 /** Width of the time axis on the left. */
 const AXIS = 190;
 const HEAD = 34;
+/**
+ * How far above its arrow a label's baseline sits: clear of the line by more than a descender,
+ * so the underscores of signal names (`PING_SIG`) are not drawn over by it.
+ */
+const LABEL_LIFT = 6;
 
 /** Styles inside the SVG, so an exported file looks as it does on the page. */
 const STYLE = `
@@ -21,6 +26,7 @@ text { font: 11px ui-monospace, monospace; fill: #123; }
 .axis .delta { fill: #98a; }
 .grid { stroke: #eef0f4; }
 .msg line, .msg path { stroke: #345; stroke-width: 1.3; fill: none; }
+.msg text { paint-order: stroke; stroke: #fff; stroke-width: 3px; stroke-linejoin: round; }
 .msg.publish line { stroke: #27a; }
 .msg.publish circle { fill: #27a; }
 .msg.publish text { fill: #146; }
@@ -134,7 +140,7 @@ export function drawSequence(d: Diagram, zoom: number): SVGSVGElement {
         g.append(
           svg(
             'text',
-            { x: x1 + (right > x1 ? 8 : -8), y: y - 3, 'text-anchor': right > x1 ? 'start' : 'end' },
+            { x: x1 + (right > x1 ? 8 : -8), y: y - LABEL_LIFT, 'text-anchor': right > x1 ? 'start' : 'end' },
             `${s.sig} ×${s.deliveries.length}`,
           ),
         );
@@ -147,7 +153,7 @@ export function drawSequence(d: Diagram, zoom: number): SVGSVGElement {
         g.append(
           svg(
             'text',
-            { x: (x1 + x2) / 2, y: y - 3, 'text-anchor': 'middle' },
+            { x: (x1 + x2) / 2, y: y - LABEL_LIFT, 'text-anchor': 'middle' },
             s.kind === 'timeout' ? `${s.sig} (time event)` : s.sig,
           ),
         );

@@ -267,7 +267,11 @@ export function drawStateMachine(m: StateMachine): SVGSVGElement {
     const left = b.x - b.w / 2;
     const top = b.y - b.h / 2;
     g.append(
-      svg('title', {}, `${b.state.name}: entered ${b.state.entries}×, exited ${b.state.exits}×`),
+      svg(
+        'title',
+        {},
+        `${b.state.name}: entered ${b.state.entries}×, exited ${b.state.exits}×, ${b.state.dispatched.reduce((n, d) => n + d.count, 0)} events dispatched in it`,
+      ),
       svg('rect', { x: left, y: top, width: b.w, height: b.h, rx: 10 }),
       svg('text', { x: b.x, y: top + 19, 'text-anchor': 'middle', class: 'name' }, b.state.name),
       svg('text', { x: b.x, y: top + 35, 'text-anchor': 'middle', class: 'entered' }, `entered ×${b.state.entries}`),

@@ -10,5 +10,6 @@ export * from './records.js';
 export * from './reporters.js';
 export * from './session-views.js';
 export * from './sessions.js';
+export * from './target-time.js';
 export * from './timeline.js';
 export * from './watch.js';

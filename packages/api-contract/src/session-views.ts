@@ -45,6 +45,7 @@ const SignalCounts = (description: string) => Type.Array(SignalCount, { descript
 export const StateCounts = Type.Object({
   name: Type.String(),
   entries: Type.Integer({ description: 'QS_QEP_STATE_ENTRY records of the state' }),
+  dispatched: SignalCounts('events dispatched to the machine while in the state (QS_QEP_DISPATCH) by signal'),
   exits: Type.Integer({ description: 'QS_QEP_STATE_EXIT records of the state' }),
   internal: SignalCounts('internal transitions (QS_QEP_INTERN_TRAN) by signal, most frequent first'),
   ignored: SignalCounts('events ignored in the state (QS_QEP_IGNORED) by signal'),

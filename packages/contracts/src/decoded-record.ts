@@ -11,6 +11,13 @@ export interface DecodedRecord {
   type: number;
   name: string;
   targetTs: bigint | null;
+  /**
+   * The target time: `targetTs` unwrapped across counter wraps, in ticks from the start of its
+   * segment (`TargetClock`); set by the decoder service's `TargetTimeDecoder`, not by codecs.
+   */
+  targetTime?: bigint | null;
+  /** The target segment (one more after each target reset) the record is in, with `targetTime`. */
+  targetSegment?: number;
   qs?: { obj?: string; sig?: string; prio?: number };
   stp?: { master: number; channel: number };
   fields: Record<string, unknown>;
@@ -48,6 +55,10 @@ export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): Trace
   };
   if (decoded.qs) record.qs = decoded.qs;
   if (decoded.stp) record.stp = decoded.stp;
+  if (decoded.targetTime !== undefined && decoded.targetTime !== null) {
+    record.targetTime = decoded.targetTime.toString();
+    record.targetSegment = decoded.targetSegment ?? 0;
+  }
   return record;
 }
 

@@ -14,5 +14,6 @@ export * from './record-names.js';
 export * from './records-summary.js';
 export * from './redact.js';
 export * from './repeated-error-log.js';
+export * from './target-clock.js';
 export * from './text-bytes.js';
 export * from './zstd.js';

@@ -37,8 +37,27 @@ const PalmTraceLinkSettingsProperties = {
   ),
 };
 
+/**
+ * How the target's clock reads as time, for links of every protocol. Applied when records are
+ * read (the api), not when they are decoded: records keep their time in ticks, so a tick rate
+ * set or corrected later holds for the records stored before it.
+ */
+const TargetTimeLinkSettingsProperties = {
+  tickRate: Type.Optional(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1e12,
+      description:
+        "ticks per second of the target's timestamps (QS_TIME_SIZE counter, STM timestamps): target time in seconds; without it, in ticks",
+    }),
+  ),
+};
+
 /** Link settings that are not the codec's (a change of them is no reason to decode afresh). */
-export const NOT_CODEC_LINK_SETTINGS: readonly string[] = Object.keys(PalmTraceLinkSettingsProperties);
+export const NOT_CODEC_LINK_SETTINGS: readonly string[] = [
+  ...Object.keys(PalmTraceLinkSettingsProperties),
+  ...Object.keys(TargetTimeLinkSettingsProperties),
+];
 
 /** QS: the target's sizes and version, for a target joined mid-run (qspy's -v -O -F -T -S ...). */
 export const QsLinkSettingsSchema = Type.Object(
@@ -63,6 +82,7 @@ export const QsLinkSettingsSchema = Type.Object(
       }),
     ),
     ...PalmTraceLinkSettingsProperties,
+    ...TargetTimeLinkSettingsProperties,
   },
   { additionalProperties: false },
 );
@@ -111,6 +131,7 @@ export const StpLinkSettingsSchema = Type.Object(
       }),
     ),
     ...PalmTraceLinkSettingsProperties,
+    ...TargetTimeLinkSettingsProperties,
   },
   { additionalProperties: false },
 );

@@ -51,6 +51,14 @@ export const TraceRecordSchema = Type.Object(
     hostNs: DecimalString,
     /** Target timestamp in the target's own units, when the record has one. */
     targetTs: Type.Union([DecimalString, Type.Null()]),
+    /**
+     * Target time in ticks from the start of the record's target segment: `targetTs` unwrapped
+     * across counter wraps; a record without a stamp of its own has its segment's last one.
+     * Absent when the session has no target time yet (or was stored before it was kept).
+     */
+    targetTime: Type.Optional(DecimalString),
+    /** The target segment: 0 for a session's first, one more after each target reset. */
+    targetSegment: Type.Optional(Type.Integer({ minimum: 0 })),
     kind: RecordKindSchema,
     /** Numeric record id (QS record id, STP output message type / marker code). */
     type: Type.Integer(),

@@ -44,6 +44,13 @@ export {
   recordRates,
 } from './queries/record-rates.js';
 export {
+  downsampleSeries,
+  type RecordSeriesOptions,
+  type SeriesColumn,
+  type SeriesPoint,
+  sessionRecordSeries,
+} from './queries/record-series.js';
+export {
   filteredRecords,
   positionOf,
   type RecordFilter,
@@ -85,6 +92,12 @@ export {
   sessionStateMachines,
   type TransitionCount,
 } from './queries/state-machines.js';
+export {
+  sessionTargetSegments,
+  sessionTargetWindow,
+  type TargetSegment,
+  type TargetWindowOptions,
+} from './queries/target-time.js';
 export {
   type TimelineBucket,
   type TimelineCounts,

@@ -7,6 +7,7 @@ import {
   type QsDictionaryFile,
   resolveOptions,
 } from '@tracehub/qs';
+import { qsTargetClockRule, TargetTimeDecoder } from './target-time-decoder.js';
 
 type QsOption = keyof QsDecoderOptions;
 
@@ -37,11 +38,26 @@ function dictionaryFileOf(settings: LinkSettings): QsDictionaryFile | undefined 
   return typeof text === 'string' && text !== '' ? parseDictionaryFile(text) : undefined;
 }
 
+/** The clock of a QS link's records: its timestamps as wide as the link's `timeSize` (qspy -T) until a target info says. */
+const clockRuleOf = (settings: LinkSettings) =>
+  qsTargetClockRule(qsOptionsFrom(settings).timeSize ?? QS_DEFAULT_OPTIONS.timeSize);
+
 export const qsDecoderFactory: DecoderFactory = {
-  create: (_link, settings) => new QsDecoder(qsOptionsFrom(settings), dictionaryFileOf(settings)),
+  create: (_link, settings) =>
+    new TargetTimeDecoder(new QsDecoder(qsOptionsFrom(settings), dictionaryFileOf(settings)), clockRuleOf(settings)),
   restore: (_link, settings, snapshot) =>
-    QsDecoder.restore(snapshot, qsOptionsFrom(settings), dictionaryFileOf(settings)),
+    TargetTimeDecoder.restore(snapshot, clockRuleOf(settings), (codec) =>
+      QsDecoder.restore(codec, qsOptionsFrom(settings), dictionaryFileOf(settings)),
+    ),
   // A target that reconnects keeps its names, as it does in qspy, until a reset or another build.
+  // Its clock starts afresh: a new session is a new stretch of the target's time.
   continueFrom: (_link, settings, previous) =>
-    QsDecoder.continueFrom(previous, qsOptionsFrom(settings), dictionaryFileOf(settings)),
+    new TargetTimeDecoder(
+      QsDecoder.continueFrom(
+        TargetTimeDecoder.codecSnapshot(previous),
+        qsOptionsFrom(settings),
+        dictionaryFileOf(settings),
+      ),
+      clockRuleOf(settings),
+    ),
 };

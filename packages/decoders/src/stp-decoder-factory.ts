@@ -1,5 +1,6 @@
 import type { DecoderFactory, LinkSettings } from '@tracehub/decoder-service';
 import { StpDecoder, type StpDecoderOptions, SwdDecoder, type SwdDecoderOptions } from '@tracehub/stp';
+import { STP_TARGET_CLOCK_RULE, TargetTimeDecoder } from './target-time-decoder.js';
 
 const isByte = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xff;
 
@@ -33,9 +34,14 @@ export function stpOptionsFrom(settings: LinkSettings): StpDecoderOptions & SwdD
 /** STP links decode with StpDecoder, SWD reverse-channel links with SwdDecoder. */
 export const stpDecoderFactory: DecoderFactory = {
   create: (link, settings) =>
-    link.protocol === 'swd' ? new SwdDecoder(stpOptionsFrom(settings)) : new StpDecoder(stpOptionsFrom(settings)),
+    new TargetTimeDecoder(
+      link.protocol === 'swd' ? new SwdDecoder(stpOptionsFrom(settings)) : new StpDecoder(stpOptionsFrom(settings)),
+      STP_TARGET_CLOCK_RULE,
+    ),
   restore: (link, settings, snapshot) =>
-    link.protocol === 'swd'
-      ? SwdDecoder.restore(snapshot, stpOptionsFrom(settings))
-      : StpDecoder.restore(snapshot, stpOptionsFrom(settings)),
+    TargetTimeDecoder.restore(snapshot, STP_TARGET_CLOCK_RULE, (codec) =>
+      link.protocol === 'swd'
+        ? SwdDecoder.restore(codec, stpOptionsFrom(settings))
+        : StpDecoder.restore(codec, stpOptionsFrom(settings)),
+    ),
 };

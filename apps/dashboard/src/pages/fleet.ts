@@ -2,6 +2,7 @@ import type { ReportersReply, RigsReply } from '@tracehub/api-contract';
 import { getJson, type LinkSummary } from '../api.js';
 import { ago, h, headRow } from '../dom.js';
 import { perLinkRates, ratePlots } from '../rate-plots.js';
+import { reporterRows } from '../reporters-table.js';
 
 type LinkState = 'connected' | 'idle' | 'down';
 
@@ -27,7 +28,7 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   const table = h('table', { class: 'fleet' });
   const status = h('p', { class: 'status' }, 'loading…');
   const reporters = h('table', { class: 'fleet reporters' });
-  const reportersTitle = h('h3', { hidden: true }, 'PalmTrace Reporters');
+  const reportersTitle = h('h3', { hidden: true }, h('a', { href: '#/reporters' }, 'PalmTrace Reporters'));
   const plots = ratePlots(params, {
     path: 'fleet',
     since: async () => {
@@ -40,43 +41,9 @@ export function fleetPage(root: HTMLElement, params: URLSearchParams): () => voi
   root.append(h('h2', {}, 'Fleet'), plots.element, status, table, reportersTitle, reporters);
   // The PalmTrace bridge's endpoints: a small panel below the links, shown when there are any.
   const loadReporters = async () => {
-    const { reporters: list, listener } = await getJson<ReportersReply>('/reporters');
-    reportersTitle.hidden = list.length === 0 && listener === null;
-    const head = headRow([
-      'reporter',
-      'target',
-      'mode',
-      'connected',
-      'sent',
-      'bytes',
-      'dropped',
-      'reconnects',
-      'queued',
-    ]);
-    const rows = list.map((r) =>
-      h(
-        'tr',
-        { 'data-reporter': r.id },
-        h('td', {}, r.id),
-        h('td', {}, `${r.host}:${r.port}`),
-        h('td', {}, r.mode),
-        h('td', { class: r.connected ? '' : 'bad' }, r.connected ? 'yes' : 'no'),
-        h('td', { class: 'num' }, String(r.messagesSent)),
-        h('td', { class: 'num' }, String(r.bytesSent)),
-        h('td', { class: r.dropped > 0 ? 'num bad' : 'num' }, String(r.dropped)),
-        h('td', { class: 'num' }, String(r.reconnects)),
-        h('td', { class: 'num' }, String(r.queued)),
-      ),
-    );
-    if (listener)
-      rows.push(
-        h(
-          'tr',
-          {},
-          h('td', { colspan: '9' }, `listening on port ${listener.port}: ${listener.clients.length} clients`),
-        ),
-      );
-    reporters.replaceChildren(...(rows.length > 0 ? [head, ...rows] : []));
+    const answer = await getJson<ReportersReply>('/reporters');
+    reportersTitle.hidden = answer.reporters.length === 0 && answer.listener === null;
+    reporters.replaceChildren(...reporterRows(answer));
   };
   const load = async () => {
     try {

@@ -106,7 +106,15 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
   const stateTable = h(
     'table',
     { class: 'fleet sm-states', id: 'sm-states' },
-    headRow(['state', 'entered', 'exited', 'internal transitions', 'ignored', 'turned away by a guard']),
+    headRow([
+      'state',
+      'entered',
+      'exited',
+      'events dispatched',
+      'internal transitions',
+      'ignored',
+      'turned away by a guard',
+    ]),
     ...m.states.map((s) =>
       h(
         'tr',
@@ -114,6 +122,7 @@ function machineView(id: string, m: StateMachine): HTMLElement[] {
         h('td', {}, s.name),
         h('td', { class: 'num', 'data-col': 'entries' }, String(s.entries)),
         h('td', { class: 'num', 'data-col': 'exits' }, String(s.exits)),
+        h('td', { 'data-col': 'dispatched' }, signals(s.dispatched)),
         h('td', { 'data-col': 'internal' }, signals(s.internal)),
         h('td', { 'data-col': 'ignored' }, signals(s.ignored)),
         h('td', { 'data-col': 'unhandled' }, signals(s.unhandled)),

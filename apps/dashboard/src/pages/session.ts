@@ -80,6 +80,7 @@ export function sessionPage(root: HTMLElement, id: string, params: URLSearchPara
           h('a', { href: `#/session/${enc}?view=${v}`, class: v === view ? 'active' : '' }, label),
         ),
         h('a', { href: `#/timeline?session=${enc}` }, 'Timeline ↗'),
+        h('a', { href: `#/plot?session=${enc}` }, 'Value plots ↗'),
       );
       info.replaceChildren(
         h(

@@ -17,6 +17,9 @@ export interface RecordRow {
   protocol: string;
   chunk: number;
   target_ts: string | null;
+  /** Target time in ticks of the record's segment (`targetTime`); null when it has none. */
+  target_time: string | null;
+  target_segment: number | null;
   kind: string;
   type: number;
   name: string;
@@ -43,6 +46,8 @@ export function recordToRow(r: TraceRecord): RecordRow {
     protocol: r.protocol,
     chunk: r.chunk,
     target_ts: r.targetTs,
+    target_time: r.targetTime ?? null,
+    target_segment: r.targetSegment ?? null,
     kind: r.kind,
     type: r.type,
     name: r.name,
@@ -82,5 +87,9 @@ export function rowToTraceRecord(row: RecordRow): TraceRecord {
   if (Object.keys(qs).length > 0) record.qs = qs;
   if (row.stp_master !== null && row.stp_channel !== null)
     record.stp = { master: row.stp_master, channel: row.stp_channel };
+  if (row.target_time !== null) {
+    record.targetTime = row.target_time;
+    record.targetSegment = row.target_segment ?? 0;
+  }
   return record;
 }

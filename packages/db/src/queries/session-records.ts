@@ -41,14 +41,7 @@ export async function sessionRecordsPage(
     // The seq of the last record taken: a block overlapping what was read gives only what follows.
     let last = Number(afterSeq);
     for (let round = 2; rows.length < limit; round = Math.min(round * 2, 32)) {
-      const blocks = await snapshot
-        .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
-        .where('session', '=', session)
-        .where('last_seq', '>', BigInt(last))
-        .orderBy('first_seq')
-        .limit(round)
-        .execute();
+      const blocks = await blocksHoldingAfter(snapshot, session, last, round);
       for (const block of blocks) {
         for (const record of blockRecords(block)) {
           if (record.seq > last && rows.length < limit) {
@@ -62,6 +55,18 @@ export async function sessionRecordsPage(
     }
     return rows;
   });
+}
+
+/** Up to `limit` of a session's blocks, in seq order, that hold a record after seq `after`. */
+export function blocksHoldingAfter(db: Kysely<Database>, session: string, after: number, limit: number) {
+  return db
+    .selectFrom('record_blocks')
+    .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+    .where('session', '=', session)
+    .where('last_seq', '>', BigInt(after))
+    .orderBy('first_seq')
+    .limit(limit)
+    .execute();
 }
 
 /** Every record of a session in seq order (after `afterSeq`), a page at a time, without holding the whole session. */

@@ -34,6 +34,8 @@ export interface StateCounts {
   exits: number;
   /** Events the state handled without leaving (QS_QEP_INTERN_TRAN), by signal. */
   internal: SignalCount[];
+  /** Events dispatched to the machine while it was in the state (QS_QEP_DISPATCH), by signal. */
+  dispatched: SignalCount[];
   /** Events the machine ignored while in the state (QS_QEP_IGNORED), by signal. */
   ignored: SignalCount[];
   /** Events a guard of the state turned away (QS_QEP_UNHANDLED), by signal. */
@@ -72,10 +74,22 @@ const TRANSITION_KINDS = new Map<string, TransitionKind>(
 /** A field's value as a name (functions and signals are numbers when no dictionary named them). */
 const nameOf = (v: unknown): string | null => (v === undefined || v === null ? null : String(v));
 
+/**
+ * A state's name: its function's dictionary name, or its address as qspy prints one no
+ * dictionary named (`0x00402FEA`: upper-case hex, at least 8 digits), whatever the pointer size
+ * the record's field was written with (`0x0000000000402FEA`).
+ */
+const stateNameOf = (v: unknown): string | null => {
+  const name = nameOf(v);
+  if (name === null || !/^0x[0-9A-Fa-f]+$/.test(name)) return name;
+  return `0x${BigInt(name).toString(16).toUpperCase().padStart(8, '0')}`;
+};
+
 interface StateTally {
   entries: number;
   exits: number;
   internal: Map<string, number>;
+  dispatched: Map<string, number>;
   ignored: Map<string, number>;
   unhandled: Map<string, number>;
 }
@@ -91,7 +105,14 @@ class MachineTally {
     if (!s)
       this.states.set(
         name,
-        (s = { entries: 0, exits: 0, internal: new Map(), ignored: new Map(), unhandled: new Map() }),
+        (s = {
+          entries: 0,
+          exits: 0,
+          internal: new Map(),
+          dispatched: new Map(),
+          ignored: new Map(),
+          unhandled: new Map(),
+        }),
       );
     return s;
   }
@@ -108,12 +129,17 @@ class MachineTally {
     const sig = nameOf(f.sig) ?? '?';
     const bump = (m: Map<string, number>) => m.set(sig, (m.get(sig) ?? 0) + 1);
     switch (r.name) {
-      case 'QS_QEP_DISPATCH':
+      case 'QS_QEP_DISPATCH': {
         this.dispatched++;
+        // The state the event found the machine in: a state even where no record entered it
+        // (a machine that never leaves its first state, or joined mid-stream).
+        const state = stateNameOf(f.state);
+        if (state !== null) bump(this.state(state).dispatched);
         return;
+      }
       case 'QS_QEP_STATE_ENTRY':
       case 'QS_QEP_STATE_EXIT': {
-        const state = nameOf(f.state);
+        const state = stateNameOf(f.state);
         if (state === null) return;
         if (r.name === 'QS_QEP_STATE_ENTRY') this.state(state).entries++;
         else this.state(state).exits++;
@@ -122,21 +148,21 @@ class MachineTally {
       case 'QS_QEP_INTERN_TRAN':
       case 'QS_QEP_IGNORED':
       case 'QS_QEP_UNHANDLED': {
-        const state = nameOf(f.state);
+        const state = stateNameOf(f.state);
         if (state === null) return;
         const s = this.state(state);
         bump(r.name === 'QS_QEP_INTERN_TRAN' ? s.internal : r.name === 'QS_QEP_IGNORED' ? s.ignored : s.unhandled);
         return;
       }
       case 'QS_QEP_INIT_TRAN': {
-        const to = nameOf(f.state ?? f.target);
+        const to = stateNameOf(f.state ?? f.target);
         if (to !== null) this.transition('initial', null, to, null);
         return;
       }
       default: {
         const kind = TRANSITION_KINDS.get(r.name);
-        const from = nameOf(f.source);
-        const to = nameOf(f.target);
+        const from = stateNameOf(f.source);
+        const to = stateNameOf(f.target);
         if (kind === undefined || from === null || to === null) return;
         this.transition(kind, from, to, kind === 'state-initial' ? null : nameOf(f.sig));
       }
@@ -172,6 +198,7 @@ class MachineTally {
           entries: s.entries,
           exits: s.exits,
           internal: counts(s.internal),
+          dispatched: counts(s.dispatched),
           ignored: counts(s.ignored),
           unhandled: counts(s.unhandled),
         }))

@@ -1,0 +1,110 @@
+import type { TraceRecord } from '@tracehub/contracts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { blockRecords, type ScanBudget } from './block-reader.js';
+import { forEachSessionRecord } from './session-blocks.js';
+import { blocksHoldingAfter } from './session-records.js';
+import { inOneSnapshot } from './snapshot.js';
+
+/** Blocks read per statement (as the other session readers). */
+const BLOCKS_PER_ROUND = 32;
+
+/** One stretch of a session's target time: from its start or a target reset to the next reset or its end. */
+export interface TargetSegment {
+  segment: number;
+  /** Records of the segment with a target time. */
+  records: number;
+  firstSeq: number;
+  lastSeq: number;
+  /** Target time (ticks) of the segment's first and last timed records. */
+  firstTicks: string;
+  lastTicks: string;
+  firstHostNs: string;
+  lastHostNs: string;
+}
+
+/**
+ * The target segments of a session, from every record's `targetTime` (records stored without
+ * one are counted in `untimed`). Reads all the session's blocks within `budget`.
+ */
+export async function sessionTargetSegments(
+  db: Kysely<Database>,
+  session: string,
+  options: { budget: ScanBudget },
+): Promise<{ segments: TargetSegment[]; untimed: number }> {
+  const segments: TargetSegment[] = [];
+  let untimed = 0;
+  await forEachSessionRecord(db, session, options.budget, (r) => {
+    if (r.targetTime === undefined) {
+      untimed++;
+      return;
+    }
+    const segment = r.targetSegment ?? 0;
+    let s = segments[segments.length - 1];
+    if (s === undefined || s.segment !== segment) {
+      s = {
+        segment,
+        records: 0,
+        firstSeq: r.seq,
+        lastSeq: r.seq,
+        firstTicks: r.targetTime,
+        lastTicks: r.targetTime,
+        firstHostNs: r.hostNs,
+        lastHostNs: r.hostNs,
+      };
+      segments.push(s);
+    }
+    s.records++;
+    s.lastSeq = r.seq;
+    s.lastTicks = r.targetTime;
+    s.lastHostNs = r.hostNs;
+  });
+  return { segments, untimed };
+}
+
+export interface TargetWindowOptions {
+  segment: number;
+  /** Target time window in ticks, `[fromTicks, toTicks)`; either end may be open. */
+  fromTicks?: bigint;
+  toTicks?: bigint;
+  /** Keyset: only records after this seq. */
+  afterSeq?: number;
+  limit: number;
+  budget: ScanBudget;
+}
+
+/**
+ * A page of a session's records in a window of target time of one segment, in seq order
+ * (which is target-time order within a segment: its time only grows). Reads the session's
+ * blocks in seq order from `afterSeq` and stops at the first record past the window, so a
+ * window early in a session reads little; block summaries keep no target time to skip blocks
+ * before the window by.
+ */
+export async function sessionTargetWindow(
+  db: Kysely<Database>,
+  session: string,
+  options: TargetWindowOptions,
+): Promise<{ records: TraceRecord[]; more: boolean }> {
+  const { segment, fromTicks, toTicks, limit, budget } = options;
+  const records: TraceRecord[] = [];
+  return inOneSnapshot(db, async (snapshot) => {
+    let after = options.afterSeq ?? -1;
+    for (;;) {
+      const blocks = await blocksHoldingAfter(snapshot, session, after, BLOCKS_PER_ROUND);
+      for (const block of blocks) {
+        for (const r of blockRecords(block, budget)) {
+          if (r.seq <= after || r.targetTime === undefined) continue;
+          const s = r.targetSegment ?? 0;
+          if (s < segment) continue;
+          const t = BigInt(r.targetTime);
+          if (s > segment || (toTicks !== undefined && t >= toTicks)) return { records, more: false };
+          if (fromTicks !== undefined && t < fromTicks) continue;
+          if (records.length === limit) return { records, more: true };
+          records.push(r);
+        }
+      }
+      if (blocks.length < BLOCKS_PER_ROUND) return { records, more: false };
+      after = Math.max(after, Number(blocks[blocks.length - 1].last_seq));
+    }
+  });
+}
