@@ -10,11 +10,11 @@ import { sessionPage } from './pages/session.js';
 import { sessionsPage } from './pages/sessions.js';
 import { stpPage } from './pages/stp.js';
 import { timelinePage } from './pages/timeline/timeline-page.js';
+import { valuePlotPage } from './pages/value-plot.js';
 import { alertsPage } from './pages/watch/alerts.js';
 import { comparePage } from './pages/watch/compare.js';
 import { startFiringBadges } from './pages/watch/firing-badges.js';
 import { rulesPage } from './pages/watch/rules.js';
-import { valuePlotPage } from './pages/value-plot.js';
 import './style.css';
 
 // A token may arrive once in the page URL (?token=...); it is kept in localStorage and removed from the URL.
