@@ -133,6 +133,8 @@ function validParam(path: string, p: Parameter): string {
   if (p.name === 'from') return '2026-01-01T00:00:00Z';
   if (p.name === 'to') return '2026-01-02T00:00:00Z';
   if (p.name === 'format') return 'csv';
+  if (path === '/api/v1/compare' && (p.name === 'a' || p.name === 'b')) return sessionUnderTest;
+  if (p.name === 'series') return 'USER_RECORD:0';
   throw new Error(`no valid value for the required parameter ${p.name} of ${path}: add one to validParam`);
 }
 
@@ -145,6 +147,15 @@ function validBody(route: string): Record<string, unknown> {
     'POST /api/v1/sessions/{id}/redecode': {},
     'POST /api/v1/links/{id}/frontend/release': {},
     'DELETE /api/v1/reporters/{id}': {},
+    'DELETE /api/v1/rules/{id}': {},
+    'POST /api/v1/rules/{id}/backtest': {},
+    'POST /api/v1/links/{id}/markers': { comment: 'hostile input walk' },
+    'POST /api/v1/links/{id}/time-base': { offsetNs: '0' },
+    'POST /api/v1/links/{id}/upload': { data: 'AAAA' },
+    'POST /api/v1/rules': { name: 'walked', preset: 'qs-assert' },
+    'PUT /api/v1/rules/{id}': { name: 'walked', preset: 'qs-assert' },
+    'POST /api/v1/rules/{id}/silence': { seconds: 0 },
+    'POST /api/v1/alerts/{id}/acknowledge': { by: 'hostile input walk' },
   };
   const body = bodies[route];
   if (!body) throw new Error(`no valid body for ${route}: add one to validBody`);
@@ -214,17 +225,37 @@ interface BodyField {
   /** Path of the field in the body, e.g. ['command', 'prio']. */
   at: string[];
   schema: ParamSchema;
+  /** The union variant the field is of: its example, and where it goes in the body. */
+  variant?: { at: string[]; value: unknown };
 }
 
-/** The fields of a body schema, nested objects included (and each variant of a union). */
-function bodyFields(schema: ParamSchema, at: string[] = []): BodyField[] {
+/**
+ * The fields of a body schema, nested objects included (and each variant of a union). A field
+ * of a union's variant comes with that variant's example (`variant`, to put at `variant.at`),
+ * so the rest of the body is valid for the variant the field belongs to.
+ */
+function bodyFields(schema: ParamSchema, at: string[] = [], variant?: BodyField['variant']): BodyField[] {
   const fields: BodyField[] = [];
-  for (const variant of [schema, ...(schema.anyOf ?? [])])
-    for (const [name, s] of Object.entries(variant.properties ?? {})) {
-      fields.push({ at: [...at, name], schema: s });
-      if (at.length < 3) fields.push(...bodyFields(s, [...at, name]));
+  for (const v of [schema, ...(schema.anyOf ?? [])]) {
+    const context = v === schema ? variant : { at, value: exampleOf(v) };
+    for (const [name, s] of Object.entries(v.properties ?? {})) {
+      fields.push({ at: [...at, name], schema: s, variant: context });
+      if (at.length < 3) fields.push(...bodyFields(s, [...at, name], context));
     }
+  }
   return fields;
+}
+
+/** `body` with `value` at `at` (objects on the way made). */
+function withValue(body: Record<string, unknown>, at: string[], value: unknown): Record<string, unknown> {
+  const copy = structuredClone(body);
+  let node = copy as Record<string, unknown>;
+  for (const part of at.slice(0, -1)) {
+    if (typeof node[part] !== 'object' || node[part] === null || Array.isArray(node[part])) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[at[at.length - 1]] = structuredClone(value);
+  return copy;
 }
 
 /** `body` with the field at `at` set to the JSON text `valueJson` (objects on the way made). */
@@ -378,8 +409,13 @@ describe('every route of the OpenAPI document with hostile input', () => {
         const large = await ask(method, base(), JSON.stringify({ ...valid, pad: 'x'.repeat(10_000) }));
         faults.push(...faultsOf(`${route} body too large`, large));
         if (large.status !== 413) faults.push(`${route} body too large -> ${large.status}, not 413`);
-        for (const { at, schema } of bodyFields(jsonSchema)) {
+        for (const { at, schema, variant } of bodyFields(jsonSchema)) {
           const field = at.join('.');
+          const valid = !variant
+            ? validBody(route)
+            : variant.at.length === 0
+              ? (structuredClone(variant.value) as Record<string, unknown>)
+              : withValue(validBody(route), variant.at, variant.value);
           for (const value of ANY_JSON)
             faults.push(
               ...faultsOf(

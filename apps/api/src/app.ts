@@ -31,7 +31,7 @@ import { MemoryReturn } from './live/memory-return.js';
 import { bearerAuth } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
-import { absentBodyIsEmpty, buildRequestValidator } from './plugins/request-validation.js';
+import { absentBodyIsEmpty, buildRequestValidator, refuseNulText } from './plugins/request-validation.js';
 import { controlRoutes } from './routes/control.js';
 import { fleetRoutes } from './routes/fleet.js';
 import { historyRoutes } from './routes/history.js';
@@ -132,6 +132,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(problemReplies, { statementTimeoutMs: settings.statementTimeoutMs });
   await app.register(sensible);
   app.addHook('preValidation', absentBodyIsEmpty);
+  app.addHook('preValidation', refuseNulText);
   // Bodies are JSON: a text/plain body is a 415 saying so, not a string the body schema refuses.
   app.removeContentTypeParser('text/plain');
   app.addSchema(TraceRecordSchema);

@@ -1,6 +1,21 @@
-import { createLinkSource, parseLinkSpecs } from '@tracehub/link';
+import { createLinkSource, type LinkSpec, parseLinkSpecs } from '@tracehub/link';
 import { takeFrontEndOption } from '@tracehub/qspy-frontend';
 import { type ConfigProblem, portInUseProblem } from '@tracehub/service-kit';
+import { traceBoxOptionOf } from './tracebox-outputs.js';
+
+/**
+ * The gateway's links from TRACEHUB_LINKS: each link's source and the options of the gateway's
+ * own (`?frontend=` for QS links, `?tracebox=` for STP and SWD links) taken out of its address.
+ * Throws saying what is wrong. The one reading of the setting, for the check and for the start.
+ */
+export function gatewayLinksOf(links: string) {
+  return parseLinkSpecs(links).map((spec: LinkSpec) => {
+    const { address: rest, traceBox } = traceBoxOptionOf(spec, spec.address);
+    const { address, frontEnd } = takeFrontEndOption(rest);
+    if (frontEnd && spec.protocol !== 'qs') throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
+    return { spec, source: createLinkSource(address), frontEnd, traceBox };
+  });
+}
 
 const LINKS_EXPECTED =
   "links separated by ';', each protocol/rig/link=address with protocol qs, stp or swd, e.g. qs/rig7/uart0=tcp-listen::6601;stp/rig7/swo=serial:/dev/ttyUSB0";
@@ -19,13 +34,9 @@ export async function linksProblems(links: string): Promise<ConfigProblem[]> {
   });
   let listeners: Array<{ listensOn: { host: string; port: number; transport: 'tcp' | 'udp' }; link: string }>;
   try {
-    listeners = parseLinkSpecs(links).flatMap((spec) => {
-      const { address, frontEnd } = takeFrontEndOption(spec.address);
-      if (frontEnd && spec.protocol !== 'qs')
-        throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
-      const { listensOn } = createLinkSource(address);
-      return listensOn ? [{ listensOn, link: `${spec.protocol}/${spec.rig}/${spec.link}` }] : [];
-    });
+    listeners = gatewayLinksOf(links).flatMap(({ spec, source: { listensOn } }) =>
+      listensOn ? [{ listensOn, link: `${spec.protocol}/${spec.rig}/${spec.link}` }] : [],
+    );
   } catch (error) {
     return [problem((error as Error).message)];
   }

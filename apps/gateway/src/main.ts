@@ -1,12 +1,11 @@
 // Process entry point of the gateway: one runService call; the work lives in gateway.ts.
-import { createLinkSource, Gateway, LINK_ADDRESS_FORMS, parseLinkSpecs } from '@tracehub/link';
-import { takeFrontEndOption } from '@tracehub/qspy-frontend';
+import { Gateway, LINK_ADDRESS_FORMS } from '@tracehub/link';
 import { connectServiceBus, ensureServiceStreams, runService } from '@tracehub/service-kit';
 import { Command } from 'commander';
 import { GatewayConfigSchema } from './config.js';
 import { gatewayMetrics } from './gateway-metrics.js';
-import { linksProblems } from './links-check.js';
-import { TraceBoxOutputs, traceBoxOptionOf } from './tracebox-outputs.js';
+import { gatewayLinksOf, linksProblems } from './links-check.js';
+import { TraceBoxOutputs } from './tracebox-outputs.js';
 
 // Flags are the per-link form of TRACEHUB_LINKS: `gateway --protocol qs --rig rig7 --link uart0 --address tcp-listen::6601`.
 const flags = new Command('gateway')
@@ -26,15 +25,8 @@ await runService({
   checkConfig: (config) => linksProblems(config.TRACEHUB_LINKS),
   async start(service) {
     const { config, logger, metrics, onClose } = service;
-    const specs = parseLinkSpecs(config.TRACEHUB_LINKS);
-    const sources = specs.map((spec) => {
-      // `?frontend=:7701` opens a qspy-compatible front-end port for a QS link (QUTest, QView).
-      const { address: rest, traceBox } = traceBoxOptionOf(spec, spec.address);
-      const { address, frontEnd } = takeFrontEndOption(rest);
-      if (frontEnd && spec.protocol !== 'qs')
-        throw new Error(`link ${spec.rig}/${spec.link}: frontend= is for QS links`);
-      return { spec, source: createLinkSource(address), frontEnd, traceBox };
-    });
+    // `?frontend=:7701` opens a qspy-compatible front-end port for a QS link (QUTest, QView).
+    const sources = gatewayLinksOf(config.TRACEHUB_LINKS);
     const bus = await connectServiceBus(service);
     await ensureServiceStreams(service, bus);
     const gateways: Gateway[] = [];
@@ -75,7 +67,7 @@ await runService({
       const port = g.qsPoint?.port;
       logger.info({ link: `${g.source.description}`, ...(port ? { frontEnd: port.description } : {}) }, 'reading link');
     }
-    if (specs.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');
+    if (sources.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');
     // The links and the bus close through onClose, in that order.
     return { stop: async () => {} };
   },

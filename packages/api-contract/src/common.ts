@@ -26,16 +26,13 @@ export const EmptyBody = Type.Object(
 
 /** `/links/{id}/...`: a link's id, or its name as protocol.rig.link (`qs.rig1.uart0`), the form the CLI and logs use. */
 export const LinkIdParams = Type.Object({
-  id: Type.Union(
-    [
-      Type.Integer({ minimum: 1, maximum: 2147483647, description: 'link id' }),
-      Type.String({
-        pattern: '^(qs|stp|swd)\\.[A-Za-z0-9_-]{1,64}\\.[A-Za-z0-9_-]{1,64}$',
-        description: 'link name as protocol.rig.link, e.g. qs.rig1.uart0',
-      }),
-    ],
-    { description: 'link id, or protocol.rig.link (e.g. qs.rig1.uart0)' },
-  ),
+  // One text pattern rather than a union of an integer and a name: a union left the text
+  // `1e309` to the integer branch's coercion (Infinity), past the numeric rule.
+  id: Type.String({
+    pattern: '^([1-9][0-9]{0,9}|(qs|stp|swd)\\.[A-Za-z0-9_-]{1,64}\\.[A-Za-z0-9_-]{1,64})$',
+    maxLength: 200,
+    description: 'link id (decimal, from 1), or protocol.rig.link (e.g. qs.rig1.uart0)',
+  }),
 });
 
 export const SessionId = text({ minLength: 1, maxLength: 64, description: 'session id' });

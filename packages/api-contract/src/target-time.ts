@@ -62,7 +62,11 @@ const targetWindow = (from: string, to: string) => ({
 export const TargetRecordsQuery = Type.Object({
   ...targetWindow('start of the window (inclusive), in `unit`', 'end of the window (exclusive), in `unit`'),
   afterSeq: Type.Optional(
-    Type.Integer({ minimum: -1, description: 'keyset: records after this seq (the `next` of a page)' }),
+    Type.Integer({
+      minimum: -1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'keyset: records after this seq (the `next` of a page)',
+    }),
   ),
   limit: Type.Integer({ minimum: 1, maximum: 5000, default: 1000 }),
 });

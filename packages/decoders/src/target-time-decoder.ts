@@ -3,6 +3,7 @@ import {
   type DecodedRecord,
   type EmitRecord,
   type JsonValue,
+  type LinkMarker,
   TargetClock,
   type TargetClockState,
   type TraceDecoder,
@@ -41,6 +42,8 @@ export const STP_TARGET_CLOCK_RULE: TargetClockRule = { bits: 64, observe() {} }
  */
 export class TargetTimeDecoder implements TraceDecoder {
   readonly usesPauses?: boolean;
+  /** The codec's markers (a live link's), timed as its records are; absent when the codec keeps none. */
+  readonly mark?: (marker: LinkMarker, ctx: ChunkContext, emit: EmitRecord) => void;
   private emitTo: EmitRecord = () => {};
   private readonly emitTimed: EmitRecord = (record) => {
     this.rule.observe(record, this.clock);
@@ -55,6 +58,12 @@ export class TargetTimeDecoder implements TraceDecoder {
     private readonly clock: TargetClock = new TargetClock(rule.bits),
   ) {
     if (codec.usesPauses !== undefined) this.usesPauses = codec.usesPauses;
+    const mark = codec.mark?.bind(codec);
+    if (mark)
+      this.mark = (marker, ctx, emit) => {
+        this.emitTo = emit;
+        mark(marker, ctx, this.emitTimed);
+      };
   }
 
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { CompareReply, problemResponses } from '@tracehub/api-contract';
+import { CompareReply, problemResponses, SessionId } from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
 import { type Database, ScanBudget } from '@tracehub/db';
 import type { Kysely } from 'kysely';
@@ -11,8 +11,6 @@ export interface CompareRoutesOptions {
   db: Kysely<Database>;
   scanLimitBytes: number;
 }
-
-const SessionId = Type.String({ minLength: 1, maxLength: 64, description: 'a session id' });
 
 /** Two runs compared: `GET /compare?a=&b=`. */
 export const compareRoutes: FastifyPluginAsyncTypebox<CompareRoutesOptions> = async (app, { db, scanLimitBytes }) => {

@@ -26,8 +26,11 @@ export function linkRoute<S extends LinkRouteSchema>(schema: S, scope: Scope = '
 }
 
 /** The link of `id` (its number, or protocol.rig.link); a 404 saying where links are listed when there is none. */
-export async function mustGetLink(db: Kysely<Database>, id: number | string): Promise<LinkRow> {
+export async function mustGetLink(db: Kysely<Database>, idText: number | string): Promise<LinkRow> {
+  const id = typeof idText === 'string' && /^[0-9]+$/.test(idText) ? Number(idText) : idText;
   if (typeof id === 'number') {
+    // Past a Postgres integer there is no such link (the route's pattern bounds the digits).
+    if (id > 2147483647) throw httpErrors.notFound(`no link with id ${id}: GET /api/v1/links lists the links`);
     const link = await getLinkById(db, id);
     if (!link) throw httpErrors.notFound(`no link with id ${id}: GET /api/v1/links lists the links`);
     return link;

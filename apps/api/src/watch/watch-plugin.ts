@@ -6,6 +6,7 @@ import {
   AlertSchema,
   AlertsReply,
   BacktestReply,
+  EmptyBody,
   problemResponses,
   RULE_PRESETS,
   RuleConditionSchema,
@@ -50,7 +51,7 @@ export interface WatchRoutesOptions {
 export const DEFAULT_WATCH_SETTINGS: RuleRunnerSettings = { leaseMs: 15_000, tickMs: 250, dashboardUrl: '' };
 
 const RuleParams = Type.Object({ id: RuleSchema.properties.id });
-const AlertParams = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const AlertParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const Instant = Type.String({ format: 'date-time', description: 'an ISO 8601 instant with its offset' });
 
 declare module 'fastify' {
@@ -161,7 +162,12 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
   app.delete(
     '/rules/:id',
     route(
-      { summary: 'Remove a watch rule and its alerts', params: RuleParams, response: { 204: Type.Null() } },
+      {
+        summary: 'Remove a watch rule and its alerts',
+        params: RuleParams,
+        body: EmptyBody,
+        response: { 204: Type.Null() },
+      },
       'control',
     ),
     async (request, reply) => {
@@ -199,6 +205,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
       summary: 'What the rule would have fired over stored history (nothing is stored or sent)',
       params: RuleParams,
       querystring: Type.Object({ from: Instant, to: Instant }, { additionalProperties: false }),
+      body: EmptyBody,
       response: { 200: BacktestReply },
     }),
     async (request) => {
