@@ -156,6 +156,16 @@ interface Tables0001 {
   records: Row0001;
 }
 
+/** Where and when the QS session ran, as its row says. */
+const QS_SESSION = {
+  rig: 'rig1',
+  link: 'uart0',
+  protocol: 'qs',
+  started_at: hostDate(T0),
+  ended_at: hostDate(T0 + 2100n * MS),
+  last_chunk: 3,
+};
+
 async function fillAs0001(db: Kysely<Tables0001>): Promise<void> {
   await db
     .insertInto('rigs')
@@ -173,12 +183,7 @@ async function fillAs0001(db: Kysely<Tables0001>): Promise<void> {
     .values([
       {
         id: 's-qs',
-        rig: 'rig1',
-        link: 'uart0',
-        protocol: 'qs',
-        started_at: hostDate(T0),
-        ended_at: hostDate(T0 + 2100n * MS),
-        last_chunk: 3,
+        ...QS_SESSION,
         record_count: String(QS_COUNT),
         error_count: '1',
         gap_count: '0',
@@ -266,12 +271,7 @@ describe('a database filled by the first versions', () => {
       const { rows: sessions } = await sessionsPage(db, { rig: 'rig1' }, { limit: 10 });
       expect(sessions.map((s) => s.id)).toEqual(['s-stp', 's-qs']);
       expect(sessions[1]).toMatchObject({
-        rig: 'rig1',
-        link: 'uart0',
-        protocol: 'qs',
-        started_at: hostDate(T0),
-        ended_at: hostDate(T0 + 2100n * MS),
-        last_chunk: 3,
+        ...QS_SESSION,
         record_count: BigInt(QS_COUNT),
         error_count: 1n,
         lost_bytes: 5n,
