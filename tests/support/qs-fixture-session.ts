@@ -15,18 +15,25 @@ export interface StoredFixture {
   records: TraceRecord[];
 }
 
+/** A QS fixture capture decoded as the pipeline decodes it, before it is stored. */
+export interface DecodedQsFixture {
+  records: TraceRecord[];
+  /** The chunk that ends the session (the number of chunks the bytes made), and its host time. */
+  endChunk: number;
+  endNs: bigint;
+  /** The fields of its QS_TARGET_INFO record, if it has one. */
+  targetInfo: Record<string, unknown> | null;
+}
+
 /**
  * Decodes a QS fixture capture as the pipeline would (the decoder service's codec, target
- * time included; chunks of `chunkBytes`, each chunk one host time `stepNs` after the previous)
- * and stores it as storage does: rig, link, session with its counts, records, dictionary
- * entries. Real data, from the reference captures (`bytes`: a stream made of them, else the
- * capture `name`).
+ * time included; chunks of `chunkBytes`, each chunk one host time `stepNs` after the previous).
+ * Real data, from the reference captures (`bytes`: a stream made of them, else the capture `name`).
  */
-export async function storeQsFixture(
-  db: Kysely<Database>,
+export function decodeQsFixture(
   name: string,
   place: SessionPlace & { stepNs?: bigint; chunkBytes?: number; bytes?: Uint8Array },
-): Promise<StoredFixture> {
+): DecodedQsFixture {
   const bytes = place.bytes ?? new Uint8Array(readFileSync(fixturePath('qs', `${name}.qs`)));
   const decoder = qsDecoderFactory.create({ rig: place.rig, link: place.link, protocol: 'qs' }, {});
   const records: TraceRecord[] = [];
@@ -51,9 +58,27 @@ export async function storeQsFixture(
   }
   decoder.end({ hostNs }, emit);
   const info = records.find((r) => r.name === 'QS_TARGET_INFO');
-  const linkId = await storeSessionStart(db, place, 'qs', info ? (info.fields as Record<string, unknown>) : null);
+  return {
+    records,
+    endChunk: chunk,
+    endNs: hostNs,
+    targetInfo: info ? (info.fields as Record<string, unknown>) : null,
+  };
+}
+
+/**
+ * A QS fixture capture decoded (`decodeQsFixture`) and stored as storage does: rig, link,
+ * session with its counts, records, dictionary entries.
+ */
+export async function storeQsFixture(
+  db: Kysely<Database>,
+  name: string,
+  place: SessionPlace & { stepNs?: bigint; chunkBytes?: number; bytes?: Uint8Array },
+): Promise<StoredFixture> {
+  const { records, endChunk, endNs, targetInfo } = decodeQsFixture(name, place);
+  const linkId = await storeSessionStart(db, place, 'qs', targetInfo);
   await storeRecordBatches(db, records, 1000);
-  await markSessionEnded(db, place.session, new Date(Number(hostNs / 1_000_000n)), chunk);
+  await markSessionEnded(db, place.session, new Date(Number(endNs / 1_000_000n)), endChunk);
   await setSessionRecordTotal(db, place.session, records.length);
   return { session: place.session, rig: place.rig, link: place.link, linkId, records };
 }

@@ -1,18 +1,9 @@
 import type { TraceRecord } from '@tracehub/contracts';
 import { freshDatabase } from '@tracehub/tests/support';
-import { type Kysely, Migrator, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { createDb, decodeRecordBlock, migrations, recordToRow } from '../src/index.js';
-
-/** Migrations up to (and with) `last`, as Kysely's migrator takes them. */
-const upTo = (last: string) => ({
-  getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= last)),
-});
-
-async function migrateTo(db: Kysely<unknown>, last: string): Promise<void> {
-  const { error } = await new Migrator({ db, provider: upTo(last) }).migrateToLatest();
-  if (error) throw error;
-}
+import { createDb, decodeRecordBlock } from '../src/index.js';
+import { migrateTo, type Row0001, row0001 } from './older-schema.js';
 
 const T0 = 1_764_000_000_000_000_000n;
 const qs = (seq: number, name: string, more: Partial<TraceRecord>): TraceRecord => ({
@@ -52,13 +43,6 @@ const STP_RECORD: TraceRecord = {
   link: 'stm0',
   protocol: 'stp',
 };
-
-/** A record as a row of the 0001 `records` table, which had no target time (it came later, in the records' JSON). */
-type Row0001 = Omit<ReturnType<typeof recordToRow>, 'target_time' | 'target_segment'>;
-function row0001(r: Parameters<typeof recordToRow>[0]): Row0001 {
-  const { target_time: _time, target_segment: _segment, ...row } = recordToRow(r);
-  return row;
-}
 
 describe('migration 0007', () => {
   it('moves the records of the 0001 schema into v1 blocks with their summaries', async () => {
