@@ -1,9 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FreshDatabase, freshDatabase, PrivateNats, PrivatePostgres, repoRoot } from '@tracehub/tests/support';
+import {
+  type FreshDatabase,
+  freshDatabase,
+  makeCertificates,
+  PrivateNats,
+  PrivatePostgres,
+  type ServerCertificates,
+} from '@tracehub/tests/support';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, everyServiceReady, SERVICE_APPS, startNode, TEST_API_TOKEN, within } from './processes.js';
@@ -17,13 +23,7 @@ let dir: string;
 let nats: PrivateNats;
 let db: FreshDatabase;
 
-/** A CA and a server certificate for localhost, made by the script operators use. */
-function makeCertificates(into: string): { ca: string; cert: string; key: string } {
-  execFileSync('sh', [join(repoRoot, 'infra/certs/make-certs.sh'), into], { stdio: 'pipe' });
-  return { ca: join(into, 'ca.pem'), cert: join(into, 'server.pem'), key: join(into, 'server.key') };
-}
-
-let certs: { ca: string; cert: string; key: string };
+let certs: ServerCertificates;
 
 beforeAll(async () => {
   assertBuilt(SERVICE_APPS.map((a) => `apps/${a}/dist/main.js`));

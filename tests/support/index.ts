@@ -85,9 +85,11 @@ function adminUrl(): string {
 
 /** Absolute path of the repository root. */
 export const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+export { NatsOperator } from './nats-operator.js';
 export { freePort, natsServerBinary, PrivateNats, PrivateNatsCluster, waitForPort } from './private-nats.js';
 export { PrivatePostgres } from './private-postgres.js';
 export { CuttableTcpProxy } from './tcp-proxy.js';
+export { makeCertificates, makeClientCertificate, type ServerCertificates } from './test-certificates.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -57,7 +57,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     });
   } catch (err) {
     throw new BusConnectError(
-      `cannot connect to NATS at ${shownUrl}: ${describe(err)}; check NATS_URL (and NATS_CREDS, NATS_TLS_* where the server asks for them) and that nats-server is running with JetStream (-js)`,
+      `cannot connect to NATS at ${shownUrl}: ${describe(err)}${unansweredTlsHint(err, servers, options.tls)}; check NATS_URL (and NATS_CREDS, NATS_TLS_* where the server asks for them) and that nats-server is running with JetStream (-js)`,
     );
   }
   let jsm: JetStreamManager | undefined;
@@ -121,6 +121,19 @@ function serversAndLogin(url: string): {
       return `${scheme}${rest}`;
     });
   return { servers, login };
+}
+
+/**
+ * A server that verifies client certificates (nats-server `tls { verify: true }`) drops a TLS
+ * 1.3 client whose certificate it does not accept after the handshake, and the client sees only
+ * its connect timeout: name the likely cause when a TLS connection timed out.
+ */
+function unansweredTlsHint(err: unknown, servers: string[], tls: BusOptions['tls']): string {
+  const overTls = tls !== undefined || servers.some((s) => s.startsWith('tls://'));
+  if (!overTls || !(err instanceof Error) || !/timeout/i.test(err.message)) return '';
+  return tls?.certFile
+    ? ' (over TLS: if the server verifies client certificates, it did not accept NATS_TLS_CERT; is it signed by a CA the server trusts?)'
+    : ' (over TLS: if the server verifies client certificates, it dropped this client for having none; set NATS_TLS_CERT and NATS_TLS_KEY)';
 }
 
 function describe(err: unknown): string {
