@@ -38,7 +38,9 @@ export function registerExport(program: Command): void {
     if (opts.api) {
       const out = new CommandOutput(opts.output === '-' ? process.stdout : createWriteStream(opts.output));
       const path = `/sessions/${encodeURIComponent(opts.session)}/export`;
-      const res = await downloadFromApi({ ...opts, api: opts.api }, path, { format: opts.format }, out, 'export ');
+      const res = await downloadFromApi({ ...opts, api: opts.api }, path, { format: opts.format }, out, {
+        label: 'export ',
+      });
       out.close();
       const lost = Number(res.headers.get('x-tracehub-lost-bytes') ?? 0);
       if (lost > 0)

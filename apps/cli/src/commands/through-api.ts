@@ -2,7 +2,7 @@ import { hostname, userInfo } from 'node:os';
 import type { LinkSettingsPutReply, LinkSettingsReply, Session } from '@tracehub/api-contract';
 import type { Command } from 'commander';
 import type { CommandOutput } from '../command-io.js';
-import { ProgressBar } from '../progress-bar.js';
+import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
 
 /** Where a command reads through the tracehub API instead of Postgres (a laptop with a token). */
 export interface ApiOptions {
@@ -66,7 +66,7 @@ async function askApi(
 }
 
 /**
- * Streams `GET /api/v1<path>?<query>` to `out`; with `progressLabel`, the progress bar the
+ * Streams `GET /api/v1<path>?<query>` to `out`; with `progress`, the progress bar the
  * direct-Postgres path draws, from the totals the API sends in its headers (link bytes of a
  * raw export, records otherwise: a record a line).
  */
@@ -75,29 +75,29 @@ export async function downloadFromApi(
   path: string,
   query: Record<string, string>,
   out: CommandOutput,
-  progressLabel?: string,
+  progress?: { label: string; out?: ProgressOutput },
 ): Promise<Response> {
   const res = await askApi(opts, path, { query });
   if (!res.body) return res;
   const linkBytes = Number(res.headers.get('x-tracehub-link-bytes') ?? Number.NaN);
   const records = Number(res.headers.get('x-tracehub-records') ?? Number.NaN);
   const byBytes = Number.isFinite(linkBytes);
-  let progress: ProgressBar | undefined;
-  if (progressLabel !== undefined) {
-    if (byBytes) progress = ProgressBar.forBytes(linkBytes, progressLabel);
-    else if (Number.isFinite(records)) progress = ProgressBar.forRecords(records, progressLabel);
+  let bar: ProgressBar | undefined;
+  if (progress) {
+    if (byBytes) bar = ProgressBar.forBytes(linkBytes, progress.label, progress.out);
+    else if (Number.isFinite(records)) bar = ProgressBar.forRecords(records, progress.label, progress.out);
   }
   let done = 0;
   for await (const chunk of res.body) {
     const bytes = chunk as Uint8Array;
     await out.write(bytes);
-    if (progress) {
+    if (bar) {
       done += byBytes ? bytes.length : linesIn(bytes);
-      progress.update(done);
+      bar.update(done);
     }
     if (out.readerGone) break;
   }
-  progress?.done();
+  bar?.done();
   return res;
 }
 
