@@ -8,6 +8,7 @@ import { getLinkByName, insertLinkChunks, type LinkChunk, upsertLink } from '@tr
 import { fixturePath, repoRoot, T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
+import { storeSessionStart } from '../support/stored-session.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { CONTROL_TOKEN, READ_TOKEN, testApiSettings } from './fixture-data.js';
 
@@ -152,6 +153,20 @@ describe('the CLI through the API', () => {
       );
       expect(await refused(args, throughApi)).toBe(fromPostgres);
     }
+  });
+
+  it('records of a session not completely stored warns the same way', async () => {
+    await storeSessionStart(backends.db, { rig: 'rig4', link: 'uart0', session: 's-open', startNs: T0 }, 'qs');
+    const stderrOf = async (env: Record<string, string>) =>
+      (
+        await run(process.execPath, [CLI, 'records', '--rig', 'rig4', '--link', 'uart0', '--wait', '0.3'], {
+          cwd: repoRoot,
+          env: { PATH: process.env.PATH, ...env },
+        })
+      ).stderr;
+    const fromPostgres = await stderrOf({ DATABASE_URL: backends.fresh.url });
+    expect(fromPostgres).toBe('warning: session s-open is not completely stored yet (0 records so far, still open)\n');
+    expect(await stderrOf({ TRACEHUB_API: api, TRACEHUB_TOKEN: READ_TOKEN })).toBe(fromPostgres);
   });
 
   it('dict import gives the link the file as the direct-Postgres path does', async () => {
