@@ -28,6 +28,27 @@ export class ProgressBar {
       : undefined;
   }
 
+  /**
+   * For work another process does without telling how far it is: `label  12 s` redrawn each
+   * second on a terminal (undefined otherwise). `done` ends the line; `stop` stops the clock.
+   */
+  static waiting(label: string, out: ProgressOutput = process.stderr) {
+    if (out.isTTY !== true) return undefined;
+    const started = performance.now();
+    const draw = () => out.write(`\r${label}  ${Math.round((performance.now() - started) / 1000)} s `);
+    draw();
+    const timer = setInterval(draw, 1000);
+    timer.unref();
+    return {
+      done: () => {
+        clearInterval(timer);
+        draw();
+        out.write('\n');
+      },
+      stop: () => clearInterval(timer),
+    };
+  }
+
   update(done: number): void {
     const now = performance.now();
     if (now - this.lastDraw < 100 && done < this.total) return;

@@ -1,6 +1,6 @@
 import type { ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { type Bus, ensureDurable, readRawChunkMeta, storageRawConsumerConfig } from '@tracehub/bus';
-import type { Log } from '@tracehub/contracts';
+import { type Log, RepeatedErrorLog, silentLog } from '@tracehub/contracts';
 import {
   type Database,
   insertLinkChunks,
@@ -60,7 +60,12 @@ export class LinkBytesStore {
   private readonly settingsKept = new Set<string>();
   readonly stats = { batches: 0, chunks: 0, stored: 0, bytes: 0, failures: 0 };
 
-  constructor(private readonly options: LinkBytesStoreOptions) {}
+  /** Every retry fails while Postgres is away: logged when it starts, counted, and once when it works again. */
+  private readonly postgresFailures: RepeatedErrorLog;
+
+  constructor(private readonly options: LinkBytesStoreOptions) {
+    this.postgresFailures = new RepeatedErrorLog(options.log ?? silentLog, 'link bytes write to Postgres');
+  }
 
   private get batchBytes(): number {
     return this.options.batchBytes ?? 4 * 1024 * 1024;
@@ -148,12 +153,12 @@ export class LinkBytesStore {
     const started = performance.now();
     const written = await retryPostgres(() => this.write(batch), {
       wait: (ms) => this.waitHolding(ms, batch),
-      onFailure: (err, attempt) => {
+      onFailure: (err) => {
         this.stats.failures++;
-        if (attempt === 1)
-          this.options.log?.warn({ err }, 'Postgres write of link bytes failed; retrying with backoff');
+        this.postgresFailures.failed(err);
       },
     });
+    this.postgresFailures.succeeded();
     const { attempts } = written;
     if (!written.ok) {
       // Never seen in practice (the bytes are opaque); if it happens, say which and go on.

@@ -7,14 +7,13 @@ import {
   type RecordsPayload,
   readRecordMessage,
 } from '@tracehub/bus';
-import type { Log, TraceRecord } from '@tracehub/contracts';
+import { type Log, RepeatedErrorLog, silentLog, type TraceRecord } from '@tracehub/contracts';
 import {
   addSessionCountsMany,
   BadRecordsError,
   type Database,
   lockSessions,
   markSessionEnded,
-  type PostgresRetryOptions,
   pieceJson,
   type RecordPiece,
   recordLoss,
@@ -47,6 +46,8 @@ export interface RecordStoreOptions {
   /** Transactions written at the same time (Postgres uses a core for each). */
   writers?: number;
   log?: Log;
+  /** While Postgres refuses writes: how often the log counts the failures since the first, ms (default 60 000). */
+  failureSummaryMs?: number;
   /**
    * Called for each message dropped (metrics): `unreadable`, not a record batch at all (no
    * session to charge it to), or `refused`, records Postgres refused as data (kept as a
@@ -79,7 +80,16 @@ export class RecordStore {
   /** Counters; `redelivered`: messages JetStream delivered again (a dead storage's, or held too long). */
   readonly stats = { batches: 0, records: 0, inserted: 0, failures: 0, redelivered: 0, dropped: 0 };
 
-  constructor(private readonly options: RecordStoreOptions) {}
+  /** Every retry fails while Postgres is away: logged when it starts, counted, and once when it works again. */
+  private readonly postgresFailures: RepeatedErrorLog;
+
+  constructor(private readonly options: RecordStoreOptions) {
+    this.postgresFailures = new RepeatedErrorLog(
+      options.log ?? silentLog,
+      'record batch write to Postgres',
+      options.failureSummaryMs,
+    );
+  }
 
   private get batchRecords(): number {
     return this.options.batchRecords ?? storageDefaults.batchRecords;
@@ -174,13 +184,9 @@ export class RecordStore {
       const item = this.read(msg);
       if (item) items.push(item);
     }
-    const { attempts, ...written } = await retryPostgres(
-      () => this.write(items),
-      this.retryHolding(msgs, 'Postgres write failed; retrying with backoff'),
-    );
+    const { attempts, ...written } = await this.retry(() => this.write(items), msgs);
     // Something in the batch can never be stored: find it, and write the rest.
     const inserted = written.ok ? written.value : await this.writeOneByOne(items);
-    if (attempts > 1) this.options.log?.info({ attempts }, 'Postgres is back; batch written');
     for (const item of items) if (!item.dropped) item.msg.ack();
     const records = items.reduce((n, item) => n + (item.dropped ? 0 : item.meta.recordCount), 0);
     this.stats.batches++;
@@ -216,7 +222,7 @@ export class RecordStore {
   private async refuse(item: StoredMessage, err: unknown): Promise<void> {
     const { meta } = item;
     const reason = (err as Error).message;
-    const kept = await retryPostgres(
+    const kept = await this.retry(
       () =>
         this.options.db.transaction().execute(async (trx) => {
           await recordLoss(trx, {
@@ -234,7 +240,7 @@ export class RecordStore {
               await setSessionRecordTotal(trx, meta.session, meta.sessionRecordCount);
           }
         }),
-      this.retryHolding([item.msg]),
+      [item.msg],
     );
     if (!kept.ok)
       this.options.log?.error({ err: (kept.refused as Error).message, session: meta.session }, 'record loss not kept');
@@ -256,22 +262,28 @@ export class RecordStore {
     ]);
   }
 
-  /** Retries that count their failures (the first said as `warning`) and hold `msgs` and those waiting meanwhile. */
-  private retryHolding(msgs: JsMsg[], warning?: string): PostgresRetryOptions {
-    return {
+  /**
+   * `write` until Postgres answers (`retryPostgres`), holding `msgs` and those waiting
+   * meanwhile; the failures counted and logged as a run, ended by the answer (a write or a
+   * refusal as data: Postgres is there either way).
+   */
+  private async retry<T>(write: () => Promise<T>, msgs: JsMsg[]) {
+    const result = await retryPostgres(write, {
       wait: (ms) => this.waitHolding(ms, msgs),
-      onFailure: (err, attempt) => {
+      onFailure: (err) => {
         this.stats.failures++;
-        if (attempt === 1 && warning) this.options.log?.warn({ err }, warning);
+        this.postgresFailures.failed(err);
       },
-    };
+    });
+    this.postgresFailures.succeeded();
+    return result;
   }
 
   /** Writes each message in a transaction of its own; those Postgres refuses as data are dropped. */
   private async writeOneByOne(items: StoredMessage[]): Promise<number> {
     let inserted = 0;
     for (const item of items) {
-      const written = await retryPostgres(() => this.write([item]), this.retryHolding([item.msg]));
+      const written = await this.retry(() => this.write([item]), [item.msg]);
       if (written.ok) inserted += written.value;
       else await this.refuse(item, written.refused);
     }

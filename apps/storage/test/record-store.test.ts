@@ -222,14 +222,28 @@ describe('RecordStore', () => {
     expect(info.num_pending + info.num_ack_pending).toBe(0);
   });
 
-  it('holds records while Postgres refuses them and stores them once it accepts again', async () => {
+  it('holds records while Postgres refuses them and stores them once it accepts again, logging the outage once', async () => {
     const s = 'sess-2';
     // This store's Postgres "is away": its database does not exist yet.
     const late = await freshDatabase('storagelate');
     await late.drop();
     const lateDb = createDb(late.url);
+    const lines: Array<{ level: string; message: string }> = [];
+    const log = {
+      info: (_: object, message: string) => lines.push({ level: 'info', message }),
+      warn: (_: object, message: string) => lines.push({ level: 'warn', message }),
+      error: (_: object, message: string) => lines.push({ level: 'error', message }),
+    };
     // An ack wait far shorter than the outage: held messages must still not come back.
-    const store = new RecordStore({ bus, db: lateDb, batchRecords: 10, batchMs: 20, ackWaitMs: 1000 });
+    const store = new RecordStore({
+      bus,
+      db: lateDb,
+      batchRecords: 10,
+      batchMs: 20,
+      ackWaitMs: 1000,
+      log,
+      failureSummaryMs: 1000,
+    });
     await store.start();
     await publishRecordBatch(
       bus,
@@ -240,8 +254,19 @@ describe('RecordStore', () => {
       ),
     );
     await publishRecordBatch(bus, batch(s, 1, [], true, 30));
-    await new Promise((r) => setTimeout(r, 4000));
-    expect(store.stats.failures).toBeGreaterThan(0);
+    // The writes fail again and again (a retry each 0.2 s, then backing off): one line when it starts, then counts.
+    await waitUntil(
+      async () => lines.some((l) => / still failing \(\d+ more times in \d+ s\)/.test(l.message)),
+      30_000,
+    );
+    expect(store.stats.failures).toBeGreaterThan(2);
+    const outage = lines.filter((l) => l.message.startsWith('record batch write to Postgres'));
+    expect(outage[0]).toEqual({
+      level: 'error',
+      message: expect.stringMatching(/^record batch write to Postgres: .*does not exist/),
+    });
+    expect(outage.filter((l) => l.level === 'error')).toHaveLength(1);
+    expect(outage.length).toBeLessThan(store.stats.failures);
     expect(store.stats.records).toBe(0);
     // Postgres "comes back": the database appears, with its schema.
     const admin = new pg.Client({ connectionString: fresh.url });
@@ -262,6 +287,10 @@ describe('RecordStore', () => {
     }, 30_000);
     await store.stop();
     expect(store.stats.redelivered).toBe(0);
+    // The end of the outage: one line with the count, the last of the run.
+    const recovered = lines.filter((l) => / works again after \d+ s \(\d+ failures\)/.test(l.message));
+    expect(recovered.length).toBeGreaterThanOrEqual(1);
+    expect(lines.filter((l) => l.message.startsWith('record batch write to Postgres')).at(-1)).toBe(recovered.at(-1));
     const count = await lateDb
       .selectFrom('record_blocks')
       .select((eb) => eb.fn.sum<string>('record_count').as('n'))

@@ -38,6 +38,8 @@ export class DecoderWorker {
   private readonly log: Log;
   /** A tick fails every tick while NATS is away: logged once, then counted. */
   private readonly tickFailures: RepeatedErrorLog;
+  /** A claimed link that cannot be opened (its stream or checkpoint away) fails every tick: the same, a link each. */
+  private readonly openFailures = new Map<string, RepeatedErrorLog>();
 
   constructor(private readonly options: DecoderWorkerOptions) {
     this.log = options.log ?? silentLog;
@@ -206,8 +208,15 @@ export class DecoderWorker {
       await decoding.open();
       this.links.set(key, decoding);
       this.log.info({ link: key }, 'link claimed');
+      this.openFailures.get(key)?.succeeded();
+      this.openFailures.delete(key);
     } catch (err) {
-      this.log.error({ err, link: key }, 'could not start decoding a claimed link; releasing it');
+      let failures = this.openFailures.get(key);
+      if (!failures) {
+        failures = new RepeatedErrorLog(this.log, `opening claimed link ${key}`);
+        this.openFailures.set(key, failures);
+      }
+      failures.failed(err);
       await decoding.close(true);
     }
   }

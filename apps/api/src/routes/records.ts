@@ -137,6 +137,9 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
         reply.header('x-tracehub-raw-source', fromLink ? 'link' : 'records');
         if (fromLink) reply.header('x-tracehub-lost-bytes', String(session.link_lost_bytes));
       }
+      // Totals for a client's progress bar (`tracehub export --api`): the body is streamed, without a length.
+      if (fromLink) reply.header('x-tracehub-link-bytes', String(session.link_bytes));
+      else reply.header('x-tracehub-records', String(session.record_count));
       return reply
         .type(EXPORT_CONTENT_TYPES[format])
         .header('content-disposition', `attachment; filename="${safe}.${EXPORT_EXTENSIONS[format]}"`)

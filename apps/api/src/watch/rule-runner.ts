@@ -1,5 +1,5 @@
 import type { RuleCondition, RuleScope, WebhookTarget } from '@tracehub/api-contract';
-import type { Log, RecordBatch } from '@tracehub/contracts';
+import { type Log, type RecordBatch, RepeatedErrorLog } from '@tracehub/contracts';
 import {
   type AlertRow,
   claimWatchRules,
@@ -81,7 +81,17 @@ export class RuleRunner {
       replicaId: string;
       settings: RuleRunnerSettings;
     },
-  ) {}
+  ) {
+    this.pollFailures = new RepeatedErrorLog(
+      deps.log,
+      'reading link states for the watch rules (tried again each tick)',
+    );
+    this.leaseFailures = new RepeatedErrorLog(deps.log, 'renewing the watch rule leases (tried again each tick)');
+  }
+
+  /** Each tick fails the same way while Postgres is away: logged when it starts, counted, and when it works again. */
+  private readonly pollFailures: RepeatedErrorLog;
+  private readonly leaseFailures: RepeatedErrorLog;
 
   get replicaId(): string {
     return this.deps.replicaId;
@@ -165,8 +175,9 @@ export class RuleRunner {
     if (now - this.lastLeaseTick >= this.deps.settings.leaseMs / 5) await this.leaseTick();
     try {
       await this.pollStorage();
+      this.pollFailures.succeeded();
     } catch (err) {
-      this.deps.log.warn({ err }, 'could not read link states for the watch rules; will try again');
+      this.pollFailures.failed(err);
     }
     for (const [id, rule] of this.served) if (rule.row.enabled) this.queue(id, rule.evaluator.tick(Date.now()));
   }
@@ -229,8 +240,9 @@ export class RuleRunner {
         await this.serve(row);
         log.info({ rule: row.id, replicas }, 'watch rule taken over');
       }
+      this.leaseFailures.succeeded();
     } catch (err) {
-      log.warn({ err }, 'could not renew the watch rule leases; will try again');
+      this.leaseFailures.failed(err);
     }
     // Not renewed for most of a lease: another process may take the rules soon. Stop first,
     // so that no rule is ever judged by two processes.

@@ -4,7 +4,14 @@ import { CommandOutput } from '../command-io.js';
 import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
-import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
+import {
+  type ApiOptions,
+  addApiOptions,
+  downloadFromApi,
+  linkSettingsThroughApi,
+  linkThroughApi,
+  putSettingsThroughApi,
+} from './through-api.js';
 
 interface DictOptions extends ApiOptions {
   rig: string;
@@ -28,6 +35,7 @@ export function registerDict(program: Command): void {
     "give a QS link a qspy .dic file: its names from the link's next session on",
   ).argument('<file>', 'a .dic file written by qspy -d (SAVE_DICT) or by tracehub dict export');
   addConnectionOptions(importCmd, { db: true });
+  addApiOptions(importCmd);
   importCmd.action(async (file: string, opts: DictOptions) => {
     const text = readFileSync(file, 'latin1');
     const [{ getLinkByName }, { linkSettingsFromText }, { parseDictionaryFile }] = await Promise.all([
@@ -42,6 +50,26 @@ export function registerDict(program: Command): void {
     } catch (err) {
       throw new Error(`${file} is not a .dic file qspy would read: ${(err as Error).message}`);
     }
+    const noLink = `no link ${opts.rig}/${opts.link} is known (create it with tracehub link set --protocol qs)`;
+    /** The link's settings with the file's dictionaries instead of any it had. */
+    const withFile = (row: { protocol: string }, current: Record<string, unknown>) => {
+      if (row.protocol !== 'qs')
+        throw new Error(`link ${opts.rig}/${opts.link} is ${row.protocol}: .dic files are for QS links`);
+      return linkSettingsFromText('qs', [
+        ...Object.entries(settingsText(current)).filter(([name]) => name !== 'dictionaries'),
+        ['dictionaries', text],
+      ]);
+    };
+    const done = `${opts.rig}/${opts.link}: ${entries} names from ${file} (applies from the next session)\n`;
+    if (opts.api) {
+      const api = { ...opts, api: opts.api };
+      const row = await linkThroughApi(api, opts.rig, opts.link);
+      if (!row) throw new Error(noLink);
+      const settings = withFile(row, (await linkSettingsThroughApi(api, row.id)).settings);
+      await putSettingsThroughApi(api, row.id, settings, 'next-session');
+      process.stdout.write(done);
+      return;
+    }
     await withDatabase(
       opts.databaseUrl,
       'dict',
@@ -49,16 +77,9 @@ export function registerDict(program: Command): void {
         const row = await getLinkByName(db, opts.rig, opts.link).catch((err: Error) => {
           throw cannotQuery(opts.databaseUrl, err);
         });
-        if (!row)
-          throw new Error(`no link ${opts.rig}/${opts.link} is known (create it with tracehub link set --protocol qs)`);
-        if (row.protocol !== 'qs')
-          throw new Error(`link ${opts.rig}/${opts.link} is ${row.protocol}: .dic files are for QS links`);
-        const settings = linkSettingsFromText('qs', [
-          ...Object.entries(settingsText(row.settings)).filter(([name]) => name !== 'dictionaries'),
-          ['dictionaries', text],
-        ]);
-        await keepSettingsChange(db, row.id, settings, 'next-session');
-        process.stdout.write(`${row.rig}/${row.name}: ${entries} names from ${file} (applies from the next session)\n`);
+        if (!row) throw new Error(noLink);
+        await keepSettingsChange(db, row.id, withFile(row, row.settings), 'next-session');
+        process.stdout.write(done);
       },
       1,
     );

@@ -38,8 +38,15 @@ export function registerExport(program: Command): void {
     if (opts.api) {
       const out = new CommandOutput(opts.output === '-' ? process.stdout : createWriteStream(opts.output));
       const path = `/sessions/${encodeURIComponent(opts.session)}/export`;
-      await downloadFromApi({ ...opts, api: opts.api }, path, { format: opts.format }, out);
+      const res = await downloadFromApi({ ...opts, api: opts.api }, path, { format: opts.format }, out, {
+        label: 'export ',
+      });
       out.close();
+      const lost = Number(res.headers.get('x-tracehub-lost-bytes') ?? 0);
+      if (lost > 0)
+        process.stderr.write(
+          `warning: the gateway dropped ${lost} bytes of this session before publishing them (GET /api/v1/sessions/${opts.session}/losses lists them); the file holds what it published\n`,
+        );
       return;
     }
     const { getSession, rowToTraceRecord, sessionLinkChunks, sessionLinkLosses, sessionRecords } = await import(

@@ -5,7 +5,13 @@ import { keepSettingsChange, settingsText } from '../link-settings-change.js';
 import { addConnectionOptions, linkCommand, natsConnection } from './connections.js';
 import { withDatabase } from './database.js';
 import { registerLinkMarkers } from './link-markers.js';
-import { type ApiOptions, addApiOptions, apiJson } from './through-api.js';
+import {
+  type ApiOptions,
+  addApiOptions,
+  linkSettingsThroughApi,
+  linkThroughApi,
+  putSettingsThroughApi,
+} from './through-api.js';
 
 interface LinkOptions extends ApiOptions {
   rig: string;
@@ -31,32 +37,36 @@ export function registerLink(program: Command): void {
     'text',
   );
   addConnectionOptions(show, { db: true });
+  addApiOptions(show);
   show.action(async (opts: LinkOptions) => {
+    const unknown = `no link ${opts.rig}/${opts.link} is known (it appears once it has streamed)`;
+    if (opts.api) {
+      const api = { ...opts, api: opts.api };
+      const row = await linkThroughApi(api, opts.rig, opts.link);
+      if (!row) throw new Error(unknown);
+      const { settings, history } = await linkSettingsThroughApi(api, row.id);
+      printLink({ id: row.id, rig: row.rig, link: row.name, protocol: row.protocol, settings, history }, opts.format);
+      return;
+    }
     const { getLinkByName, linkSettingsChanges } = await import('@tracehub/db');
     await withDatabase(
       opts.databaseUrl,
       'link',
       async (db) => {
         const row = await getLinkByName(db, opts.rig, opts.link);
-        if (!row) throw new Error(`no link ${opts.rig}/${opts.link} is known (it appears once it has streamed)`);
-        const history = await linkSettingsChanges(db, row.id);
-        if (opts.format === 'json') {
-          process.stdout.write(
-            `${JSON.stringify({ id: row.id, rig: row.rig, link: row.name, protocol: row.protocol, settings: row.settings, history })}\n`,
-          );
-          return;
-        }
-        const lines = [`${row.rig}/${row.name} (${row.protocol}, id ${row.id})`];
-        const entries = Object.entries(row.settings);
-        if (entries.length === 0) lines.push('  no settings: every value is the codec default');
-        for (const [name, value] of entries) lines.push(`  ${name} = ${JSON.stringify(value)}`);
-        if (history.length > 0) lines.push('changes, newest first:');
-        for (const h of history) {
-          lines.push(
-            `  ${h.changed_at.toISOString()}  ${h.changed_by} via ${h.via} (${h.applies}): ${JSON.stringify(h.settings)}`,
-          );
-        }
-        process.stdout.write(`${lines.join('\n')}\n`);
+        if (!row) throw new Error(unknown);
+        const history = (await linkSettingsChanges(db, row.id)).map((h) => ({
+          at: h.changed_at.toISOString(),
+          by: h.changed_by,
+          via: h.via,
+          applies: h.applies,
+          previous: h.previous,
+          settings: h.settings,
+        }));
+        printLink(
+          { id: row.id, rig: row.rig, link: row.name, protocol: row.protocol, settings: row.settings, history },
+          opts.format,
+        );
       },
       1,
     );
@@ -123,23 +133,44 @@ async function changedSettings(
   return linkSettingsFromText(protocol, Object.entries(document), (path) => readFileSync(path, 'latin1'));
 }
 
+/** A link's settings and their changes, newest first, as `link show` prints them (the same from Postgres and the API). */
+interface LinkView {
+  id: number;
+  rig: string;
+  link: string;
+  protocol: string;
+  settings: Record<string, unknown>;
+  history: Array<{ at: string; by: string; via: string; applies: string; previous: unknown; settings: unknown }>;
+}
+
+function printLink(view: LinkView, format: string | undefined): void {
+  if (format === 'json') {
+    process.stdout.write(`${JSON.stringify(view)}\n`);
+    return;
+  }
+  const lines = [`${view.rig}/${view.link} (${view.protocol}, id ${view.id})`];
+  const entries = Object.entries(view.settings);
+  if (entries.length === 0) lines.push('  no settings: every value is the codec default');
+  for (const [name, value] of entries) lines.push(`  ${name} = ${JSON.stringify(value)}`);
+  if (view.history.length > 0) lines.push('changes, newest first:');
+  for (const h of view.history) {
+    lines.push(`  ${h.at}  ${h.by} via ${h.via} (${h.applies}): ${JSON.stringify(h.settings)}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
 /** `link set` through the API: the link's document read, changed and put back (the API keeps who and when). */
 async function setThroughApi(pairs: string[], opts: LinkOptions & { api: string }): Promise<void> {
-  const { links } = await apiJson<{ links: Array<{ id: number; name: string; protocol: string }> }>(opts, '/links', {
-    query: { rig: opts.rig },
-  });
-  const link = links.find((l) => l.name === opts.link);
+  const link = await linkThroughApi(opts, opts.rig, opts.link);
   if (!link)
     throw new Error(
-      `no link ${opts.rig}/${opts.link} is known to the API: a link is known once its gateway ran (creating one with --protocol needs --database-url)`,
+      opts.protocol
+        ? `no link ${opts.rig}/${opts.link} is known to the API, and the API creates no links: start the link's gateway (a link is known once it has streamed), or create it with --database-url (Postgres access) instead of --api`
+        : `no link ${opts.rig}/${opts.link} is known to the API: a link is known once its gateway ran (creating one with --protocol needs --database-url)`,
     );
-  const current = await apiJson<{ settings: Record<string, unknown> }>(opts, `/links/${link.id}/settings`);
+  const current = await linkSettingsThroughApi(opts, link.id);
   const settings = await changedSettings(link.protocol as Protocol, opts.clear ? {} : current.settings, pairs);
-  const reply = await apiJson<{ applies: string; session: string | null; note?: string }>(
-    opts,
-    `/links/${link.id}/settings`,
-    { method: 'PUT', body: { settings, apply: opts.now ? 'now' : 'next-session', via: 'cli' } },
-  );
+  const reply = await putSettingsThroughApi(opts, link.id, settings, opts.now ? 'now' : 'next-session');
   const applied =
     reply.applies === 'now'
       ? `now: session ${reply.session}`

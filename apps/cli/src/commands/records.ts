@@ -3,7 +3,14 @@ import type { Command } from 'commander';
 import { CommandOutput } from '../command-io.js';
 import { addConnectionOptions } from './connections.js';
 import { cannotQuery, withDatabase } from './database.js';
-import { type ApiOptions, addApiOptions, downloadFromApi } from './through-api.js';
+import { chooseSession } from './session-choice.js';
+import {
+  type ApiOptions,
+  addApiOptions,
+  downloadFromApi,
+  latestSessionThroughApi,
+  sessionThroughApi,
+} from './through-api.js';
 
 interface RecordsOptions extends ApiOptions {
   rig?: string;
@@ -24,7 +31,7 @@ export function registerRecords(program: Command): void {
   const cmd = program
     .command('records')
     .description(
-      "print a stored session's records from Postgres: --session ID, or --rig and --link for the link's latest",
+      "print a stored session's records (from Postgres or through the API): --session ID, or --rig and --link for the link's latest",
     )
     .option('--session <id>', 'session id (as printed by replay)')
     .option('--rig <rig>', 'rig name (with --link: the link whose latest session)')
@@ -38,58 +45,47 @@ export function registerRecords(program: Command): void {
       throw new Error("say which session: --session ID, or --rig and --link for the link's latest session");
     if (opts.format !== 'text' && opts.format !== 'json')
       throw new Error(`bad --format '${opts.format}': use text or json`);
+    const waitMs = Number(opts.wait) * 1000;
+    if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
+    const choice = { session: opts.session, rig: opts.rig, link: opts.link, waitMs };
     if (opts.api) {
-      if (!opts.session)
-        throw new Error(
-          'through the API, say which session: --session ID (GET /api/v1/sessions?rig=R&link=L lists them)',
-        );
+      const api = { ...opts, api: opts.api };
+      const session = await chooseSession(choice, async () => {
+        const found = opts.session
+          ? await sessionThroughApi(api, opts.session)
+          : await latestSessionThroughApi(api, opts.rig ?? '', opts.link ?? '');
+        return found && { ...found, ended: found.endedAt !== null };
+      });
       const out = new CommandOutput(process.stdout);
       const format = opts.format === 'json' ? 'ndjson' : 'qspy';
-      await downloadFromApi(
-        { ...opts, api: opts.api },
-        `/sessions/${encodeURIComponent(opts.session)}/export`,
-        { format },
-        out,
-      );
+      await downloadFromApi(api, `/sessions/${encodeURIComponent(session.id)}/export`, { format }, out);
       out.close();
       return;
     }
-    const waitMs = Number(opts.wait) * 1000;
-    if (!Number.isFinite(waitMs) || waitMs < 0) throw new Error(`bad --wait '${opts.wait}': a number of seconds`);
     // Loaded here, not at start-up: every other command would pay for the Postgres client.
     const { getSession, isSessionComplete, latestSession, rowToTraceRecord, sessionRecords } = await import(
       '@tracehub/db'
     );
     await withDatabase(opts.databaseUrl, 'records', async (db) => {
-      const deadline = Date.now() + waitMs;
-      const find = () =>
-        opts.session ? getSession(db, opts.session) : latestSession(db, opts.rig ?? '', opts.link ?? '');
-      let session = await find().catch((err: Error) => {
-        throw cannotQuery(opts.databaseUrl, err);
+      const session = await chooseSession(choice, async () => {
+        const row = await (opts.session
+          ? getSession(db, opts.session)
+          : latestSession(db, opts.rig ?? '', opts.link ?? '')
+        ).catch((err: Error) => {
+          throw cannotQuery(opts.databaseUrl, err);
+        });
+        return (
+          row && {
+            id: row.id,
+            rig: row.rig,
+            link: row.link,
+            complete: isSessionComplete(row),
+            records: Number(row.record_count),
+            recordTotal: row.record_total === null ? null : Number(row.record_total),
+            ended: row.ended_at !== null,
+          }
+        );
       });
-      while ((!session || !isSessionComplete(session)) && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 200));
-        session = await find();
-      }
-      if (!session) {
-        throw new Error(
-          opts.session
-            ? `no session '${opts.session}' is stored`
-            : `link ${opts.rig}/${opts.link} has no stored session`,
-        );
-      }
-      if ((opts.rig && session.rig !== opts.rig) || (opts.link && session.link !== opts.link)) {
-        throw new Error(
-          `session '${session.id}' belongs to ${session.rig}/${session.link}, not ${opts.rig}/${opts.link}`,
-        );
-      }
-      if (!isSessionComplete(session)) {
-        process.stderr.write(
-          `warning: session ${session.id} is not completely stored yet (${session.record_count} records so far${
-            session.ended_at ? `, of ${session.record_total}` : ', still open'
-          })\n`,
-        );
-      }
       const out = new CommandOutput(process.stdout);
       const lines = new TextLineBatch();
       for await (const row of sessionRecords(db, session.id)) {

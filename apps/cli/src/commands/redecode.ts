@@ -5,8 +5,9 @@ import { ProgressBar } from '../progress-bar.js';
 import { tierUpLater } from '../v8-tiering.js';
 import { addConnectionOptions } from './connections.js';
 import { withDatabase } from './database.js';
+import { type ApiOptions, addApiOptions, apiJson } from './through-api.js';
 
-interface RedecodeCliOptions {
+interface RedecodeCliOptions extends ApiOptions {
   session: string;
   databaseUrl: string;
 }
@@ -24,7 +25,25 @@ export function registerRedecode(program: Command): void {
     )
     .requiredOption('--session <id>', 'session id (as printed by replay, or listed by the API)');
   addConnectionOptions(cmd, { db: true });
+  addApiOptions(cmd);
   cmd.action(async (opts: RedecodeCliOptions) => {
+    if (opts.api) {
+      // The API decodes in one request and says nothing until done: a bar of the session's
+      // link bytes would be made up, so the terminal gets a line that counts the seconds.
+      const waiting = ProgressBar.waiting(`redecode session ${opts.session} on the API server`);
+      try {
+        const result = await apiJson<RedecodeResult>(
+          { ...opts, api: opts.api },
+          `/sessions/${encodeURIComponent(opts.session)}/redecode`,
+          { method: 'POST', body: {} },
+        );
+        waiting?.done();
+        report(result);
+      } finally {
+        waiting?.stop();
+      }
+      return;
+    }
     const { redecodeSession } = await import('@tracehub/decoders');
     // Decoding in this process, as `decode` does: the same V8 tier-up, once the modules are loaded.
     tierUpLater();
@@ -42,13 +61,17 @@ export function registerRedecode(program: Command): void {
         );
       });
       progress?.done();
-      if (result.settingsRefused !== undefined)
-        process.stderr.write(
-          `the link's settings were refused (${result.settingsRefused}): decoded with the defaults, as the decoder service does\n`,
-        );
-      process.stdout.write(summaryLine(result));
+      report(result);
     });
   });
+}
+
+function report(result: RedecodeResult): void {
+  if (result.settingsRefused !== undefined)
+    process.stderr.write(
+      `the link's settings were refused (${result.settingsRefused}): decoded with the defaults, as the decoder service does\n`,
+    );
+  process.stdout.write(summaryLine(result));
 }
 
 /** What a re-decode did (the reply of `POST /sessions/{id}/redecode`), as the one line it prints. */

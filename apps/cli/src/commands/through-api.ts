@@ -1,5 +1,8 @@
+import { hostname, userInfo } from 'node:os';
+import type { LinkSettingsPutReply, LinkSettingsReply, Session } from '@tracehub/api-contract';
 import type { Command } from 'commander';
 import type { CommandOutput } from '../command-io.js';
+import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
 
 /** Where a command reads through the tracehub API instead of Postgres (a laptop with a token). */
 export interface ApiOptions {
@@ -62,19 +65,46 @@ async function askApi(
   throw new Error(`the API answered ${res.status}${detail ? ` (${detail})` : ''}${what}`);
 }
 
-/** Streams `GET /api/v1<path>?<query>` to `out`. */
+/**
+ * Streams `GET /api/v1<path>?<query>` to `out`; with `progress`, the progress bar the
+ * direct-Postgres path draws, from the totals the API sends in its headers (link bytes of a
+ * raw export, records otherwise: a record a line).
+ */
 export async function downloadFromApi(
   opts: ApiOptions & { api: string },
   path: string,
   query: Record<string, string>,
   out: CommandOutput,
-): Promise<void> {
+  progress?: { label: string; out?: ProgressOutput },
+): Promise<Response> {
   const res = await askApi(opts, path, { query });
-  if (!res.body) return;
+  if (!res.body) return res;
+  const linkBytes = Number(res.headers.get('x-tracehub-link-bytes') ?? Number.NaN);
+  const records = Number(res.headers.get('x-tracehub-records') ?? Number.NaN);
+  const byBytes = Number.isFinite(linkBytes);
+  let bar: ProgressBar | undefined;
+  if (progress) {
+    if (byBytes) bar = ProgressBar.forBytes(linkBytes, progress.label, progress.out);
+    else if (Number.isFinite(records)) bar = ProgressBar.forRecords(records, progress.label, progress.out);
+  }
+  let done = 0;
   for await (const chunk of res.body) {
-    await out.write(chunk as Uint8Array);
+    const bytes = chunk as Uint8Array;
+    await out.write(bytes);
+    if (bar) {
+      done += byBytes ? bytes.length : linesIn(bytes);
+      bar.update(done);
+    }
     if (out.readerGone) break;
   }
+  bar?.done();
+  return res;
+}
+
+function linesIn(bytes: Uint8Array): number {
+  let lines = 0;
+  for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) lines++;
+  return lines;
 }
 
 /** The JSON answer of `method /api/v1<path>` (with a JSON body). */
@@ -84,4 +114,64 @@ export async function apiJson<T>(
   init: { method?: string; body?: unknown; query?: Record<string, string> } = {},
 ): Promise<T> {
   return (await (await askApi(opts, path, init)).json()) as T;
+}
+
+/** A link the API knows by rig and name, or undefined. */
+export async function linkThroughApi(
+  opts: ApiOptions & { api: string },
+  rig: string,
+  name: string,
+): Promise<{ id: number; rig: string; name: string; protocol: string } | undefined> {
+  const { links } = await apiJson<{ links: Array<{ id: number; rig: string; name: string; protocol: string }> }>(
+    opts,
+    '/links',
+    { query: { rig } },
+  );
+  return links.find((l) => l.name === name);
+}
+
+/** A link's settings document and its history (`GET /links/{id}/settings`). */
+export async function linkSettingsThroughApi(
+  opts: ApiOptions & { api: string },
+  linkId: number,
+): Promise<LinkSettingsReply> {
+  return apiJson<LinkSettingsReply>(opts, `/links/${linkId}/settings`);
+}
+
+/** A stored session (`GET /sessions/{id}`), or undefined when the API has none of that id. */
+export async function sessionThroughApi(opts: ApiOptions & { api: string }, id: string): Promise<Session | undefined> {
+  try {
+    return await apiJson<Session>(opts, `/sessions/${encodeURIComponent(id)}`);
+  } catch (error) {
+    if (/answered 404/.test((error as Error).message)) return undefined;
+    throw error;
+  }
+}
+
+/** A link's latest session (`GET /sessions?rig&link&limit=1`, newest first), or undefined. */
+export async function latestSessionThroughApi(
+  opts: ApiOptions & { api: string },
+  rig: string,
+  link: string,
+): Promise<Session | undefined> {
+  const { sessions } = await apiJson<{ sessions: Session[] }>(opts, '/sessions', {
+    query: { rig, link, limit: '1' },
+  });
+  return sessions[0];
+}
+
+/**
+ * `PUT /links/{id}/settings` (a control token): the API keeps the change with the token's
+ * fingerprint, after the user and host as the direct-Postgres path names them.
+ */
+export async function putSettingsThroughApi(
+  opts: ApiOptions & { api: string },
+  linkId: number,
+  settings: Record<string, unknown>,
+  apply: 'now' | 'next-session',
+): Promise<LinkSettingsPutReply> {
+  return apiJson<LinkSettingsPutReply>(opts, `/links/${linkId}/settings`, {
+    method: 'PUT',
+    body: { settings, apply, via: 'cli', by: `${userInfo().username}@${hostname()}` },
+  });
 }
