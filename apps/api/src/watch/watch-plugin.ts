@@ -159,17 +159,10 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     },
   );
 
+  const removal = { params: RuleParams, body: EmptyBody, response: { 204: Type.Null() } };
   app.delete(
     '/rules/:id',
-    route(
-      {
-        summary: 'Remove a watch rule and its alerts',
-        params: RuleParams,
-        body: EmptyBody,
-        response: { 204: Type.Null() },
-      },
-      'control',
-    ),
+    route({ summary: 'Remove a watch rule and its alerts', ...removal }, 'control'),
     async (request, reply) => {
       if (!(await deleteWatchRule(db, request.params.id))) await mustGetRule(request.params.id);
       runner.forget(request.params.id);
