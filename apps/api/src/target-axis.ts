@@ -14,10 +14,16 @@ export const unitOf = (tickRate: number | null) => (tickRate === null ? ('ticks'
  * `--tickRate`), else the link's own; null when neither has one.
  */
 export async function tickRateOf(db: Kysely<Database>, session: SessionRow): Promise<number | null> {
-  const sent = session.link_settings?.tickRate;
-  if (typeof sent === 'number' && sent > 0) return sent;
-  const own = (await getLinkSettings(db, session.rig, session.link))?.tickRate;
-  return typeof own === 'number' && own > 0 ? own : null;
+  return rateIn(session.link_settings) ?? rateIn(await getLinkSettings(db, session.rig, session.link)) ?? null;
+}
+
+/**
+ * A settings document's tick rate: `tickRate`, else an STP link's `tickHz` (the device's ticks
+ * per second when it sends no FREQ packet), so one setting of the clock serves both.
+ */
+function rateIn(settings: Record<string, unknown> | null | undefined): number | undefined {
+  const rate = settings?.tickRate ?? settings?.tickHz;
+  return typeof rate === 'number' && rate > 0 ? rate : undefined;
 }
 
 /** Ticks as seconds by `tickRate`; null without one. */

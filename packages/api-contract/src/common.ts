@@ -31,7 +31,7 @@ export const LinkIdParams = Type.Object({
   id: Type.String({
     pattern: '^([1-9][0-9]{0,9}|(qs|stp|swd)\\.[A-Za-z0-9_-]{1,64}\\.[A-Za-z0-9_-]{1,64})$',
     maxLength: 200,
-    description: 'link id (decimal, from 1), or protocol.rig.link (e.g. qs.rig1.uart0)',
+    description: 'an integer link id from 1 (decimal digits), or protocol.rig.link such as qs.rig1.uart0',
   }),
 });
 

@@ -223,6 +223,10 @@ function describeIssue(v: ValidationIssue): string | undefined {
   if (v.keyword === 'additionalProperties')
     return `takes no field ${JSON.stringify(v.params.additionalProperty)}${fieldsOf(field)}`;
   if (v.keyword === 'pattern' && String(v.params.pattern).includes('u0000')) return 'must not contain a NUL byte';
+  // A pattern whose field says what it takes as a noun phrase ("an integer link id ...") says that, not the regex.
+  const described = (field as { description?: unknown } | undefined)?.description;
+  if (v.keyword === 'pattern' && typeof described === 'string' && /^an? /.test(described))
+    return `must be ${described}`;
   if (v.keyword === 'format' && v.params.format === 'date-time')
     return 'must be a date-time, an RFC 3339 instant such as 2026-01-01T12:00:00Z';
   return v.message;
