@@ -2,7 +2,7 @@
 // columns by the api; each column's count, min, max, first and last are checked against the
 // stored records themselves (their target time and field), read back through the records api.
 import type { SeriesReply } from '@tracehub/api-contract';
-import type { TraceRecord } from '@tracehub/contracts';
+import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import { upsertLink } from '@tracehub/db';
 import { T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,8 +42,8 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     expect(res.statusCode, res.body).toBe(200);
     const reply = res.json() as SeriesReply;
     const series = reply.series[0];
-    const from = BigInt(records[0].targetTime as string);
-    const to = BigInt(records[records.length - 1].targetTime as string) + 1n;
+    const from = BigInt(targetTimeOf(records[0]) as string);
+    const to = BigInt(targetTimeOf(records[records.length - 1]) as string) + 1n;
     expect([reply.fromTicks, reply.toTicks]).toEqual([String(from), String(to)]);
     expect([series.name, series.field]).toEqual(['APP_STEP', 'values.0']);
     expect(series.points).toBe(20);
@@ -52,7 +52,7 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     const span = Number(to - from);
     const expected = new Map<number, number[]>();
     for (const r of records) {
-      const c = Math.floor((Number(BigInt(r.targetTime as string) - from) * 7) / span);
+      const c = Math.floor((Number(BigInt(targetTimeOf(r) as string) - from) * 7) / span);
       expected.set(c, [...(expected.get(c) ?? []), arg(r, 0)]);
     }
     expect(series.columns.map((c) => [c.column, c.count, c.min, c.max, c.first, c.last])).toEqual(
@@ -64,7 +64,7 @@ describe('GET /api/v1/sessions/{id}/series', () => {
 
   it('windows by seconds with the tick rate, and exports every value as CSV', async () => {
     const records = await recordsNamed('s-dpp', 'PHILO_STAT');
-    const times = records.map((r) => BigInt(r.targetTime as string));
+    const times = records.map((r) => BigInt(targetTimeOf(r) as string));
     const from = times[5];
     const to = times[15];
     const inWindow = records.filter((_, i) => times[i] >= from && times[i] < to);
@@ -88,7 +88,7 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     expect(lines.slice(1)).toEqual(
       records.map(
         (r) =>
-          `"PHILO_STAT:values.0",${r.seq},${r.targetTime},${Number(BigInt(r.targetTime as string)) / 1e7},${arg(r, 0)}`,
+          `"PHILO_STAT:values.0",${r.seq},${targetTimeOf(r)},${Number(BigInt(targetTimeOf(r) as string)) / 1e7},${arg(r, 0)}`,
       ),
     );
   });
@@ -102,7 +102,7 @@ describe('GET /api/v1/sessions/{id}/series', () => {
     expect(res.statusCode, res.body).toBe(200);
     const reply = res.json() as SeriesReply;
     const times = [...philo, ...posts]
-      .map((r) => BigInt(r.targetTime as string))
+      .map((r) => BigInt(targetTimeOf(r) as string))
       .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const from = times[0];
     const to = times[times.length - 1] + 1n;

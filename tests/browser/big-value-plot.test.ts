@@ -43,7 +43,8 @@ beforeAll(async () => {
       mix.push({
         seq: Number(r.seq),
         stamp: BigInt(r.target_ts as string),
-        ticks: BigInt(r.target_time as string),
+        // Written only where it differs from the stamp (`targetTimeOf`).
+        ticks: BigInt((r.target_time ?? r.target_ts) as string),
         values: (r.fields as { values: unknown[] }).values,
       });
     }

@@ -39,8 +39,9 @@ function expectedColumns(name: string, value: (r: TraceRecord) => number, from: 
   const max: Array<number | null> = new Array(columns).fill(null);
   const min: Array<number | null> = new Array(columns).fill(null);
   for (const r of records) {
-    if (r.name !== name || r.targetTime === undefined) continue;
-    const t = BigInt(r.targetTime);
+    const time = r.targetTime ?? r.targetTs;
+    if (r.name !== name || time === undefined || time === null) continue;
+    const t = BigInt(time);
     if (t < from || t >= to) continue;
     const c = Number(((t - from) * BigInt(columns)) / (to - from));
     const v = value(r);

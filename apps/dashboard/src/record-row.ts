@@ -11,7 +11,9 @@ export const ROW_HEIGHT = 22;
 export function renderRecordRow(r: TraceRecord, el: HTMLDivElement): void {
   el.className = `vrow kind-${r.kind}`;
   el.dataset.seq = String(r.seq);
-  const target = r.targetTime === undefined ? '' : `t=${r.targetTime}  `;
+  // The unwrapped time where the decoder wrote one, else the record's own stamp.
+  const ticks = r.targetTime ?? r.targetTs;
+  const target = ticks === undefined || ticks === null ? '' : `t=${ticks}  `;
   el.textContent = `${hostTime(r.hostNs)}  ${target}${r.rig}/${r.link}  #${r.seq}  ${r.name.padEnd(24)} ${r.text.split('\n')[0]}`;
   el.title = r.text;
 }

@@ -56,10 +56,22 @@ export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): Trace
   if (decoded.qs) record.qs = decoded.qs;
   if (decoded.stp) record.stp = decoded.stp;
   if (decoded.targetTime !== undefined && decoded.targetTime !== null) {
-    record.targetTime = decoded.targetTime.toString();
-    record.targetSegment = decoded.targetSegment ?? 0;
+    // Kept only where they say more than the stamp: most records' unwrapped time is their own
+    // stamp in the first segment, and writing both on every record cost 2 bytes of Postgres a
+    // record (38.8 -> 40.9 on big_stress). `targetTimeOf` reads them back.
+    const time = decoded.targetTime.toString();
+    if (time !== record.targetTs) record.targetTime = time;
+    if (decoded.targetSegment) record.targetSegment = decoded.targetSegment;
   }
   return record;
+}
+
+/**
+ * A record's target time in ticks (unwrapped across counter wraps, within its segment): its
+ * `targetTime` where the decoder wrote one, else its own stamp; undefined when it has neither.
+ */
+export function targetTimeOf(r: Pick<TraceRecord, 'targetTime' | 'targetTs'>): string | undefined {
+  return r.targetTime ?? r.targetTs ?? undefined;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   TargetRecordsPage,
   TargetRecordsQuery,
 } from '@tracehub/api-contract';
+import { targetTimeOf } from '@tracehub/contracts';
 import { type Database, ScanBudget, type SessionRow, sessionTargetSegments, sessionTargetWindow } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { secondsOf, targetWindowOf, tickRateOf, unitOf } from '../target-axis.js';
@@ -65,7 +66,7 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
       });
       reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
       const records = page.records.map((record) => {
-        const targetTicks = record.targetTime ?? '0';
+        const targetTicks = targetTimeOf(record) ?? '0';
         return { targetTicks, targetSeconds: secondsOf(targetTicks, tickRate), record };
       });
       const last = page.records[page.records.length - 1];

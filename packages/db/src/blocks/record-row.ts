@@ -87,9 +87,8 @@ export function rowToTraceRecord(row: RecordRow): TraceRecord {
   if (Object.keys(qs).length > 0) record.qs = qs;
   if (row.stp_master !== null && row.stp_channel !== null)
     record.stp = { master: row.stp_master, channel: row.stp_channel };
-  if (row.target_time !== null) {
-    record.targetTime = row.target_time;
-    record.targetSegment = row.target_segment ?? 0;
-  }
+  // As decoders write them: each only where it says more than the stamp (`targetTimeOf`).
+  if (row.target_time !== null) record.targetTime = row.target_time;
+  if (row.target_segment) record.targetSegment = row.target_segment;
   return record;
 }

@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { ScanBudget } from './block-reader.js';
@@ -46,8 +46,9 @@ export async function sessionRecordSeries(
   });
   const visit = (r: TraceRecord) => {
     const wanted = byName.get(r.name);
-    if (wanted === undefined || r.targetTime === undefined || (r.targetSegment ?? 0) !== segment) return;
-    const ticks = BigInt(r.targetTime);
+    const time = targetTimeOf(r);
+    if (wanted === undefined || time === undefined || (r.targetSegment ?? 0) !== segment) return;
+    const ticks = BigInt(time);
     if ((fromTicks !== undefined && ticks < fromTicks) || (toTicks !== undefined && ticks >= toTicks)) return;
     for (const { path, into } of wanted) {
       const value = numberOf(valueAt(r.fields, path));

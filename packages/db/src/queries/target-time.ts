@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
@@ -35,7 +35,8 @@ export async function sessionTargetSegments(
   const segments: TargetSegment[] = [];
   let untimed = 0;
   await forEachSessionRecord(db, session, options.budget, (r) => {
-    if (r.targetTime === undefined) {
+    const ticks = targetTimeOf(r);
+    if (ticks === undefined) {
       untimed++;
       return;
     }
@@ -47,8 +48,8 @@ export async function sessionTargetSegments(
         records: 0,
         firstSeq: r.seq,
         lastSeq: r.seq,
-        firstTicks: r.targetTime,
-        lastTicks: r.targetTime,
+        firstTicks: ticks,
+        lastTicks: ticks,
         firstHostNs: r.hostNs,
         lastHostNs: r.hostNs,
       };
@@ -56,7 +57,7 @@ export async function sessionTargetSegments(
     }
     s.records++;
     s.lastSeq = r.seq;
-    s.lastTicks = r.targetTime;
+    s.lastTicks = ticks;
     s.lastHostNs = r.hostNs;
   });
   return { segments, untimed };
@@ -93,10 +94,11 @@ export async function sessionTargetWindow(
       const blocks = await blocksHoldingAfter(snapshot, session, after, BLOCKS_PER_ROUND);
       for (const block of blocks) {
         for (const r of blockRecords(block, budget)) {
-          if (r.seq <= after || r.targetTime === undefined) continue;
+          const ticks = targetTimeOf(r);
+          if (r.seq <= after || ticks === undefined) continue;
           const s = r.targetSegment ?? 0;
           if (s < segment) continue;
-          const t = BigInt(r.targetTime);
+          const t = BigInt(ticks);
           if (s > segment || (toTicks !== undefined && t >= toTicks)) return { records, more: false };
           if (fromTicks !== undefined && t < fromTicks) continue;
           if (records.length === limit) return { records, more: true };
