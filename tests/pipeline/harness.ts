@@ -175,13 +175,7 @@ export function decoded(r: TraceRecord) {
 }
 
 /** The lines a QS session's records print, as qspy prints them (a record's text may hold several). */
-export function printedLines(records: TraceRecord[]): string[] {
-  return records
-    .filter((r) => r.text !== '')
-    .map((r) => r.text)
-    .join('\n')
-    .split('\n');
-}
+export { printedLines } from '@tracehub/contracts';
 
 /**
  * The same for STP/SWD, whose output messages are stamped with the host clock when the stream

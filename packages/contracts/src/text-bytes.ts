@@ -9,6 +9,18 @@ export function textEncodingOf(protocol: string): 'latin1' | 'utf8' {
 }
 
 /**
+ * The lines records print, as qspy and `tracehub decode` write them: every non-empty text, in
+ * order (a record's text may hold several lines).
+ */
+export function printedLines(records: ReadonlyArray<{ text: string }>): string[] {
+  return records
+    .filter((r) => r.text !== '')
+    .map((r) => r.text)
+    .join('\n')
+    .split('\n');
+}
+
+/**
  * Lines collected into one buffer at a time, each in its own encoding (a record's text in
  * `textEncodingOf(protocol)`, so a QS line written out is `cmp`-equal to `decode`'s; JSON in
  * UTF-8), without a buffer per line.

@@ -128,10 +128,4 @@ export function decodeChunked(bytes: Uint8Array, sizes: number[], options?: QsDe
 }
 
 /** The text output: non-empty texts joined, split into lines. */
-export function textLines(records: DecodedRecord[]): string[] {
-  return records
-    .filter((r) => r.text !== '')
-    .map((r) => r.text)
-    .join('\n')
-    .split('\n');
-}
+export { printedLines as textLines } from '@tracehub/contracts';
