@@ -97,7 +97,8 @@ export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<
     h.set(PARTS_HEADER, String(parts.length));
     h.set(RECORDS_HEADER, String(parts[i].records));
     h.set(ERRORS_HEADER, String(parts[i].errors));
-    if (parts[i].summaryJson) h.set(SUMMARY_HEADER, parts[i].summaryJson as string);
+    const summaryJson = parts[i].summaryJson;
+    if (summaryJson !== undefined) h.set(SUMMARY_HEADER, summaryJson);
     if (parts[i].jsonBytes !== undefined) {
       h.set(PAYLOAD_HEADER, ZSTD_RECORDS_PAYLOAD);
       h.set(RECORDS_BYTES_HEADER, String(parts[i].jsonBytes));
@@ -117,8 +118,7 @@ interface BatchPart {
   payload: Uint8Array;
   records: number;
   errors: number;
-  summary?: RecordsSummary;
-  /** `summary` as the header carries it. */
+  /** The records' `RecordsSummary` as the header carries it. */
   summaryJson?: string;
   /** With a `zstd-records` payload: bytes of the records' JSON in it. */
   jsonBytes?: number;
@@ -128,15 +128,13 @@ function splitBatch(batch: RecordBatch): BatchPart[] {
   const { records, ...envelopeFields } = batch;
   const groups: string[] = [];
   const counts: number[] = [];
-  const summaries: (RecordsSummary | undefined)[] = [];
+  const summaries: GroupSummary[] = [];
   for (let from = 0; from < records.length || groups.length === 0; from += RECORDS_PER_PART) {
     const group = records.slice(from, from + RECORDS_PER_PART);
     stringifyWithin(group, { groups, counts, summaries });
   }
   return groups.map((json, i) => {
-    const summary = summaries[i];
-    const summaryJson = summary === undefined ? undefined : JSON.stringify(summary);
-    const common = { records: counts[i], errors: summary?.errorCount ?? 0, summary, summaryJson };
+    const common = { records: counts[i], ...summaries[i] };
     if (nodeZstd) {
       // The records alone, as one frame: storage keeps it as it comes.
       const inside = encoder.encode(json).subarray(1, -1);
@@ -166,13 +164,14 @@ const MAX_SUMMARY_HEADER = 48 * 1024;
  */
 function stringifyWithin(
   records: TraceRecord[],
-  out: { groups: string[]; counts: number[]; summaries: (RecordsSummary | undefined)[] },
+  out: { groups: string[]; counts: number[]; summaries: GroupSummary[] },
 ): void {
   const json = JSON.stringify(records);
-  const summary = records.length > 0 ? summarizeRecords(records) : undefined;
   // Bytes only need counting when the characters might exceed the limit once UTF-8 encoded.
   const fits = json.length <= MAX_BATCH_PAYLOAD / 3 || Buffer.byteLength(json) <= MAX_BATCH_PAYLOAD;
-  if (records.length <= 1 || (fits && summaryFits(summary))) {
+  // A group that is halved anyway needs no summary; one that fits is summarized (and its summary stringified) once.
+  const summary = records.length <= 1 || fits ? groupSummary(records) : undefined;
+  if (summary && (records.length <= 1 || summaryFits(summary))) {
     out.groups.push(json);
     out.counts.push(records.length);
     out.summaries.push(summary);
@@ -183,19 +182,25 @@ function stringifyWithin(
   stringifyWithin(records.slice(half), out);
 }
 
-/**
- * Whether a summary fits its header: measured only where it might not, with many names in it
- * (dictionary entries, objects, signals, states; a few hundred stay far below the limit).
- */
-function summaryFits(summary: RecordsSummary | undefined): boolean {
-  if (summary === undefined) return true;
-  const names =
-    summary.dictionary.length +
-    summary.objs.length +
-    summary.sigs.length +
-    summary.channels.length +
-    (summary.states === null ? 0 : Object.keys(summary.states).length);
-  return names < 256 || Buffer.byteLength(JSON.stringify(summary)) <= MAX_SUMMARY_HEADER;
+/** What a part's headers say of its records: how many are errors, and their summary as JSON. */
+interface GroupSummary {
+  errors: number;
+  summaryJson?: string;
+}
+
+function groupSummary(records: TraceRecord[]): GroupSummary {
+  if (records.length === 0) return { errors: 0 };
+  const summary = summarizeRecords(records);
+  return { errors: summary.errorCount, summaryJson: JSON.stringify(summary) };
+}
+
+/** Whether a part's summary fits its header (bytes counted only where the characters might not). */
+function summaryFits({ summaryJson }: GroupSummary): boolean {
+  return (
+    summaryJson === undefined ||
+    summaryJson.length <= MAX_SUMMARY_HEADER / 3 ||
+    Buffer.byteLength(summaryJson) <= MAX_SUMMARY_HEADER
+  );
 }
 
 /** A record message's payload as the batch it holds (decompressed first when it is compressed). */

@@ -59,8 +59,7 @@ export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): Trace
     // Kept only where they say more than the stamp: most records' unwrapped time is their own
     // stamp in the first segment, and writing both on every record cost 2 bytes of Postgres a
     // record (38.8 -> 40.9 on big_stress). `targetTimeOf` reads them back.
-    const time = decoded.targetTime.toString();
-    if (time !== record.targetTs) record.targetTime = time;
+    if (decoded.targetTime !== decoded.targetTs) record.targetTime = decoded.targetTime.toString();
     if (decoded.targetSegment) record.targetSegment = decoded.targetSegment;
   }
   return record;

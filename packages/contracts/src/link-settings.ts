@@ -153,16 +153,16 @@ export function validateLinkSettings(protocol: Protocol, settings: unknown): Lin
   const schema = linkSettingsSchema(protocol);
   const first = Value.Errors(schema, settings).First();
   if (!first) return settings as LinkSettingsDocument;
-  if (first.path && !(first.path.split('/')[1] in schema.properties)) {
+  // A list's wrong item is the list's fault as a person sees it: the message names the setting.
+  const setting = first.path.split('/')[1] ?? '';
+  if (first.path && !(setting in schema.properties)) {
     throw new LinkSettingsError(
-      `unknown ${protocol} link setting '${first.path.split('/')[1]}': use ${Object.keys(schema.properties).join(', ')}`,
+      `unknown ${protocol} link setting '${setting}': use ${Object.keys(schema.properties).join(', ')}`,
     );
   }
-  const property = schema.properties[first.path.split('/')[1] ?? ''];
+  const property = schema.properties[setting];
   if (!property) throw new LinkSettingsError(`the ${protocol} link settings must be an object of settings by name`);
   const what = property.description ? `: ${property.description}` : '';
-  // A list's wrong item is the list's fault as a person sees it: the message names the setting.
-  const setting = first.path.split('/')[1];
   throw new LinkSettingsError(`${protocol} link setting ${setting} must be ${acceptedValues(property)}${what}`);
 }
 

@@ -45,7 +45,8 @@ export class TargetClock {
     if (stamp === null) return this.lastTime;
     if (this.lastStamp !== null && stamp < this.lastStamp && this.period > 0n) this.wrapTicks += this.period;
     this.lastStamp = stamp;
-    this.lastTime = stamp + this.wrapTicks;
+    // Until the first wrap (and on a 64-bit counter, always) the time is the stamp itself: no new bigint a record.
+    this.lastTime = this.wrapTicks === 0n ? stamp : stamp + this.wrapTicks;
     return this.lastTime;
   }
 
