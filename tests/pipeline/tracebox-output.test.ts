@@ -22,10 +22,12 @@ const RIG = 'rigTB';
 const COPIES = 100;
 const MESSAGES_PER_COPY = 41;
 /**
- * Then a stream of big messages (8 KB each, 3.5 MB of output in all: more than the kernel
- * keeps for a client that does not read, about 2.2 MB here), so that the output must drop.
+ * Then a stream of big messages (8 KB each, 7 MB of output in all), so that the output must
+ * drop: more than the kernel can keep for a client that does not read however it tunes the
+ * socket (a send buffer of at most 4 MiB, `tcp_wmem`'s default maximum; about 2.2 MB was seen,
+ * but a run with 3.5 MB once saw no drop) plus the client's queue.
  */
-const BIG_MESSAGES = 440;
+const BIG_MESSAGES = 880;
 /** Messages a client may fall behind before it misses the oldest (the link's `tracebox-queue`). */
 const QUEUE = 100;
 
