@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { Gateway, TcpListenSource } from '@tracehub/link';
 import { ScriptedTarget } from '@tracehub/qspy-frontend';
-import { T0 } from '@tracehub/tests/support';
+import { T0, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishLive } from '../support/publish-live.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
@@ -119,8 +119,11 @@ describe('control', () => {
   it('says so when the target is not connected or no gateway answers', async () => {
     const { gateway, target, command } = await controlledLink('uart2');
     target.destroy();
-    for (let i = 0; i < 100 && gateway.publisher.currentSession !== undefined; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await waitUntil(
+      async () => gateway.publisher.currentSession === undefined,
+      10_000,
+      'the gateway to see the target leave',
+    );
     const res = await command({ command: { command: 'tick' } });
     expect(res.statusCode).toBe(502);
     expect(res.json().detail).toMatch(/could not write to the target: the target is not connected/);

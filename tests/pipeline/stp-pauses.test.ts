@@ -5,7 +5,7 @@
 // vector's pauses.
 import { readFileSync } from 'node:fs';
 import { redecodeSession } from '@tracehub/decoders';
-import { fixturePath, freePort, natsUrl, uniquePrefix } from '@tracehub/tests/support';
+import { fixturePath, freePort, natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectTarget, writeTo } from '../support/tcp-target.js';
 import {
@@ -104,15 +104,19 @@ describe('STP v1 pauses on a live link', () => {
 });
 
 async function waitForLinkBytes(session: string, bytes: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const row = await run.db
-      .selectFrom('sessions')
-      .select(['link_bytes', 'ended_at'])
-      .where('id', '=', session)
-      .executeTakeFirst();
-    if (row && Number(row.link_bytes) === bytes && row.ended_at !== null) return;
-    if (Date.now() > deadline) throw new Error(`session ${session}: link bytes not stored: ${JSON.stringify(row)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let row: { link_bytes: unknown; ended_at: unknown } | undefined;
+  await waitUntil(
+    async () => {
+      row = await run.db
+        .selectFrom('sessions')
+        .select(['link_bytes', 'ended_at'])
+        .where('id', '=', session)
+        .executeTakeFirst();
+      return row !== undefined && Number(row.link_bytes) === bytes && row.ended_at !== null;
+    },
+    30_000,
+    `session ${session}: link bytes stored`,
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: ${JSON.stringify(row)}`);
+  });
 }

@@ -10,7 +10,7 @@ import type { Subscription } from '@nats-io/transport-node';
 import { getLinkByName, upsertLink } from '@tracehub/db';
 import { StpStreamWriter } from '@tracehub/stp';
 import { fixturePath, freePort, waitUntil } from '@tracehub/tests/support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN } from '../api/fixture-data.js';
 import type { RunningProcess } from '../foundation/processes.js';
 import { apartFromTime, ostMarker, phonetMarker, splitTraceBoxMessages, timeOf } from '../support/trace-box-stream.js';
@@ -22,10 +22,12 @@ const RIG = 'rigTB';
 const COPIES = 100;
 const MESSAGES_PER_COPY = 41;
 /**
- * Then a stream of big messages (8 KB each, 3.5 MB of output in all: more than the kernel
- * keeps for a client that does not read, about 2.2 MB here), so that the output must drop.
+ * Then a stream of big messages (8 KB each, 7 MB of output in all), so that the output must
+ * drop: more than the kernel can keep for a client that does not read however it tunes the
+ * socket (a send buffer of at most 4 MiB, `tcp_wmem`'s default maximum; about 2.2 MB was seen,
+ * but a run with 3.5 MB once saw no drop) plus the client's queue.
  */
-const BIG_MESSAGES = 440;
+const BIG_MESSAGES = 880;
 /** Messages a client may fall behind before it misses the oldest (the link's `tracebox-queue`). */
 const QUEUE = 100;
 
@@ -60,16 +62,24 @@ beforeAll(async () => {
   writeFileSync(prefixFile, prefix);
   for (const key of Object.keys(ports) as Array<keyof typeof ports>) ports[key] = await freePort();
   for (const name of ['ost', 'phonet']) await upsertLink(pipeline.db, { rig: RIG, name, protocol: 'stp' });
+}, 120_000);
+
+// A gateway of its own for each test: its marker index and PhoNet transaction id start afresh,
+// so what a test expects of them does not depend on the tests run before it.
+beforeEach(async () => {
   gateway = await startService('gateway', pipeline.env, {
     TRACEHUB_LINKS: [
       `stp/${RIG}/ost=tcp-listen:127.0.0.1:${ports.ostDevice}?tracebox=127.0.0.1:${ports.ostOut}&tracebox-queue=${QUEUE}`,
       `stp/${RIG}/phonet=tcp-listen:127.0.0.1:${ports.phonetDevice}?output=phonet&tracebox=127.0.0.1:${ports.phonetOut}`,
     ].join(';'),
   });
-}, 120_000);
+}, 60_000);
+
+afterEach(async () => {
+  if (gateway) await stopAll([gateway]);
+});
 
 afterAll(async () => {
-  if (gateway) await stopAll([gateway]);
   await pipeline?.close();
   rmSync(work, { recursive: true, force: true });
 });
@@ -265,11 +275,11 @@ describe('the trace box output of an STP link', () => {
     const full = await decoded('phonet-bin', fullFile);
     const firstHalf = await decoded('phonet-bin', prefixFile);
     const comment = 'mark from the CLI';
-    // The gateway's second marker (the OST link had the first); one transaction counter for
-    // every PhoNet message the gateway sends, so the messages after the marker count on by one.
+    // The gateway's first marker; one transaction counter for every PhoNet message the
+    // gateway sends, so the messages after the marker count on by one.
     const expected = [
       ...full.slice(0, firstHalf.length),
-      phonetMarker(0x02, 0x01, 0, 2, [], comment),
+      phonetMarker(0x02, 0x01, 0, 1, [], comment),
       ...full.slice(firstHalf.length),
     ].map((m, i) => {
       const copy = Buffer.from(m);
@@ -313,6 +323,29 @@ describe('the trace box output of an STP link', () => {
     const copy = readFileSync(fixturePath('stp', 'coresight_juno.stp'));
     device.write(copy);
     await waitUntil(async () => published.bytes() >= copy.length, 30_000, 'the capture published');
+    const perCopy = (await decoded('ost-bin', fixturePath('stp', 'coresight_juno.stp'))).length;
+    const messages = async (count: number, what: string) =>
+      waitUntil(
+        async () => {
+          try {
+            return splitTraceBoxMessages(a.bytes()).length >= count;
+          } catch {
+            return false;
+          }
+        },
+        30_000,
+        what,
+      );
+    // A user marker first (this gateway's first, index 1), so that the time base's markers
+    // have a marker of the gateway's own to number on from.
+    const mark = await pipeline.app.inject({
+      method: 'POST',
+      url: `/api/v1/links/${link!.id}/markers`,
+      headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
+      payload: { comment: 'before the time base' },
+    });
+    expect(mark.statusCode, mark.body).toBe(200);
+    await messages(perCopy + 1, 'the user marker');
     const res = await pipeline.app.inject({
       method: 'POST',
       url: `/api/v1/links/${link!.id}/time-base`,
@@ -323,23 +356,12 @@ describe('the trace box output of an STP link', () => {
     device.end(copy);
     await waitUntil(async () => published.bytes() >= 2 * copy.length, 30_000, 'the second copy published');
     published.sub.unsubscribe();
-    const perCopy = (await decoded('ost-bin', fixturePath('stp', 'coresight_juno.stp'))).length;
-    await waitUntil(
-      async () => {
-        try {
-          return splitTraceBoxMessages(a.bytes()).length >= 2 * perCopy + 2;
-        } catch {
-          return false;
-        }
-      },
-      30_000,
-      'both copies and the markers',
-    );
+    await messages(2 * perCopy + 3, 'both copies and the markers');
     const got = splitTraceBoxMessages(a.bytes());
-    const [old, now] = [got[perCopy], got[perCopy + 1]];
-    // Markers 3 and 4 of this gateway (the tests above set its first two), sender 0x01, no parameters.
+    const [old, now] = [got[perCopy + 1], got[perCopy + 2]];
+    // Markers 2 and 3 of this gateway (the user marker above was its first), sender 0x01, no parameters.
     expect(old.subarray(0, 7).toString('hex')).toBe(`10f081${(3 + 8 + 4 + 1 + 15).toString(16)}ff0301`);
-    expect([old.readUInt32BE(15), now.readUInt32BE(15)]).toEqual([3, 4]);
+    expect([old.readUInt32BE(15), now.readUInt32BE(15)]).toEqual([2, 3]);
     expect(old.subarray(20).toString('latin1')).toBe('Old timestamp!\0');
     expect(now.subarray(20).toString('latin1')).toBe('New timestamp!\0');
     expect(timeOf(now) - timeOf(old)).toBe(1_000_000_000n);
