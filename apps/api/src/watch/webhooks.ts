@@ -98,7 +98,7 @@ export class WebhookSender {
         }
         failure = `answered ${res.status}`;
       } catch (err) {
-        failure = (err as Error).message;
+        failure = failureOf(err, target.url);
       }
       this.counts.failedAttempts++;
       if (attempt >= retries || this.stopped) {
@@ -111,6 +111,17 @@ export class WebhookSender {
       await new Promise((r) => setTimeout(r, waitMs));
     }
   }
+}
+
+/**
+ * Why an attempt failed, for the log: fetch's own message with the URL cut to its origin (fetch
+ * quotes the whole URL when it refuses one, credentials and path secrets included), and the
+ * network's reason behind a bare "fetch failed" (connect ECONNREFUSED ...).
+ */
+function failureOf(err: unknown, url: string): string {
+  const { message, cause } = err as Error & { cause?: { message?: unknown } };
+  const said = typeof cause?.message === 'string' ? `${message}: ${cause.message}` : message;
+  return said.replaceAll(url, redactedUrl(url));
 }
 
 /** A webhook URL as logs show it: without its path and query (Slack puts its secret there). */
