@@ -27,7 +27,7 @@ function rateIn(settings: Record<string, unknown> | null | undefined): number | 
 }
 
 /** Ticks as seconds by `tickRate`; null without one. */
-export function secondsOf(ticks: string, tickRate: number | null): number | null {
+export function secondsOf(ticks: string | bigint, tickRate: number | null): number | null {
   return tickRate === null ? null : Number(ticks) / tickRate;
 }
 

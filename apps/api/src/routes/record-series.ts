@@ -67,7 +67,7 @@ export const recordSeriesRoutes: FastifyPluginAsyncTypebox<RecordSeriesRoutesOpt
               ...c,
               fromTicks: String(c.fromTicks),
               toTicks: String(c.toTicks),
-              fromSeconds: secondsOf(String(c.fromTicks), window.tickRate),
+              fromSeconds: secondsOf(c.fromTicks, window.tickRate),
             })),
           };
         }),
@@ -136,8 +136,7 @@ function seriesCsv(
   series.forEach(({ points }, i) => {
     const label = `"${`${asked[i].name}:${asked[i].field}`.replaceAll('"', '""')}"`;
     for (const p of points) {
-      const seconds = tickRate === null ? '' : String(Number(p.ticks) / tickRate);
-      lines.push(`${label},${p.seq},${p.ticks},${seconds},${p.value}`);
+      lines.push(`${label},${p.seq},${p.ticks},${secondsOf(p.ticks, tickRate) ?? ''},${p.value}`);
     }
   });
   return `${lines.join('\r\n')}\r\n`;

@@ -66,30 +66,24 @@ export function ruleOf(row: SharedWatchRule): Rule {
   };
 }
 
-/** The notice of an alert's state change: a line of text for chat webhooks, the details for the rest. */
-export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardUrl: string): AlertNotice {
-  const where = `${alert.rig}/${alert.link}`;
-  const record =
-    alert.session !== null ? ` (session ${alert.session}${alert.seq !== null ? `, seq ${alert.seq}` : ''})` : '';
+/**
+ * The notice of an alert's state change: a line of text for chat webhooks, the details for the
+ * rest (the alert as the API shows it, less its rule and acknowledgement).
+ */
+export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardBase: string): AlertNotice {
+  const { id, rig, link, summary, session, seq, at, firedAt, resolvedAt, dashboardUrl } = alertOf(
+    { ...alert, rule_name: rule.name },
+    dashboardBase,
+  );
+  const record = session !== null ? ` (session ${session}${seq !== null ? `, seq ${seq}` : ''})` : '';
   const text =
     alert.state === 'firing'
-      ? `[FIRING] ${rule.name} on ${where}: ${alert.summary}${record} ${dashboardUrl}`
-      : `[RESOLVED] ${rule.name} on ${where}: ${alert.summary} ${dashboardUrl}`;
+      ? `[FIRING] ${rule.name} on ${rig}/${link}: ${summary}${record} ${dashboardUrl}`
+      : `[RESOLVED] ${rule.name} on ${rig}/${link}: ${summary} ${dashboardUrl}`;
   return {
     state: alert.state,
     text,
     rule: { id: rule.id, name: rule.name },
-    alert: {
-      id: Number(alert.id),
-      rig: alert.rig,
-      link: alert.link,
-      summary: alert.summary,
-      session: alert.session,
-      seq: alert.seq === null ? null : Number(alert.seq),
-      at: alert.cause_at.toISOString(),
-      firedAt: alert.fired_at.toISOString(),
-      resolvedAt: iso(alert.resolved_at),
-      dashboardUrl,
-    },
+    alert: { id, rig, link, summary, session, seq, at, firedAt, resolvedAt, dashboardUrl },
   };
 }

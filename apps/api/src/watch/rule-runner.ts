@@ -19,7 +19,7 @@ import {
 } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
 import type { Kysely } from 'kysely';
-import { alertDashboardUrl, alertNotice } from './alert-view.js';
+import { alertNotice } from './alert-view.js';
 import type { RuleDefinition } from './rule-definition.js';
 import { type AlertChange, RuleEvaluator } from './rule-evaluator.js';
 import type { WebhookSender } from './webhooks.js';
@@ -317,6 +317,6 @@ export class RuleRunner {
     const silenced = now.silenced_until !== null && now.silenced_until.getTime() > Date.now();
     const targets = now.webhooks as unknown as WebhookTarget[];
     if (silenced || targets.length === 0) return;
-    webhooks.send(targets, alertNotice(now, row, alertDashboardUrl(settings.dashboardUrl, row)));
+    webhooks.send(targets, alertNotice(now, row, settings.dashboardUrl));
   }
 }

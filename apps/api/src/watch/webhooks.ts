@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WebhookTarget } from '@tracehub/api-contract';
 import { Backoff, type Log } from '@tracehub/contracts';
 
@@ -45,7 +46,8 @@ export interface WebhookCounts {
 export class WebhookSender {
   readonly counts: WebhookCounts = { delivered: 0, failedAttempts: 0, givenUp: 0 };
   private readonly pending = new Set<Promise<void>>();
-  private stopped = false;
+  /** Aborted by `stop`: ends the waits between attempts, so that shutdown does not sit them out. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly log: Log,
@@ -53,7 +55,7 @@ export class WebhookSender {
   ) {}
 
   send(targets: readonly WebhookTarget[], notice: AlertNotice): void {
-    if (this.stopped) return;
+    if (this.stopping.signal.aborted) return;
     const body = JSON.stringify(notice);
     const delivery = `${notice.alert.id}-${notice.state}`;
     for (const target of targets) {
@@ -67,9 +69,9 @@ export class WebhookSender {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
 
-  /** Stops retrying; deliveries under way end at their next attempt. */
+  /** Stops retrying: a delivery waiting to try again gives up now (logged as given up). */
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping.abort();
     await this.settled();
   }
 
@@ -98,19 +100,36 @@ export class WebhookSender {
         }
         failure = `answered ${res.status}`;
       } catch (err) {
-        failure = (err as Error).message;
+        failure = failureOf(err, target.url);
       }
       this.counts.failedAttempts++;
-      if (attempt >= retries || this.stopped) {
-        this.counts.givenUp++;
-        this.log.warn({ webhook: redactedUrl(target.url), delivery, failure }, 'alert webhook failed; given up');
-        return;
+      const stopping = this.stopping.signal;
+      if (attempt < retries && !stopping.aborted) {
+        const waitMs = backoff.next();
+        this.log.info(
+          { webhook: redactedUrl(target.url), delivery, failure, waitMs },
+          'alert webhook failed; retrying',
+        );
+        // `stop` ends the wait early (an AbortError), and the delivery is given up below.
+        await sleep(waitMs, undefined, { signal: stopping }).catch(() => undefined);
+        if (!stopping.aborted) continue;
       }
-      const waitMs = backoff.next();
-      this.log.info({ webhook: redactedUrl(target.url), delivery, failure, waitMs }, 'alert webhook failed; retrying');
-      await new Promise((r) => setTimeout(r, waitMs));
+      this.counts.givenUp++;
+      this.log.warn({ webhook: redactedUrl(target.url), delivery, failure }, 'alert webhook failed; given up');
+      return;
     }
   }
+}
+
+/**
+ * Why an attempt failed, for the log: fetch's own message with the URL cut to its origin (fetch
+ * quotes the whole URL when it refuses one, credentials and path secrets included), and the
+ * network's reason behind a bare "fetch failed" (connect ECONNREFUSED ...).
+ */
+function failureOf(err: unknown, url: string): string {
+  const { message, cause } = err as Error & { cause?: { message?: unknown } };
+  const said = typeof cause?.message === 'string' ? `${message}: ${cause.message}` : message;
+  return said.replaceAll(url, redactedUrl(url));
 }
 
 /** A webhook URL as logs show it: without its path and query (Slack puts its secret there). */
