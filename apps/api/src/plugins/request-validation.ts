@@ -167,14 +167,22 @@ export async function refuseNulText(request: FastifyRequest): Promise<void> {
   if (where) throw httpErrors.badRequest(`${where}: text must not hold a NUL byte (\\u0000)`);
 }
 
-/** Where a string with a NUL is in `value` (`body condition.name`), or undefined. */
-function nulPath(value: unknown, at: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? at : undefined;
-  if (value === null || typeof value !== 'object' || depth > 32) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return `${at} key`;
-    const found = nulPath(item, depth === 0 ? `${at} ${key}` : `${at}.${key}`, depth + 1);
-    if (found) return found;
+/**
+ * Where a string with a NUL is in `value` (`body condition.name`), or undefined. Walked with a
+ * stack, to any depth: a body field that takes any JSON (link settings) could hide one deep.
+ */
+function nulPath(value: unknown, at: string): string | undefined {
+  const stack: Array<{ value: unknown; at: string; top: boolean }> = [{ value, at, top: true }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (typeof next.value === 'string') {
+      if (next.value.includes('\u0000')) return next.at;
+      continue;
+    }
+    if (next.value === null || typeof next.value !== 'object') continue;
+    for (const [key, item] of Object.entries(next.value)) {
+      if (key.includes('\u0000')) return `${next.at} key`;
+      stack.push({ value: item, at: next.top ? `${next.at} ${key}` : `${next.at}.${key}`, top: false });
+    }
   }
   return undefined;
 }
