@@ -100,6 +100,13 @@ const MISTAKES: Mistake[] = [
     says: /link qs\/rig1\/uart0: port \d+ on 127\.0\.0\.1 is already in use/,
   },
   {
+    what: 'a trace box output port in use',
+    app: 'gateway',
+    env: () => ({ TRACEHUB_LINKS: `stp/rig1/swo=tcp-listen:127.0.0.1:0?tracebox=127.0.0.1:${busyPort}` }),
+    variable: 'TRACEHUB_LINKS',
+    says: /link stp\/rig1\/swo: port \d+ on 127\.0\.0\.1 is already in use/,
+  },
+  {
     what: 'API_PORT in use',
     app: 'api',
     env: () => ({ API_PORT: String(busyPort) }),

@@ -20,10 +20,13 @@ export function gatewayLinksOf(links: string) {
 const LINKS_EXPECTED =
   "links separated by ';', each protocol/rig/link=address with protocol qs, stp or swd, e.g. qs/rig7/uart0=tcp-listen::6601;stp/rig7/swo=serial:/dev/ttyUSB0";
 
+type Listener = { host: string; port: number; transport: 'tcp' | 'udp' };
+
 /**
  * TRACEHUB_LINKS checked before the gateway starts: every link written right, every address
- * one the gateway can open, and no port it would listen on taken by another process. A
- * mistake here is a setting to fix (exit 2), never a crash to restart.
+ * one the gateway can open, and no port it would listen on (the link's own, its front-end
+ * port, its trace box output) taken by another process. A mistake here is a setting to fix
+ * (exit 2), never a crash to restart.
  */
 export async function linksProblems(links: string): Promise<ConfigProblem[]> {
   const problem = (why: string): ConfigProblem => ({
@@ -32,18 +35,23 @@ export async function linksProblems(links: string): Promise<ConfigProblem[]> {
     why,
     expected: LINKS_EXPECTED,
   });
-  let listeners: Array<{ listensOn: { host: string; port: number; transport: 'tcp' | 'udp' }; link: string }>;
+  let listeners: Array<{ listensOn: Listener; link: string }>;
   try {
-    listeners = gatewayLinksOf(links).flatMap(({ spec, source: { listensOn } }) =>
-      listensOn ? [{ listensOn, link: `${spec.protocol}/${spec.rig}/${spec.link}` }] : [],
-    );
+    listeners = gatewayLinksOf(links).flatMap(({ spec, source, frontEnd, traceBox }) => {
+      const link = `${spec.protocol}/${spec.rig}/${spec.link}`;
+      const ports: Listener[] = [
+        ...(source.listensOn ? [source.listensOn] : []),
+        ...(frontEnd ? [{ host: frontEnd.host, port: frontEnd.port, transport: 'udp' as const }] : []),
+        ...(traceBox ? [{ host: traceBox.host, port: traceBox.port, transport: 'tcp' as const }] : []),
+      ];
+      return ports.map((listensOn) => ({ listensOn, link }));
+    });
   } catch (error) {
     return [problem((error as Error).message)];
   }
-  const problems: ConfigProblem[] = [];
   for (const { listensOn, link } of listeners) {
     const inUse = await portInUseProblem('TRACEHUB_LINKS', listensOn.port, listensOn.host, listensOn.transport);
-    if (inUse) problems.push(problem(`link ${link}: ${inUse.why}`));
+    if (inUse) return [problem(`link ${link}: ${inUse.why}`)];
   }
-  return problems.slice(0, 1);
+  return [];
 }

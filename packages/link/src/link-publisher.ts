@@ -104,6 +104,8 @@ export class LinkPublisher implements LinkSink {
   private readonly minChunkBytes: number;
   private readonly maxFlushMs: number;
   private readonly bufferBytes: number;
+  /** `pauseMarkNs` of the options, 0n when pauses are not marked. */
+  private readonly pauseMarkNs: bigint;
   private session: string | undefined;
   private connection: { address: string; sinceMs: number } | undefined;
   private pieces: Uint8Array[] = [];
@@ -148,6 +150,7 @@ export class LinkPublisher implements LinkSink {
     this.minChunkBytes = options.minChunkBytes ?? 0;
     this.maxFlushMs = Math.max(this.flushMs, options.maxFlushMs ?? this.flushMs);
     this.bufferBytes = options.bufferBytes ?? 64 * 1024 * 1024;
+    this.pauseMarkNs = options.pauseMarkNs ?? 0n;
     this.loop = this.publishLoop();
   }
 
@@ -177,7 +180,7 @@ export class LinkPublisher implements LinkSink {
     this.sessionHasBytes = false;
     // Until the first byte, the link counts as idle since the connection.
     this.lastRecvNs = nowNs();
-    if ((this.options.pauseMarkNs ?? 0n) > 0n) this.lastStalledNs = loopStalls().stalledNs(this.lastRecvNs);
+    if (this.pauseMarkNs > 0n) this.lastStalledNs = loopStalls().stalledNs(this.lastRecvNs);
   }
 
   /** Where the open session's connection came from (logged when its first byte comes). */
@@ -196,9 +199,9 @@ export class LinkPublisher implements LinkSink {
     }
     this.stats.bytesIn += bytes.length;
     const now = nowNs();
-    let idle = now - this.lastRecvNs;
-    const pauseMark = this.options.pauseMarkNs ?? 0n;
+    const pauseMark = this.pauseMarkNs;
     if (pauseMark > 0n) {
+      let idle = now - this.lastRecvNs;
       // Not the time this process could not run: its reads were late then, not the line idle.
       const stalled = loopStalls().stalledNs(now);
       idle -= stalled - this.lastStalledNs;
@@ -324,7 +327,7 @@ export class LinkPublisher implements LinkSink {
     this.pieces = [];
     this.pieceBytes = 0;
     const chunk: QueuedChunk = { session: this.session, data, recvNs: this.lastRecvNs, lost: 0, eos: false };
-    if ((this.options.pauseMarkNs ?? 0n) > 0n) {
+    if (this.pauseMarkNs > 0n) {
       chunk.pauseNs = this.segments[0].pauseNs;
       if (this.segments.length > 1) {
         this.segments[this.segments.length - 1].recvNs = this.lastRecvNs;

@@ -29,24 +29,21 @@ export class TraceBoxCounters {
   }
 
   /**
-   * The message as this gateway's box sends it: a copy with the marker index and, for PhoNet,
-   * the transaction id from the gateway's counters; other OST messages unchanged (no copy).
+   * The message as this gateway's box sends it, numbered in place (the caller's own bytes,
+   * decoded from a record: no copy per message): the marker index and, for PhoNet, the
+   * transaction id from the gateway's counters; other OST messages unchanged.
    */
   stamp(message: Uint8Array): Uint8Array {
     if (message.length < 12) return message;
     if (message[0] === PHONET_MEDIA_TCPIP) {
-      const out = Uint8Array.from(message);
-      out[8] = this.nextTransaction;
+      message[8] = this.nextTransaction;
       this.nextTransaction = (this.nextTransaction + 1) & 0xff;
-      if (out[9] === TB_MARKER && out.length >= 24) this.writeIndex(out, 20);
-      return out;
+      if (message[9] === TB_MARKER && message.length >= 24) this.writeIndex(message, 20);
+      return message;
     }
     if (message[0] === OST_VERSION && message[2] === OST_PROTOCOL_TRACEBOX) {
       const at = ostBodyOffset(message);
-      if (message[at] !== TB_MARKER || message.length < at + 15) return message;
-      const out = Uint8Array.from(message);
-      this.writeIndex(out, at + 11);
-      return out;
+      if (message[at] === TB_MARKER && message.length >= at + 15) this.writeIndex(message, at + 11);
     }
     return message;
   }

@@ -102,15 +102,22 @@ export class TraceBoxOutput {
     const parts: Uint8Array[] = [];
     let bytes = 0;
     for (const record of batch.records) {
-      if (!record.raw) continue;
-      const raw = Buffer.from(record.raw, 'base64');
-      if (raw.length === 0) continue;
-      this.phonet = raw[0] === PHONET_MEDIA_TCPIP;
-      const message = counters.stamp(raw);
+      const raw = record.raw ? Buffer.from(record.raw, 'base64') : undefined;
+      let message: Uint8Array;
+      if (raw && raw.length > 0) {
+        this.phonet = raw[0] === PHONET_MEDIA_TCPIP;
+        message = counters.stamp(raw);
+        this.messages++;
+      } else {
+        // Bytes of the link lost before they were decoded (th-lost: the gateway's buffer was
+        // full) have no message of their own: a client is told, in their place.
+        const lostBytes = record.fields.lostBytes;
+        if (record.kind !== 'error' || typeof lostBytes !== 'number' || lostBytes <= 0) continue;
+        message = this.overflowMarker(lostBytes, `tracehub: ${lostBytes} bytes of the link lost before here`);
+      }
       parts.push(message);
       bytes += message.length;
     }
-    this.messages += parts.length;
     if (parts.length === 0 || this.clients.clientCount === 0) return;
     this.pending.push(...parts);
     this.pendingBytes += bytes;
@@ -142,9 +149,14 @@ export class TraceBoxOutput {
    * 1), the count as a 32-bit big-endian binary parameter and the reason as its comment.
    */
   private notice(records: number, reason: MissedReason): Uint8Array {
+    return this.overflowMarker(records, `tracehub: ${records} records dropped: ${noticeReason(reason)}`);
+  }
+
+  /** A marker 0x26 OVERFLOW, index 0, `count` as its 32-bit big-endian parameter and `text` as its comment. */
+  private overflowMarker(count: number, text: string): Uint8Array {
     const params = new Uint8Array(4);
-    new DataView(params.buffer).setUint32(0, Math.min(records, 0xffffffff));
-    const comment = Buffer.from(`tracehub: ${records} records dropped: ${noticeReason(reason)}\0`, 'utf8');
+    new DataView(params.buffer).setUint32(0, Math.min(count, 0xffffffff));
+    const comment = Buffer.from(`${text}\0`, 'utf8');
     const marker = {
       type: MarkerCode.OVERFLOW,
       sender: this.options.port ?? DEFAULT_TRACEBOX_PORT,
