@@ -29,8 +29,9 @@ import { fileURLToPath } from 'node:url';
 import { fatalMessage, natsProblem, oldNodeProblem, postgresProblem, serviceConfigProblems } from './preflight.mjs';
 
 // Before anything else: on an older Node the apps fail later and obscurely.
-if (oldNodeProblem()) {
-  process.stderr.write(`${oldNodeProblem()}\n`);
+const nodeProblem = oldNodeProblem();
+if (nodeProblem) {
+  process.stderr.write(`${nodeProblem}\n`);
   process.exit(2);
 }
 

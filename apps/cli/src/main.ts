@@ -1,13 +1,11 @@
 // A namespace import: a named one of an export this Node lacks fails before any line runs.
 import * as nodeModule from 'node:module';
+import { exitIfNodeTooOld } from '@tracehub/service-kit/node-version';
 import type { Command } from 'commander';
 
-// First, before loading anything that needs a newer Node (and fails obscurely on an older one).
-const nodeMajor = Number.parseInt(process.versions.node, 10);
-if (nodeMajor < 22) {
-  process.stderr.write(`tracehub needs Node 22 or newer (this is ${nodeMajor}.x)\n`);
-  process.exit(2);
-}
+// First, before loading anything that needs a newer Node (and fails obscurely on an older one);
+// its module imports nothing, so it loads on any Node.
+exitIfNodeTooOld();
 
 // Start-up counts for a command that runs for a second: V8 keeps the compiled modules on disk
 // (in the temp folder; NODE_DISABLE_COMPILE_CACHE=1 turns it off).

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Bus, connectBus, ensureTopology, streamFill } from '@tracehub/bus';
 import { Backoff, redactUrl } from '@tracehub/contracts';
 import {
@@ -105,20 +106,9 @@ async function migrateWhenReachable(
       const cause = error instanceof MigrationError && error.cause !== undefined ? error.cause : error;
       if (postgresFailureOf(cause) !== 'unavailable') throw error;
     }
-    await abortableWait(backoff.next(), service.signal);
+    // Stopping ends the wait (the loop then throws).
+    await delay(backoff.next(), undefined, { signal: service.signal }).catch(() => {});
   }
-}
-
-function abortableWait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
 
 /**

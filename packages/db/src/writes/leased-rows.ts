@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type ColumnType, type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
 
 /**
@@ -6,6 +6,17 @@ import type { Database } from '../database.js';
  * oldest by `created_at` first): the Reporter endpoints and the watch rules.
  */
 export type LeasedTable = 'reporter_endpoints' | 'watch_rules';
+
+/** The columns every leased table has, which is all the lease queries touch. */
+type LeaseColumns = {
+  id: string;
+  owner: ColumnType<string | null, never, string | null>;
+  lease_until: ColumnType<Date | null, never, Date | null>;
+  created_at: ColumnType<Date, never, never>;
+};
+
+/** The database seen as its leased tables only: one typed query serves each of them. */
+const leasedDb = (db: Kysely<Database>) => db as unknown as Kysely<Record<LeasedTable, LeaseColumns>>;
 
 /**
  * Takes up to `limit` rows of `table` nobody holds (never taken, given back, or whose lease
@@ -22,22 +33,30 @@ export async function claimLeasedRows<Row>(
 ): Promise<Row[]> {
   if (lease.limit <= 0) return [];
   const { held } = lease;
-  const takeBack = held === undefined ? sql`false` : sql`owner = ${owner}`;
-  const notHeld = held?.length ? sql`and id not in (${sql.join(held)})` : sql``;
-  const result = await sql<Row>`
-    update ${sql.table(table)} set owner = ${owner}, lease_until = now() + ${lease.leaseMs} * interval '1 millisecond'
-    where id in (
-      select id from ${sql.table(table)}
-      where (owner is null or lease_until is null or lease_until < now() or ${takeBack}) ${notHeld}
-      order by created_at, id
-      limit ${lease.limit}
-      for update skip locked
-    )
-    returning *`.execute(db);
-  return result.rows;
+  const rows = await leasedDb(db)
+    .updateTable(table)
+    .set({ owner, lease_until: sql<Date>`now() + ${lease.leaseMs} * interval '1 millisecond'` })
+    .where('id', 'in', (eb) => {
+      let free = eb
+        .selectFrom(table)
+        .select('id')
+        .where((w) =>
+          w.or([
+            w('owner', 'is', null),
+            w('lease_until', 'is', null),
+            w('lease_until', '<', sql<Date>`now()`),
+            ...(held === undefined ? [] : [w('owner', '=', owner)]),
+          ]),
+        );
+      if (held?.length) free = free.where('id', 'not in', held);
+      return free.orderBy('created_at').orderBy('id').limit(lease.limit).forUpdate().skipLocked();
+    })
+    .returningAll()
+    .execute();
+  return rows as Row[];
 }
 
 /** Gives back `owner`'s rows of `table` (it is stopping), so another process takes them at once. */
 export async function releaseLeasedRows(db: Kysely<Database>, table: LeasedTable, owner: string): Promise<void> {
-  await sql`update ${sql.table(table)} set owner = null, lease_until = null where owner = ${owner}`.execute(db);
+  await leasedDb(db).updateTable(table).set({ owner: null, lease_until: null }).where('owner', '=', owner).execute();
 }
