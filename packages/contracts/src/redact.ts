@@ -4,12 +4,13 @@
 /** Query parameters whose values are credentials. */
 const SECRET_QUERY_PARAMETERS = /([?&](?:access_token|token|password)=)[^&#]*/gi;
 
-/** The URL without its password (`postgres://user:***@host/db`), fit for a log line. */
+/** The URL without its password (`postgres://user:***@host/db`, `?password=***`), fit for a log line. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';
-    return parsed.toString();
+    // A password may also come as a query parameter (`?password=...`, libpq's form).
+    return redactQuery(parsed.toString());
   } catch {
     return '(an unparsable URL)';
   }

@@ -1,5 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import type { LinkSettingsPutReply, LinkSettingsReply, Session } from '@tracehub/api-contract';
+import { redactUrl } from '@tracehub/contracts';
 import type { Command } from 'commander';
 import type { CommandOutput } from '../command-io.js';
 import { ProgressBar, type ProgressOutput } from '../progress-bar.js';
@@ -47,8 +48,11 @@ async function askApi(
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
   } catch (error) {
+    // fetch's own message may quote the URL whole, credentials and all.
+    const password = passwordOf(opts.api);
+    const why = String((error as Error).cause ?? (error as Error).message);
     throw new Error(
-      `cannot reach the API at ${opts.api} (${(error as Error).cause ?? (error as Error).message}): check --api (or TRACEHUB_API)`,
+      `cannot reach the API at ${redactUrl(opts.api)} (${password ? why.replaceAll(password, '***') : why}): check --api (or TRACEHUB_API)`,
     );
   }
   if (res.ok) return res;
@@ -174,4 +178,13 @@ export async function putSettingsThroughApi(
     method: 'PUT',
     body: { settings, apply, via: 'cli', by: `${userInfo().username}@${hostname()}` },
   });
+}
+
+/** The password a URL carries (`https://user:pass@host`), as it appears in text quoting the URL. */
+function passwordOf(url: string): string {
+  try {
+    return new URL(url).password;
+  } catch {
+    return '';
+  }
 }
