@@ -2,6 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
+
+// Test files run in forks that inherit this environment: glibc's malloc as `npm start` gives
+// the services (scripts/start-all.mjs), so a test that bounds a process's resident memory
+// measures what the services would hold, not how many malloc arenas V8's threads opened.
+process.env.MALLOC_ARENA_MAX ??= '2';
+process.env.MALLOC_MMAP_THRESHOLD_ ??= '131072';
 const packages = [
   'contracts',
   'api-contract',
