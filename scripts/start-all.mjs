@@ -65,7 +65,10 @@ const entry = (app) => `apps/${app}/dist/main.js`;
  * Node flags an app asks for in its package.json (`tracehub.nodeFlags`): the decoders make
  * short-lived garbage at every record, and a larger young generation (`--max-semi-space-size`)
  * cuts their garbage-collection time by about a fifth; storage handles megabyte buffers, whose
- * collection with parallel helper threads costs it a quarter more CPU on a small machine.
+ * collection with parallel helper threads costs it a quarter more CPU on a small machine. The
+ * gateway keeps its young generation small: a thousand links connecting at once would grow it
+ * to 64 MB and more, resident for good, while its per-chunk garbage needs little
+ * (docs/scaling.md, "An idle link").
  */
 const nodeFlags = (app) =>
   JSON.parse(readFileSync(`${root}/apps/${app}/package.json`, 'utf8')).tracehub?.nodeFlags ?? [];

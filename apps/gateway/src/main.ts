@@ -64,7 +64,7 @@ await runService({
       // port in use), the ones already reading stop the same way.
       onClose(() => g.stop(3000));
       await g.start();
-      const port = g.qsPoint?.port;
+      const port = g.frontEndPort;
       logger.info({ link: `${g.source.description}`, ...(port ? { frontEnd: port.description } : {}) }, 'reading link');
     }
     if (sources.length === 0) logger.info('no links configured (TRACEHUB_LINKS is empty)');

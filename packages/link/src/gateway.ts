@@ -57,7 +57,26 @@ export class Gateway {
    * A QS link's control point (QS-RX commands answered from the link's own decoded records,
    * the front-end port): fed with every byte read, after the publisher.
    */
-  readonly qsPoint: QsLinkPoint | undefined;
+  get qsPoint(): QsLinkPoint | undefined {
+    if (!this.qsPointMade && this.makeQsPoint) {
+      this.qsPointMade = this.makeQsPoint();
+      if (this.targetConnected) this.qsPointMade.connected();
+    }
+    return this.qsPointMade;
+  }
+  /**
+   * The QS control point is made when first needed (the link's first byte, a control request
+   * that needs it, a front-end port to open): a link that only listens, or whose target is
+   * connected but silent, holds no decoder state (docs/scaling.md, "An idle link").
+   */
+  private qsPointMade: QsLinkPoint | undefined;
+  private readonly makeQsPoint: (() => QsLinkPoint) | undefined;
+  /** Whether a target is connected now (a QS point made later is told so). */
+  private targetConnected = false;
+  /** The QS link's front-end port (`?frontend=`), if it has one: asking makes no QS point. */
+  get frontEndPort() {
+    return this.qsPointMade?.port;
+  }
   /** An STP link's UART upload (control on): the device's answers decoded from every byte read, after the publisher. */
   readonly uploadPoint: UploadPoint | undefined;
   private control: ControlServer | undefined;
@@ -65,13 +84,16 @@ export class Gateway {
   constructor(private readonly options: GatewayOptions) {
     const { bus, link, source, control, frontEnd, onFrontEndEvent, ...publisherOptions } = options;
     if (link.protocol === 'qs' && control !== false) {
-      this.qsPoint = new QsLinkPoint({
-        write: (frame) => {
-          source.write(frame).catch((err: unknown) => publisherOptions.log?.warn({ err }, 'QS-RX frame not written'));
-        },
-        frontEnd,
-        onFrontEndEvent,
-      });
+      this.makeQsPoint = () =>
+        new QsLinkPoint({
+          write: (frame) => {
+            source.write(frame).catch((err: unknown) => publisherOptions.log?.warn({ err }, 'QS-RX frame not written'));
+          },
+          frontEnd,
+          onFrontEndEvent,
+        });
+      // A front-end port listens from the start: QUTest and QView attach before the target talks.
+      if (frontEnd) this.qsPointMade = this.makeQsPoint();
     } else if (frontEnd)
       throw new Error(`link ${link.rig}/${link.link}: a front-end port needs a QS link with control on`);
     if (link.protocol === 'stp' && control !== false)
@@ -102,9 +124,8 @@ export class Gateway {
 
   async start(): Promise<void> {
     if (this.options.control !== false) this.listenForControl();
-    const point = this.qsPoint;
-    await point?.start();
-    const tap = point ?? this.uploadPoint;
+    await this.qsPointMade?.start();
+    const tap = this.makeQsPoint ? this.qsTap() : this.uploadPoint;
     await this.options.source.start(tap ? teeSink(this.publisher, tap) : this.publisher);
   }
 
@@ -122,9 +143,24 @@ export class Gateway {
   /** Stops reading, ends the session, and publishes what is buffered (until the deadline). */
   async stop(deadlineMs = 4000): Promise<void> {
     this.control?.stop();
-    await this.qsPoint?.stop();
+    await this.qsPointMade?.stop();
     await this.options.source.stop();
     await this.publisher.close(deadlineMs);
+  }
+
+  /** The QS point's side of the link's reads: bytes make the point, connections are remembered until then. */
+  private qsTap(): LinkTap {
+    return {
+      connected: () => {
+        this.targetConnected = true;
+        this.qsPointMade?.connected();
+      },
+      data: (bytes) => this.qsPoint!.data(bytes),
+      disconnected: () => {
+        this.targetConnected = false;
+        this.qsPointMade?.disconnected();
+      },
+    };
   }
 
   /**
@@ -134,7 +170,8 @@ export class Gateway {
   private listenForControl(): void {
     const { bus, link, source } = this.options;
     const publisher = this.publisher;
-    const point = this.qsPoint;
+    const hasPoint = this.makeQsPoint !== undefined;
+    const point = () => this.qsPoint!;
     this.control = serveControl(
       bus,
       { rig: link.rig, link: link.link },
@@ -184,14 +221,14 @@ export class Gateway {
           if (!session) throw new Error('the link has no open session (no byte read since the target connected)');
           return session;
         },
-        ...(point && {
+        ...(hasPoint && {
           releaseFrontEnd: async () => {
-            const released = point.releaseFrontEnd();
-            return { session: publisher.currentSession, status: { ...point.status(), released } };
+            const released = point().releaseFrontEnd();
+            return { session: publisher.currentSession, status: { ...point().status(), released } };
           },
-          status: async () => ({ session: publisher.currentSession, status: { ...point.status() } }),
+          status: async () => ({ session: publisher.currentSession, status: { ...point().status() } }),
           qs: async ({ qs, answerTimeoutMs, sizes }) => {
-            const result = await point.execute(qs, { timeoutMs: answerTimeoutMs, sizes });
+            const result = await point().execute(qs, { timeoutMs: answerTimeoutMs, sizes });
             return {
               ok: result.ok,
               written: result.written,

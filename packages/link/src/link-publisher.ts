@@ -128,7 +128,8 @@ export class LinkPublisher implements LinkSink {
   private consumersReady = false;
   /** Bytes dropped whose session had no later chunk queued yet: they go on its next one. */
   private readonly carriedLost = new Map<string, number>();
-  private readonly loop: Promise<void>;
+  /** The publishing loop, started by the first chunk: a link that never reads holds no loop. */
+  private loop: Promise<void> | undefined;
   readonly stats: PublisherStats = {
     sessions: 0,
     bytesIn: 0,
@@ -151,7 +152,6 @@ export class LinkPublisher implements LinkSink {
     this.maxFlushMs = Math.max(this.flushMs, options.maxFlushMs ?? this.flushMs);
     this.bufferBytes = options.bufferBytes ?? 64 * 1024 * 1024;
     this.pauseMarkNs = options.pauseMarkNs ?? 0n;
-    this.loop = this.publishLoop();
   }
 
   get currentSession(): string | undefined {
@@ -348,7 +348,8 @@ export class LinkPublisher implements LinkSink {
     this.queuedBytes += chunk.data.length;
     this.dropOldestWhileFull();
     this.stats.queuedBytes = this.queuedBytes;
-    this.wake?.();
+    if (this.loop) this.wake?.();
+    else if (this.running) this.loop = this.publishLoop();
   }
 
   private dropOldestWhileFull(): void {

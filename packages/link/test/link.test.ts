@@ -1,7 +1,7 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { PassThrough } from 'node:stream';
-import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
+import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology, requestControl } from '@tracehub/bus';
 import type { RawChunkMeta } from '@tracehub/contracts';
 import { freePort, natsUrl, PrivateNats, seededRandom, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +160,27 @@ describe('gateway on tcp-listen', () => {
     expect(new Set(chunks.map((c) => c.session)).size).toBe(1);
     expect(gateway.publisher.sessions).toEqual([chunks[0].session]);
     expect(Buffer.concat(chunks.map((c) => c.data))).toEqual(Buffer.from([1, 2, 3]));
+  });
+
+  it('holds no QS decoder state for a silent target, and one made later knows the target is connected', async () => {
+    const source = new TcpListenSource('127.0.0.1', 0);
+    const link = { protocol: 'qs' as const, rig: 'r1', link: 'silent' };
+    const gateway = new Gateway({ bus, link, source, flushMs: 5 });
+    await gateway.start();
+    const target = await connectTarget(source.boundPort);
+    await waitUntil(async () => gateway.connection().target !== null, 5000, 'the target to connect');
+    // A connected target that sends nothing costs its socket, not a decoder (docs/scaling.md).
+    expect('qsPointMade' in gateway && Reflect.get(gateway, 'qsPointMade') === undefined).toBe(true);
+    const reply = await requestControl(bus, link, { status: true }, 5000);
+    expect(reply.ok).toBe(true);
+    expect(reply.status).toMatchObject({ targetConnected: true, frontEnd: null });
+    target.destroy();
+    await waitUntil(
+      async () => (await requestControl(bus, link, { status: true }, 5000)).status?.targetConnected === false,
+      5000,
+      'the QS point to see the target go',
+    );
+    await gateway.stop();
   });
 
   it('says who is connected and since when, through a new session on the same connection, and nobody after', async () => {
