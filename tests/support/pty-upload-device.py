@@ -90,19 +90,20 @@ def main() -> None:
                         break
                     length = struct.unpack_from("<I", pending)[0]
                     pending = pending[4:]
-                    emit({"event": "length", "length": length, "bitRate": speed(master)})
-                    state = "data"
+                    # The acknowledgement first: it is due within 100 ms.
                     if answers["ackLength"] is not None:
                         os.write(master, bytes.fromhex(answers["ackLength"]))
+                    emit({"event": "length", "length": length, "bitRate": speed(master)})
+                    state = "data"
                 else:
                     take = pending[: length - len(data)]
                     data += take
                     pending = pending[len(take) :]
                     if len(data) == length:
-                        emit({"event": "data", "hex": data.hex(), "bitRate": speed(master)})
-                        state = "idle"
                         if answers["ackData"] is not None:
                             os.write(master, bytes.fromhex(answers["ackData"]))
+                        emit({"event": "data", "hex": data.hex(), "bitRate": speed(master)})
+                        state = "idle"
 
 
 if __name__ == "__main__":
