@@ -1,4 +1,5 @@
 // Re-decoding a stored session from its link bytes: after a settings fix (API) and as it was (CLI).
+import { connect } from 'node:net';
 import type { TraceRecord } from '@tracehub/contracts';
 import {
   getLinkByName,
@@ -10,7 +11,9 @@ import {
   sessionRecords,
   upsertSession,
 } from '@tracehub/db';
-import { fixturePath } from '@tracehub/tests/support';
+import { Gateway, TcpListenSource } from '@tracehub/link';
+import { StpStreamWriter } from '@tracehub/stp';
+import { fixturePath, freePort, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, READ_TOKEN } from '../api/fixture-data.js';
 import {
@@ -52,6 +55,76 @@ async function redecode(session: string, token = CONTROL_TOKEN) {
 }
 
 describe('redecode', () => {
+  it('puts the markers set on the live link back in their places (they are kept with the link bytes)', async () => {
+    const port = await freePort();
+    const gateway = new Gateway({
+      bus: pipeline.bus,
+      link: { protocol: 'stp', rig: 'rigR', link: 'marked' },
+      source: new TcpListenSource('127.0.0.1', port, { idleTimeoutMs: 0 }),
+      flushMs: 5,
+    });
+    await gateway.start();
+    let session: string;
+    try {
+      const device = connect({ host: '127.0.0.1', port });
+      await new Promise<void>((resolve) => device.once('connect', resolve));
+      const messages = (from: number, count: number, sync: boolean) => {
+        const w = new StpStreamWriter();
+        if (sync) w.async().version(3).m8(0x10);
+        for (let i = from; i < from + count; i++) w.c8(0x02).data(4, i, 'M');
+        return Buffer.from(w.bytes());
+      };
+      let sent = 0;
+      const send = async (bytes: Buffer) => {
+        device.write(bytes);
+        sent += bytes.length;
+        await waitUntil(async () => gateway.publisher.stats.bytesIn === sent, 10_000, 'the bytes read');
+      };
+      await send(messages(0, 5, true));
+      expect(gateway.publisher.mark({ kind: 'user', comment: 'after five' })).toBeDefined();
+      await send(messages(5, 3, false));
+      gateway.publisher.mark({ kind: 'timeBase', offsetNs: '1000000000' });
+      gateway.publisher.mark({ kind: 'user' });
+      await send(messages(8, 2, false));
+      session = gateway.publisher.sessions[0];
+      device.end();
+      await waitUntil(
+        async () => (await getSession(pipeline.db, session))?.ended_at != null,
+        10_000,
+        'the session end',
+      );
+    } finally {
+      await gateway.stop();
+    }
+    const live = await storedSession(pipeline.db, session);
+    const summary = (records: TraceRecord[]) =>
+      records.map((r) => (r.kind === 'marker' ? `${r.name} ${r.fields.comment ?? ''}` : `${r.fields.data}`));
+    expect(summary(live)).toEqual([
+      '00000000',
+      '00000001',
+      '00000002',
+      '00000003',
+      '00000004',
+      'STP_MARKER_02 after five',
+      '00000005',
+      '00000006',
+      '00000007',
+      'STP_MARKER_03 Old timestamp!',
+      'STP_MARKER_03 New timestamp!',
+      'STP_MARKER_02 ',
+      '00000008',
+      '00000009',
+    ]);
+    const res = await redecode(session);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ session, records: live.length, previousRecords: live.length });
+    // Record for record, bytes and host times included: the markers' places, indexes and times.
+    const again = await stored(session);
+    expect(again.map((r) => ({ ...decoded(r), hostNs: r.hostNs, chunk: r.chunk }))).toEqual(
+      live.map((r) => ({ ...decoded(r), hostNs: r.hostNs, chunk: r.chunk })),
+    );
+  }, 60_000);
+
   it('decodes an STP v1 session again with the settings fixed afterwards, replacing its records at once', async () => {
     const name = 'v1_data_sizes_endian';
     const expected = await offlineDecode(fixturePath('stp', `${name}.stp`), 'stp', [

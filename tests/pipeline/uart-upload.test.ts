@@ -1,6 +1,7 @@
 // The trace box's UART upload (reference §3.1) on an STP link, against a device simulator that
-// plays the device's side over the link's TCP connection: success, a device that never
-// answers, a wrong bit rate, a missing acknowledgement; through the API, NATS and the CLI.
+// plays the device's side over the link's TCP connection, and over a serial link on a
+// pseudo-terminal: success, a device that never answers, a wrong bit rate, a missing
+// acknowledgement; through the API, NATS and the CLI.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -9,10 +10,11 @@ import { join } from 'node:path';
 import { type App, buildApp } from '@tracehub/api';
 import { requestControl } from '@tracehub/bus';
 import { getLinkByName, upsertLink } from '@tracehub/db';
-import { Gateway, TcpListenSource } from '@tracehub/link';
+import { Gateway, SerialSource, TcpListenSource } from '@tracehub/link';
 import { freePort, natsUrl, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONTROL_TOKEN, testApiSettings } from '../api/fixture-data.js';
+import { PtyUploadDevice } from '../support/pty-upload-device.js';
 import { type DeviceBehaviour, UploadDevice } from '../support/stp-upload-device.js';
 import { type TestBackends, testBackends } from '../support/test-backends.js';
 import { CLI } from './harness.js';
@@ -55,10 +57,10 @@ async function device(behaviour: DeviceBehaviour): Promise<UploadDevice> {
   return d;
 }
 
-async function upload(data: Buffer) {
+async function upload(data: Buffer, id = linkId) {
   const res = await app.inject({
     method: 'POST',
-    url: `/api/v1/links/${linkId}/upload`,
+    url: `/api/v1/links/${id}/upload`,
     headers: { authorization: `Bearer ${CONTROL_TOKEN}` },
     payload: { data: data.toString('base64') },
   });
@@ -182,6 +184,133 @@ describe('the UART upload of an STP link', () => {
       socket.destroy();
     } finally {
       await swd.stop();
+    }
+  });
+});
+
+describe('the UART upload of a serial STP link, the device on a pseudo-terminal', () => {
+  let pty: PtyUploadDevice;
+  let serial: Gateway;
+  let serialId: number;
+  /** 48 MHz / 417, as the port is set for 115 200 b/s (serialport rounds it to a whole b/s). */
+  const SET_115200 = Math.round(48_000_000 / 417);
+
+  beforeAll(async () => {
+    pty = await PtyUploadDevice.start();
+    await upsertLink(backends.db, { rig: RIG, name: 'serial', protocol: 'stp' });
+    serialId = (await getLinkByName(backends.db, RIG, 'serial'))!.id;
+    serial = new Gateway({
+      bus: backends.bus,
+      link: { protocol: 'stp', rig: RIG, link: 'serial' },
+      source: new SerialSource(pty.path, 9600, { binding: pty.binding }),
+    });
+    await serial.start();
+    await waitUntil(async () => serial.publisher.target !== undefined, 10_000, 'the port opened');
+    pty.behave({ kind: 'silent' });
+    await waitUntil(async () => serial.publisher.sessions.length > 0, 10_000, 'the serial session');
+  }, 30_000);
+
+  afterAll(async () => {
+    await serial?.stop();
+    await pty?.stop();
+  });
+
+  it('uploads: a break of 200 ms at the link rate, then length and data at the rate the device asked for', async () => {
+    pty.behave({ kind: 'answers', bitRate: 115_200 });
+    const r = await upload(payload, serialId);
+    expect(r).toMatchObject({ ok: true, outcome: 'uploaded', error: '', bitRate: 115_200, bytes: payload.length });
+    await waitUntil(async () => pty.seen('data').length === 1, 5000, 'the data at the device');
+    const [brk] = pty.seen('break');
+    expect(pty.seen('break')).toHaveLength(1);
+    expect(brk.heldMs).toBeGreaterThanOrEqual(199);
+    expect(brk.bitRate).toBe(9600);
+    expect(pty.seen('length')).toEqual([{ event: 'length', length: payload.length, bitRate: SET_115200 }]);
+    const [data] = pty.seen('data');
+    expect(Buffer.from(data.hex, 'hex').equals(payload)).toBe(true);
+    expect(data.bitRate).toBe(SET_115200);
+    expect(pty.seen('stray')).toEqual([]);
+  });
+
+  it('takes the obsolete ASCII bit rate: the port set to 48 MHz / 21', async () => {
+    pty.behave({ kind: 'ascii', text: '2285714.286' });
+    const r = await upload(payload.subarray(0, 10), serialId);
+    expect(r).toMatchObject({ ok: true, outcome: 'uploaded', bitRate: 2285714.286 });
+    await waitUntil(async () => pty.seen('data').length === 1, 5000, 'the data at the device');
+    expect(pty.seen('data')[0]).toEqual({
+      event: 'data',
+      hex: payload.subarray(0, 10).toString('hex'),
+      bitRate: Math.round(48_000_000 / 21),
+    });
+  });
+
+  it('a device that never answers the break: no-bit-rate after 2 s, nothing more sent', async () => {
+    pty.behave({ kind: 'silent' });
+    const r = await upload(payload, serialId);
+    expect(r).toMatchObject({ ok: false, outcome: 'no-bit-rate', bitRate: null, bytes: 0 });
+    expect(r.error).toMatch(/no bit rate within 2000 ms/);
+    expect(r.ms).toBeGreaterThanOrEqual(2000);
+    expect(pty.seen('break')).toHaveLength(1);
+    expect(pty.seen('length')).toEqual([]);
+    expect(pty.seen('stray')).toEqual([]);
+  });
+
+  it('a wrong bit rate: 5 Mb/s (4 % off what the UART makes) and 50 b/s (below the least) leave the port as it was', async () => {
+    pty.behave({ kind: 'answers', bitRate: 115_200 });
+    expect((await upload(payload.subarray(0, 4), serialId)).ok).toBe(true);
+    pty.behave({ kind: 'answers', bitRate: 5_000_000 });
+    const r = await upload(payload, serialId);
+    expect(r).toMatchObject({ ok: false, outcome: 'bit-rate-deviation', bitRate: 5_000_000, setBitRate: null });
+    pty.behave({ kind: 'answers', bitRate: 50 });
+    const r2 = await upload(payload, serialId);
+    expect(r2).toMatchObject({ ok: false, outcome: 'bit-rate-too-low', bitRate: 50, setBitRate: null });
+    // A break for each; the port still at the rate of the last upload; no length.
+    await waitUntil(async () => pty.seen('break').length === 1, 5000, 'the break at the device');
+    expect(pty.seen('break')[0].bitRate).toBe(SET_115200);
+    expect(pty.seen('length')).toEqual([]);
+    expect(pty.seen('stray')).toEqual([]);
+  });
+
+  it('a missing acknowledgement of the length: no-length-ack after 100 ms, no data sent', async () => {
+    pty.behave({ kind: 'no-length-ack', bitRate: 1_000_000 });
+    const r = await upload(payload, serialId);
+    expect(r).toMatchObject({ ok: false, outcome: 'no-length-ack', bitRate: 1_000_000, bytes: 0 });
+    expect(r.error).toMatch(/length within 100 ms/);
+    await waitUntil(async () => pty.seen('length').length === 1, 5000, 'the length at the device');
+    expect(pty.seen('length')[0]).toEqual({ event: 'length', length: payload.length, bitRate: 1_000_000 });
+    expect(pty.seen('data')).toEqual([]);
+  });
+
+  it('a missing acknowledgement of the data: no-data-ack after 100 ms, all the data sent', async () => {
+    pty.behave({ kind: 'no-data-ack', bitRate: 921_600 });
+    const r = await upload(payload, serialId);
+    expect(r).toMatchObject({ ok: false, outcome: 'no-data-ack', bitRate: 921_600, bytes: 0 });
+    expect(r.error).toMatch(/data within 100 ms/);
+    await waitUntil(async () => pty.seen('data').length === 1, 5000, 'the data at the device');
+    expect(Buffer.from(pty.seen('data')[0].hex, 'hex').equals(payload)).toBe(true);
+    expect(pty.seen('data')[0].bitRate).toBe(Math.round(48_000_000 / 52));
+  });
+
+  it("the system's own serial binding on a pseudo-terminal: the break fails (no modem lines), write-failed", async () => {
+    const plain = await PtyUploadDevice.start();
+    await upsertLink(backends.db, { rig: RIG, name: 'plainSerial', protocol: 'stp' });
+    const plainId = (await getLinkByName(backends.db, RIG, 'plainSerial'))!.id;
+    const gw = new Gateway({
+      bus: backends.bus,
+      link: { protocol: 'stp', rig: RIG, link: 'plainSerial' },
+      source: new SerialSource(plain.path, 9600),
+    });
+    await gw.start();
+    try {
+      await waitUntil(async () => gw.publisher.target !== undefined, 10_000, 'the port opened');
+      plain.behave({ kind: 'answers', bitRate: 115_200 });
+      await waitUntil(async () => gw.publisher.sessions.length > 0, 10_000, 'the session');
+      const r = await upload(payload, plainId);
+      expect(r).toMatchObject({ ok: false, outcome: 'write-failed', bytes: 0 });
+      expect(r.error).toMatch(/^break: .*Inappropriate ioctl for device/);
+      expect(plain.events.filter((e) => e.event !== 'stray')).toEqual([]);
+    } finally {
+      await gw.stop();
+      await plain.stop();
     }
   });
 });

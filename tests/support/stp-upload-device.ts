@@ -18,12 +18,39 @@ export type DeviceBehaviour =
   | { kind: 'ascii'; text: string };
 
 /** One control message as STP: ASYNC, VERSION 3, M8 0x10, C8 0x01, the header and payload as D32 words, the last marked. */
-function controlMessage(id: number, payload: Uint8Array = new Uint8Array(0)): Buffer {
+export function controlMessage(id: number, payload: Uint8Array = new Uint8Array(0)): Buffer {
   const bytes = Buffer.concat([Buffer.from([0x00, 0x00, id, 0x00]), payload]);
   const padded = Buffer.concat([bytes, Buffer.alloc((4 - (bytes.length % 4)) % 4)]);
   const w = new StpStreamWriter().async().version(3).m8(0x10).c8(0x01);
   for (let at = 0; at < padded.length; at += 4) w.data(4, padded.readUInt32BE(at), at + 4 === padded.length ? 'M' : '');
   return Buffer.from(w.bytes());
+}
+
+/** What a device of `behaviour` sends: its answer to the break, and its acknowledgements (null: none). */
+export function deviceAnswers(behaviour: DeviceBehaviour): {
+  rate: Buffer | null;
+  ackLength: Buffer | null;
+  ackData: Buffer | null;
+} {
+  const b = behaviour;
+  if (b.kind === 'silent') return { rate: null, ackLength: null, ackData: null };
+  let rate: Buffer;
+  if (b.kind === 'ascii') rate = controlMessage(0x03, Buffer.from(`${b.text}\0`, 'latin1'));
+  else {
+    const bps = Buffer.alloc(4);
+    bps.writeUInt32BE(b.bitRate);
+    rate = controlMessage(0x04, bps);
+  }
+  return {
+    rate,
+    ackLength: b.kind === 'no-length-ack' ? null : controlMessage(0x01),
+    ackData: b.kind === 'no-data-ack' ? null : controlMessage(0x02),
+  };
+}
+
+/** Some trace: a link session begins with its first byte. */
+export function someTrace(): Buffer {
+  return Buffer.from(new StpStreamWriter().async().version(3).m8(0x10).c8(0x02).data(4, 0x1234, 'M').bytes());
 }
 
 export class UploadDevice {
@@ -33,11 +60,13 @@ export class UploadDevice {
   breaks = 0;
   private pending = Buffer.alloc(0);
   private state: 'idle' | 'length' | 'data' = 'idle';
+  private readonly answers: ReturnType<typeof deviceAnswers>;
 
   private constructor(
     readonly socket: Socket,
-    private readonly behaviour: DeviceBehaviour,
+    behaviour: DeviceBehaviour,
   ) {
+    this.answers = deviceAnswers(behaviour);
     socket.on('data', (b: Buffer) => this.take(b));
   }
 
@@ -48,8 +77,7 @@ export class UploadDevice {
       socket.once('error', reject);
     });
     const device = new UploadDevice(socket, behaviour);
-    // Some trace first: a link session begins with its first byte.
-    socket.write(new StpStreamWriter().async().version(3).m8(0x10).c8(0x02).data(4, 0x1234, 'M').bytes());
+    socket.write(someTrace());
     return device;
   }
 
@@ -71,7 +99,7 @@ export class UploadDevice {
         this.lengthSeen = this.pending.readUInt32LE(0);
         this.pending = this.pending.subarray(4);
         this.state = 'data';
-        if (this.behaviour.kind !== 'no-length-ack') this.socket.write(controlMessage(0x01));
+        if (this.answers.ackLength) this.socket.write(this.answers.ackLength);
       } else {
         const want = (this.lengthSeen ?? 0) - this.data.length;
         if (this.pending.length === 0) return;
@@ -80,22 +108,15 @@ export class UploadDevice {
         this.pending = this.pending.subarray(take.length);
         if (this.data.length === this.lengthSeen) {
           this.state = 'idle';
-          if (this.behaviour.kind !== 'no-data-ack') this.socket.write(controlMessage(0x02));
+          if (this.answers.ackData) this.socket.write(this.answers.ackData);
         }
       }
     }
   }
 
   private answerBreak(): void {
-    const b = this.behaviour;
-    if (b.kind === 'silent') return;
-    if (b.kind === 'ascii') {
-      this.socket.write(controlMessage(0x03, Buffer.from(`${b.text}\0`, 'latin1')));
-    } else {
-      const rate = Buffer.alloc(4);
-      rate.writeUInt32BE(b.bitRate);
-      this.socket.write(controlMessage(0x04, rate));
-    }
+    if (!this.answers.rate) return;
+    this.socket.write(this.answers.rate);
     this.state = 'length';
   }
 }

@@ -119,6 +119,7 @@ export class LinkBytesStore {
       };
       if (meta.pauseNs !== undefined) chunk.pauseNs = meta.pauseNs;
       if (meta.segments) chunk.segments = meta.segments;
+      if (meta.marker) chunk.marker = meta.marker;
       held = { msg, chunk, place: { ...place, session: meta.session, hostNs: meta.recvNs.toString() } };
       if (meta.settings) held.settings = meta.settings;
     } catch (err) {

@@ -42,4 +42,37 @@ describe('link chunk blocks', () => {
     ]);
     expect(() => decodeLinkChunks(block.subarray(0, 4 + 32 + 30))).toThrow(BadLinkBlockError);
   });
+
+  it('keep a marker set on the live link with the empty chunk that carried it, in its place between the bytes', () => {
+    const chunks: LinkChunk[] = [
+      { chunk: 0, recvNs: 1_000n, lost: 0, eos: false, data: bytes(1, 2, 3) },
+      {
+        chunk: 1,
+        recvNs: 2_000n,
+        lost: 0,
+        eos: false,
+        marker: { kind: 'user', comment: 'ici, « là »' },
+        data: bytes(),
+      },
+      {
+        chunk: 2,
+        recvNs: 3_000n,
+        lost: 0,
+        eos: false,
+        pauseNs: 5n,
+        segments: [
+          { offset: 0, pauseNs: 5n, recvNs: 2_500n },
+          { offset: 1, pauseNs: 600_000_000n, recvNs: 3_000n },
+        ],
+        marker: { kind: 'timeBase', offsetNs: '-1000' },
+        data: bytes(4, 5),
+      },
+      { chunk: 3, recvNs: 4_000n, lost: 0, eos: true, data: bytes(6) },
+    ];
+    const block = encodeLinkChunks(chunks);
+    const decoded = decodeLinkChunks(block);
+    expect(decoded.map((c) => ({ ...c, data: [...c.data] }))).toEqual(chunks.map((c) => ({ ...c, data: [...c.data] })));
+    // Cut inside the second chunk's marker: said so, not read as bytes.
+    expect(() => decodeLinkChunks(block.subarray(0, 4 + 4 * 32 + 3 + 10))).toThrow(BadLinkBlockError);
+  });
 });

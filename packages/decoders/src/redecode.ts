@@ -132,6 +132,7 @@ export async function redecodeSession(
     let ended = false;
     for await (const c of sessionLinkChunks(trx, sessionId)) {
       place.chunk = c.chunk;
+      place.hostNs = c.recvNs;
       // A stretch at a time, as the decoder service pushes it (STP v1 pauses inside a chunk).
       const pieces = chunkPieces(c.data, c, decoder);
       if (c.data.length > 0 || c.lost > 0) {
@@ -140,6 +141,8 @@ export async function redecodeSession(
           decoder.push(piece.data, piece.ctx, emit);
         }
       }
+      // A marker set on the live link, kept with its chunk: in its place, as the decoder service puts it.
+      if (c.marker && decoder.mark) decoder.mark(c.marker, pieces[pieces.length - 1].ctx, emit);
       place.hostNs = c.recvNs;
       if (c.eos) {
         decoder.end(pieces[pieces.length - 1].ctx, emit);

@@ -6,7 +6,7 @@ export type { LinkAdmission, LinkSink, LinkSource, LinkSourceKind } from './link
 export { LinkWriteError } from './link-source.js';
 export { type LinkSpec, parseLinkSpecs } from './link-specs.js';
 export { FileSource, type FileSourceOptions, type ReplayPace } from './sources/file.js';
-export { SerialSource } from './sources/serial.js';
+export { type SerialBinding, SerialSource, type SerialSourceOptions, systemSerialBinding } from './sources/serial.js';
 export { StdinSource } from './sources/stdin.js';
 export { TcpConnectSource } from './sources/tcp-connect.js';
 export { TcpListenSource } from './sources/tcp-listen.js';

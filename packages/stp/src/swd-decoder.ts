@@ -58,9 +58,19 @@ export class SwdDecoder implements TraceDecoder, SwdSink {
   push(chunk: Uint8Array, ctx: ChunkContext, emit: EmitRecord): void {
     this.emitRecord = emit;
     this.hostNs = ctx.hostNs;
-    if (ctx.lostBytes !== undefined && ctx.lostBytes > 0 && this.deframer.inFrame) {
+    if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) {
       // Bytes of this frame were lost: it cannot be delivered whole.
-      this.deframer.end('lost_input');
+      if (this.deframer.inFrame) this.deframer.end('lost_input');
+      // And the loss itself, wherever it fell: the trace box output tells its clients (0x26).
+      this.record({
+        kind: 'error',
+        type: 0,
+        name: 'SWD_INPUT_LOST',
+        targetTs: null,
+        fields: { lostBytes: ctx.lostBytes },
+        text: `${ctx.lostBytes} bytes lost before this chunk`,
+        raw: NO_BYTES,
+      });
     }
     this.deframer.push(chunk);
     this.emitRecord = null;

@@ -68,6 +68,26 @@ describe('SWD deframer', () => {
     expect(records[1].fields.truncatedFrom).toBeUndefined();
   });
 
+  it('says where bytes of the link were lost (th-lost): a frame they cut is dropped, and the loss is a record', () => {
+    const records: DecodedRecord[] = [];
+    const d = new SwdDecoder();
+    const emit = (r: DecodedRecord) => records.push(r);
+    d.push(Uint8Array.of(0xc0, 1, 0xc1, 0xc0, 2), { hostNs: 1n }, emit);
+    // Lost inside the open frame (its rest is stray: 03 skipped, C1 padding), then lost between frames.
+    d.push(Uint8Array.of(3, 0xc1, 0xc0, 4, 0xc1), { hostNs: 2n, lostBytes: 50 }, emit);
+    d.push(Uint8Array.of(0xc0, 5, 0xc1), { hostNs: 3n, lostBytes: 7 }, emit);
+    d.end({ hostNs: 4n }, emit);
+    expect(summary(records)).toEqual([
+      'msg 01',
+      'SWD_FRAME_VIOLATION {"reason":"lost_input","droppedBytes":1}',
+      'SWD_INPUT_LOST {"lostBytes":50}',
+      'SWD_BYTES_SKIPPED {"bytes":1}',
+      'msg 04',
+      'SWD_INPUT_LOST {"lostBytes":7}',
+      'msg 05',
+    ]);
+    expect(records.filter((r) => r.name === 'SWD_INPUT_LOST').every((r) => r.kind === 'error')).toBe(true);
+  });
   it('truncates at what one output message holds: 0xFFFF less the wrapper header (OST 11, PhoNet 12 bytes)', () => {
     const frame = [0xc0, ...Array.from({ length: 70_000 }, (_, i) => i & 0x3f), 0xc1];
     for (const [output, decodeOne, limit] of [

@@ -48,9 +48,18 @@ export class TraceBoxCounters {
     return message;
   }
 
+  /**
+   * Moves the counters on past a message no one is sent, as `stamp` would: one transaction id
+   * for a PhoNet message, one marker index for a marker.
+   */
+  skip(phonet: boolean, marker: boolean): void {
+    if (phonet) this.nextTransaction = (this.nextTransaction + 1) & 0xff;
+    if (marker) this.nextMarker = this.nextMarker >= 0xffffffff ? 1 : this.nextMarker + 1;
+  }
+
   private writeIndex(out: Uint8Array, at: number): void {
     const index = this.nextMarker;
-    this.nextMarker = index >= 0xffffffff ? 1 : index + 1;
+    this.skip(false, true);
     new DataView(out.buffer, out.byteOffset, out.byteLength).setUint32(at, index);
   }
 }

@@ -99,6 +99,10 @@ export class TraceBoxOutput {
   private take(batch: RecordBatch): void {
     const { link, counters } = this.options;
     if (batch.protocol !== link.protocol || batch.rig !== link.rig || batch.link !== link.link) return;
+    if (this.clients.clientCount === 0) {
+      this.count(batch);
+      return;
+    }
     const parts: Uint8Array[] = [];
     let bytes = 0;
     for (const record of batch.records) {
@@ -118,12 +122,28 @@ export class TraceBoxOutput {
       parts.push(message);
       bytes += message.length;
     }
-    if (parts.length === 0 || this.clients.clientCount === 0) return;
+    if (parts.length === 0) return;
     this.pending.push(...parts);
     this.pendingBytes += bytes;
     if (this.pushScheduled) return;
     this.pushScheduled = true;
     setImmediate(() => this.pushPending());
+  }
+
+  /**
+   * A batch no client is there to take: the counters move on as `take` would move them, from
+   * each record's kind and the first byte of its `raw` (two base64 characters), nothing decoded.
+   */
+  private count(batch: RecordBatch): void {
+    const { counters } = this.options;
+    for (const record of batch.records) {
+      const raw = record.raw;
+      if (!raw) continue;
+      this.phonet = firstBase64Byte(raw) === PHONET_MEDIA_TCPIP;
+      this.messages++;
+      // `stamp` leaves messages shorter than 12 bytes (16 base64 characters) alone.
+      if (raw.length >= 16) counters.skip(this.phonet, record.kind === 'marker');
+    }
   }
 
   /**
@@ -186,6 +206,13 @@ export class TraceBoxOutput {
   flush(): Promise<void> {
     return this.options.feed.flush();
   }
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/** The first byte of base64 text: its first six bits in the first character, two more in the second. */
+function firstBase64Byte(text: string): number {
+  return ((BASE64.indexOf(text[0]) << 2) | (BASE64.indexOf(text[1]) >> 4)) & 0xff;
 }
 
 /** Why a client missed records, as its notice says. */

@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import { type Bus, connectBus } from '@tracehub/bus';
-import type { RecordBatch, TraceRecord } from '@tracehub/contracts';
+import { type DecodedRecord, type RecordBatch, type TraceRecord, toTraceRecord } from '@tracehub/contracts';
 import { RecordFeed } from '@tracehub/live';
+import { SwdDecoder } from '@tracehub/stp';
 import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TraceBoxCounters } from '../src/tracebox-counters.js';
@@ -71,6 +72,45 @@ describe('the trace box output and bytes lost before decoding', () => {
     expect([marker[19], marker.readUInt32BE(20)]).toEqual([4, 300]);
     expect(marker.subarray(24).toString('utf8')).toBe(comment);
     expect(output.status().messages).toBe(1);
+    socket.destroy();
+    await output.close();
+    feed.stop();
+  });
+
+  it('tells a client of bytes lost on an SWD link with the same marker, after the frame they cut', async () => {
+    const SWD = { protocol: 'swd', rig: 'rigTB', link: 'swd' } as const;
+    const feed = new RecordFeed(bus, undefined, SWD);
+    const output = new TraceBoxOutput({ feed, link: SWD, counters: new TraceBoxCounters() });
+    const port = await output.listen(0, '127.0.0.1');
+    await feed.flush();
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    socket.on('data', (b) => received.push(b));
+    await waitUntil(async () => output.status().clients.length === 1);
+    // The SWD decoder's own records: a frame, then 40 bytes lost in the middle of the next one.
+    const decoded: DecodedRecord[] = [];
+    const decoder = new SwdDecoder();
+    decoder.push(Uint8Array.of(0xc0, 1, 2, 0xc1, 0xc0, 9), { hostNs: 1n }, (r) => decoded.push(r));
+    decoder.push(Uint8Array.of(0xc1, 0xc0, 3, 0xc1), { hostNs: 2n, lostBytes: 40 }, (r) => decoded.push(r));
+    const place = { ...SWD, session: 's1', chunk: 0, hostNs: 1n, seq: 0 };
+    const records = decoded.map((r, seq) => toTraceRecord(r, { ...place, seq }));
+    expect(records.map((r) => r.name)).toEqual(['SWD_MESSAGE', 'SWD_FRAME_VIOLATION', 'SWD_INPUT_LOST', 'SWD_MESSAGE']);
+    const batch: RecordBatch = { ...SWD, session: 's1', chunk: 0, hostNs: '1', eos: false, records };
+    bus.nc.publish(bus.names.recSubject(SWD.protocol, SWD.rig, SWD.link), JSON.stringify(batch));
+    const first = Buffer.from(records[0].raw, 'base64');
+    const last = Buffer.from(records[3].raw, 'base64');
+    const comment = 'tracehub: 40 bytes of the link lost before here\0';
+    const markerLength = 4 + 3 + 8 + 4 + 1 + 4 + comment.length;
+    const total = first.length + markerLength + last.length;
+    await waitUntil(async () => Buffer.concat(received).length >= total);
+    const bytes = Buffer.concat(received);
+    expect(bytes.length).toBe(total);
+    expect(bytes.subarray(0, first.length).equals(first)).toBe(true);
+    const marker = bytes.subarray(first.length, first.length + markerLength);
+    expect([...marker.subarray(0, 7)]).toEqual([0x10, 0xf0, 0x81, markerLength - 4, 0xff, 0x26, 0x0b]);
+    expect([marker[19], marker.readUInt32BE(20)]).toEqual([4, 40]);
+    expect(marker.subarray(24).toString('utf8')).toBe(comment);
+    expect(bytes.subarray(first.length + markerLength).equals(last)).toBe(true);
     socket.destroy();
     await output.close();
     feed.stop();

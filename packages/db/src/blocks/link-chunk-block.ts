@@ -1,4 +1,4 @@
-import type { ChunkSegment, RawChunkMeta } from '@tracehub/contracts';
+import type { ChunkSegment, LinkMarker, RawChunkMeta } from '@tracehub/contracts';
 
 /**
  * The layout of one stored block of link bytes, before compression: a count, one fixed-size
@@ -6,24 +6,30 @@ import type { ChunkSegment, RawChunkMeta } from '@tracehub/contracts';
  *
  * ```
  * u32 count
- * count x { u32 chunk, u32 length, u32 lost, u8 flags (1 eos, 2 pause known, 4 stretches),
- *           u8 0, u16 stretches, u64 recvNs, u64 pauseNs }
+ * count x { u32 chunk, u32 length, u32 lost, u8 flags (1 eos, 2 pause known, 4 stretches,
+ *           8 marker), u8 0, u16 stretches, u64 recvNs, u64 pauseNs }
  * for every chunk, in entry order: its stretches (`stretches` x { u32 offset, u32 0,
- *   u64 pauseNs, u64 recvNs }) when flag 4 is set, then its bytes
+ *   u64 pauseNs, u64 recvNs }) when flag 4 is set, its marker (u32 n, then n bytes: the
+ *   `th-marker` JSON, UTF-8) when flag 8 is set, then its bytes
  * ```
- * Little-endian throughout. Blocks written before stretches existed have neither flag 4 nor
- * a count, and read the same.
+ * Little-endian throughout. Blocks written before stretches or markers were kept have
+ * neither flag 4 nor 8, and read the same.
  */
 
-/** One raw chunk as the gateway published it: what its headers say of it, and its bytes. */
-export interface LinkChunk extends Pick<RawChunkMeta, 'chunk' | 'recvNs' | 'lost' | 'eos' | 'pauseNs' | 'segments'> {
+/**
+ * One raw chunk as the gateway published it: what its headers say of it, and its bytes. A
+ * marker set on the live link is not link bytes: it is kept with the (empty) chunk that
+ * carried it, so that it comes back in its place in the byte stream.
+ */
+export interface LinkChunk
+  extends Pick<RawChunkMeta, 'chunk' | 'recvNs' | 'lost' | 'eos' | 'pauseNs' | 'segments' | 'marker'> {
   data: Uint8Array;
 }
 
 /** Bytes of an entry, and of a stretch. */
 const SIZE = { entry: 32, stretch: 24 } as const;
 /** Bits of an entry's flags byte. */
-const FLAG = { eos: 1, pause: 2, stretches: 4 } as const;
+const FLAG = { eos: 1, pause: 2, stretches: 4, marker: 8 } as const;
 /** At most this many stretches a chunk are kept (the count is a u16); the bytes past them go with the last. */
 const MAX_STRETCHES = 0xffff;
 
@@ -33,18 +39,24 @@ function stretchesOf(c: LinkChunk): readonly ChunkSegment[] {
 
 export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
   let bytes = 0;
-  for (const c of chunks) bytes += c.data.length + stretchesOf(c).length * SIZE.stretch;
+  const markers = chunks.map((c) => (c.marker ? Buffer.from(JSON.stringify(c.marker), 'utf8') : null));
+  for (const [i, c] of chunks.entries())
+    bytes += c.data.length + stretchesOf(c).length * SIZE.stretch + (markers[i] ? 4 + markers[i].length : 0);
   const out = Buffer.alloc(4 + chunks.length * SIZE.entry + bytes);
   out.writeUInt32LE(chunks.length, 0);
   let at = 4;
   let data = 4 + chunks.length * SIZE.entry;
-  for (const c of chunks) {
+  for (const [i, c] of chunks.entries()) {
+    const marker = markers[i];
     out.writeUInt32LE(c.chunk, at);
     out.writeUInt32LE(c.data.length, at + 4);
     out.writeUInt32LE(c.lost, at + 8);
     const stretches = stretchesOf(c);
     out[at + 12] =
-      (c.eos ? FLAG.eos : 0) | (c.pauseNs !== undefined ? FLAG.pause : 0) | (stretches.length > 0 ? FLAG.stretches : 0);
+      (c.eos ? FLAG.eos : 0) |
+      (c.pauseNs !== undefined ? FLAG.pause : 0) |
+      (stretches.length > 0 ? FLAG.stretches : 0) |
+      (marker ? FLAG.marker : 0);
     out.writeUInt16LE(stretches.length, at + 14);
     out.writeBigUInt64LE(c.recvNs, at + 16);
     out.writeBigUInt64LE(c.pauseNs ?? 0n, at + 24);
@@ -53,6 +65,11 @@ export function encodeLinkChunks(chunks: readonly LinkChunk[]): Buffer {
       out.writeBigUInt64LE(s.pauseNs, data + 8);
       out.writeBigUInt64LE(s.recvNs, data + 16);
       data += SIZE.stretch;
+    }
+    if (marker) {
+      out.writeUInt32LE(marker.length, data);
+      out.set(marker, data + 4);
+      data += 4 + marker.length;
     }
     out.set(c.data, data);
     data += c.data.length;
@@ -89,6 +106,17 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
           recvNs: block.readBigUInt64LE(data + 16),
         });
     }
+    let marker: LinkMarker | undefined;
+    if (flags & FLAG.marker) {
+      const n = data + 4 <= block.length ? block.readUInt32LE(data) : -1;
+      if (n < 0 || data + 4 + n > block.length) throw new BadLinkBlockError('link block marker runs past its end');
+      try {
+        marker = JSON.parse(block.toString('utf8', data + 4, data + 4 + n)) as LinkMarker;
+      } catch {
+        throw new BadLinkBlockError('link block marker is not JSON');
+      }
+      data += 4 + n;
+    }
     if (data + length > block.length) throw new BadLinkBlockError('link block entry runs past its end');
     const chunk: LinkChunk = {
       chunk: block.readUInt32LE(at),
@@ -99,6 +127,7 @@ export function decodeLinkChunks(block: Buffer): LinkChunk[] {
     };
     if (flags & FLAG.pause) chunk.pauseNs = block.readBigUInt64LE(at + 24);
     if (segments.length > 0) chunk.segments = segments;
+    if (marker) chunk.marker = marker;
     chunks.push(chunk);
     data += length;
   }
