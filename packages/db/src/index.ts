@@ -61,7 +61,7 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
-export { forEachSessionRecord } from './queries/session-blocks.js';
+export { forEachSessionDigest, forEachSessionRecord, type SessionBlockDigest } from './queries/session-blocks.js';
 export {
   type ChannelCounts,
   type MasterCounts,
