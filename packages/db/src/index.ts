@@ -123,6 +123,7 @@ export {
   listAlerts,
   recordsRefusedSince,
   resolveAlert,
+  resolveRuleAlerts,
 } from './watch/alerts.js';
 export {
   claimWatchRules,
