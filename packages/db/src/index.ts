@@ -129,6 +129,7 @@ export {
   claimWatchRules,
   countWatchRules,
   deleteWatchRule,
+  disableWatchRule,
   insertWatchRule,
   listWatchRules,
   type NewWatchRule,

@@ -20,6 +20,7 @@ import {
   acknowledgeAlert,
   type Database,
   deleteWatchRule,
+  disableWatchRule,
   firingAlertCounts,
   insertWatchRule,
   listAlerts,
@@ -182,6 +183,8 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     ),
     async (request, reply) => {
       const rule = await mustGetRule(request.params.id);
+      // Disabled first, so that no process fires it between its alerts resolved and its removal.
+      await disableWatchRule(db, rule.id);
       await runner.retire(rule, 'removed');
       if (!(await deleteWatchRule(db, rule.id))) await mustGetRule(rule.id);
       runner.forget(rule.id);
