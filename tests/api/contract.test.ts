@@ -275,6 +275,12 @@ describe('every reply of the api fits the shared contract', () => {
       url: `/rules/tran/backtest?from=${from}&to=${to}`,
     });
     expect(backtest.alerts.length).toBeGreaterThan(0);
+    const unsaved = await expectReply('/rules/backtest', BacktestReply, {
+      method: 'POST',
+      url: `/rules/backtest?from=${from}&to=${to}`,
+      payload: rule,
+    });
+    expect(unsaved.alerts).toEqual(backtest.alerts);
     const fired = await fireAlert(backends.db, {
       ruleId: 'tran',
       rig: 'rig4',

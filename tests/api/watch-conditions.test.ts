@@ -1,7 +1,9 @@
 // Watch rules through the api on real NATS and Postgres, one condition at a time: live
 // records published as a decoder's are seen, link states as storage keeps them. Who may
 // change rules, a count within a window, gaps, a new target build, a disconnected link, a
-// silenced rule (alerts kept, nobody told), and an acknowledgement.
+// silenced rule (alerts kept, nobody told), and an acknowledgement; webhook addresses masked
+// for read scope, a rule disabled or removed resolving what it fired, and a rule not saved
+// previewed over stored history.
 
 import type { Alert } from '@tracehub/api-contract';
 import type { TraceRecord } from '@tracehub/contracts';
@@ -9,7 +11,7 @@ import { markSessionEnded } from '@tracehub/db';
 import { transitionRecord, until } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publishLive } from '../support/publish-live.js';
-import { storeSessionStart } from '../support/stored-session.js';
+import { storeRecordBatches, storeSessionStart } from '../support/stored-session.js';
 import { type TestApi, testApi } from '../support/test-api.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 import { CONTROL_TOKEN, READ_TOKEN } from './fixture-data.js';
@@ -171,5 +173,102 @@ describe('watch rules', () => {
     expect(acked.body).toMatchObject({ id: fired.id, acknowledgedBy: 'ana', state: 'firing' });
     expect(acked.body.acknowledgedAt).not.toBeNull();
     expect((await call('POST', '/alerts/999999/acknowledge', { by: 'ana' })).status).toBe(404);
+  });
+
+  it("show a webhook's address whole to control scope and only its origin to read scope", async () => {
+    const secretUrl = 'https://hooks.example.com/services/T0001/B0002/s3cretPart?token=t0ken';
+    await addRule({
+      id: 'masked',
+      name: 'masked',
+      condition: { kind: 'records', filter: { text: 'NEVER-SENT' } },
+      scope: { rigs: ['rigM'] },
+      webhooks: [{ url: secretUrl, secret: 'signing-secret-1' }, { url: 'http://user:pw@10.0.0.9:8080/' }],
+    });
+    for (const read of [
+      await call('GET', '/rules/masked', undefined, READ_TOKEN),
+      await call('GET', '/rules', undefined, READ_TOKEN),
+    ]) {
+      expect(read.status).toBe(200);
+      const rule = 'rules' in read.body ? read.body.rules.find((r: { id: string }) => r.id === 'masked') : read.body;
+      expect(rule.webhooks.map((w: { url: string; signed: boolean }) => [w.url, w.signed])).toEqual([
+        ['https://hooks.example.com/***', true],
+        ['http://10.0.0.9:8080/', false],
+      ]);
+      expect(JSON.stringify(read.body)).not.toMatch(/s3cret|t0ken|signing-secret|pw@/);
+    }
+    const control = await call('GET', '/rules/masked');
+    expect(control.body.webhooks.map((w: { url: string }) => w.url)).toEqual([
+      secretUrl,
+      'http://user:pw@10.0.0.9:8080/',
+    ]);
+    expect(JSON.stringify(control.body)).not.toContain('signing-secret');
+  });
+
+  it('resolve the firing alerts of a rule disabled, and of one removed, telling the webhooks why', async () => {
+    const condition = { kind: 'records', filter: { text: 'TRIP' } };
+    await watch('switched', condition, { rigs: ['rigO'] }, true);
+    await watch('removed', condition, { rigs: ['rigO'] }, true);
+    publish(recordsNow('rigO', 'o1', 1, { text: 'TRIP 1' }));
+    const switched = await firingOf('switched');
+    const removed = await firingOf('removed');
+    const disabled = await call('PUT', '/rules/switched', {
+      name: 'switched',
+      condition,
+      scope: { rigs: ['rigO'] },
+      webhooks: [{ url: hook }],
+      enabled: false,
+    });
+    expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
+    expect(disabled.body).toMatchObject({ enabled: false, firing: 0 });
+    expect(await alertsOf('switched')).toMatchObject([{ id: switched.id, state: 'resolved' }]);
+    expect((await call('DELETE', '/rules/removed')).status).toBe(204);
+    const notice = (id: number) =>
+      until(`${id} resolved notice`, () => receiver.posts.find((p) => p.delivery === `${id}-resolved`));
+    expect(JSON.parse((await notice(switched.id)).body).text).toContain('(rule disabled)');
+    expect(JSON.parse((await notice(removed.id)).body).text).toContain('(rule removed)');
+    // A record the disabled rule would fire on: once a rule fires on the one after it, it was judged, and not fired.
+    await watch('after', { kind: 'records', filter: { text: 'LATER' } }, { rigs: ['rigO'] });
+    publish(recordsNow('rigO', 'o1', 1, { text: 'TRIP 2' }));
+    publish(recordsNow('rigO', 'o1', 1, { text: 'LATER' }));
+    await firingOf('after');
+    expect(await alertsOf('switched')).toMatchObject([{ id: switched.id, state: 'resolved' }]);
+    expect(receiver.posts.filter((p) => p.delivery.startsWith(`${switched.id}-`))).toHaveLength(2);
+    expect(receiver.posts.filter((p) => p.delivery.startsWith(`${removed.id}-`))).toHaveLength(2);
+  });
+
+  it('preview a rule not saved over stored history, as the saved rule would backtest, and refuse a malformed one', async () => {
+    const startNs = BigInt(Date.now() - 600_000) * 1_000_000n;
+    const place = { rig: 'rigP', link: 'uart0', session: 'p1', startNs };
+    await storeSessionStart(api.db, place, 'qs');
+    const stored = recordsNow('rigP', 'p1', 3).map((r, i) => ({
+      ...r,
+      hostNs: (startNs + BigInt(i) * 1_000_000_000n).toString(),
+      text: i === 1 ? 'PREVIEW me' : r.text,
+    }));
+    await storeRecordBatches(api.db, stored);
+    const window = `from=${new Date(Date.now() - 3_600_000).toISOString()}&to=${new Date(Date.now() + 60_000).toISOString()}`;
+    const rule = {
+      name: 'draft',
+      condition: { kind: 'records', filter: { text: 'PREVIEW' } },
+      scope: { rigs: ['rigP'] },
+    };
+    const preview = await call('POST', `/rules/backtest?${window}`, rule, READ_TOKEN);
+    expect(preview.status, JSON.stringify(preview.body)).toBe(200);
+    expect(preview.body.alerts).toMatchObject([{ rig: 'rigP', link: 'uart0', session: 'p1', seq: stored[1].seq }]);
+    expect(await alertsOf('draft')).toEqual([]);
+    await addRule({ id: 'draft', ...rule });
+    const saved = await call('POST', `/rules/draft/backtest?${window}`, {}, READ_TOKEN);
+    expect({ ...preview.body, rule: 'draft' }).toEqual(saved.body);
+    for (const bad of [
+      { name: 'x' },
+      { name: 'x', condition: { kind: 'silent', seconds: 0 } },
+      { ...rule, webhooks: [{ url: hook }] },
+      { ...rule, scope: { rigs: 'rigP' } },
+    ]) {
+      const refused = await call('POST', `/rules/backtest?${window}`, bad, READ_TOKEN);
+      expect(refused.status, JSON.stringify(bad)).toBe(400);
+      expect(refused.type).toContain('application/problem+json');
+    }
+    expect((await call('POST', '/rules/backtest?from=x&to=y', rule, READ_TOKEN)).status).toBe(400);
   });
 });

@@ -1,5 +1,6 @@
-// The rules, alerts and comparison pages in Chromium, with screenshots: a rule added through
-// the form previews what it fired over the last hour of stored records, a live record fires
+// The rules, alerts and comparison pages in Chromium, with screenshots: a rule being edited in
+// the form, and then added through it, previews what it fired over the last hour of stored
+// records (the same both times), a live record fires
 // it (the alerts page and the fleet's firing badge show it), and two runs of dpp_qv that
 // differ in one transition show that transition as their first divergence.
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ beforeAll(async () => {
 afterAll(() => dashboard?.close());
 
 describe('the watch pages in Chromium', () => {
-  it('add a rule with a preview of the last hour, show its live alert, and badge the link on the fleet page', async () => {
+  it('preview a rule being edited and add it with a preview of the last hour, show its live alert, and badge the link on the fleet page', async () => {
     await page.locator('#add-rule').waitFor();
     await page.fill('#add-rule input[name=name]', 'Philo timeouts');
     await page.fill(
@@ -46,13 +47,25 @@ describe('the watch pages in Chromium', () => {
       '{"kind":"records","filter":{"names":["QS_QEP_TRAN"],"qsSig":"TIMEOUT_SIG"}}',
     );
     await page.fill('#add-rule input[name=rigs]', 'rig1');
+    // The rule being edited, previewed before it is added.
+    await page.click('#preview-unsaved');
+    await page.locator('#rule-preview h3', { hasText: 'Philo timeouts (not saved): the last hour' }).waitFor();
+    const unsaved = page.locator('#preview-alerts tbody tr');
+    await unsaved.first().waitFor();
+    expect(await unsaved.first().locator('td').first().textContent()).toBe('rig1 / uart0');
+    const unsavedCount = await unsaved.count();
+    expect(await page.locator('#rules tr[data-rule]').count()).toBe(0);
+    await page.screenshot({ path: join(screenshotsDir, 'watch-rules-unsaved-preview.png'), fullPage: true });
     await page.click('#add-rule button[type=submit]');
     await page.locator('#rules tr[data-rule]').waitFor();
+    await page.locator('#rule-preview h3', { hasText: /^Philo timeouts: the last hour$/ }).waitFor();
     // Nothing fires yet: no count beside Alerts.
     expect(await page.locator('#firing-count').isVisible()).toBe(false);
     const preview = page.locator('#preview-alerts tbody tr');
     await preview.first().waitFor();
     expect(await preview.count()).toBeGreaterThan(0);
+    // The saved rule finds what it found unsaved.
+    expect(await preview.count()).toBe(unsavedCount);
     expect(await preview.first().locator('td').first().textContent()).toBe('rig1 / uart0');
     await page.screenshot({ path: join(screenshotsDir, 'watch-rules.png'), fullPage: true });
 

@@ -28,7 +28,7 @@ import { LinkRates } from './live/link-rates.js';
 import { LiveHub } from './live/live-hub.js';
 import { liveRoutes } from './live/live-routes.js';
 import { MemoryReturn } from './live/memory-return.js';
-import { bearerAuth } from './plugins/auth.js';
+import { bearerAuth, grantEveryScope } from './plugins/auth.js';
 import { limitHeavyRequests } from './plugins/heavy-requests.js';
 import { clientErrorProblem, frameworkProblem, MAX_PATH_PART, problemReplies } from './plugins/problems.js';
 import { absentBodyIsEmpty, buildRequestValidator, refuseNulText } from './plugins/request-validation.js';
@@ -193,7 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Health needs no token (a load balancer asks); metrics do.
   await app.register(healthRoutes, { readiness: deps.readiness ?? readyWhileConnected(db, bus) });
   await app.register(async (secured) => {
-    if (!settings.authNone) secured.addHook('onRequest', bearerAuth(settings.tokens));
+    secured.addHook('onRequest', settings.authNone ? grantEveryScope : bearerAuth(settings.tokens));
     secured.addHook('onRequest', limitHeavyRequests(settings.heavyQueries));
     await secured.register(metricsRoute, { metrics });
     await secured.register(

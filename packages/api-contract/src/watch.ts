@@ -160,7 +160,15 @@ export const RuleSchema = Type.Object(
     scope: RuleScopeSchema,
     condition: RuleConditionSchema,
     webhooks: Type.Array(
-      Type.Object({ url: Type.String(), signed: Type.Boolean(), timeoutMs: Type.Integer(), retries: Type.Integer() }),
+      Type.Object({
+        url: Type.String({
+          description:
+            'whole for a token with control scope; for read scope its origin only (`https://hooks.example.com/***`): the path and query, where webhook services keep a credential, are masked',
+        }),
+        signed: Type.Boolean(),
+        timeoutMs: Type.Integer(),
+        retries: Type.Integer(),
+      }),
     ),
     enabled: Type.Boolean(),
     silencedUntil: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),

@@ -11,6 +11,7 @@ export * from './problem.js';
 export * from './record.js';
 export * from './record-match.js';
 export * from './record-names.js';
+export * from './records-digest.js';
 export * from './records-summary.js';
 export * from './redact.js';
 export * from './repeated-error-log.js';

@@ -1,5 +1,6 @@
 import type { TraceRecord } from './record.js';
 import { RecordName } from './record-names.js';
+import { DigestBuilder, mergeDigests, type RecordsDigest } from './records-digest.js';
 
 /**
  * What a run of records of one session holds, in the form a stored block's summary row keeps
@@ -29,6 +30,11 @@ export interface RecordsSummary extends RecordsValues {
   dictionary: DictionaryEntry[];
   /** The latest target-info record's fields, with its seq. */
   targetInfo: { seq: number; fields: Record<string, unknown> } | null;
+  /**
+   * What two runs are compared by (`RecordsDigest`); absent or null from a publisher that
+   * made none, and then a comparison reads the records instead.
+   */
+  digest?: RecordsDigest | null;
 }
 
 /**
@@ -132,6 +138,7 @@ export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummar
   let errors = 0;
   let gaps = 0;
   let lost = 0;
+  const digest = new DigestBuilder();
   for (const r of records) {
     names.add(r.name);
     kinds.add(r.kind);
@@ -172,6 +179,7 @@ export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummar
       if (qs.prio !== undefined) prios.add(qs.prio);
     }
     if (r.stp) channels.add(channelKey(r.stp.master, r.stp.channel));
+    digest.add(r, stateOf(r));
   }
   return {
     firstSeq: first.seq,
@@ -196,6 +204,7 @@ export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummar
     states,
     dictionary: [...dictionary.values()],
     targetInfo,
+    digest: digest.digest(),
   };
 }
 
@@ -253,5 +262,6 @@ export function mergeSummaries(a: RecordsSummary, b: RecordsSummary): RecordsSum
       : !a.targetInfo || a.targetInfo.seq < b.targetInfo.seq
         ? b.targetInfo
         : a.targetInfo,
+    digest: mergeDigests(a.digest, b.digest),
   };
 }

@@ -61,7 +61,7 @@ export {
   recordsPage,
   type SortOrder,
 } from './queries/records-page.js';
-export { forEachSessionRecord } from './queries/session-blocks.js';
+export { forEachSessionDigest, forEachSessionRecord, type SessionBlockDigest } from './queries/session-blocks.js';
 export {
   type ChannelCounts,
   type MasterCounts,
@@ -123,11 +123,13 @@ export {
   listAlerts,
   recordsRefusedSince,
   resolveAlert,
+  resolveRuleAlerts,
 } from './watch/alerts.js';
 export {
   claimWatchRules,
   countWatchRules,
   deleteWatchRule,
+  disableWatchRule,
   insertWatchRule,
   listWatchRules,
   type NewWatchRule,

@@ -1,4 +1,4 @@
-import { nodeZstd, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
+import { digestRecords, nodeZstd, stateOf, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
 import { freshDatabase } from '@tracehub/tests/support';
 import {
   type Kysely,
@@ -289,6 +289,19 @@ describe('pieces that came as zstd frames', () => {
       .where('session', '=', 'S-FRAMES')
       .execute();
     expect(codecs.map((b) => b.codec)).toEqual(Array(6).fill(BlockCodec.ZstdPieces));
+    // Each keeps the digest of its records, merged from its pieces' summaries.
+    const digests = async () =>
+      (
+        await db
+          .selectFrom('record_blocks')
+          .select('digest')
+          .where('session', '=', 'S-FRAMES')
+          .orderBy('first_seq')
+          .execute()
+      ).map((b) => b.digest);
+    expect(await digests()).toEqual(
+      Array.from({ length: 6 }, (_, i) => digestRecords(list.slice(i * 100, i * 100 + 100), stateOf)),
+    );
     // A block's byte count is its records' JSON as an array, as for any block.
     expect(codecs[0].byte_count).toBe(Buffer.byteLength(JSON.stringify(list.slice(0, 100))));
     const rows = await sessionRecordsPage(db, 'S-FRAMES', -1, 10_000);
@@ -305,6 +318,7 @@ describe('pieces that came as zstd frames', () => {
     await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
     const merged = await db.selectFrom('record_blocks').select('codec').where('session', '=', 'S-FRAMES').execute();
     expect(merged).toHaveLength(1);
+    expect(await digests()).toEqual([digestRecords(list, stateOf)]);
     expect((await sessionRecordsPage(db, 'S-FRAMES', -1, 10_000)).map((r) => Number(r.seq))).toEqual(
       list.map((r) => r.seq),
     );

@@ -1,11 +1,12 @@
 import zlib from 'node:zlib';
-import type { TraceRecord } from '@tracehub/contracts';
+import { digestRecords, mergeDigests, type RecordsDigest, stateOf, type TraceRecord } from '@tracehub/contracts';
 import { freshDatabase } from '@tracehub/tests/support';
 import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import {
   createDb,
   type Database,
+  forEachSessionDigest,
   getLinkSettings,
   historyRange,
   insertRecords,
@@ -15,6 +16,7 @@ import {
   migrateToLatest,
   recordsPage,
   rowToTraceRecord,
+  ScanBudget,
   sessionDictionaries,
   sessionLinkChunks,
   sessionLinkLosses,
@@ -265,6 +267,7 @@ describe('a database filled by the first versions', () => {
         '0009-reporter-endpoints',
         '0010-record-losses',
         '0011-watch-rules-alerts',
+        '0013-record-block-digests',
       ]);
 
       // Sessions, newest first, with what each migration added at its default.
@@ -299,6 +302,12 @@ describe('a database filled by the first versions', () => {
       const read: TraceRecord[] = [];
       for await (const row of sessionRecords(db, 's-qs', 700)) read.push(rowToTraceRecord(row));
       expect(read).toEqual(QS_RECORDS);
+      // 0007's blocks have no digest (0013 came later): a comparison digests their records instead.
+      const digests: RecordsDigest[] = [];
+      const budget = new ScanBudget();
+      expect(await forEachSessionDigest(db, 's-qs', budget, (b) => digests.push(b.digest))).toBe(2);
+      expect(digests.reduce((a, b) => mergeDigests(a, b)!)).toEqual(digestRecords(QS_RECORDS, stateOf));
+      expect(budget.blocks).toBe(2);
       const stp: TraceRecord[] = [];
       for await (const row of sessionRecords(db, 's-stp')) stp.push(rowToTraceRecord(row));
       expect(stp).toEqual(STP_RECORDS);

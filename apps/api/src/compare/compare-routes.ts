@@ -21,7 +21,7 @@ export const compareRoutes: FastifyPluginAsyncTypebox<CompareRoutesOptions> = as
       schema: {
         summary: 'Two sessions compared: record counts side by side, and where their sequences first differ',
         description:
-          'Per source (QS active object, STP master/channel) the count of each record name in session a and b and the difference (b - a); the two sequences of trace records (kind `record`) aligned by name, object and signal, leaving out timestamps and target addresses, with the first place they differ and dashboard links to it in both. Both sessions are read whole (within `API_SCAN_LIMIT_MB` together; past it a 422).',
+          'Per source (QS active object, STP master/channel) the count of each record name in session a and b and the difference (b - a); the two sequences of trace records (kind `record`) aligned by name, object and signal, leaving out timestamps and target addresses, with the first place they differ and dashboard links to it in both. Both sessions are read whole, from the digests their record blocks keep; blocks written before blocks kept one are decoded, within `API_SCAN_LIMIT_MB` for both together (past it a 422; `x-tracehub-scanned-bytes` says how much was decoded).',
         tags: ['sessions'],
         querystring: Type.Object({ a: SessionId, b: SessionId }, { additionalProperties: false }),
         response: { 200: CompareReply, ...problemResponses, 422: ProblemSchema },

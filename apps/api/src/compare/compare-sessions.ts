@@ -1,44 +1,17 @@
 import type { CompareResult } from '@tracehub/api-contract';
-import { stateOf, type TraceRecord } from '@tracehub/contracts';
+import { forEachDigestKey, isAlignedRecord, sourceOf, unaddressed } from '@tracehub/contracts';
 import {
   type Database,
-  forEachSessionRecord,
+  forEachSessionDigest,
   rowToTraceRecord,
   type ScanBudget,
+  type SessionBlockDigest,
   sessionRecordsPage,
 } from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { sessionRecordHash } from '../watch/alert-view.js';
 
-/** An object or signal that is a target address: it differs between builds, so it is compared as one. */
-const ADDRESS = /^(0x)?[0-9a-f]{6,16}$/i;
-const unaddressed = (s: string | undefined) => (s === undefined ? '' : ADDRESS.test(s) ? '(address)' : s);
-
-/** Where a record comes from: its active object (QS) or master/channel (STP), '' for neither. */
-export function sourceOf(r: TraceRecord): string {
-  if (r.stp) return `M${r.stp.master}/C${r.stp.channel}`;
-  return unaddressed(r.qs?.obj);
-}
-
-/** The records two runs are aligned by: the trace's own, not dictionaries, target info or decoder notices. */
-const isAligned = (r: TraceRecord) => r.kind === 'record';
-
-/** What two aligned records must share: name, object, signal, source, and the state a transition enters. */
-const alignmentKey = (r: TraceRecord) =>
-  [r.name, unaddressed(r.qs?.obj), unaddressed(r.qs?.sig), sourceOf(r), unaddressed(stateOf(r) ?? undefined)].join(
-    '\u0000',
-  );
-
-/** One session read for comparison: counts per source and name, and its aligned sequence as ids. */
-interface SessionDigest {
-  records: number;
-  counts: Map<string, number>;
-  /** Each aligned record's key (name, object, signal) as a number from `keys`, and its seq. */
-  sequence: number[];
-  seqs: number[];
-}
-
-/** Keys shared by both sessions' digests, so that the sequences compare as numbers. */
+/** Alignment keys shared by both sessions, so that the sequences compare as numbers. */
 class KeyIds {
   private readonly ids = new Map<string, number>();
   of(key: string): number {
@@ -51,17 +24,93 @@ class KeyIds {
   }
 }
 
-async function digest(db: Kysely<Database>, session: string, keys: KeyIds, budget: ScanBudget): Promise<SessionDigest> {
-  const d: SessionDigest = { records: 0, counts: new Map(), sequence: [], seqs: [] };
-  await forEachSessionRecord(db, session, budget, (r) => {
-    d.records++;
-    const countKey = `${sourceOf(r)}\u0000${r.name}`;
-    d.counts.set(countKey, (d.counts.get(countKey) ?? 0) + 1);
-    if (!isAligned(r)) return;
-    d.sequence.push(keys.of(alignmentKey(r)));
-    d.seqs.push(r.seq);
+/** A growing array of key ids. */
+class IdSequence {
+  private ids = new Int32Array(1 << 16);
+  length = 0;
+  push(id: number): void {
+    if (this.length === this.ids.length) {
+      const bigger = new Int32Array(this.ids.length * 2);
+      bigger.set(this.ids);
+      this.ids = bigger;
+    }
+    this.ids[this.length++] = id;
+  }
+  view(): Int32Array {
+    return this.ids.subarray(0, this.length);
+  }
+}
+
+/** Where a block's trace records start in a session's aligned sequence. */
+interface BlockStart {
+  index: number;
+  firstSeq: number;
+}
+
+/** One session read for comparison, from its blocks' digests: counts per source and name, and its aligned sequence as key ids. */
+interface SessionDigest {
+  records: number;
+  counts: Map<string, { source: string; name: string; n: number }>;
+  sequence: Int32Array;
+  /** In sequence order. */
+  blocks: BlockStart[];
+}
+
+async function readDigest(
+  db: Kysely<Database>,
+  session: string,
+  keys: KeyIds,
+  budget: ScanBudget,
+): Promise<SessionDigest> {
+  const counts: SessionDigest['counts'] = new Map();
+  const sequence = new IdSequence();
+  const blocks: BlockStart[] = [];
+  let records = 0;
+  await forEachSessionDigest(db, session, budget, ({ firstSeq, recordCount, digest }: SessionBlockDigest) => {
+    records += recordCount;
+    for (const [source, name, n] of digest.counts) {
+      const key = `${source}\u0000${name}`;
+      const seen = counts.get(key);
+      if (seen) seen.n += n;
+      else counts.set(key, { source, name, n });
+    }
+    blocks.push({ index: sequence.length, firstSeq });
+    // The block's own key indices as ids shared by both sessions.
+    const ids = digest.keys.map((key) => keys.of(key));
+    forEachDigestKey(digest, (index) => sequence.push(ids[index]));
   });
-  return d;
+  return { records, counts, sequence: sequence.view(), blocks };
+}
+
+/** The seq of a session's `index`-th trace record, `index` in its aligned sequence. */
+async function alignedSeq(
+  db: Kysely<Database>,
+  session: string,
+  blocks: readonly BlockStart[],
+  index: number,
+): Promise<number | undefined> {
+  // The last block starting at or before the index.
+  let lo = 0;
+  let hi = blocks.length - 1;
+  if (hi < 0 || index < blocks[0].index) return undefined;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (blocks[mid].index <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  let skip = index - blocks[lo].index;
+  let after = BigInt(blocks[lo].firstSeq - 1);
+  // Read on from the block's first record (in pages: its trace records may follow later blocks' seqs).
+  for (;;) {
+    const rows = await sessionRecordsPage(db, session, after, 4000);
+    for (const row of rows) {
+      if (row.kind !== 'record') continue;
+      if (skip === 0) return Number(row.seq);
+      skip--;
+    }
+    if (rows.length < 4000) return undefined;
+    after = rows[rows.length - 1].seq;
+  }
 }
 
 async function recordAt(db: Kysely<Database>, session: string, seq: number | undefined) {
@@ -69,14 +118,25 @@ async function recordAt(db: Kysely<Database>, session: string, seq: number | und
   const [row] = await sessionRecordsPage(db, session, seq - 1, 1);
   if (!row) return null;
   const r = rowToTraceRecord(row);
+  if (!isAlignedRecord(r)) return null;
   return { seq: r.seq, name: r.name, source: sourceOf(r), signal: unaddressed(r.qs?.sig), text: r.text };
+}
+
+/** How many leading ids two sequences share. */
+function commonPrefix(a: Int32Array, b: Int32Array): number {
+  const shorter = Math.min(a.length, b.length);
+  let index = 0;
+  while (index < shorter && a[index] === b[index]) index++;
+  return index;
 }
 
 /**
  * Two sessions side by side: per source (active object, STP master/channel) the count of each
  * record name in both and the difference; and the two sequences of trace records aligned by
  * name, object and signal (timestamps and target addresses left out, as they differ between
- * builds), with the first place they differ.
+ * builds), with the first place they differ. Both are read from their blocks' digests (what
+ * a comparison needs of each block, kept beside it); a block written before blocks kept one
+ * is decoded instead, within `budget`.
  */
 export async function compareSessions(
   db: Kysely<Database>,
@@ -86,21 +146,22 @@ export async function compareSessions(
   dashboardBase = '',
 ): Promise<CompareResult> {
   const keys = new KeyIds();
-  // Both read at once: one's blocks come from Postgres while the other's are parsed.
-  const [da, db_] = await Promise.all([digest(db, a, keys, budget), digest(db, b, keys, budget)]);
-  const countKeys = new Set([...da.counts.keys(), ...db_.counts.keys()]);
-  const counts = [...countKeys]
+  const [da, db_] = await Promise.all([readDigest(db, a, keys, budget), readDigest(db, b, keys, budget)]);
+  const counts = [...new Set([...da.counts.keys(), ...db_.counts.keys()])]
     .map((key) => {
-      const [source, name] = key.split('\u0000');
-      const ca = da.counts.get(key) ?? 0;
-      const cb = db_.counts.get(key) ?? 0;
+      const { source, name } = (da.counts.get(key) ?? db_.counts.get(key))!;
+      const ca = da.counts.get(key)?.n ?? 0;
+      const cb = db_.counts.get(key)?.n ?? 0;
       return { source, name, a: ca, b: cb, difference: cb - ca };
     })
     .sort((x, y) => x.source.localeCompare(y.source) || x.name.localeCompare(y.name));
-  let index = 0;
-  const shorter = Math.min(da.sequence.length, db_.sequence.length);
-  while (index < shorter && da.sequence[index] === db_.sequence[index]) index++;
+  const index = commonPrefix(da.sequence, db_.sequence);
   const agree = index === da.sequence.length && index === db_.sequence.length;
+  if (agree) return { a, b, recordsA: da.records, recordsB: db_.records, counts, divergence: null };
+  const [seqA, seqB] = await Promise.all([
+    index < da.sequence.length ? alignedSeq(db, a, da.blocks, index) : undefined,
+    index < db_.sequence.length ? alignedSeq(db, b, db_.blocks, index) : undefined,
+  ]);
   const link = (session: string, seq: number | undefined) =>
     seq === undefined ? null : `${dashboardBase}${sessionRecordHash(session, seq)}`;
   return {
@@ -109,14 +170,12 @@ export async function compareSessions(
     recordsA: da.records,
     recordsB: db_.records,
     counts,
-    divergence: agree
-      ? null
-      : {
-          index,
-          a: await recordAt(db, a, da.seqs[index]),
-          b: await recordAt(db, b, db_.seqs[index]),
-          linkA: link(a, da.seqs[index]),
-          linkB: link(b, db_.seqs[index]),
-        },
+    divergence: {
+      index,
+      a: await recordAt(db, a, seqA),
+      b: await recordAt(db, b, seqB),
+      linkA: link(a, seqA),
+      linkB: link(b, seqB),
+    },
   };
 }

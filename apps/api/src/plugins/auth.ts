@@ -13,6 +13,22 @@ declare module 'fastify' {
      */
     queryToken?: boolean;
   }
+  interface FastifyRequest {
+    /** What the request's token may do (set by the auth hook; unset, nothing beyond the route's own scope is shown). */
+    scopes?: ReadonlySet<Scope>;
+  }
+}
+
+const READ_ONLY: ReadonlySet<Scope> = new Set(['read']);
+const EVERY_SCOPE: ReadonlySet<Scope> = new Set(['read', 'control']);
+
+/** True when the request's token has `scope` (a route showing more to control scope than to read asks). */
+export const hasScope = (request: FastifyRequest, scope: Scope): boolean => request.scopes?.has(scope) ?? false;
+
+/** With `API_AUTH=none`: every request may do everything. */
+export function grantEveryScope(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.scopes = EVERY_SCOPE;
+  done();
 }
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
@@ -70,6 +86,7 @@ export function bearerAuth(tokens: ReadonlyMap<string, ReadonlySet<Scope>>): onR
       );
       return;
     }
+    request.scopes = presented.via === 'query' ? READ_ONLY : match.scopes;
     done();
   };
 }

@@ -44,8 +44,26 @@ export function alertOf(row: AlertRow & { rule_name: string }, dashboardBase: st
   };
 }
 
-/** A rule as the API shows it: webhooks without their secrets. */
-export function ruleOf(row: SharedWatchRule): Rule {
+/**
+ * A webhook's address as read scope sees it: its origin only. Chat and incident services keep
+ * the credential in the path or query (`https://hooks.slack.com/services/T/B/<secret>`), and a
+ * URL may carry a user and password; all of that is left out.
+ */
+export function maskedWebhookUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const hidden = parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '';
+    return `${parsed.protocol}//${parsed.host}/${hidden ? '***' : ''}`;
+  } catch {
+    return '***';
+  }
+}
+
+/**
+ * A rule as the API shows it: webhooks without their signing secrets, and, unless `fullUrls`
+ * (control scope, which may change them anyway), with their addresses masked.
+ */
+export function ruleOf(row: SharedWatchRule, fullUrls = false): Rule {
   const webhooks = row.webhooks as unknown as WebhookTarget[];
   return {
     id: row.id,
@@ -53,7 +71,7 @@ export function ruleOf(row: SharedWatchRule): Rule {
     scope: row.scope,
     condition: row.condition as unknown as Rule['condition'],
     webhooks: webhooks.map((w) => ({
-      url: w.url,
+      url: fullUrls ? w.url : maskedWebhookUrl(w.url),
       signed: w.secret !== undefined,
       timeoutMs: w.timeoutMs ?? 5000,
       retries: w.retries ?? 4,
@@ -68,9 +86,10 @@ export function ruleOf(row: SharedWatchRule): Rule {
 
 /**
  * The notice of an alert's state change: a line of text for chat webhooks, the details for the
- * rest (the alert as the API shows it, less its rule and acknowledgement).
+ * rest (the alert as the API shows it, less its rule and acknowledgement). `note` says why,
+ * when the condition is not what changed it (`rule disabled`).
  */
-export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardBase: string): AlertNotice {
+export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardBase: string, note?: string): AlertNotice {
   const { id, rig, link, summary, session, seq, at, firedAt, resolvedAt, dashboardUrl } = alertOf(
     { ...alert, rule_name: rule.name },
     dashboardBase,
@@ -79,7 +98,7 @@ export function alertNotice(rule: WatchRuleRow, alert: AlertRow, dashboardBase: 
   const text =
     alert.state === 'firing'
       ? `[FIRING] ${rule.name} on ${rig}/${link}: ${summary}${record} ${dashboardUrl}`
-      : `[RESOLVED] ${rule.name} on ${rig}/${link}: ${summary} ${dashboardUrl}`;
+      : `[RESOLVED] ${rule.name} on ${rig}/${link}: ${summary}${note ? ` (${note})` : ''} ${dashboardUrl}`;
   return {
     state: alert.state,
     text,

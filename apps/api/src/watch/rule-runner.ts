@@ -15,6 +15,7 @@ import {
   releaseWatchRules,
   renewWatchRuleLeases,
   resolveAlert,
+  resolveRuleAlerts,
   type WatchRuleRow,
 } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
@@ -141,6 +142,26 @@ export class RuleRunner {
   async reload(row: WatchRuleRow): Promise<void> {
     const served = this.served.get(row.id);
     if (served && definitionOf(row) !== served.definition) await this.serve(row);
+  }
+
+  /**
+   * A rule disabled (or about to be removed) here: its firing alerts are resolved and each
+   * resolution told to its webhooks (unless it is silenced), noting why. Queued behind the
+   * changes being stored, so a firing stored meanwhile is resolved too; once the rule is
+   * disabled no process stores a firing of it (`fireAlert` asks), whichever judges it.
+   */
+  async retire(row: WatchRuleRow, why: 'disabled' | 'removed'): Promise<void> {
+    const done = this.changes.then(async () => {
+      for (const alert of await resolveRuleAlerts(this.deps.db, row.id)) {
+        this.deps.log.info(
+          { rule: row.id, alert: Number(alert.id), rig: alert.rig, link: alert.link, state: alert.state },
+          `alert resolved: ${row.name} on ${alert.rig}/${alert.link} (rule ${why})`,
+        );
+        this.notify(row, alert, `rule ${why}`);
+      }
+    });
+    this.changes = done.catch(() => {});
+    await done;
   }
 
   /** Forgets a rule removed here (its owner, if another process, forgets it at its next renewal). */
@@ -291,7 +312,7 @@ export class RuleRunner {
   private async apply(ruleId: string, change: AlertChange): Promise<void> {
     const rule = this.served.get(ruleId);
     if (!rule) return;
-    const { db, log, webhooks, settings } = this.deps;
+    const { db, log } = this.deps;
     let row: AlertRow | undefined;
     if (change.state === 'firing') {
       row = await fireAlert(db, {
@@ -313,10 +334,14 @@ export class RuleRunner {
     );
     // The rule as stored now: a silence or new webhooks apply from the next change on.
     const [now] = await listWatchRules(db, ruleId);
-    if (!now) return;
-    const silenced = now.silenced_until !== null && now.silenced_until.getTime() > Date.now();
-    const targets = now.webhooks as unknown as WebhookTarget[];
+    if (now) this.notify(now, row);
+  }
+
+  /** Tells the rule's webhooks of an alert's change, unless the rule is silenced. */
+  private notify(rule: WatchRuleRow, alert: AlertRow, note?: string): void {
+    const silenced = rule.silenced_until !== null && rule.silenced_until.getTime() > Date.now();
+    const targets = rule.webhooks as unknown as WebhookTarget[];
     if (silenced || targets.length === 0) return;
-    webhooks.send(targets, alertNotice(now, row, settings.dashboardUrl));
+    this.deps.webhooks.send(targets, alertNotice(rule, alert, this.deps.settings.dashboardUrl, note));
   }
 }

@@ -20,17 +20,21 @@ import {
   acknowledgeAlert,
   type Database,
   deleteWatchRule,
+  disableWatchRule,
   firingAlertCounts,
   insertWatchRule,
   listAlerts,
   listWatchRules,
   type NewWatchRule,
+  type SharedWatchRule,
   silenceWatchRule,
   updateWatchRule,
 } from '@tracehub/db';
 import type { RecordFeed } from '@tracehub/live';
 import type { ServiceMetrics } from '@tracehub/service-kit';
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import { hasScope } from '../plugins/auth.js';
 import { alertOf, ruleOf } from './alert-view.js';
 import { backtestRule } from './backtest.js';
 import { conditionOf } from './rule-definition.js';
@@ -53,6 +57,9 @@ export const DEFAULT_WATCH_SETTINGS: RuleRunnerSettings = { leaseMs: 15_000, tic
 const RuleParams = Type.Object({ id: RuleSchema.properties.id });
 const AlertParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const Instant = Type.String({ format: 'date-time', description: 'an ISO 8601 instant with its offset' });
+const BacktestWindow = Type.Object({ from: Instant, to: Instant }, { additionalProperties: false });
+/** The id a rule being edited is backtested under (no saved rule has it: ids start with a letter or digit). */
+const UNSAVED_RULE = '(unsaved)';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -107,8 +114,11 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     return rule;
   };
 
-  app.get('/rules', route({ summary: 'Every watch rule', response: { 200: RulesReply } }), async () => ({
-    rules: (await listWatchRules(db)).map(ruleOf),
+  /** A rule as this request may see it: webhook addresses whole for control scope, masked for read. */
+  const ruleFor = (request: FastifyRequest, row: SharedWatchRule) => ruleOf(row, hasScope(request, 'control'));
+
+  app.get('/rules', route({ summary: 'Every watch rule', response: { 200: RulesReply } }), async (request) => ({
+    rules: (await listWatchRules(db)).map((row) => ruleFor(request, row)),
   }));
 
   app.get(
@@ -123,7 +133,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
   app.get(
     '/rules/:id',
     route({ summary: 'One watch rule', params: RuleParams, response: { 200: RuleSchema } }),
-    async (request) => ruleOf(await mustGetRule(request.params.id)),
+    async (request) => ruleFor(request, await mustGetRule(request.params.id)),
   );
 
   app.post('/rules', ADD_RULE, async (request, reply) => {
@@ -135,7 +145,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     await runner.adopt(stored);
     // Records published after this answer are judged by the rule.
     await options.feed.flush();
-    return reply.code(201).send(ruleOf(stored));
+    return reply.code(201).send(ruleFor(request, stored));
   });
 
   app.put(
@@ -143,7 +153,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
     route(
       {
         summary:
-          'Change a watch rule (judged anew at once here, or by the process judging it within a fifth of its lease)',
+          'Change a watch rule (judged anew at once here, or by the process judging it within a fifth of its lease); disabling it resolves its firing alerts',
         params: RuleParams,
         body: Type.Omit(RuleInputSchema, ['id']),
         response: { 200: RuleSchema },
@@ -155,17 +165,29 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
       if (!(await updateWatchRule(db, newRule(request.body, id)))) await mustGetRule(id);
       const stored = await mustGetRule(id);
       await runner.reload(stored);
-      return ruleOf(stored);
+      // Disabled: what it fires is over (resolved, and told so); no process fires it any more.
+      if (!stored.enabled) await runner.retire(stored, 'disabled');
+      return ruleFor(request, await mustGetRule(id));
     },
   );
 
   const removal = { params: RuleParams, body: EmptyBody, response: { 204: Type.Null() } };
   app.delete(
     '/rules/:id',
-    route({ summary: 'Remove a watch rule and its alerts', ...removal }, 'control'),
+    route(
+      {
+        summary: 'Remove a watch rule and its alerts (the webhooks are told those firing are resolved)',
+        ...removal,
+      },
+      'control',
+    ),
     async (request, reply) => {
-      if (!(await deleteWatchRule(db, request.params.id))) await mustGetRule(request.params.id);
-      runner.forget(request.params.id);
+      const rule = await mustGetRule(request.params.id);
+      // Disabled first, so that no process fires it between its alerts resolved and its removal.
+      await disableWatchRule(db, rule.id);
+      await runner.retire(rule, 'removed');
+      if (!(await deleteWatchRule(db, rule.id))) await mustGetRule(rule.id);
+      runner.forget(rule.id);
       return reply.code(204).send(null);
     },
   );
@@ -188,25 +210,49 @@ export const watchRoutes: FastifyPluginAsyncTypebox<WatchRoutesOptions> = async 
       const { seconds } = request.body;
       const until = seconds === 0 ? null : new Date(Date.now() + seconds * 1000);
       if (!(await silenceWatchRule(db, request.params.id, until))) await mustGetRule(request.params.id);
-      return ruleOf(await mustGetRule(request.params.id));
+      return ruleFor(request, await mustGetRule(request.params.id));
     },
   );
+
+  /** A backtest's window from its query; a 400 unless `to` comes after `from`. */
+  const windowOf = (query: { from: string; to: string }) => {
+    const fromMs = Date.parse(query.from);
+    const toMs = Date.parse(query.to);
+    if (!(toMs > fromMs)) throw httpErrors.badRequest('query to: must come after from');
+    return { fromMs, toMs };
+  };
 
   app.post(
     '/rules/:id/backtest',
     route({
       summary: 'What the rule would have fired over stored history (nothing is stored or sent)',
       params: RuleParams,
-      querystring: Type.Object({ from: Instant, to: Instant }, { additionalProperties: false }),
+      querystring: BacktestWindow,
       body: EmptyBody,
       response: { 200: BacktestReply },
     }),
     async (request) => {
-      const fromMs = Date.parse(request.query.from);
-      const toMs = Date.parse(request.query.to);
-      if (!(toMs > fromMs)) throw httpErrors.badRequest('query to: must come after from');
+      const { fromMs, toMs } = windowOf(request.query);
       const rule = await mustGetRule(request.params.id);
       return backtestRule(db, ruleDefinitionOf(rule), fromMs, toMs);
+    },
+  );
+
+  app.post(
+    '/rules/backtest',
+    route({
+      summary:
+        'What a rule not saved (being edited) would have fired over stored history: the rule in the body, as `POST /rules` takes it (nothing is stored or sent)',
+      querystring: BacktestWindow,
+      body: Type.Omit(RuleInputSchema, ['id', 'webhooks', 'enabled']),
+      response: { 200: BacktestReply },
+    }),
+    async (request) => {
+      const { fromMs, toMs } = windowOf(request.query);
+      const condition = conditionOf(request.body);
+      if (!condition) throw httpErrors.badRequest("body: a rule needs a 'condition' or a 'preset'");
+      const { name, scope = {} } = request.body;
+      return backtestRule(db, { id: UNSAVED_RULE, name, scope, condition }, fromMs, toMs);
     },
   );
 

@@ -1,4 +1,4 @@
-import type { TraceRecord } from '@tracehub/contracts';
+import { digestRecords, type RecordsDigest, stateOf, type TraceRecord } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
@@ -43,3 +43,63 @@ export async function forEachSessionRecord(
     }
   });
 }
+
+/** A block as a comparison reads it: where it starts, how many records it holds, and its digest. */
+export interface SessionBlockDigest {
+  firstSeq: number;
+  recordCount: number;
+  digest: RecordsDigest;
+}
+
+/**
+ * Gives `visit` the digest (contracts' `RecordsDigest`) of each of a session's blocks, in seq
+ * order, on one snapshot: the stored one, or, for a block written before blocks kept one, the
+ * digest of its records, decoded under `budget` (the stored digests cost the budget nothing).
+ * Returns how many blocks had to be decoded.
+ */
+export async function forEachSessionDigest(
+  db: Kysely<Database>,
+  session: string,
+  budget: ScanBudget,
+  visit: (block: SessionBlockDigest) => void,
+): Promise<number> {
+  let decoded = 0;
+  await inOneSnapshot(db, async (snapshot) => {
+    let after = -1n;
+    for (;;) {
+      const blocks = await snapshot
+        .selectFrom('record_blocks')
+        .select((eb) => [
+          'id',
+          'session',
+          'first_seq',
+          'record_count',
+          'codec',
+          'byte_count',
+          'digest',
+          // The records only of a block without a digest.
+          eb.case().when('digest', 'is', null).then(eb.ref('data')).end().as('data'),
+        ])
+        .where('session', '=', session)
+        .where('first_seq', '>', after)
+        .orderBy('first_seq')
+        .limit(DIGESTS_PER_ROUND)
+        .execute();
+      for (const block of blocks) {
+        let digest = block.digest;
+        if (!digest) {
+          if (!block.data) throw new Error(`record block ${block.id} has neither a digest nor records`);
+          digest = digestRecords(blockRecords({ ...block, data: block.data }, budget), stateOf);
+          decoded++;
+        }
+        visit({ firstSeq: Number(block.first_seq), recordCount: block.record_count, digest });
+      }
+      if (blocks.length < DIGESTS_PER_ROUND) return;
+      after = BigInt(blocks[blocks.length - 1].first_seq);
+    }
+  });
+  return decoded;
+}
+
+/** Digests read per statement (a few kB each; a block without one brings its records). */
+const DIGESTS_PER_ROUND = 64;

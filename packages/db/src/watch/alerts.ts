@@ -15,24 +15,48 @@ export interface AlertFiring {
 
 /**
  * Stores a firing alert; undefined when the rule already fires on that link (another process
- * stored it first, or this one did before a restart): each firing is stored, and told, once.
+ * stored it first, or this one did before a restart): each firing is stored, and told, once;
+ * undefined too when the rule is disabled or gone.
  */
 export async function fireAlert(db: Kysely<Database>, alert: AlertFiring): Promise<AlertRow | undefined> {
+  // Stored only while the rule is enabled: a process judging it from a copy it read before the
+  // rule was disabled (a lease renewal away) stores nothing more once it is.
   return watchDb(db)
     .insertInto('alerts')
-    .values({
-      rule_id: alert.ruleId,
-      rig: alert.rig,
-      link: alert.link,
-      state: 'firing',
-      summary: alert.summary,
-      session: alert.session,
-      seq: alert.seq,
-      cause_at: alert.causeAt,
-    })
+    .columns(['rule_id', 'rig', 'link', 'state', 'summary', 'session', 'seq', 'cause_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('watch_rules')
+        .select([
+          'id as rule_id',
+          eb.cast<string>(eb.val(alert.rig), 'text').as('rig'),
+          eb.cast<string>(eb.val(alert.link), 'text').as('link'),
+          eb.cast<'firing'>(eb.val('firing'), 'text').as('state'),
+          eb.cast<string>(eb.val(alert.summary), 'text').as('summary'),
+          eb.cast<string | null>(eb.val(alert.session), 'text').as('session'),
+          eb.cast<string | null>(eb.val(alert.seq === null ? null : String(alert.seq)), 'bigint').as('seq'),
+          eb.cast<Date>(eb.val(alert.causeAt), 'timestamptz').as('cause_at'),
+        ])
+        .where('id', '=', alert.ruleId)
+        .where('enabled', '=', true),
+    )
     .onConflict((oc) => oc.columns(['rule_id', 'rig', 'link']).where('state', '=', 'firing').doNothing())
     .returningAll()
     .executeTakeFirst();
+}
+
+/**
+ * Resolves every firing alert of a rule (it was disabled, or is about to be removed) and
+ * returns them as resolved; an alert resolved already is not returned again.
+ */
+export async function resolveRuleAlerts(db: Kysely<Database>, ruleId: string): Promise<AlertRow[]> {
+  return watchDb(db)
+    .updateTable('alerts')
+    .set({ state: 'resolved', resolved_at: sql<Date>`now()` })
+    .where('rule_id', '=', ruleId)
+    .where('state', '=', 'firing')
+    .returningAll()
+    .execute();
 }
 
 /** Resolves the rule's firing alert on a link; undefined when none fires (resolved already). */

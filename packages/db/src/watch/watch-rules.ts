@@ -56,6 +56,17 @@ export async function updateWatchRule(db: Kysely<Database>, rule: NewWatchRule):
   return row !== undefined;
 }
 
+/** Disables a rule: from then on no process stores a firing of it (`fireAlert` asks); false when there is none. */
+export async function disableWatchRule(db: Kysely<Database>, id: string): Promise<boolean> {
+  const row = await watchDb(db)
+    .updateTable('watch_rules')
+    .set({ enabled: false })
+    .where('id', '=', id)
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Removes a rule and its alerts; false when there was none. */
 export async function deleteWatchRule(db: Kysely<Database>, id: string): Promise<boolean> {
   const row = await watchDb(db).deleteFrom('watch_rules').where('id', '=', id).returning('id').executeTakeFirst();

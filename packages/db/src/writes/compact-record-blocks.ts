@@ -49,6 +49,7 @@ function summaryOfRow(b: SummaryColumns): RecordsSummary {
     channels: b.channels,
     states: b.states,
     dictionary: [],
+    digest: b.digest,
     targetInfo: null,
   };
 }

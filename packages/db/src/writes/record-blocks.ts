@@ -342,6 +342,7 @@ function recordBlockRow(b: EncodedRecordBlock) {
     prios: m.prios,
     channels: m.channels,
     states: m.states === null ? null : JSON.stringify(m.states),
+    digest: m.digest ? JSON.stringify(m.digest) : null,
     codec: b.codec,
     byte_count: b.byteCount,
     data: b.data,
@@ -350,7 +351,7 @@ function recordBlockRow(b: EncodedRecordBlock) {
 
 /** Writes encoded block rows, many to a statement. */
 export async function insertRecordBlocks(db: Kysely<Database>, blocks: readonly EncodedRecordBlock[]): Promise<void> {
-  // Postgres takes at most 65 535 parameters a statement; a block row has 28.
+  // Postgres takes at most 65 535 parameters a statement; a block row has 29.
   for (let i = 0; i < blocks.length; i += 1000) {
     await db
       .insertInto('record_blocks')

@@ -17,7 +17,8 @@ const scopeText = (r: Rule) =>
 
 /**
  * The watch rules: each with its condition, scope, the process judging it and its firing
- * alerts, and a preview of what it fired over the last hour (a backtest); a form adds one.
+ * alerts, and a preview of what it fired over the last hour (a backtest); a form adds one,
+ * and previews the rule it holds before it is added.
  */
 export function rulesPage(root: HTMLElement): () => void {
   const { table, body } = headedTable({ class: 'fleet', id: 'rules' }, [
@@ -33,10 +34,14 @@ export function rulesPage(root: HTMLElement): () => void {
   const preview = h('section', { id: 'rule-preview' });
   const error = h('p', { class: 'problem', hidden: true });
 
-  const showPreview = async (rule: Rule) => {
+  /** What a rule (saved: by its id; being edited: its definition in the body) fired over the last hour. */
+  const showPreview = async (rule: Pick<Rule, 'name'> & ({ id: string } | { input: RuleInput })) => {
     preview.replaceChildren(h('h3', {}, `${rule.name}: the last hour`), h('p', { class: 'status' }, 'evaluating…'));
     try {
-      const result = await postJson<BacktestResult>(`/rules/${encodeURIComponent(rule.id)}/backtest?${lastHour()}`);
+      const result =
+        'input' in rule
+          ? await postJson<BacktestResult>(`/rules/backtest?${lastHour()}`, rule.input)
+          : await postJson<BacktestResult>(`/rules/${encodeURIComponent(rule.id)}/backtest?${lastHour()}`);
       const found = headedTable({ class: 'fleet', id: 'preview-alerts' }, [
         'rig / link',
         'at',
@@ -126,6 +131,30 @@ export function rulesPage(root: HTMLElement): () => void {
   );
   const condition = h('input', { name: 'condition', size: 48, placeholder: '{"kind":"silent","seconds":30}' });
   const rigs = h('input', { name: 'rigs', placeholder: 'rig globs, comma-separated' });
+  /** The rule the form holds (a condition that is not JSON throws). */
+  const inputOf = (): RuleInput => {
+    const input: RuleInput = { name: name.value || 'unsaved rule' };
+    if (preset.value) input.preset = preset.value as RuleInput['preset'];
+    else input.condition = JSON.parse(condition.value);
+    const globs = rigs.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+    if (globs.length > 0) input.scope = { rigs: globs };
+    return input;
+  };
+  // The rule being edited, tried over the last hour before it is added.
+  const tryIt = h('button', { type: 'button', id: 'preview-unsaved' }, 'Preview last hour');
+  tryIt.addEventListener('click', async () => {
+    try {
+      const input = inputOf();
+      error.hidden = true;
+      await showPreview({ name: `${input.name} (not saved)`, input });
+    } catch (e) {
+      error.textContent = (e as Error).message;
+      error.hidden = false;
+    }
+  });
   const form = h(
     'form',
     { id: 'add-rule', class: 'filters' },
@@ -133,20 +162,13 @@ export function rulesPage(root: HTMLElement): () => void {
     preset,
     condition,
     rigs,
+    tryIt,
     h('button', { type: 'submit' }, 'Add rule'),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const input: RuleInput = { name: name.value };
     try {
-      if (preset.value) input.preset = preset.value as RuleInput['preset'];
-      else input.condition = JSON.parse(condition.value);
-      const globs = rigs.value
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
-      if (globs.length > 0) input.scope = { rigs: globs };
-      const added = await postJson<Rule>('/rules', input);
+      const added = await postJson<Rule>('/rules', inputOf());
       await load();
       await showPreview(added);
     } catch (e) {
