@@ -111,7 +111,11 @@ export class SameFrameLines {
     for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
     if ((n & 3) !== 0 && (view.getInt32(full, true) & LAST_WORD_MASKS[n & 3]) !== rows[at]) return -1;
     if (timeBytes === 0) this.time[0] = -1;
-    else {
+    else if (timeBytes === 4) {
+      // Read through the view, not the reader's `u`: its `>>> 0` is compiled for the values it
+      // has seen, and the first timestamp past 2^31 threw this method's optimised code away.
+      this.time[0] = view.getUint32(start + 2, true);
+    } else {
       this.reader.reset(buf, start + 2, timeBytes);
       this.time[0] = this.reader.u(timeBytes);
     }
