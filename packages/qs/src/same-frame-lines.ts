@@ -57,8 +57,13 @@ export class SameFrameLines {
   private pausedFor = 0;
   /** Reads a found frame's timestamp, as its parser read it. */
   private readonly reader = new PayloadReader();
-  /** After `find`: the frame's timestamp (-1: its line has none), and its line's length in bytes. */
-  t = -1;
+  /**
+   * After `find`: the frame's timestamp (-1: its line has none), in `time[0]`, and its line's
+   * length in bytes. The timestamp lives in a Float64Array, not a field: a field that first held
+   * -1 (a small integer) and then a timestamp past 2^30 changes its object's layout, which threw
+   * away the compiled code of the deframer's loop and of everything that reads this object.
+   */
+  readonly time = new Float64Array(1);
   lineLength = 0;
   // Words are read through a DataView of the frame's buffer: the pushed chunk, or the
   // deframer's own buffer for frames with escapes. One view of each is kept.
@@ -69,7 +74,7 @@ export class SameFrameLines {
 
   /**
    * Where in `rows` the line of the frame `buf[start .. start+len)` (seq, id, payload, checksum)
-   * starts, its timestamp and length left in `t` and `lineLength`; -1 when the frame is not kept.
+   * starts, its timestamp and length left in `time[0]` and `lineLength`; -1 when the frame is not kept.
    */
   find(buf: Uint8Array, start: number, len: number, stamp: number): number {
     // Small, to be inlined into the decoder's: while paused, a frame costs no call.
@@ -105,10 +110,14 @@ export class SameFrameLines {
     const full = from + (n & ~3);
     for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
     if ((n & 3) !== 0 && (view.getInt32(full, true) & LAST_WORD_MASKS[n & 3]) !== rows[at]) return -1;
-    if (timeBytes === 0) this.t = -1;
-    else {
+    if (timeBytes === 0) this.time[0] = -1;
+    else if (timeBytes === 4) {
+      // Read through the view, not the reader's `u`: its `>>> 0` is compiled for the values it
+      // has seen, and the first timestamp past 2^31 threw this method's optimised code away.
+      this.time[0] = view.getUint32(start + 2, true);
+    } else {
       this.reader.reset(buf, start + 2, timeBytes);
-      this.t = this.reader.u(timeBytes);
+      this.time[0] = this.reader.u(timeBytes);
     }
     this.lineLength = (head >>> 16) & 0xff;
     if ((head & FOUND) === 0) rows[row] = head | FOUND;

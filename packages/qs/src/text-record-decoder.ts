@@ -73,7 +73,8 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    * come once never come again, and would push out those that do.
    */
   private lineSlot = -1;
-  private lineT = -1;
+  /** (In a Float64Array for the reason given at SameFrameLines.time.) */
+  private readonly lineT = new Float64Array(1);
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
   private missedParts: LineParts | undefined;
@@ -110,7 +111,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    */
   private sameFrameLine(out: TextBlocks, lineAt: number, id: number, raw: Uint8Array): DecodedRecord {
     const frames = this.sameFrames;
-    this.beginLine(out, LINE_ROOM, frames.t);
+    this.beginLine(out, LINE_ROOM, frames.time[0]);
     out.copyWords(frames.rows, lineAt, frames.lineLength);
     out.endLine();
     this.lineStart = -1;
@@ -126,7 +127,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       start,
       len,
       // Checked here: a timestamp past 2^31 handed to a call that is not inlined is boxed.
-      timeBytesOf(this.r, buf, start, len, this.lineT, this.config.timeSize),
+      timeBytesOf(this.r, buf, start, len, this.lineT[0], this.config.timeSize),
       this.lineStamp,
       this.lineWords,
       lineAt,
@@ -175,7 +176,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       out.copyWords(this.lineWords, slot * (LINE_ROOM / 4), this.lineLengths[slot]);
       out.endLine();
       this.lineSlot = slot;
-      this.lineT = t;
+      this.lineT[0] = t;
       return true;
     }
     // Not there: the slot is this line's from now on, its bytes kept once written (by `done`).

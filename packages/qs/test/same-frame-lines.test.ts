@@ -144,7 +144,7 @@ describe('SameFrameLines', () => {
     const again = frame(8, [...le(0xfffffffe, 4), 1, 2, 3, 4, 5]);
     const at = kept.find(again, 0, frameLength(again), 7);
     expect(at).toBeGreaterThanOrEqual(0);
-    expect(kept.t).toBe(0xfffffffe);
+    expect(kept.time[0]).toBe(0xfffffffe);
     expect(kept.lineLength).toBe(8);
     expect(Array.from(kept.rows.subarray(at, at + 2))).toEqual(Array.from(lines));
     // Another byte differs, or one more byte: not found.
@@ -168,7 +168,7 @@ describe('SameFrameLines', () => {
     const entry = frame(1, [1, 2, 3, 4, 5, 6, 7, 8]);
     kept.keep(entry, 0, frameLength(entry), timeBytesOf(reader, entry, 0, frameLength(entry), -1, 4), 1, lines, 0, 8);
     expect(kept.find(entry, 0, frameLength(entry), 1)).toBeGreaterThanOrEqual(0);
-    expect(kept.t).toBe(-1);
+    expect(kept.time[0]).toBe(-1);
   });
 
   it("neither keeps nor finds a frame that ends too near its buffer's end to read its last word whole", () => {

@@ -2,6 +2,8 @@
  * `tracehub decode --protocol qs` as a whole command next to qspy 7.4 (`QSPY=/path/to/qspy`, or
  * `qspy` on PATH), output to /dev/null, on two captures unpacked once into the temp folder:
  * - big_stress.qs (shared/bench/qs/big_stress.qs.gz, 37 MB): a stress test, mostly user records;
+ * - dpp_steady.qs: a real application's steady state (26 MB): the DPP example's dictionaries
+ *   once, then its traffic over and over (dppSteadyState);
  * - dpp_mix.qs: the captures of shared/fixtures/qs end to end, repeated to 33 MB: the records
  *   of real QP applications (dispatches, posts, transitions, time events, dictionaries), with
  *   their gaps and bad frames;
@@ -29,6 +31,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { encodeFrame, QS_STATE_RECORD_IDS, QsDeframer, QsRecordId } from '@tracehub/qs';
 
 const repo = fileURLToPath(new URL('../../../../', import.meta.url));
 const shared = process.env.TRACEHUB_SHARED ?? resolve(repo, '..', 'shared');
@@ -61,6 +64,56 @@ function fixtureMix(bytes: number): Uint8Array {
     .sort();
   const once = Buffer.concat(names.map((f) => readFileSync(join(dir, f))));
   return Buffer.concat(Array.from({ length: Math.ceil(bytes / once.length) }, () => once));
+}
+
+/** QP 7.4 records that carry no timestamp: state entry, exit and initial transition, unhandled, automatic disarm. */
+const UNSTAMPED: ReadonlySet<number> = new Set([
+  QsRecordId.QS_QEP_STATE_ENTRY,
+  QsRecordId.QS_QEP_STATE_EXIT,
+  QsRecordId.QS_QEP_STATE_INIT,
+  QsRecordId.QS_QEP_UNHANDLED,
+  QsRecordId.QS_QF_TIMEEVT_AUTO_DISARM,
+]);
+
+/**
+ * A real application's steady state, made from shared/fixtures/qs/dpp_posix.qs (the QP/C DPP
+ * example on POSIX): its target info and dictionaries once, then its PHILO/TABLE/time-event
+ * traffic after them over and over to at least `bytes`, each frame framed again with the next
+ * sequence number and each timestamp moved on by the traffic's span, so that the stream reads as
+ * one long run (no gaps, timestamps that only grow, wrapping at 2^32 as a target's do).
+ */
+function dppSteadyState(bytes: number): Uint8Array {
+  const frames: Uint8Array[] = [];
+  new QsDeframer({
+    frame: (buf, start, len) => frames.push(buf.slice(start, start + len)),
+    frameError: () => {},
+  }).push(readFileSync(join(shared, 'fixtures', 'qs', 'dpp_posix.qs')));
+  const setup: ReadonlySet<number> = new Set(QS_STATE_RECORD_IDS);
+  let setupEnd = 0;
+  frames.forEach((f, i) => {
+    if (setup.has(f[1])) setupEnd = i + 1;
+  });
+  // QF_RUN comes once, when the application starts.
+  const traffic = frames.slice(setupEnd).filter((f) => f[1] !== QsRecordId.QS_QF_RUN);
+  const stamped = traffic.filter((f) => !UNSTAMPED.has(f[1]));
+  const timeOf = (f: Uint8Array) => f[2] | (f[3] << 8) | (f[4] << 16) | (f[5] * 2 ** 24);
+  const span = Math.max(...stamped.map(timeOf)) - Math.min(...stamped.map(timeOf)) + 1000;
+  const out: Uint8Array[] = [];
+  let length = 0;
+  let seq = 0;
+  const add = (f: Uint8Array, shift: number) => {
+    const payload = f.slice(2, f.length - 1);
+    if (shift !== 0) new DataView(payload.buffer).setUint32(0, (timeOf(f) + shift) % 2 ** 32, true);
+    seq = (seq + 1) & 0xff;
+    const frame = encodeFrame(seq, f[1], payload);
+    out.push(frame);
+    length += frame.length;
+  };
+  for (const f of frames.slice(0, setupEnd)) add(f, 0);
+  for (let round = 0; length < bytes; round++) {
+    for (const f of traffic) add(f, UNSTAMPED.has(f[1]) ? 0 : round * span);
+  }
+  return Buffer.concat(out);
 }
 
 /** Runs a command under /usr/bin/time with stdout to /dev/null; its CPU, wall time and peak RSS. */
@@ -131,6 +184,7 @@ const captures = {
   'big_stress.qs': capture('big_stress.qs', () =>
     gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz'))),
   ),
+  'dpp_steady.qs': capture('dpp_steady.qs', () => dppSteadyState(26e6)),
   'dpp_mix.qs': capture('dpp_mix.qs', () => fixtureMix(32e6)),
   'big_stress_x3.qs': capture('big_stress_x3.qs', () => {
     const once = gunzipSync(readFileSync(join(shared, 'bench', 'qs', 'big_stress.qs.gz')));
