@@ -136,8 +136,8 @@ async function main(): Promise<void> {
       const disk = Object.fromEntries(sizes.map((r) => [r.parent as string, Number(r.bytes)]));
       const diskTotal = Object.values(disk).reduce((a, b) => a + b, 0);
       process.stdout.write(
-        `Postgres bytes per record: ${(diskTotal / stored).toFixed(1)} (${Object.entries(disk)
-          .map(([name, bytes]) => `${name} ${(bytes / stored).toFixed(1)}`)
+        `Postgres bytes per record: ${(diskTotal / stored).toFixed(2)} (${Object.entries(disk)
+          .map(([name, bytes]) => `${name} ${(bytes / stored).toFixed(2)}`)
           .join(', ')})\n`,
       );
       process.stdout.write(

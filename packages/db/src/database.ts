@@ -1,4 +1,4 @@
-import type { RecordsDigest, RecordsValues, StateChange } from '@tracehub/contracts';
+import type { RecordsValues, StateChange } from '@tracehub/contracts';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -126,7 +126,7 @@ export interface RecordBlocksTable extends RecordsValues {
   /** Per active object, the last state it entered in the block. */
   states: ColumnType<Record<string, StateChange> | null, string | null, string | null>;
   /** What a comparison of two sessions reads of the block (migration 0013); null in blocks written before. */
-  digest: ColumnType<RecordsDigest | null, string | null | undefined, string | null>;
+  digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   /** `BlockCodec` of `data`. */
   codec: number;
   /** Bytes of the records' JSON before compression. */

@@ -8,6 +8,7 @@ export {
   encodeJsonBlock,
   encodeRecordBlock,
 } from './blocks/record-block.js';
+export { decodeStoredDigest, encodeStoredDigest } from './blocks/record-digest.js';
 export { type RecordRow, recordToRow, rowToTraceRecord } from './blocks/record-row.js';
 export { connectDb, DatabaseConnectError, isDatabaseReachable } from './connect-db.js';
 export { type CreateDbOptions, createDb } from './create-db.js';

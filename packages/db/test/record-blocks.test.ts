@@ -15,6 +15,7 @@ import {
   compactRecordBlocks,
   createDb,
   type Database,
+  decodeStoredDigest,
   insertRecords,
   migrateDown,
   migrateToLatest,
@@ -298,7 +299,7 @@ describe('pieces that came as zstd frames', () => {
           .where('session', '=', 'S-FRAMES')
           .orderBy('first_seq')
           .execute()
-      ).map((b) => b.digest);
+      ).map((b) => (b.digest ? decodeStoredDigest(b.digest) : null));
     expect(await digests()).toEqual(
       Array.from({ length: 6 }, (_, i) => digestRecords(list.slice(i * 100, i * 100 + 100), stateOf)),
     );

@@ -1,5 +1,6 @@
 import { digestRecords, type RecordsDigest, stateOf, type TraceRecord } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
+import { decodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
@@ -86,7 +87,7 @@ export async function forEachSessionDigest(
         .limit(DIGESTS_PER_ROUND)
         .execute();
       for (const block of blocks) {
-        let digest = block.digest;
+        let digest = block.digest ? decodeStoredDigest(block.digest) : null;
         if (!digest) {
           if (!block.data) throw new Error(`record block ${block.id} has neither a digest nor records`);
           digest = digestRecords(blockRecords({ ...block, data: block.data }, budget), stateOf);

@@ -1,6 +1,7 @@
 import { mergeSummaries, type RecordsSummary } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import { encodeJsonBlock, recordBlockJsonInside } from '../blocks/record-block.js';
+import { decodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database, RecordBlockRow } from '../database.js';
 import { insertRecordBlocks, MAX_BLOCK_SPAN_NS } from './record-blocks.js';
 
@@ -49,7 +50,7 @@ function summaryOfRow(b: SummaryColumns): RecordsSummary {
     channels: b.channels,
     states: b.states,
     dictionary: [],
-    digest: b.digest,
+    digest: b.digest ? decodeStoredDigest(b.digest) : null,
     targetInfo: null,
   };
 }

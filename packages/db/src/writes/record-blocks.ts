@@ -14,6 +14,7 @@ import {
   encodeJsonBlock,
   encodeRecordBlock,
 } from '../blocks/record-block.js';
+import { encodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database } from '../database.js';
 import type { SessionCounts } from './sessions.js';
 
@@ -342,7 +343,7 @@ function recordBlockRow(b: EncodedRecordBlock) {
     prios: m.prios,
     channels: m.channels,
     states: m.states === null ? null : JSON.stringify(m.states),
-    digest: m.digest ? JSON.stringify(m.digest) : null,
+    digest: m.digest ? encodeStoredDigest(m.digest) : null,
     codec: b.codec,
     byte_count: b.byteCount,
     data: b.data,
