@@ -1,5 +1,7 @@
+import { type MachineTallies, machineTalliesOf, mergeMachineTallies } from './machine-tally.js';
 import type { TraceRecord } from './record.js';
 import { RecordName } from './record-names.js';
+import { mergeTargetIndexes, type TargetIndex, targetIndexOf } from './target-index.js';
 
 /**
  * What a run of records of one session holds, in the form a stored block's summary row keeps
@@ -29,6 +31,10 @@ export interface RecordsSummary extends RecordsValues {
   dictionary: DictionaryEntry[];
   /** The latest target-info record's fields, with its seq. */
   targetInfo: { seq: number; fields: Record<string, unknown> } | null;
+  /** Where the records lie on the target's clock, per record (absent: the publisher made none). */
+  target?: TargetIndex;
+  /** The QEP records' state machines, counted (null: none; absent: the publisher made none). */
+  machines?: MachineTallies | null;
 }
 
 /**
@@ -196,6 +202,8 @@ export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummar
     states,
     dictionary: [...dictionary.values()],
     targetInfo,
+    target: targetIndexOf(records),
+    machines: machineTalliesOf(records),
   };
 }
 
@@ -253,5 +261,8 @@ export function mergeSummaries(a: RecordsSummary, b: RecordsSummary): RecordsSum
       : !a.targetInfo || a.targetInfo.seq < b.targetInfo.seq
         ? b.targetInfo
         : a.targetInfo,
+    target: a.target && b.target ? mergeTargetIndexes(a.target, b.target) : undefined,
+    machines:
+      a.machines === undefined || b.machines === undefined ? undefined : mergeMachineTallies(a.machines, b.machines),
   };
 }

@@ -99,6 +99,16 @@ export {
   type TargetWindowOptions,
 } from './queries/target-time.js';
 export {
+  forEachTargetPoint,
+  sessionTargetTimeline,
+  type TargetLaneCounts,
+  type TargetPoint,
+  type TargetTimeline,
+  type TargetTimelineItem,
+  type TargetTimelineOptions,
+  type TargetWindow,
+} from './queries/target-timeline.js';
+export {
   type TimelineBucket,
   type TimelineCounts,
   type TimelineItem,

@@ -10,6 +10,7 @@ import * as sessionLinkSettings from './0008-session-link-settings.js';
 import * as reporterEndpoints from './0009-reporter-endpoints.js';
 import * as recordLosses from './0010-record-losses.js';
 import * as watchRulesAlerts from './0011-watch-rules-alerts.js';
+import * as blockTargetTime from './0012-block-target-time.js';
 
 /**
  * Every migration, by name; Kysely runs them in name order. Add a new one as the next
@@ -27,6 +28,7 @@ export const migrations: Record<string, Migration> = {
   '0009-reporter-endpoints': reporterEndpoints,
   '0010-record-losses': recordLosses,
   '0011-watch-rules-alerts': watchRulesAlerts,
+  '0012-block-target-time': blockTargetTime,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -2,9 +2,9 @@ import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
-import { forEachSessionRecord } from './session-blocks.js';
 import { blocksHoldingAfter } from './session-records.js';
 import { inOneSnapshot } from './snapshot.js';
+import { forEachTargetPoint, sessionRecordsAt } from './target-timeline.js';
 
 /** Blocks read per statement (as the other session readers). */
 const BLOCKS_PER_ROUND = 32;
@@ -25,42 +25,47 @@ export interface TargetSegment {
 
 /**
  * The target segments of a session, from every record's `targetTime` (records stored without
- * one are counted in `untimed`). Reads all the session's blocks within `budget`.
+ * one are counted in `untimed`). Reads the blocks' target indexes (decoding, within `budget`,
+ * only blocks written before blocks had one) and the few blocks holding each segment's first
+ * and last records, for their host times.
  */
 export async function sessionTargetSegments(
   db: Kysely<Database>,
   session: string,
   options: { budget: ScanBudget },
 ): Promise<{ segments: TargetSegment[]; untimed: number }> {
-  const segments: TargetSegment[] = [];
+  const segments: Array<Omit<TargetSegment, 'firstTicks' | 'lastTicks' | 'firstHostNs' | 'lastHostNs'>> = [];
   let untimed = 0;
-  await forEachSessionRecord(db, session, options.budget, (r) => {
-    const ticks = targetTimeOf(r);
-    if (ticks === undefined) {
+  await forEachTargetPoint(db, session, undefined, options.budget, (p) => {
+    if (p.segment < 0) {
       untimed++;
       return;
     }
-    const segment = r.targetSegment ?? 0;
     let s = segments[segments.length - 1];
-    if (s === undefined || s.segment !== segment) {
-      s = {
-        segment,
-        records: 0,
-        firstSeq: r.seq,
-        lastSeq: r.seq,
-        firstTicks: ticks,
-        lastTicks: ticks,
-        firstHostNs: r.hostNs,
-        lastHostNs: r.hostNs,
-      };
+    if (s === undefined || s.segment !== p.segment) {
+      s = { segment: p.segment, records: 0, firstSeq: p.seq, lastSeq: p.seq };
       segments.push(s);
     }
     s.records++;
-    s.lastSeq = r.seq;
-    s.lastTicks = ticks;
-    s.lastHostNs = r.hostNs;
+    s.lastSeq = p.seq;
   });
-  return { segments, untimed };
+  // Ticks and host times exactly as the records say them (an index's times are doubles).
+  const ends = [...new Set(segments.flatMap((s) => [s.firstSeq, s.lastSeq]))].sort((a, b) => a - b);
+  const bySeq = new Map((await sessionRecordsAt(db, session, ends, options.budget)).map((r) => [r.seq, r]));
+  return {
+    untimed,
+    segments: segments.map((s) => {
+      const first = bySeq.get(s.firstSeq)!;
+      const last = bySeq.get(s.lastSeq)!;
+      return {
+        ...s,
+        firstTicks: targetTimeOf(first)!,
+        lastTicks: targetTimeOf(last)!,
+        firstHostNs: first.hostNs,
+        lastHostNs: last.hostNs,
+      };
+    }),
+  };
 }
 
 export interface TargetWindowOptions {
