@@ -265,6 +265,7 @@ describe('a database filled by the first versions', () => {
         '0009-reporter-endpoints',
         '0010-record-losses',
         '0011-watch-rules-alerts',
+        '0012-block-target-time',
       ]);
 
       // Sessions, newest first, with what each migration added at its default.
