@@ -103,6 +103,7 @@ export {
   sessionTargetTimeline,
   type TargetLaneCounts,
   type TargetPoint,
+  type TargetPointVisitor,
   type TargetTimeline,
   type TargetTimelineItem,
   type TargetTimelineOptions,

@@ -36,18 +36,18 @@ export async function sessionTargetSegments(
 ): Promise<{ segments: TargetSegment[]; untimed: number }> {
   const segments: Array<Omit<TargetSegment, 'firstTicks' | 'lastTicks' | 'firstHostNs' | 'lastHostNs'>> = [];
   let untimed = 0;
-  await forEachTargetPoint(db, session, undefined, options.budget, (p) => {
-    if (p.segment < 0) {
+  await forEachTargetPoint(db, session, undefined, options.budget, (seq, _track, _error, segment) => {
+    if (segment < 0) {
       untimed++;
       return;
     }
     let s = segments[segments.length - 1];
-    if (s === undefined || s.segment !== p.segment) {
-      s = { segment: p.segment, records: 0, firstSeq: p.seq, lastSeq: p.seq };
+    if (s === undefined || s.segment !== segment) {
+      s = { segment, records: 0, firstSeq: seq, lastSeq: seq };
       segments.push(s);
     }
     s.records++;
-    s.lastSeq = p.seq;
+    s.lastSeq = seq;
   });
   // Ticks and host times exactly as the records say them (an index's times are doubles).
   const ends = [...new Set(segments.flatMap((s) => [s.firstSeq, s.lastSeq]))].sort((a, b) => a - b);

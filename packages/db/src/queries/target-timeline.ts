@@ -69,6 +69,15 @@ function indexRows(db: Kysely<Database>, session: string, w: TargetWindow | unde
     .execute();
 }
 
+/** Visits a record's `TargetPoint` as arguments (a million objects cost more than their counting). */
+export type TargetPointVisitor = (
+  seq: number,
+  track: string | null,
+  error: boolean,
+  segment: TargetPoint['segment'],
+  time: number,
+) => void;
+
 /**
  * Gives `visit` every record of a session's blocks that may hold records of `w` (all, without
  * it) as a `TargetPoint`, in seq order, on one snapshot. Blocks with a target index are read
@@ -79,7 +88,7 @@ export async function forEachTargetPoint(
   session: string,
   w: TargetWindow | undefined,
   budget: ScanBudget,
-  visit: (p: TargetPoint) => void,
+  visit: TargetPointVisitor,
 ): Promise<void> {
   await inOneSnapshot(db, async (snapshot) => {
     let after = -1n;
@@ -103,7 +112,7 @@ export async function forEachTargetPoint(
           for (const block of data) {
             for (const r of blockRecords(block, budget)) {
               const e = targetEntryOf(r, 0);
-              visit({ seq: r.seq, track: trackOf(r), error: e.error, segment: e.segment, time: Number(e.time) });
+              visit(r.seq, trackOf(r), e.error, e.segment, Number(e.time));
             }
           }
         }
@@ -118,7 +127,7 @@ export async function forEachTargetPoint(
         await flushUnindexed();
         let seq = Number(row.first_seq);
         visitTargetIndex(row.target_index, (lane, error, segment, time) => {
-          visit({ seq: seq++, track: lanes[lane] ?? null, error, segment, time });
+          visit(seq++, lanes[lane] ?? null, error, segment, time);
         });
       }
       await flushUnindexed();
@@ -238,8 +247,8 @@ export async function sessionTargetTimeline(
     session,
     { segment, fromTicks: options.fromTicks, toTicks: options.toTicks },
     budget,
-    (p) => {
-      if (p.segment !== segment || (from !== undefined && p.time < from) || (to !== undefined && p.time >= to)) return;
+    (seq, track, error, pointSegment, time) => {
+      if (pointSegment !== segment || (from !== undefined && time < from) || (to !== undefined && time >= to)) return;
       if (n === seqs.length) {
         const grow = <T extends Float64Array | Int32Array | Uint8Array>(a: T, make: (l: number) => T): T => {
           const b = make(a.length * 2);
@@ -251,16 +260,16 @@ export async function sessionTargetTimeline(
         lanes = grow(lanes, (l) => new Int32Array(l));
         errorsAt = grow(errorsAt, (l) => new Uint8Array(l));
       }
-      let id = trackIds.get(p.track);
+      let id = trackIds.get(track);
       if (id === undefined) {
         id = tracks.length;
-        tracks.push(p.track);
-        trackIds.set(p.track, id);
+        tracks.push(track);
+        trackIds.set(track, id);
       }
-      seqs[n] = p.seq;
-      times[n] = p.time;
+      seqs[n] = seq;
+      times[n] = time;
       lanes[n] = id;
-      errorsAt[n] = p.error ? 1 : 0;
+      errorsAt[n] = error ? 1 : 0;
       n++;
     },
   );

@@ -153,15 +153,16 @@ export function timelinePage(root: HTMLElement, params: URLSearchParams): () => 
       let target: TargetAxis | undefined;
       let t: Timeline;
       if (onTarget) {
-        targetSession ??= await getJson<Session>(`/sessions/${encodeURIComponent(sessions[0])}`, mine.signal);
         q.delete('session');
         q.set('segment', String(segment));
-        const r = await getJson<TargetTimelineReply>(
-          `/sessions/${encodeURIComponent(sessions[0])}/target-timeline?${q}`,
-          mine.signal,
-        );
+        const id = encodeURIComponent(sessions[0]);
+        const [about, r] = await Promise.all([
+          targetSession ?? getJson<Session>(`/sessions/${id}`, mine.signal),
+          getJson<TargetTimelineReply>(`/sessions/${id}/target-timeline?${q}`, mine.signal),
+        ]);
+        targetSession = about;
         target = { segment, tickRate: r.tickRate };
-        t = asTimeline(targetSession, r);
+        t = asTimeline(about, r);
       } else {
         t = await getJson<Timeline>(`/timeline?${q}`, mine.signal);
       }
