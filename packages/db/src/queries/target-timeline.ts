@@ -288,23 +288,28 @@ export async function sessionTargetTimeline(
   const bucketTicks = span <= 0n ? 1n : (span + BigInt(buckets) - 1n) / BigInt(buckets);
   const origin = Number(fromTicks);
   const width = Number(bucketTicks);
-  // Per lane, records and errors per bucket.
-  const counts = tracks.map(() => new Map<number, { records: number; errors: number }>());
+  // Per lane, records and errors per bucket (a time is before `toTicks`, so in the last bucket at most).
+  const slices = Math.max(1, Math.ceil(Number(span) / width));
+  const counts = tracks.map(() => ({ records: new Int32Array(slices), errors: new Int32Array(slices) }));
   const laneTotals = tracks.map(() => ({ records: 0, errors: 0 }));
   let errors = 0;
   for (let i = 0; i < n; i++) {
-    const bucket = Math.floor((times[i] - origin) / width);
+    const bucket = Math.min(slices - 1, Math.floor((times[i] - origin) / width));
     const lane = lanes[i];
-    let c = counts[lane].get(bucket);
-    if (!c) counts[lane].set(bucket, (c = { records: 0, errors: 0 }));
-    c.records++;
+    counts[lane].records[bucket]++;
     laneTotals[lane].records++;
     if (errorsAt[i]) {
-      c.errors++;
+      counts[lane].errors[bucket]++;
       laneTotals[lane].errors++;
       errors++;
     }
   }
+  const slicesOf = ({ records, errors }: { records: Int32Array; errors: Int32Array }) => {
+    const out: TargetLaneCounts['buckets'] = [];
+    for (let b = 0; b < records.length; b++)
+      if (records[b] > 0) out.push({ bucket: b, records: records[b], errors: errors[b] });
+    return out;
+  };
   let items: TargetTimelineItem[] | null = null;
   if (n <= detail) {
     const wanted = Array.from(seqs.subarray(0, n));
@@ -331,7 +336,7 @@ export async function sessionTargetTimeline(
       .map((track, i) => ({
         track,
         ...laneTotals[i],
-        buckets: [...counts[i]].sort((a, b) => a[0] - b[0]).map(([bucket, c]) => ({ bucket, ...c })),
+        buckets: slicesOf(counts[i]),
       }))
       .sort((a, b) =>
         a.track === b.track ? 0 : a.track === null ? -1 : b.track === null ? 1 : a.track < b.track ? -1 : 1,
