@@ -8,7 +8,8 @@
  *   npm run bench:target-views -w tests      (needs `npm run build`, DATABASE_URL and NATS_URL)
  *
  * Prints wall and CPU time (of this process, which runs the api in-process: Postgres's own
- * time shows in the wall time only) of each request, best of three, and writes
+ * time shows in the wall time only) of each request, best of three (and the first's wall time:
+ * the first view of a session after the api started), and writes
  * test-output/bench/target-views.json.
  */
 import { buildApp } from '@tracehub/api';
@@ -27,9 +28,10 @@ process.stdout.write(`big_stress: ${big.records} records stored in ${storeSecond
 const app = await buildApp({ db: backends.db, bus: backends.bus, settings: testApiSettings() });
 await app.ready();
 
-/** `GET path`, best of three: wall and CPU ms, and the answer. */
-async function timed<T>(path: string): Promise<{ body: T; wallMs: number; cpuMs: number }> {
+/** `GET path`, best of three: wall and CPU ms, the first one's wall ms, and the answer. */
+async function timed<T>(path: string): Promise<{ body: T; wallMs: number; cpuMs: number; firstMs: number }> {
   let best: { body: T; wallMs: number; cpuMs: number } | undefined;
+  let firstMs = 0;
   for (let i = 0; i < 3; i++) {
     const cpu = process.cpuUsage();
     const t0 = performance.now();
@@ -38,17 +40,24 @@ async function timed<T>(path: string): Promise<{ body: T; wallMs: number; cpuMs:
     const used = process.cpuUsage(cpu);
     if (res.statusCode !== 200) throw new Error(`${path}: ${res.statusCode} ${res.body}`);
     const run = { body: res.json() as T, wallMs, cpuMs: (used.user + used.system) / 1000 };
+    if (i === 0) firstMs = wallMs;
     if (!best || run.wallMs < best.wallMs) best = run;
   }
-  return best!;
+  return { ...best!, firstMs };
 }
 
 const figures: Record<string, unknown> = { records: big.records, store_seconds: storeSeconds };
 try {
   const s = big.session;
-  const report = (name: string, t: { wallMs: number; cpuMs: number }, note = '') => {
-    figures[name] = { wall_ms: Math.round(t.wallMs), cpu_ms: Math.round(t.cpuMs) };
-    process.stdout.write(`${name}: ${t.wallMs.toFixed(0)} ms wall, ${t.cpuMs.toFixed(0)} ms CPU${note}\n`);
+  const report = (name: string, t: { wallMs: number; cpuMs: number; firstMs: number }, note = '') => {
+    figures[name] = {
+      wall_ms: Math.round(t.wallMs),
+      cpu_ms: Math.round(t.cpuMs),
+      first_wall_ms: Math.round(t.firstMs),
+    };
+    process.stdout.write(
+      `${name}: ${t.wallMs.toFixed(0)} ms wall, ${t.cpuMs.toFixed(0)} ms CPU (first ${t.firstMs.toFixed(0)} ms wall)${note}\n`,
+    );
   };
   const segments = await timed<SessionTargetTime>(`/sessions/${s}/target-time`);
   report('target_time', segments, ` (${segments.body.segments.length} segment(s), ${segments.body.untimed} untimed)`);
