@@ -83,8 +83,8 @@ export interface TargetWindowOptions {
  * A page of a session's records in a window of target time of one segment, in seq order
  * (which is target-time order within a segment: its time only grows). Reads the session's
  * blocks in seq order from `afterSeq` and stops at the first record past the window, so a
- * window early in a session reads little; block summaries keep no target time to skip blocks
- * before the window by.
+ * window early in a session reads little; it does not yet skip the blocks before the window by
+ * their target-time summary columns, as `sessionTargetTimeline` does.
  */
 export async function sessionTargetWindow(
   db: Kysely<Database>,
