@@ -27,6 +27,7 @@ import {
   sessionRecordsPage,
   sessionStateMachines,
   sessionTargetTimeline,
+  sessionTargetWindow,
   storeRecords,
   timelineStateChanges,
 } from '../src/index.js';
@@ -239,6 +240,22 @@ describe('records in blocks', () => {
       lanes.set(lane, (lanes.get(lane) ?? 0) + 1);
     }
     expect(new Map(timelineAfter.lanes.map((l) => [l.track, l.records]))).toEqual(lanes);
+  });
+
+  it('reads a window of target time from the blocks that reach it, skipping those before it', async () => {
+    const blocks = await db.selectFrom('record_blocks').select('id').where('session', '=', 'S-A').execute();
+    expect(blocks.length).toBeGreaterThan(1);
+    const budget = new ScanBudget();
+    // S-A's records are stamped seq × 100: the window holds seqs 2900 to 2904, in its last block.
+    const page = await sessionTargetWindow(db, 'S-A', {
+      segment: 0,
+      fromTicks: 290_000n,
+      toTicks: 290_500n,
+      limit: 10,
+      budget,
+    });
+    expect(page.records.map((r) => r.seq)).toEqual([2900, 2901, 2902, 2903, 2904]);
+    expect(budget.blocks).toBe(1);
   });
 
   it('gives the last state of each object before a timeline window from block summaries', async () => {

@@ -57,7 +57,7 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
     sessionScanRoute({
       summary: "A session's records in a window of target time",
       description:
-        "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from its start (or `afterSeq`) to the end of the window; past `API_SCAN_LIMIT_MB` it is a 422.",
+        "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from `afterSeq` to the end of the window, skipping those whose target-time summary puts them before it; past `API_SCAN_LIMIT_MB` it is a 422.",
       querystring: TargetRecordsQuery,
       reply: TargetRecordsPage,
     }),

@@ -2,7 +2,6 @@ import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
-import { blocksHoldingAfter } from './session-records.js';
 import { inOneSnapshot } from './snapshot.js';
 import { forEachTargetPoint, sessionRecordsAt } from './target-timeline.js';
 
@@ -83,8 +82,8 @@ export interface TargetWindowOptions {
  * A page of a session's records in a window of target time of one segment, in seq order
  * (which is target-time order within a segment: its time only grows). Reads the session's
  * blocks in seq order from `afterSeq` and stops at the first record past the window, so a
- * window early in a session reads little; it does not yet skip the blocks before the window by
- * their target-time summary columns, as `sessionTargetTimeline` does.
+ * window early in a session reads little, and skips the blocks before the window by their
+ * target-time summary (migration 0012; blocks written before it are read).
  */
 export async function sessionTargetWindow(
   db: Kysely<Database>,
@@ -96,7 +95,7 @@ export async function sessionTargetWindow(
   return inOneSnapshot(db, async (snapshot) => {
     let after = options.afterSeq ?? -1;
     for (;;) {
-      const blocks = await blocksHoldingAfter(snapshot, session, after, BLOCKS_PER_ROUND);
+      const blocks = await blocksOfWindowAfter(snapshot, session, options, after);
       for (const block of blocks) {
         for (const r of blockRecords(block, budget)) {
           const ticks = targetTimeOf(r);
@@ -114,4 +113,44 @@ export async function sessionTargetWindow(
       after = Math.max(after, Number(blocks[blocks.length - 1].last_seq));
     }
   });
+}
+
+/**
+ * Up to a round of a session's blocks after seq `after`, in seq order, leaving out those whose
+ * summary says they end before the window: no timed record, all in earlier segments, or all in
+ * the window's segment before its start.
+ */
+function blocksOfWindowAfter(
+  db: Kysely<Database>,
+  session: string,
+  { segment, fromTicks }: Pick<TargetWindowOptions, 'segment' | 'fromTicks'>,
+  after: number,
+) {
+  return db
+    .selectFrom('record_blocks')
+    .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+    .where('session', '=', session)
+    .where('last_seq', '>', BigInt(after))
+    .where((eb) =>
+      eb.or([
+        eb('target_index', 'is', null),
+        eb.and([
+          eb('target_last_segment', '>=', segment),
+          ...(fromTicks === undefined
+            ? []
+            : [
+                eb.not(
+                  eb.and([
+                    eb('target_first_segment', '=', segment),
+                    eb('target_last_segment', '=', segment),
+                    eb('max_target_time', '<', fromTicks.toString()),
+                  ]),
+                ),
+              ]),
+        ]),
+      ]),
+    )
+    .orderBy('first_seq')
+    .limit(BLOCKS_PER_ROUND)
+    .execute();
 }
