@@ -43,6 +43,7 @@ import {
   SessionsPage,
   SessionTargetTime,
   TargetRecordsPage,
+  TargetTimelineReply,
   Timeline,
 } from '@tracehub/api-contract';
 import { ProblemSchema } from '@tracehub/contracts';
@@ -171,6 +172,14 @@ describe('every reply of the api fits the shared contract', () => {
       url: `/sessions/${session}/target-records?limit=20`,
     });
     expect(targetRecords.records).toHaveLength(20);
+    const targetTimeline = await expectReply('/sessions/{id}/target-timeline', TargetTimelineReply, {
+      url: `/sessions/${session}/target-timeline?buckets=10`,
+    });
+    expect(targetTimeline.lanes.length).toBeGreaterThan(0);
+    const targetDetail = await expectReply('/sessions/{id}/target-timeline', TargetTimelineReply, {
+      url: `/sessions/${session}/target-timeline?from=${targetTimeline.fromTicks}&to=${BigInt(targetTimeline.fromTicks!) + 1000n}`,
+    });
+    expect(targetDetail.items).not.toBeNull();
     await expectReply('/sessions/{id}/series', SeriesReply, {
       url: `/sessions/${session}/series?series=QS_QF_TIMEEVT_ARM:ctr&columns=10`,
     });

@@ -1,6 +1,9 @@
 // The Perfetto (Chrome JSON trace) export of a real capture, checked against qspy's text of it.
+import { readFileSync } from 'node:fs';
+import { upsertLink } from '@tracehub/db';
 import { qspyLines, T0 } from '@tracehub/tests/support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixturePath } from '../support/paths.js';
 import { storeQsFixture } from '../support/qs-fixture-session.js';
 import { type TestApi, testApi } from '../support/test-api.js';
 import { READ_TOKEN } from './fixture-data.js';
@@ -22,6 +25,17 @@ beforeAll(async () => {
   api = await testApi('perfetto');
   const { db } = api;
   await storeQsFixture(db, 'dpp_qv', { rig: 'rig17', link: 'uart0', session: 's-dpp', startNs: T0 });
+  // 2-byte stamps that wrap, sent twice as a target that resets and runs again, on a link
+  // whose tick rate is known (the fmt app's POSIX port: 100 ns).
+  const capture = readFileSync(fixturePath('qs', 'fmt_v32s.qs'));
+  await storeQsFixture(db, 'fmt_v32s', {
+    rig: 'rig17',
+    link: 'uart1',
+    session: 's-reset',
+    startNs: T0,
+    bytes: new Uint8Array(Buffer.concat([capture, capture])),
+  });
+  await upsertLink(db, { rig: 'rig17', name: 'uart1', protocol: 'qs', settings: { tickRate: 10_000_000 } });
 });
 
 afterAll(() => api?.close());
@@ -83,5 +97,35 @@ describe('perfetto export', () => {
     expect(dispatches).toHaveLength(lines.filter((l) => l.what === 'Disp===>').length);
     // Counters: the event pool's free blocks.
     expect(events.some((e) => e.ph === 'C' && e.name === 'EvtPool1 free')).toBe(true);
+  });
+
+  it('places events at the target time in real µs: stamps unwrapped, a reset after the run before it', async () => {
+    const res = await api.app.inject({
+      url: '/api/v1/sessions/s-reset/export?format=perfetto',
+      headers: { authorization: `Bearer ${READ_TOKEN}` },
+    });
+    expect(res.statusCode).toBe(200);
+    const events = (JSON.parse(res.body) as { traceEvents: TraceEvent[] }).traceEvents;
+    // The stamps qspy printed, unwrapped as a 16-bit counter; the second run starts just after the first.
+    const printed = qspyLines('fmt_v32s')
+      .map((line) => /^(\d{10}) /.exec(line))
+      .filter((m) => m !== null)
+      .map((m) => BigInt(m[1]));
+    const unwrapped = printed.map((_, i) => {
+      let t = printed[0];
+      for (let j = 1; j <= i; j++) t += (printed[j] - printed[j - 1] + 0x10000n) % 0x10000n;
+      return t;
+    });
+    expect(unwrapped[unwrapped.length - 1]).toBeGreaterThan(0xffffn);
+    const offset = unwrapped[unwrapped.length - 1] + 1n - unwrapped[0];
+    const us = (ticks: bigint) => Number(ticks) * (1e6 / 10_000_000);
+    const expected = new Set([...unwrapped.map(us), ...unwrapped.map((t) => us(t + offset))]);
+    // Events on the target's clock (records before the first stamp are at their host time, 1e15 µs and more).
+    const timed = events.filter((e) => e.ph === 'i' && e.ts! < 1e12);
+    expect(timed.length).toBeGreaterThan(10);
+    for (const e of timed) expect(expected.has(e.ts!), String(e.ts)).toBe(true);
+    for (let i = 1; i < timed.length; i++) expect(timed[i].ts!).toBeGreaterThanOrEqual(timed[i - 1].ts!);
+    expect(timed.some((e) => e.ts! >= us(unwrapped[0] + offset))).toBe(true);
+    expect(timed.some((e) => e.ts! <= us(unwrapped[unwrapped.length - 1]))).toBe(true);
   });
 });

@@ -155,4 +155,32 @@ describe('blocks written by storage', () => {
     expect(body.counts.length).toBeGreaterThan(0);
     expect(body.counts.every((c: { difference: number }) => c.difference === 0)).toBe(true);
   });
+
+  it('keep a target index and state-machine tallies that answer as the records do', async () => {
+    const blocks = await api.db
+      .selectFrom('record_blocks')
+      .select(['target_index', 'machines', 'names'])
+      .where('session', '=', 's-bus')
+      .execute();
+    expect(blocks.every((b) => b.target_index !== null)).toBe(true);
+    expect(blocks.some((b) => b.machines !== null)).toBe(true);
+    // The timeline on target time, counted per lane from the index: as many as the records with a target time.
+    const res = await read('/api/v1/sessions/s-bus/target-timeline?detail=0&buckets=50');
+    const timeline = res.json() as { records: number; lanes: Array<{ track: string | null; records: number }> };
+    expect(Number(res.headers['x-tracehub-scanned-bytes'])).toBe(0);
+    const timed = viaStorage.filter((r) => (r.targetTime ?? r.targetTs) != null && (r.targetSegment ?? 0) === 0);
+    expect(timeline.records).toBe(timed.length);
+    const perObject = (obj: string) =>
+      timed.filter((r) => /^QS_QEP_|^QS_QF_ACTIVE_/.test(r.name) && r.qs?.obj === obj).length +
+      timed.filter((r) => r.name.startsWith('QS_QF_TIMEEVT_') && String(r.fields.ao) === obj).length;
+    const table = timeline.lanes.find((l) => l.track === 'Table_inst');
+    expect(table?.records).toBe(perObject('Table_inst'));
+    // The state machines from the tallies alone, as from the records of blocks that keep none.
+    const machines = await read('/api/v1/sessions/s-bus/state-machines');
+    expect(Number(machines.headers['x-tracehub-scanned-bytes'])).toBe(0);
+    await api.db.updateTable('record_blocks').set({ machines: null }).where('session', '=', 's-json').execute();
+    const fromRecords = await read('/api/v1/sessions/s-json/state-machines');
+    expect(Number(fromRecords.headers['x-tracehub-scanned-bytes'])).toBeGreaterThan(0);
+    expect(machines.json()).toEqual({ ...fromRecords.json(), session: 's-bus' });
+  });
 });

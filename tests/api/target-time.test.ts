@@ -4,7 +4,7 @@
 // What is expected comes from the reference qspy's text of the capture: the stamps it prints,
 // unwrapped by the spec's rule (a 16-bit counter; a stamp lower than the last one wrapped).
 import { readFileSync } from 'node:fs';
-import type { SessionTargetTime, TargetRecordsPage } from '@tracehub/api-contract';
+import type { SessionTargetTime, TargetRecordsPage, TargetTimelineReply } from '@tracehub/api-contract';
 import type { TraceRecord } from '@tracehub/contracts';
 import { upsertLink } from '@tracehub/db';
 import { T0 } from '@tracehub/tests/support';
@@ -64,6 +64,47 @@ beforeAll(async () => {
 });
 
 afterAll(() => api?.close());
+
+/** Every record of a session, from the records pages. */
+async function allRecords(session: string): Promise<TraceRecord[]> {
+  const out: TraceRecord[] = [];
+  let cursor = '';
+  for (;;) {
+    const res = await get(`/api/v1/records?session=${session}&order=asc&limit=1000${cursor}`);
+    expect(res.statusCode, res.body).toBe(200);
+    const page = res.json() as { records: TraceRecord[]; next: string | null };
+    out.push(...page.records);
+    if (page.next === null) return out;
+    cursor = `&cursor=${encodeURIComponent(page.next)}`;
+  }
+}
+
+/** The lane the timeline puts a QS record in: its active object for QEP and active-object records, a time event's AO, else the link. */
+function laneOf(r: TraceRecord): string | null {
+  if (/^QS_QEP_|^QS_QF_ACTIVE_/.test(r.name)) return r.qs?.obj ?? null;
+  if (r.name.startsWith('QS_QF_TIMEEVT_')) return r.fields.ao === undefined ? null : String(r.fields.ao);
+  return null;
+}
+
+/** Per lane, `records` by bucket of the records of `segment` in `[from, to)` cut into `buckets` slices of `width`. */
+function expectedLanes(records: TraceRecord[], segment: number, from: bigint, to: bigint, width: bigint) {
+  const lanes = new Map<string | null, Map<number, number>>();
+  for (const r of records) {
+    const ticks = r.targetTime ?? r.targetTs;
+    if (ticks === null || ticks === undefined || (r.targetSegment ?? 0) !== segment) continue;
+    const t = BigInt(ticks);
+    if (t < from || t >= to) continue;
+    const lane = laneOf(r);
+    let m = lanes.get(lane);
+    if (!m) lanes.set(lane, (m = new Map()));
+    const bucket = Number((t - from) / width);
+    m.set(bucket, (m.get(bucket) ?? 0) + 1);
+  }
+  return lanes;
+}
+
+const lanesOf = (t: TargetTimelineReply) =>
+  new Map(t.lanes.map((l) => [l.track, new Map(l.buckets.map((b) => [b.bucket, b.records]))]));
 
 describe('target time of QS records', () => {
   it('the reference wraps its 2-byte stamps, so the check below means something', () => {
@@ -148,5 +189,78 @@ describe('target time of QS records', () => {
     expect((await get('/api/v1/sessions/nope/target-time')).statusCode).toBe(404);
     const beyond = await get('/api/v1/sessions/s-reset/target-records?segment=2');
     expect((beyond.json() as TargetRecordsPage).records).toEqual([]);
+  });
+});
+
+describe('the timeline in target time', () => {
+  const timeline = async (query: string) => {
+    const res = await get(`/api/v1/sessions/s-reset/target-timeline?${query}`);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as TargetTimelineReply;
+  };
+
+  it('counts the records of each segment per lane and slice exactly, as the records say', async () => {
+    const records = await allRecords('s-reset');
+    for (const segment of [0, 1]) {
+      const t = await timeline(`segment=${segment}&buckets=7&detail=0`);
+      // The whole segment: its first unwrapped stamp to just after its last.
+      expect(t.fromTicks).toBe(String(unwrapped[0]));
+      expect(t.toTicks).toBe(String(unwrapped[unwrapped.length - 1] + 1n));
+      expect(t.items).toBeNull();
+      const width = BigInt(t.bucketTicks);
+      expect(width * 7n).toBeGreaterThanOrEqual(BigInt(t.toTicks!) - BigInt(t.fromTicks!));
+      const expected = expectedLanes(records, segment, BigInt(t.fromTicks!), BigInt(t.toTicks!), width);
+      expect(lanesOf(t)).toEqual(expected);
+      expect(t.records).toBe(
+        [...expected.values()].reduce((n, m) => n + [...m.values()].reduce((a, b) => a + b, 0), 0),
+      );
+      // More than one lane: the active objects of the capture, beside the link's own records.
+      expect(t.lanes.length).toBeGreaterThan(1);
+    }
+  });
+
+  it('zooms to a window with its records and their text, reading only the blocks in range', async () => {
+    const records = await allRecords('s-reset');
+    const [from, to] = [unwrapped[50], unwrapped[200]];
+    const t = await timeline(`segment=1&from=${from}&to=${to}&buckets=10`);
+    const inWindow = records.filter((r) => {
+      const ticks = r.targetTime ?? r.targetTs;
+      return (r.targetSegment ?? 0) === 1 && ticks != null && BigInt(ticks) >= from && BigInt(ticks) < to;
+    });
+    expect(inWindow.length).toBeGreaterThan(100);
+    expect(t.records).toBe(inWindow.length);
+    expect(t.items?.map((i) => [i.seq, i.targetTicks, i.text])).toEqual(
+      inWindow.map((r) => [r.seq, r.targetTime ?? r.targetTs, r.text]),
+    );
+    expect(lanesOf(t)).toEqual(expectedLanes(records, 1, from, to, BigInt(t.bucketTicks)));
+  });
+
+  it('counts blocks stored before blocks had a target index from their records, the same', async () => {
+    const before = await timeline('segment=0&buckets=13&detail=0');
+    const indexed = await api.db
+      .selectFrom('record_blocks')
+      .select('id')
+      .where('session', '=', 's-reset')
+      .where('target_index', 'is not', null)
+      .execute();
+    expect(indexed.length).toBeGreaterThan(0);
+    // As a block written before migration 0012 reads: no target columns at all.
+    await api.db
+      .updateTable('record_blocks')
+      .set({ target_index: null, target_lanes: null, target_first_segment: null, target_last_segment: null })
+      .where('session', '=', 's-reset')
+      .where('id', '=', indexed[0].id)
+      .execute();
+    const res = await get('/api/v1/sessions/s-reset/target-timeline?segment=0&buckets=13&detail=0');
+    expect(res.statusCode, res.body).toBe(200);
+    expect(Number(res.headers['x-tracehub-scanned-bytes'])).toBeGreaterThan(0);
+    expect(res.json()).toEqual(before);
+  });
+
+  it('refuses a window that ends before it starts, and bad counts', async () => {
+    expect((await get('/api/v1/sessions/s-reset/target-timeline?from=10&to=5')).statusCode).toBe(400);
+    expect((await get('/api/v1/sessions/s-reset/target-timeline?buckets=0')).statusCode).toBe(400);
+    expect((await get('/api/v1/sessions/s-reset/target-timeline?detail=9999')).statusCode).toBe(400);
+    expect((await get('/api/v1/sessions/nope/target-timeline')).statusCode).toBe(404);
   });
 });

@@ -68,7 +68,11 @@ export const ReporterOptionsProperties = {
   targetTicksPerMs: Type.Optional(
     Type.Object(
       { qs: Type.Optional(ticksPerMs), stp: Type.Optional(ticksPerMs), swd: Type.Optional(ticksPerMs) },
-      { additionalProperties: false, description: 'target clock ticks per millisecond, per protocol' },
+      {
+        additionalProperties: false,
+        description:
+          "target clock ticks per millisecond, per protocol; a protocol left out takes its link's `tickRate` setting / 1000, else the default (QS 10 000, STP 19 200, SWD 1)",
+      },
     ),
   ),
 };

@@ -152,3 +152,63 @@ export const SeriesReply = Type.Object({
   series: Type.Array(ValueSeries, { description: 'in the order asked for' }),
 });
 export type SeriesReply = Static<typeof SeriesReply>;
+
+/** `GET /sessions/{id}/target-timeline`: a timeline of one target segment. */
+export const TargetTimelineQuery = Type.Object({
+  ...targetWindow(
+    "start of the window (inclusive), in `unit`; default: the segment's first record",
+    "end of the window (exclusive), in `unit`; default: just after the segment's last record",
+  ),
+  buckets: Type.Integer({ minimum: 1, maximum: 10_000, default: 1000, description: 'equal slices of the window' }),
+  detail: Type.Integer({
+    minimum: 0,
+    maximum: 5000,
+    default: 5000,
+    description: 'a window of at most this many records comes with the records themselves',
+  }),
+});
+export type TargetTimelineQuery = Static<typeof TargetTimelineQuery>;
+
+const Count = (description?: string) => Type.Integer({ minimum: 0, description });
+
+export const TargetTimelineLane = Type.Object({
+  track: Type.Union([Type.String(), Type.Null()], {
+    description: 'the QS active object, the STP master/channel, or null for the link itself',
+  }),
+  records: Count('records of the lane in the window'),
+  errors: Count(),
+  buckets: Type.Array(Type.Object({ bucket: Count('slice, 0 at fromTicks'), records: Count(), errors: Count() }), {
+    description: 'the slices holding records of the lane, in order',
+  }),
+});
+
+export const TargetTimelineItem = Type.Object({
+  track: Type.Union([Type.String(), Type.Null()]),
+  seq: Type.Integer(),
+  targetTicks: Ticks('the target time, ticks of the segment'),
+  targetSeconds: Seconds('targetTicks / tickRate; null without a tick rate'),
+  hostNs: NsText('host receive time'),
+  kind: Type.String(),
+  name: Type.String(),
+  sig: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union([Type.String(), Type.Null()], { description: 'the state a transition record enters' }),
+  text: Type.String(),
+});
+
+export const TargetTimelineReply = Type.Object({
+  session: Type.String(),
+  segment: Type.Integer(),
+  ...TargetAxis,
+  fromTicks: Type.Union([Ticks('window start'), Type.Null()], { description: 'null when the segment has no record' }),
+  toTicks: Type.Union([Ticks('window end (exclusive)'), Type.Null()]),
+  fromSeconds: Seconds('fromTicks / tickRate'),
+  toSeconds: Seconds('toTicks / tickRate'),
+  bucketTicks: Ticks('width of a slice'),
+  records: Count('records of the window (exact)'),
+  errors: Count(),
+  lanes: Type.Array(TargetTimelineLane),
+  items: Type.Union([Type.Array(TargetTimelineItem), Type.Null()], {
+    description: 'the records of the window in target-time order when there are at most `detail`; else null',
+  }),
+});
+export type TargetTimelineReply = Static<typeof TargetTimelineReply>;

@@ -1,6 +1,8 @@
+import { type MachineTallies, machineTalliesOf, mergeMachineTallies } from './machine-tally.js';
 import type { TraceRecord } from './record.js';
 import { RecordName } from './record-names.js';
 import { DigestBuilder, mergeDigests, type RecordsDigest } from './records-digest.js';
+import { mergeTargetIndexes, type TargetIndex, targetIndexOf } from './target-index.js';
 
 /**
  * What a run of records of one session holds, in the form a stored block's summary row keeps
@@ -35,6 +37,10 @@ export interface RecordsSummary extends RecordsValues {
    * made none, and then a comparison reads the records instead.
    */
   digest?: RecordsDigest | null;
+  /** Where the records lie on the target's clock, per record (absent: the publisher made none). */
+  target?: TargetIndex;
+  /** The QEP records' state machines, counted (null: none; absent: the publisher made none). */
+  machines?: MachineTallies | null;
 }
 
 /**
@@ -205,6 +211,8 @@ export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummar
     dictionary: [...dictionary.values()],
     targetInfo,
     digest: digest.digest(),
+    target: targetIndexOf(records),
+    machines: machineTalliesOf(records),
   };
 }
 
@@ -263,5 +271,8 @@ export function mergeSummaries(a: RecordsSummary, b: RecordsSummary): RecordsSum
         ? b.targetInfo
         : a.targetInfo,
     digest: mergeDigests(a.digest, b.digest),
+    target: a.target && b.target ? mergeTargetIndexes(a.target, b.target) : undefined,
+    machines:
+      a.machines === undefined || b.machines === undefined ? undefined : mergeMachineTallies(a.machines, b.machines),
   };
 }

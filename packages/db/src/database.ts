@@ -1,4 +1,4 @@
-import type { RecordsValues, StateChange } from '@tracehub/contracts';
+import type { MachineTallies, RecordsValues, StateChange } from '@tracehub/contracts';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -127,6 +127,20 @@ export interface RecordBlocksTable extends RecordsValues {
   states: ColumnType<Record<string, StateChange> | null, string | null, string | null>;
   /** What a comparison of two sessions reads of the block (migration 0013); null in blocks written before. */
   digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  /** Target segments of the block's first and last timed records (migration 0012; null: none, or not summarized). */
+  target_first_segment: number | null;
+  target_last_segment: number | null;
+  /** Least and greatest target time (ticks) of its timed records. */
+  min_target_time: ColumnType<string | null, string | null, string | null>;
+  max_target_time: ColumnType<string | null, string | null, string | null>;
+  /** Records without a target time. */
+  target_untimed: number | null;
+  /** Lanes `target_index` names by position (null: the link itself). */
+  target_lanes: Array<string | null> | null;
+  /** Per record its lane, error flag, segment and time (contracts' `TargetIndex`); null: not summarized. */
+  target_index: Buffer | null;
+  /** State machines of its QEP records, counted (null: none, or not summarized). */
+  machines: ColumnType<MachineTallies | null, string | null, string | null>;
   /** `BlockCodec` of `data`. */
   codec: number;
   /** Bytes of the records' JSON before compression. */

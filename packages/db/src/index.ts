@@ -100,6 +100,17 @@ export {
   type TargetWindowOptions,
 } from './queries/target-time.js';
 export {
+  forEachTargetPoint,
+  sessionTargetTimeline,
+  type TargetLaneCounts,
+  type TargetPoint,
+  type TargetPointVisitor,
+  type TargetTimeline,
+  type TargetTimelineItem,
+  type TargetTimelineOptions,
+  type TargetWindow,
+} from './queries/target-timeline.js';
+export {
   type TimelineBucket,
   type TimelineCounts,
   type TimelineItem,

@@ -26,6 +26,9 @@ import {
   ScanBudget,
   ScanLimitError,
   sessionRecordsPage,
+  sessionStateMachines,
+  sessionTargetTimeline,
+  sessionTargetWindow,
   storeRecords,
   timelineStateChanges,
 } from '../src/index.js';
@@ -212,6 +215,10 @@ describe('records in blocks', () => {
     const before = await sql<{ n: number }>`select count(*)::int as n from record_blocks`.execute(db);
     const pageBefore = await walk({ names: ['QS_QEP_TRAN'] }, 'desc', 500);
     const sessionBefore = await sessionRecordsPage(db, 'S-B', -1, 10_000);
+    const timeline = () =>
+      sessionTargetTimeline(db, 'S-B', { segment: 0, buckets: 37, detail: 0, budget: new ScanBudget() });
+    const timelineBefore = await timeline();
+    const machinesBefore = await sessionStateMachines(db, 'S-B');
     const result = await compactRecordBlocks(db, { targetRecords: 2000, minAgeMs: 0 });
     const after = await sql<{ n: number }>`select count(*)::int as n from record_blocks`.execute(db);
     expect(result.blocksBefore).toBeGreaterThan(result.blocksAfter);
@@ -219,6 +226,37 @@ describe('records in blocks', () => {
     expect(after.rows[0].n).toBeLessThan(before.rows[0].n / 2);
     expect(await walk({ names: ['QS_QEP_TRAN'] }, 'desc', 500)).toEqual(pageBefore);
     expect(await sessionRecordsPage(db, 'S-B', -1, 10_000)).toEqual(sessionBefore);
+    // Merged blocks keep a target index and state-machine tallies: the same answers, from summaries alone.
+    const blocks = await db.selectFrom('record_blocks').select(['target_index', 'machines']).execute();
+    expect(blocks.every((b) => b.target_index !== null && b.machines !== null)).toBe(true);
+    const budget = new ScanBudget();
+    const timelineAfter = await sessionTargetTimeline(db, 'S-B', { segment: 0, buckets: 37, detail: 0, budget });
+    expect(budget.scannedBytes).toBe(0);
+    expect(timelineAfter).toEqual(timelineBefore);
+    expect(await sessionStateMachines(db, 'S-B')).toEqual(machinesBefore);
+    // Per lane as the records say: an active object's QEP and active-object records, the link the rest.
+    const lanes = new Map<string | null, number>();
+    for (const r of all.filter((x) => x.session === 'S-B')) {
+      const lane = /^QS_QEP_|^QS_QF_ACTIVE_/.test(r.name) ? r.qs!.obj! : null;
+      lanes.set(lane, (lanes.get(lane) ?? 0) + 1);
+    }
+    expect(new Map(timelineAfter.lanes.map((l) => [l.track, l.records]))).toEqual(lanes);
+  });
+
+  it('reads a window of target time from the blocks that reach it, skipping those before it', async () => {
+    const blocks = await db.selectFrom('record_blocks').select('id').where('session', '=', 'S-A').execute();
+    expect(blocks.length).toBeGreaterThan(1);
+    const budget = new ScanBudget();
+    // S-A's records are stamped seq × 100: the window holds seqs 2900 to 2904, in its last block.
+    const page = await sessionTargetWindow(db, 'S-A', {
+      segment: 0,
+      fromTicks: 290_000n,
+      toTicks: 290_500n,
+      limit: 10,
+      budget,
+    });
+    expect(page.records.map((r) => r.seq)).toEqual([2900, 2901, 2902, 2903, 2904]);
+    expect(budget.blocks).toBe(1);
   });
 
   it('gives the last state of each object before a timeline window from block summaries', async () => {

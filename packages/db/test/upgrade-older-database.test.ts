@@ -267,6 +267,7 @@ describe('a database filled by the first versions', () => {
         '0009-reporter-endpoints',
         '0010-record-losses',
         '0011-watch-rules-alerts',
+        '0012-block-target-time',
         '0013-record-block-digests',
       ]);
 

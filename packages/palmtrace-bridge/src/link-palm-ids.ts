@@ -2,10 +2,12 @@ import type { Log } from '@tracehub/contracts';
 import type { Database } from '@tracehub/db';
 import { type Kysely, sql } from 'kysely';
 
-/** What a link's settings say of its records in a Palm Reporter (`palmProcessId`, `palmModule`). */
+/** What a link's settings say of its records in a Palm Reporter (`palmProcessId`, `palmModule`, `tickRate`). */
 export interface LinkPalmIds {
   processId?: number;
   module?: number;
+  /** The target's ticks per second (`tickRate`, else an STP link's `tickHz`): turns target time into ms. */
+  tickRate?: number;
 }
 
 /** The PalmTrace ids of a link, or undefined when its settings give none. */
@@ -54,7 +56,7 @@ export class LinkPalmIdsCache {
    * decoders lay them.
    */
   async refresh(): Promise<void> {
-    const named = sql<boolean>`?| array['palmProcessId', 'palmModule']`;
+    const named = sql<boolean>`?| array['palmProcessId', 'palmModule', 'tickRate', 'tickHz']`;
     const rows = await this.db
       .selectFrom('links as l')
       .leftJoinLateral(
@@ -78,6 +80,8 @@ export class LinkPalmIdsCache {
       const entry: LinkPalmIds = {};
       if (isId(effective.palmProcessId, 0xffffffff)) entry.processId = effective.palmProcessId;
       if (isId(effective.palmModule, 0xffff)) entry.module = effective.palmModule;
+      const rate = effective.tickRate ?? effective.tickHz;
+      if (typeof rate === 'number' && rate > 0) entry.tickRate = rate;
       ids.set(`${rig}/${name}`, entry);
     }
     this.ids = ids;

@@ -1,4 +1,4 @@
-import type { Protocol, TraceRecord } from '@tracehub/contracts';
+import { type Protocol, type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import { admitsLink, matchesRecord } from '@tracehub/live';
 import {
   encodeTraceMessage,
@@ -53,12 +53,14 @@ export function threadIdOf(record: TraceRecord): number | undefined {
 }
 
 /**
- * Time stamp in ms: the record's target time divided by the protocol's ticks per ms (floor);
- * the encoder sends the low 32 bits. Records without a target time get no Time stamp.
+ * Time stamp in ms: the record's target time (its stamps unwrapped across counter wraps, so a
+ * 2- or 4-byte stamp's wrap does not send the time back) divided by ticks per ms (floor); the
+ * encoder sends the low 32 bits. Records without a target time get no Time stamp.
  */
 export function timestampMsOf(record: TraceRecord, ticksPerMs: number): bigint | undefined {
-  if (record.targetTs === null) return undefined;
-  const ticks = BigInt(record.targetTs);
+  const time = targetTimeOf(record);
+  if (time === undefined) return undefined;
+  const ticks = BigInt(time);
   if (Number.isInteger(ticksPerMs)) return ticks / BigInt(ticksPerMs);
   return BigInt(Math.floor(Number(ticks) / ticksPerMs));
 }
@@ -73,7 +75,7 @@ const HEX = /^(?:[0-9a-fA-F]{2})*$/;
 export class RecordMessageEncoder {
   private readonly encoding: PalmTextEncoding;
   private readonly defaultModule: number;
-  private readonly ticksPerMs: Record<Protocol, number>;
+  private readonly ticksPerMs: Partial<Record<Protocol, number>>;
 
   constructor(
     private readonly options: ReporterOptions = {},
@@ -82,7 +84,7 @@ export class RecordMessageEncoder {
   ) {
     this.encoding = options.encoding ?? 'windows-1252';
     this.defaultModule = options.modules?.default ?? PalmErrorClass.appErrorClass;
-    this.ticksPerMs = { ...DEFAULT_TICKS_PER_MS, ...options.targetTicksPerMs };
+    this.ticksPerMs = { ...options.targetTicksPerMs };
   }
 
   matches(record: TraceRecord): boolean {
@@ -120,13 +122,25 @@ export class RecordMessageEncoder {
     );
   }
 
+  /**
+   * Ticks per ms of a record's target time: this endpoint's for the protocol, else its link's
+   * tick rate (the `tickRate` setting, which the api's target-time views read too), else the
+   * protocol's default.
+   */
+  ticksPerMsOf(record: TraceRecord): number {
+    const rate = this.linkIds(record.rig, record.link)?.tickRate;
+    return (
+      this.ticksPerMs[record.protocol] ?? (rate === undefined ? DEFAULT_TICKS_PER_MS[record.protocol] : rate / 1000)
+    );
+  }
+
   /** The record's messages, or undefined when it sends nothing (empty text). */
   encode(record: TraceRecord): RecordMessages | undefined {
     const common = {
       module: this.moduleOf(record),
       processId: this.processIdOf(record),
       threadId: threadIdOf(record),
-      timestampMs: timestampMsOf(record, this.ticksPerMs[record.protocol]),
+      timestampMs: timestampMsOf(record, this.ticksPerMsOf(record)),
       maxDataBytes: MAX_DATA_BYTES,
     };
     if (this.options.binaryStp && record.protocol !== 'qs' && record.kind === 'record') {

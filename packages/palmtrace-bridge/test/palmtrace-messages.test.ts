@@ -126,6 +126,21 @@ describe('record → PalmTrace message', () => {
     expect(m.timestamp).toBe(5);
   });
 
+  it("stamps the unwrapped target time in ms by the link's tick rate, unless the endpoint gives ticks per ms", () => {
+    // A 2-byte stamp after a wrap: its target time went on counting (0x10000 + 0x0010 ticks).
+    const wrapped = qsRecord({ targetTs: '16', targetTime: String(0x10000 + 16) });
+    const linkIds = () => ({ tickRate: 10_000 });
+    const [byLink] = decode(new RecordMessageEncoder({}, linkIds).encode(wrapped) as Uint8Array);
+    expect(byLink.timestamp).toBe(Math.floor((0x10000 + 16) / 10));
+    const [byEndpoint] = decode(
+      new RecordMessageEncoder({ targetTicksPerMs: { qs: 1 } }, linkIds).encode(wrapped) as Uint8Array,
+    );
+    expect(byEndpoint.timestamp).toBe(0x10000 + 16);
+    // Neither: the protocol's default (10 000 ticks per ms for QS).
+    const [byDefault] = decode(new RecordMessageEncoder().encode(qsRecord({ targetTs: '30000' })) as Uint8Array);
+    expect(byDefault.timestamp).toBe(3);
+  });
+
   it('numbers rigs by map, trailing digits, or a stable hash', () => {
     expect(rigNumber('rig7')).toBe(7);
     expect(rigNumber('bench-012')).toBe(12);

@@ -3,7 +3,7 @@ import type { ExportFormat } from '@tracehub/contracts/export-formats';
 import { type Database, type RecordRow, rowToTraceRecord, sessionLinkChunks } from '@tracehub/db';
 import { escapeFrame } from '@tracehub/qs';
 import type { Kysely } from 'kysely';
-import { perfettoChunks } from './perfetto.js';
+import { perfettoChunks, type TickRateOf } from './perfetto.js';
 
 export { EXPORT_FORMATS, type ExportFormat } from '@tracehub/contracts/export-formats';
 
@@ -50,9 +50,13 @@ const CSV_COLUMNS = [
  * Turns stored rows into the export's bytes, one piece at a time, so an export of any size
  * streams with one database page in memory.
  */
-export async function* exportChunks(rows: AsyncIterable<RecordRow>, format: ExportFormat): AsyncGenerator<Buffer> {
+export async function* exportChunks(
+  rows: AsyncIterable<RecordRow>,
+  format: ExportFormat,
+  tickRateOf?: TickRateOf,
+): AsyncGenerator<Buffer> {
   if (format === 'perfetto') {
-    yield* perfettoChunks(rows);
+    yield* perfettoChunks(rows, tickRateOf);
     return;
   }
   const batch: string[] = [];

@@ -10,8 +10,10 @@ import type { RecordRow } from '@tracehub/db';
  * - events are instants ("i"): dispatches, posts, publishes, time events, user records,
  *   STP messages, and errors;
  * - counters ("C"): each active object's free queue entries and each event pool's free blocks.
- * Time is the target's timestamp when records carry one (in target ticks, shown as µs), the
- * host receive time otherwise.
+ * Time is the target's time when records carry one: their stamps unwrapped across counter wraps
+ * (the decoder's `targetTime`), each target segment after a reset placed just after the one
+ * before it, in real µs by the link's tick rate when it is known (else ticks, shown as µs); the
+ * host receive time for records without one.
  */
 
 type TraceEvent = Record<string, unknown>;
@@ -46,31 +48,45 @@ export function trackOf(
   return null;
 }
 
-/** Target timestamps as a growing count of ticks: a counter that wrapped keeps counting up. */
+/**
+ * A session's target time as one growing count of ticks: the decoder's unwrapped time, each
+ * segment (after a target reset, where the clock starts again) offset past the end of the one
+ * before; records without a stamp are at the last one's time.
+ */
 class TargetClock {
   private last: bigint | undefined;
+  private segment = 0;
   private offset = 0n;
-  at(ts: string | null): bigint | undefined {
-    if (ts === null) return this.last;
-    let t = BigInt(ts) + this.offset;
-    if (this.last !== undefined && t + 0x8000_0000n < this.last) {
-      this.offset += 0x1_0000_0000n;
-      t += 0x1_0000_0000n;
+  at(row: Pick<RecordRow, 'target_ts' | 'target_time' | 'target_segment'>): bigint | undefined {
+    const ticks = row.target_time ?? row.target_ts;
+    if (ticks === null) return this.last;
+    const segment = row.target_segment ?? 0;
+    if (segment !== this.segment && this.last !== undefined) {
+      this.segment = segment;
+      this.offset = this.last + 1n - BigInt(ticks);
     }
-    this.last = t;
-    return t;
+    this.last = BigInt(ticks) + this.offset;
+    return this.last;
   }
 }
+
+/** The tick rate (ticks per second) of a session's link; null when it has none. */
+export type TickRateOf = (session: string) => Promise<number | null>;
 
 interface Process {
   pid: number;
   clock: TargetClock;
+  /** µs per tick, or 1 when the tick rate is not known. */
+  usPerTick: number;
   tracks: Map<string | null, number>;
   /** The state each active object is in, since when. */
   states: Map<number, { name: string; since: number; seq: number }>;
 }
 
-export async function* perfettoChunks(rows: AsyncIterable<RecordRow>): AsyncGenerator<Buffer> {
+export async function* perfettoChunks(
+  rows: AsyncIterable<RecordRow>,
+  tickRateOf: TickRateOf = async () => null,
+): AsyncGenerator<Buffer> {
   const processes = new Map<string, Process>();
   let out: string[] = [];
   let size = 0;
@@ -88,10 +104,17 @@ export async function* perfettoChunks(rows: AsyncIterable<RecordRow>): AsyncGene
     size = 0;
     return buf;
   };
-  const processOf = (row: RecordRow) => {
+  const processOf = async (row: RecordRow) => {
     let p = processes.get(row.session);
     if (!p) {
-      p = { pid: processes.size + 1, clock: new TargetClock(), tracks: new Map(), states: new Map() };
+      const rate = await tickRateOf(row.session);
+      p = {
+        pid: processes.size + 1,
+        clock: new TargetClock(),
+        usPerTick: rate === null ? 1 : 1e6 / rate,
+        tracks: new Map(),
+        states: new Map(),
+      };
       processes.set(row.session, p);
       emit({ ph: 'M', name: 'process_name', pid: p.pid, args: { name: `${row.rig}/${row.link} ${row.session}` } });
     }
@@ -126,10 +149,10 @@ export async function* perfettoChunks(rows: AsyncIterable<RecordRow>): AsyncGene
   yield Buffer.from('{"displayTimeUnit":"ns","traceEvents":[\n');
   for await (const row of rows) {
     if (row.kind === 'dict') continue;
-    const p = processOf(row);
-    const target = p.clock.at(row.target_ts);
-    // µs: target ticks as they are, or host ns / 1000.
-    const ts = target !== undefined ? Number(target) : Number(row.host_ns / 1000n);
+    const p = await processOf(row);
+    const target = p.clock.at(row);
+    // µs: target ticks by the tick rate (as they are without one), or host ns / 1000.
+    const ts = target !== undefined ? Number(target) * p.usPerTick : Number(row.host_ns / 1000n);
     lastTs = Math.max(lastTs, ts);
     const track = trackOf(row);
     const tid = trackId(p, track, `${row.link} (link)`);

@@ -11,7 +11,15 @@ import {
   SessionParams,
 } from '@tracehub/api-contract';
 import { EXPORT_SCOPE_NEEDED, isExportAllowed } from '@tracehub/contracts/export-formats';
-import { type Database, filteredRecords, positionOf, recordsPage, ScanBudget, sessionRecords } from '@tracehub/db';
+import {
+  type Database,
+  filteredRecords,
+  getSession,
+  positionOf,
+  recordsPage,
+  ScanBudget,
+  sessionRecords,
+} from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { decodeRecordCursor, encodeRecordCursor } from '../cursor.js';
 import {
@@ -22,6 +30,7 @@ import {
   toRecord,
 } from '../exports/export-formats.js';
 import { splitListParams, toRecordFilter } from '../schemas.js';
+import { tickRateOf } from '../target-axis.js';
 import { mustGetSession } from './sessions.js';
 
 export interface RecordRoutesOptions {
@@ -105,7 +114,7 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
       const { format, ...rest } = request.query;
       const filter = toRecordFilter(rest);
       if (!isExportAllowed(filter)) throw httpErrors.badRequest(`querystring: ${EXPORT_SCOPE_NEEDED}`);
-      const chunks = exportChunks(filteredRecords(db, filter, 'asc'), format);
+      const chunks = exportChunks(filteredRecords(db, filter, 'asc'), format, sessionTickRate(db));
       return reply
         .type(EXPORT_CONTENT_TYPES[format])
         .header('content-disposition', `attachment; filename="records.${EXPORT_EXTENSIONS[format]}"`)
@@ -131,7 +140,9 @@ export const recordRoutes: FastifyPluginAsyncTypebox<RecordRoutesOptions> = asyn
       const { format } = request.query;
       // The link's own bytes when they were kept; a session stored before that, from its records.
       const fromLink = format === 'raw' && session.link_chunks > 0;
-      const chunks = fromLink ? linkByteChunks(db, session.id) : exportChunks(sessionRecords(db, session.id), format);
+      const chunks = fromLink
+        ? linkByteChunks(db, session.id)
+        : exportChunks(sessionRecords(db, session.id), format, sessionTickRate(db));
       const safe = session.id.replace(/[^A-Za-z0-9_.-]/g, '_');
       if (format === 'raw') {
         reply.header('x-tracehub-raw-source', fromLink ? 'link' : 'records');
@@ -160,3 +171,9 @@ async function streamOf(chunks: AsyncGenerator<Buffer>): Promise<Readable> {
   }
   return Readable.from(rest(), { objectMode: false });
 }
+
+/** The tick rate of a session's link (a Perfetto export's µs), by session id. */
+const sessionTickRate = (db: Kysely<Database>) => async (id: string) => {
+  const session = await getSession(db, id);
+  return session ? tickRateOf(db, session) : null;
+};

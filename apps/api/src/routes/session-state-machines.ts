@@ -19,7 +19,7 @@ export const sessionStateMachinesRoutes: FastifyPluginAsyncTypebox<SessionStateM
     sessionScanRoute({
       summary: "A QS session's state machines: states and transitions seen, counted",
       description:
-        "Per QS object with state-machine (QEP) records: its states (entries, exits, internal transitions, ignored and unhandled events, by signal) and the transitions seen between them, by kind and signal, with counts. The machine's initial transition is QS_QEP_INIT_TRAN's (`from` null); the same transition recorded as QS_QEP_STATE_INIT from the top state is not repeated. Reads the blocks of the session that hold QEP records (of `obj`, when given); `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422. STP and SWD sessions have no state machines: 400.",
+        "Per QS object with state-machine (QEP) records: its states (entries, exits, internal transitions, ignored and unhandled events, by signal) and the transitions seen between them, by kind and signal, with counts. The machine's initial transition is QS_QEP_INIT_TRAN's (`from` null); the same transition recorded as QS_QEP_STATE_INIT from the top state is not repeated. Adds up the counts each block keeps in its summary; reads the records only of blocks stored before blocks kept them that hold QEP records (of `obj`, when given); `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422. STP and SWD sessions have no state machines: 400.",
       querystring: StateMachinesQuery,
       reply: SessionStateMachines,
     }),

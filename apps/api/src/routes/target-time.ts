@@ -1,12 +1,22 @@
+import { httpErrors } from '@fastify/sensible';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   SessionTargetTime,
   SessionTargetTimeQuery,
   TargetRecordsPage,
   TargetRecordsQuery,
+  TargetTimelineQuery,
+  TargetTimelineReply,
 } from '@tracehub/api-contract';
 import { targetTimeOf } from '@tracehub/contracts';
-import { type Database, ScanBudget, type SessionRow, sessionTargetSegments, sessionTargetWindow } from '@tracehub/db';
+import {
+  type Database,
+  ScanBudget,
+  type SessionRow,
+  sessionTargetSegments,
+  sessionTargetTimeline,
+  sessionTargetWindow,
+} from '@tracehub/db';
 import type { Kysely } from 'kysely';
 import { secondsOf, targetWindowOf, tickRateOf, unitOf } from '../target-axis.js';
 import { scanSession, sessionScanRoute } from './session-scan.js';
@@ -30,7 +40,7 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
   const segmentsRoute = sessionScanRoute({
     summary: "A session's target time: its segments between target resets, and its tick rate",
     description:
-      "The stretches of the target's clock in a session: a new segment starts at each target reset (QS: a target info with the reset flag). Each segment's first and last target time in ticks (the raw timestamps unwrapped across counter wraps) and, when the link has a `tickRate` setting, in seconds. Reads all the session's blocks; `x-tracehub-scanned-bytes` says how many bytes, and past `API_SCAN_LIMIT_MB` it is a 422.",
+      "The stretches of the target's clock in a session: a new segment starts at each target reset (QS: a target info with the reset flag). Each segment's first and last target time in ticks (the raw timestamps unwrapped across counter wraps) and, when the link has a `tickRate` setting, in seconds. Reads the blocks' target indexes and the blocks holding each segment's first and last records (and all records of blocks stored before blocks had a target index); `x-tracehub-scanned-bytes` says how many bytes were decoded, and past `API_SCAN_LIMIT_MB` it is a 422.",
     querystring: SessionTargetTimeQuery,
     reply: SessionTargetTime,
   });
@@ -47,7 +57,7 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
     sessionScanRoute({
       summary: "A session's records in a window of target time",
       description:
-        "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from its start (or `afterSeq`) to the end of the window; past `API_SCAN_LIMIT_MB` it is a 422.",
+        "The records of one target segment whose target time is in `[from, to)`, in target-time order, a page of `limit` at a time (`next` is the `afterSeq` of the next page). `unit=s` reads `from` and `to` as seconds, by the link's `tickRate` setting (400 without one). Each record comes with its target time in ticks and, with a tick rate, in seconds. Reads the session's blocks from `afterSeq` to the end of the window, skipping those whose target-time summary puts them before it; past `API_SCAN_LIMIT_MB` it is a 422.",
       querystring: TargetRecordsQuery,
       reply: TargetRecordsPage,
     }),
@@ -77,6 +87,50 @@ export const targetTimeRoutes: FastifyPluginAsyncTypebox<TargetTimeRoutesOptions
         unit: unitOf(tickRate),
         records,
         next: page.more && last !== undefined ? last.seq : null,
+      };
+    },
+  );
+
+  app.get(
+    '/sessions/:id/target-timeline',
+    sessionScanRoute({
+      summary: "A timeline of a session's target time",
+      description:
+        "One target segment's records per lane (QS active object, STP master/channel, or the link itself: null), counted in `buckets` equal slices of a window of target time, exactly (from the blocks' target indexes: only the blocks whose target time overlaps the window are read), and the records themselves (with their text) when the window holds at most `detail`. Without `from`/`to` the window is the whole segment. `unit=s` reads `from` and `to` as seconds by the link's tick rate.",
+      querystring: TargetTimelineQuery,
+      reply: TargetTimelineReply,
+    }),
+    async (request, reply) => {
+      const session = await mustGetSession(db, request.params.id);
+      const q = request.query;
+      const { tickRate, fromTicks, toTicks } = await targetWindowOf(db, session, q);
+      if (fromTicks !== undefined && toTicks !== undefined && toTicks <= fromTicks)
+        throw httpErrors.badRequest('querystring to: must be after from');
+      const budget = new ScanBudget(scanLimitBytes);
+      const t = await sessionTargetTimeline(db, session.id, {
+        segment: q.segment,
+        fromTicks,
+        toTicks,
+        buckets: q.buckets,
+        detail: q.detail,
+        budget,
+      });
+      reply.header('x-tracehub-scanned-bytes', String(budget.scannedBytes));
+      const seconds = (ticks: bigint | null) => (ticks === null ? null : secondsOf(ticks, tickRate));
+      return {
+        session: session.id,
+        segment: t.segment,
+        tickRate,
+        unit: unitOf(tickRate),
+        fromTicks: t.fromTicks?.toString() ?? null,
+        toTicks: t.toTicks?.toString() ?? null,
+        fromSeconds: seconds(t.fromTicks),
+        toSeconds: seconds(t.toTicks),
+        bucketTicks: t.bucketTicks.toString(),
+        records: t.records,
+        errors: t.errors,
+        lanes: t.lanes,
+        items: t.items?.map((i) => ({ ...i, targetSeconds: secondsOf(i.targetTicks, tickRate) })) ?? null,
       };
     },
   );

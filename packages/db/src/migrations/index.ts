@@ -10,6 +10,7 @@ import * as sessionLinkSettings from './0008-session-link-settings.js';
 import * as reporterEndpoints from './0009-reporter-endpoints.js';
 import * as recordLosses from './0010-record-losses.js';
 import * as watchRulesAlerts from './0011-watch-rules-alerts.js';
+import * as blockTargetTime from './0012-block-target-time.js';
 import * as recordBlockDigests from './0013-record-block-digests.js';
 
 /**
@@ -28,6 +29,7 @@ export const migrations: Record<string, Migration> = {
   '0009-reporter-endpoints': reporterEndpoints,
   '0010-record-losses': recordLosses,
   '0011-watch-rules-alerts': watchRulesAlerts,
+  '0012-block-target-time': blockTargetTime,
   '0013-record-block-digests': recordBlockDigests,
 };
 

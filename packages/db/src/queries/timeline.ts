@@ -1,5 +1,5 @@
 import type { TraceRecord } from '@tracehub/contracts';
-import { stateOf } from '@tracehub/contracts';
+import { stateOf, trackOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database, RecordBlockRow } from '../database.js';
 import { blockRecords, type StoredBlockData } from './block-reader.js';
@@ -53,17 +53,7 @@ export interface TimelineStateChange {
 }
 
 /** The track a record belongs to on a timeline (null: the link itself). */
-export function trackOf(r: TraceRecord): string | null {
-  if (r.protocol === 'qs') {
-    if (r.name.startsWith('QS_QEP_') || r.name.startsWith('QS_QF_ACTIVE_')) return r.qs?.obj ?? null;
-    if (r.name.startsWith('QS_QF_TIMEEVT_')) {
-      const ao = r.fields.ao;
-      return ao === undefined || ao === null ? null : String(ao);
-    }
-  }
-  if (r.stp) return `master ${r.stp.master} / channel ${r.stp.channel}`;
-  return null;
-}
+export { trackOf };
 
 /** The blocks of the window's link session (no column selected yet). */
 function sessionBlocks(db: Kysely<Database>, w: TimelineWindow) {

@@ -1,4 +1,4 @@
-import { mergeSummaries, type RecordsSummary } from '@tracehub/contracts';
+import { mergeSummaries, type RecordsSummary, STATE_MACHINE_RECORD_NAMES } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import { encodeJsonBlock, recordBlockJsonInside } from '../blocks/record-block.js';
 import { decodeStoredDigest } from '../blocks/record-digest.js';
@@ -52,8 +52,24 @@ function summaryOfRow(b: SummaryColumns): RecordsSummary {
     dictionary: [],
     digest: b.digest ? decodeStoredDigest(b.digest) : null,
     targetInfo: null,
+    // Blocks written before their target index or tallies were kept merge into a block without them.
+    target:
+      b.target_index === null || b.target_lanes === null
+        ? undefined
+        : {
+            lanes: b.target_lanes,
+            firstSegment: b.target_first_segment,
+            lastSegment: b.target_last_segment,
+            minTime: b.min_target_time,
+            maxTime: b.max_target_time,
+            untimed: b.target_untimed ?? 0,
+            index: b.target_index.toString('base64'),
+          },
+    machines: b.machines ?? (b.names.some((n) => QEP.has(n)) ? undefined : null),
   };
 }
+
+const QEP = new Set(STATE_MACHINE_RECORD_NAMES);
 
 /**
  * Merges runs of small neighbouring blocks of a session into blocks of about `targetRecords`.

@@ -344,15 +344,32 @@ function recordBlockRow(b: EncodedRecordBlock) {
     channels: m.channels,
     states: m.states === null ? null : JSON.stringify(m.states),
     digest: m.digest ? encodeStoredDigest(m.digest) : null,
+    ...targetColumns(m),
     codec: b.codec,
     byte_count: b.byteCount,
     data: b.data,
   };
 }
 
+/** The target-time and state-machine summary columns of a block (null where its summary has none). */
+function targetColumns(m: RecordsSummary) {
+  const t = m.target;
+  return {
+    target_first_segment: t?.firstSegment ?? null,
+    target_last_segment: t?.lastSegment ?? null,
+    min_target_time: t?.minTime ?? null,
+    max_target_time: t?.maxTime ?? null,
+    target_untimed: t?.untimed ?? null,
+    target_lanes: t ? t.lanes : null,
+    target_index: t ? Buffer.from(t.index, 'base64') : null,
+    machines: m.machines === undefined || m.machines === null ? null : JSON.stringify(m.machines),
+  };
+}
+
 /** Writes encoded block rows, many to a statement. */
 export async function insertRecordBlocks(db: Kysely<Database>, blocks: readonly EncodedRecordBlock[]): Promise<void> {
   // Postgres takes at most 65 535 parameters a statement; a block row has 29.
+  // Postgres takes at most 65 535 parameters a statement; a block row has 36.
   for (let i = 0; i < blocks.length; i += 1000) {
     await db
       .insertInto('record_blocks')

@@ -9,6 +9,7 @@ import {
   ROW,
   type Row,
   targetClock,
+  targetLabel,
   type Viewport,
 } from './model.js';
 
@@ -81,9 +82,10 @@ export function drawTimeline(
   g.fillStyle = '#f3f5f8';
   g.fillRect(0, 0, w, AXIS);
   g.fillStyle = '#456';
-  g.fillText('host time', 8, 16);
-  g.fillText('target time', 8, 34);
-  const targetAt = targetClock(data);
+  const target = data?.target;
+  g.fillText(target ? 'target time' : 'host time', 8, 16);
+  g.fillText(target ? `segment ${target.segment}${target.tickRate === null ? ', ticks' : ''}` : 'target time', 8, 34);
+  const targetAt = target ? () => null : targetClock(data);
   for (let t = Math.ceil(view[0] / step) * step; t <= view[1]; t += step) {
     const x = vp.xOf(t);
     g.strokeStyle = '#e4e8ee';
@@ -92,11 +94,11 @@ export function drawTimeline(
     g.lineTo(x, height);
     g.stroke();
     g.fillStyle = '#234';
-    g.fillText(clockLabel(vp.origin, t, step), x + 3, 16);
-    const target = targetAt(t);
-    if (target !== null) {
+    g.fillText(target ? targetLabel(Number(vp.origin) + t, step, target) : clockLabel(vp.origin, t, step), x + 3, 16);
+    const interpolated = targetAt(t);
+    if (interpolated !== null) {
       g.fillStyle = '#678';
-      g.fillText(target, x + 3, 34);
+      g.fillText(interpolated, x + 3, 34);
     }
   }
   // Rows.

@@ -28,6 +28,27 @@ export interface Drawn {
   to: number;
   bucketNs: number;
   lanes: DrawnLane[];
+  /** Set when the axis is the target's clock: its times are ticks of `segment`, seconds by `tickRate` when known. */
+  target?: TargetAxis;
+}
+
+/** A timeline on target time: the axis counts ticks of one segment. */
+export interface TargetAxis {
+  segment: number;
+  tickRate: number | null;
+}
+
+/** A target time (ticks) as the axis labels it: seconds by the tick rate, else ticks. */
+export function targetLabel(ticks: number, step: number, axis: TargetAxis): string {
+  if (axis.tickRate === null) return `${Math.round(ticks)}`;
+  const digits = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / axis.tickRate))));
+  return `${(ticks / axis.tickRate).toFixed(digits)} s`;
+}
+
+/** A span of the axis in the unit that reads best: ns on host time, seconds (or ticks) on target time. */
+export function axisSpanLabel(span: number, axis: TargetAxis | undefined): string {
+  if (!axis) return spanLabel(span);
+  return axis.tickRate === null ? `${Math.round(span)} ticks` : spanLabel((span * 1e9) / axis.tickRate);
 }
 
 /** A track of a lane: an active object (QS), a master/channel (STP), or the link (null). */

@@ -1,10 +1,58 @@
-import type { Timeline } from '@tracehub/api-contract';
+import type { Session, TargetTimelineReply, Timeline } from '@tracehub/api-contract';
 import { getJson } from '../../api.js';
 import { h } from '../../dom.js';
 import { writeViewState } from '../../view-state.js';
 import { drawTimeline } from './draw.js';
 import { followGestures, pickAt } from './interaction.js';
-import { type Drawn, layoutRows, learnTracks, spanLabel, type Track, toDrawn, Viewport } from './model.js';
+import {
+  axisSpanLabel,
+  type Drawn,
+  layoutRows,
+  learnTracks,
+  type TargetAxis,
+  type Track,
+  toDrawn,
+  Viewport,
+} from './model.js';
+
+/**
+ * A target-time timeline as the host-time drawing takes it: one lane, its times in ticks of
+ * the segment where the host-time one has ns.
+ */
+function asTimeline(session: Session, r: TargetTimelineReply): Timeline {
+  const from = r.fromTicks ?? '0';
+  const to = r.toTicks ?? '1';
+  return {
+    fromNs: from,
+    toNs: to,
+    bucketNs: r.bucketTicks,
+    lanes: [
+      {
+        session: session.id,
+        rig: session.rig,
+        link: session.link,
+        protocol: session.protocol,
+        fromNs: from,
+        toNs: to,
+        detail: r.items !== null,
+        sampleEvery: 1,
+        buckets: r.lanes.flatMap((l) => l.buckets.map((b) => ({ track: l.track, ...b }))),
+        items: (r.items ?? []).map((i) => ({
+          track: i.track,
+          seq: i.seq,
+          hostNs: i.targetTicks,
+          targetTs: i.targetTicks,
+          kind: i.kind,
+          name: i.name,
+          sig: i.sig,
+          state: i.state,
+          text: i.text,
+        })),
+        states: [],
+      },
+    ],
+  };
+}
 
 /**
  * The timeline of one or more link sessions on one host-time axis: per session, a track per
@@ -12,25 +60,39 @@ import { type Drawn, layoutRows, learnTracks, spanLabel, type Track, toDrawn, Vi
  * records as marks (errors in red), and counts per time slice when the window holds more
  * records than can be shown one by one (the api aggregates; the browser never loads a whole
  * session). Wheel zooms about the pointer, dragging pans, a click on a mark shows its record.
- * Sessions and window are in the URL.
+ * Sessions and window are in the URL. With `axis=target` (one session) the axis is the
+ * target's clock instead: one target segment (`segment`), in seconds by the link's tick rate
+ * (else ticks), counted exactly per slice by the api from the blocks' target indexes.
  */
 export function timelinePage(root: HTMLElement, params: URLSearchParams): () => void {
   const sessions = params
     .getAll('session')
     .flatMap((s) => s.split(','))
     .filter((s) => s !== '');
-  const canvas = h('canvas', { id: 'timeline', 'data-state': 'loading' });
+  const onTarget = params.get('axis') === 'target';
+  const segment = Number(params.get('segment') ?? '0') || 0;
+  let targetSession: Session | undefined;
+  const canvas = h('canvas', { id: 'timeline', 'data-state': 'loading', 'data-axis': onTarget ? 'target' : 'host' });
   const status = h('span', { class: 'status', id: 'timeline-status' }, 'loading…');
   const detail = h('pre', { class: 'timeline-record', id: 'timeline-record', hidden: true });
   const error = h('p', { class: 'problem', hidden: true });
   const wrap = h('div', { class: 'timeline-wrap' }, canvas);
   const reset = h('button', { type: 'button', id: 'timeline-all' }, 'whole span');
+  const axisLink = h(
+    'a',
+    {
+      id: 'timeline-axis',
+      href: `#/timeline?${new URLSearchParams([...sessions.map((x) => ['session', x]), ...(onTarget ? [] : [['axis', 'target']])])}`,
+    },
+    onTarget ? 'host time' : 'target time',
+  );
   root.append(
-    h('h2', {}, `Timeline · ${sessions.join(', ')}`),
+    h('h2', {}, `Timeline · ${sessions.join(', ')}${onTarget ? ` · target time, segment ${segment}` : ''}`),
     h(
       'div',
       { class: 'bar' },
       reset,
+      axisLink,
       status,
       h('span', { class: 'spacer' }),
       h('span', { class: 'status' }, 'wheel: zoom · drag: pan · click a mark: its record'),
@@ -64,6 +126,10 @@ export function timelinePage(root: HTMLElement, params: URLSearchParams): () => 
   const save = () => {
     const p = new URLSearchParams();
     for (const s of sessions) p.append('session', s);
+    if (onTarget) {
+      p.set('axis', 'target');
+      p.set('segment', String(segment));
+    }
     if (!vp.isWhole()) {
       p.set('from', vp.at(vp.view[0]).toString());
       p.set('to', vp.at(vp.view[1]).toString());
@@ -84,7 +150,22 @@ export function timelinePage(root: HTMLElement, params: URLSearchParams): () => 
     q.set('buckets', String(Math.max(10, Math.min(4000, Math.round(vp.plotWidth())))));
     status.textContent = 'loading…';
     try {
-      const t = await getJson<Timeline>(`/timeline?${q}`, mine.signal);
+      let target: TargetAxis | undefined;
+      let t: Timeline;
+      if (onTarget) {
+        q.delete('session');
+        q.set('segment', String(segment));
+        const id = encodeURIComponent(sessions[0]);
+        const [about, r] = await Promise.all([
+          targetSession ?? getJson<Session>(`/sessions/${id}`, mine.signal),
+          getJson<TargetTimelineReply>(`/sessions/${id}/target-timeline?${q}`, mine.signal),
+        ]);
+        targetSession = about;
+        target = { segment, tickRate: r.tickRate };
+        t = asTimeline(about, r);
+      } else {
+        t = await getJson<Timeline>(`/timeline?${q}`, mine.signal);
+      }
       if (mine.signal.aborted || disposed) return;
       if (from === undefined) {
         vp.origin = BigInt(t.fromNs);
@@ -92,14 +173,15 @@ export function timelinePage(root: HTMLElement, params: URLSearchParams): () => 
         vp.view = [...vp.extent];
       }
       learnTracks(tracks, t, sessions);
-      data = toDrawn(t, vp.origin);
+      data = { ...toDrawn(t, vp.origin), target };
       const shown = data.lanes.reduce((n, l) => n + l.items.length, 0);
       const counted = data.lanes.reduce((n, l) => n + l.lane.buckets.reduce((m, b) => m + b.records, 0), 0);
-      status.textContent = `${spanLabel(vp.view[1] - vp.view[0])} shown · ${
+      status.textContent = `${axisSpanLabel(vp.view[1] - vp.view[0], target)} shown · ${
         data.lanes.every((l) => l.lane.detail)
           ? `${shown} records`
-          : `${data.lanes.some((l) => l.lane.sampleEvery > 1) ? '≈' : ''}${counted.toLocaleString('en')} records, counted per ${spanLabel(data.bucketNs)}`
+          : `${data.lanes.some((l) => l.lane.sampleEvery > 1) ? '≈' : ''}${counted.toLocaleString('en')} records, counted per ${axisSpanLabel(data.bucketNs, target)}`
       }`;
+      canvas.dataset.records = String(data.lanes.every((l) => l.lane.detail) ? shown : counted);
       canvas.dataset.mode = data.lanes.every((l) => l.lane.detail) ? 'detail' : 'buckets';
       error.hidden = true;
       draw();
