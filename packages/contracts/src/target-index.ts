@@ -54,8 +54,11 @@ const ABSOLUTE = 2;
 const UNTIMED = 4;
 
 class Bytes {
-  buf = new Uint8Array(256);
+  buf: Uint8Array;
   length = 0;
+  constructor(capacity = 256) {
+    this.buf = new Uint8Array(capacity);
+  }
   push(b: number): void {
     if (this.length === this.buf.length) {
       const grown = new Uint8Array(this.buf.length * 2);
@@ -198,7 +201,12 @@ export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
   return encodeTargetIndex(lanes, entries);
 }
 
-/** The index of two runs, `a` before `b` in seq order. */
+/**
+ * The index of two runs, `a` before `b` in seq order. An index's first timed entry is always
+ * absolute, so `b`'s entries follow `a`'s as they are: only their lanes are renumbered into the
+ * merged lane list, byte by byte, without decoding a time (storage merges the index of every
+ * message it puts in a block).
+ */
 export function mergeTargetIndexes(a: TargetIndex, b: TargetIndex): TargetIndex {
   const lanes = [...a.lanes];
   const laneOf = new Map(lanes.map((l, i) => [l, i]));
@@ -211,11 +219,49 @@ export function mergeTargetIndexes(a: TargetIndex, b: TargetIndex): TargetIndex 
     }
     return i;
   });
-  function* both(): Generator<TargetEntry> {
-    yield* targetEntries(Buffer.from(a.index, 'base64'));
-    for (const e of targetEntries(Buffer.from(b.index, 'base64'))) yield { ...e, lane: remap[e.lane] };
+  const aBytes = Buffer.from(a.index, 'base64');
+  const bBytes = Buffer.from(b.index, 'base64');
+  const out = new Bytes(aBytes.length + bBytes.length + 16);
+  out.buf.set(aBytes);
+  out.length = aBytes.length;
+  let i = 0;
+  const readNumber = (): number => {
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = bBytes[i++];
+      v += (byte & 0x7f) * scale;
+      if (byte < 0x80) return v;
+      scale *= 0x80;
+    }
+  };
+  const copyVarint = () => {
+    for (;;) {
+      const byte = bBytes[i++];
+      out.push(byte);
+      if (byte < 0x80) return;
+    }
+  };
+  while (i < bBytes.length) {
+    const head = readNumber();
+    const flags = head & 7;
+    out.varint(remap[(head - flags) / 8] * 8 + flags);
+    if (flags & UNTIMED) continue;
+    if (flags & ABSOLUTE) copyVarint(); // the segment
+    copyVarint(); // the time, or the time since the previous timed entry
   }
-  return encodeTargetIndex(lanes, both());
+  const least = (x: string | null, y: string | null) => (x === null ? y : y === null || BigInt(x) <= BigInt(y) ? x : y);
+  const greatest = (x: string | null, y: string | null) =>
+    x === null ? y : y === null || BigInt(x) >= BigInt(y) ? x : y;
+  return {
+    lanes,
+    firstSegment: a.firstSegment ?? b.firstSegment,
+    lastSegment: b.lastSegment ?? a.lastSegment,
+    minTime: least(a.minTime, b.minTime),
+    maxTime: greatest(a.maxTime, b.maxTime),
+    untimed: a.untimed + b.untimed,
+    index: Buffer.from(out.buf.buffer, out.buf.byteOffset, out.length).toString('base64'),
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { MachineTallies, RecordsValues, StateChange } from '@tracehub/contracts';
+import type { RecordsValues, StateChange } from '@tracehub/contracts';
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 
 /**
@@ -137,10 +137,10 @@ export interface RecordBlocksTable extends RecordsValues {
   target_untimed: number | null;
   /** Lanes `target_index` names by position (null: the link itself). */
   target_lanes: Array<string | null> | null;
-  /** Per record its lane, error flag, segment and time (contracts' `TargetIndex`); null: not summarized. */
+  /** Per record its lane, error flag, segment and time (contracts' `TargetIndex`), packed (`blocks/packed-column.ts`); null: not summarized. */
   target_index: Buffer | null;
-  /** State machines of its QEP records, counted (null: none, or not summarized). */
-  machines: ColumnType<MachineTallies | null, string | null, string | null>;
+  /** State machines of its QEP records, counted (`MachineTallies` as packed JSON, `unpackMachines`; null: none, or not summarized). */
+  machines: Buffer | null;
   /** `BlockCodec` of `data`. */
   codec: number;
   /** Bytes of the records' JSON before compression. */

@@ -8,7 +8,8 @@ import { type Kysely, sql } from 'kysely';
  * - `target_index`: per record, its timeline lane (`target_lanes`), whether it is an error and
  *   its target segment and time (contracts' `TargetIndex`), so a timeline counts records
  *   exactly per lane and time slice without decoding blocks;
- * - `machines`: the QEP records' state machines, counted per object (contracts' `MachineTallies`).
+ * - `machines`: the QEP records' state machines, counted per object (contracts' `MachineTallies`),
+ *   as packed JSON (`blocks/packed-column.ts`).
  * Storage fills them when it writes a block, compaction when it merges blocks. Blocks written
  * before (and blocks whose publisher made no such summary) keep them null, and readers decode
  * those blocks' records as before: nothing is backfilled here.
@@ -23,7 +24,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       add column target_untimed integer,
       add column target_lanes text[],
       add column target_index bytea,
-      add column machines jsonb`.execute(db);
+      add column machines bytea`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -8,6 +8,7 @@ import {
   transitionOfKey,
 } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
+import { unpackMachines } from '../blocks/packed-column.js';
 import type { Database } from '../database.js';
 import { ScanBudget } from './block-reader.js';
 import { forEachSessionRecord } from './session-blocks.js';
@@ -142,10 +143,10 @@ export async function sessionStateMachines(
       .select('machines')
       .where('session', '=', session)
       .where('machines', 'is not', null)
-      .$if(opts.obj !== undefined, (q) => q.where(sql<boolean>`machines ? ${opts.obj}`))
       .execute();
-    for (const { machines } of summaries) {
-      if (machines === null) continue;
+    for (const row of summaries) {
+      if (row.machines === null) continue;
+      const machines = unpackMachines(row.machines);
       for (const obj in machines) if (wanted(obj)) addMachineTallies(tallies, { [obj]: machines[obj] });
     }
     // Blocks written before blocks kept tallies: their QEP records are read.

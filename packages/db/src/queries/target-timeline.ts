@@ -1,5 +1,6 @@
 import { stateOf, type TraceRecord, targetEntryOf, targetTimeOf, trackOf, visitTargetIndex } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
+import { unpackColumn } from '../blocks/packed-column.js';
 import type { Database } from '../database.js';
 import { blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
@@ -126,7 +127,7 @@ export async function forEachTargetPoint(
         }
         await flushUnindexed();
         let seq = Number(row.first_seq);
-        visitTargetIndex(row.target_index, (lane, error, segment, time) => {
+        visitTargetIndex(unpackColumn(row.target_index), (lane, error, segment, time) => {
           visit(seq++, lanes[lane] ?? null, error, segment, time);
         });
       }

@@ -1,5 +1,6 @@
 import { mergeSummaries, type RecordsSummary, STATE_MACHINE_RECORD_NAMES } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
+import { unpackColumn, unpackMachines } from '../blocks/packed-column.js';
 import { encodeJsonBlock, recordBlockJsonInside } from '../blocks/record-block.js';
 import { decodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database, RecordBlockRow } from '../database.js';
@@ -63,9 +64,9 @@ function summaryOfRow(b: SummaryColumns): RecordsSummary {
             minTime: b.min_target_time,
             maxTime: b.max_target_time,
             untimed: b.target_untimed ?? 0,
-            index: b.target_index.toString('base64'),
+            index: unpackColumn(b.target_index).toString('base64'),
           },
-    machines: b.machines ?? (b.names.some((n) => QEP.has(n)) ? undefined : null),
+    machines: b.machines ? unpackMachines(b.machines) : b.names.some((n) => QEP.has(n)) ? undefined : null,
   };
 }
 

@@ -7,6 +7,7 @@ import {
   type TraceRecord,
 } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
+import { packColumn } from '../blocks/packed-column.js';
 import {
   type BlockPlace,
   type EncodedRecordBlock,
@@ -361,8 +362,9 @@ function targetColumns(m: RecordsSummary) {
     max_target_time: t?.maxTime ?? null,
     target_untimed: t?.untimed ?? null,
     target_lanes: t ? t.lanes : null,
-    target_index: t ? Buffer.from(t.index, 'base64') : null,
-    machines: m.machines === undefined || m.machines === null ? null : JSON.stringify(m.machines),
+    target_index: t ? packColumn(Buffer.from(t.index, 'base64')) : null,
+    machines:
+      m.machines === undefined || m.machines === null ? null : packColumn(Buffer.from(JSON.stringify(m.machines))),
   };
 }
 
