@@ -64,9 +64,17 @@ const nameOf = (v: unknown): string | null => (v === undefined || v === null ? n
  */
 export const stateNameOf = (v: unknown): string | null => {
   const name = nameOf(v);
-  if (name === null || !/^0x[0-9A-Fa-f]+$/.test(name)) return name;
-  return `0x${BigInt(name).toString(16).toUpperCase().padStart(8, '0')}`;
+  if (name === null) return null;
+  // A machine has few states, named on every QEP record: each spelling is worked out once.
+  let known = stateNames.get(name);
+  if (known === undefined) {
+    known = /^0x[0-9A-Fa-f]+$/.test(name) ? `0x${BigInt(name).toString(16).toUpperCase().padStart(8, '0')}` : name;
+    if (stateNames.size >= 4096) stateNames.clear();
+    stateNames.set(name, known);
+  }
+  return known;
 };
+const stateNames = new Map<string, string>();
 
 const newMachine = (): MachineTally => ({ records: 0, dispatched: 0, states: {}, transitions: {} });
 

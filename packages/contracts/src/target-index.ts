@@ -183,8 +183,68 @@ export function targetEntryOf(r: TraceRecord, lane: number): TargetEntry {
     : { lane, error: r.kind === 'error', segment: r.targetSegment ?? 0, time: BigInt(ticks) };
 }
 
-/** The target index of records of one session, in seq order. */
+/**
+ * The target index of records of one session, in seq order. The decoder makes one for every
+ * message it publishes: written straight from the records in doubles while every time has at
+ * most 15 digits (exact), through `TargetEntry`s and bigints otherwise.
+ */
 export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
+  const lanes: Array<string | null> = [];
+  const laneOf = new Map<string | null, number>();
+  const out = new Bytes(records.length * 4 + 16);
+  let prevSegment = -1;
+  let prev = 0;
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  let firstSegment: number | null = null;
+  let lastSegment: number | null = null;
+  let untimed = 0;
+  for (const r of records) {
+    const track = trackOf(r);
+    let lane = laneOf.get(track);
+    if (lane === undefined) {
+      lane = lanes.length;
+      lanes.push(track);
+      laneOf.set(track, lane);
+    }
+    const head = lane * 8 + (r.kind === 'error' ? ERROR : 0);
+    const ticks = targetTimeOf(r);
+    if (ticks === undefined) {
+      untimed++;
+      out.varint(head + UNTIMED);
+      continue;
+    }
+    if (ticks.length > 15) return targetIndexOfEntries(records);
+    const time = Number(ticks);
+    const segment = r.targetSegment ?? 0;
+    if (segment !== prevSegment || time < prev) {
+      out.varint(head + ABSOLUTE);
+      out.varint(segment);
+      out.varint(time);
+    } else {
+      out.varint(head);
+      out.varint(time - prev);
+    }
+    prevSegment = segment;
+    prev = time;
+    firstSegment ??= segment;
+    lastSegment = segment;
+    if (time < min) min = time;
+    if (time > max) max = time;
+  }
+  return {
+    lanes,
+    firstSegment,
+    lastSegment,
+    minTime: firstSegment === null ? null : String(min),
+    maxTime: firstSegment === null ? null : String(max),
+    untimed,
+    index: Buffer.from(out.buf.buffer, out.buf.byteOffset, out.length).toString('base64'),
+  };
+}
+
+/** `targetIndexOf` for times of any size. */
+function targetIndexOfEntries(records: readonly TraceRecord[]): TargetIndex {
   const lanes: Array<string | null> = [];
   const laneOf = new Map<string | null, number>();
   const entries: TargetEntry[] = [];
