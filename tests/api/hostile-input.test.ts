@@ -153,6 +153,7 @@ function validBody(route: string): Record<string, unknown> {
     'POST /api/v1/links/{id}/time-base': { offsetNs: '0' },
     'POST /api/v1/links/{id}/upload': { data: 'AAAA' },
     'POST /api/v1/rules': { name: 'walked', preset: 'qs-assert' },
+    'POST /api/v1/rules/backtest': { name: 'walked', preset: 'qs-assert' },
     'PUT /api/v1/rules/{id}': { name: 'walked', preset: 'qs-assert' },
     'POST /api/v1/rules/{id}/silence': { seconds: 0 },
     'POST /api/v1/alerts/{id}/acknowledge': { by: 'hostile input walk' },

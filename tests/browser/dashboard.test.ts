@@ -176,6 +176,17 @@ describe('dashboard in Chromium', () => {
     await page.screenshot({ path: join(screenshotsDir, 'session-sequence-zoomed.png') });
   });
 
+  it("opens a session's timeline on the target clock from its page, host time one click away", async () => {
+    await page.goto(`${base}/#/session/s-dpp`);
+    await page.click('#session-timeline');
+    await page.locator('#timeline[data-axis=target][data-state=ready]').waitFor();
+    expect(page.url()).toContain('axis=target');
+    await page.click('#timeline-axis');
+    await page.locator('#timeline[data-axis=host][data-state=ready]').waitFor();
+    await page.goto(`${base}/#/session/s-dpp`);
+    expect(await page.locator('#session-host-timeline').getAttribute('href')).toBe('#/timeline?session=s-dpp');
+  });
+
   it('draws the timeline of a session: a track per active object, states, marks, a record on click', async () => {
     await page.goto(`${base}/#/timeline?session=s-dpp`);
     const canvas = page.locator('#timeline[data-state=ready]');

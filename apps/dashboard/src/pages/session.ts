@@ -79,7 +79,9 @@ export function sessionPage(root: HTMLElement, id: string, params: URLSearchPara
         ...views.map(([v, label]) =>
           h('a', { href: `#/session/${enc}?view=${v}`, class: v === view ? 'active' : '' }, label),
         ),
-        h('a', { href: `#/timeline?session=${enc}` }, 'Timeline ↗'),
+        // The target's clock first, as the firmware reads it; host time (arrival) beside it.
+        h('a', { href: `#/timeline?session=${enc}&axis=target`, id: 'session-timeline' }, 'Timeline ↗'),
+        h('a', { href: `#/timeline?session=${enc}`, id: 'session-host-timeline' }, 'Host-time timeline ↗'),
         h('a', { href: `#/plot?session=${enc}` }, 'Value plots ↗'),
       );
       info.replaceChildren(
