@@ -85,6 +85,22 @@ class Bytes {
   }
 }
 
+/** Reads an index's varints as doubles (exact below 2^53), from `at`. */
+class IndexReader {
+  at = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+  number(): number {
+    let v = 0;
+    let scale = 1;
+    for (;;) {
+      const b = this.bytes[this.at++];
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) return v;
+      scale *= 0x80;
+    }
+  }
+}
+
 /** Builds an index from entries in seq order. */
 export function encodeTargetIndex(lanes: Array<string | null>, entries: Iterable<TargetEntry>): TargetIndex {
   const out = new Bytes();
@@ -284,26 +300,16 @@ export function mergeTargetIndexes(a: TargetIndex, b: TargetIndex): TargetIndex 
   const out = new Bytes(aBytes.length + bBytes.length + 16);
   out.buf.set(aBytes);
   out.length = aBytes.length;
-  let i = 0;
-  const readNumber = (): number => {
-    let v = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = bBytes[i++];
-      v += (byte & 0x7f) * scale;
-      if (byte < 0x80) return v;
-      scale *= 0x80;
-    }
-  };
+  const reader = new IndexReader(bBytes);
   const copyVarint = () => {
     for (;;) {
-      const byte = bBytes[i++];
+      const byte = bBytes[reader.at++];
       out.push(byte);
       if (byte < 0x80) return;
     }
   };
-  while (i < bBytes.length) {
-    const head = readNumber();
+  while (reader.at < bBytes.length) {
+    const head = reader.number();
     const flags = head & 7;
     out.varint(remap[(head - flags) / 8] * 8 + flags);
     if (flags & UNTIMED) continue;
@@ -333,22 +339,12 @@ export function visitTargetIndex(
   bytes: Uint8Array,
   visit: (lane: number, error: boolean, segment: number, time: number) => void,
 ): number {
-  let i = 0;
+  const reader = new IndexReader(bytes);
   let n = 0;
   let segment = -1;
   let time = 0;
-  const varint = (): number => {
-    let v = 0;
-    let scale = 1;
-    for (;;) {
-      const b = bytes[i++];
-      v += (b & 0x7f) * scale;
-      if (b < 0x80) return v;
-      scale *= 0x80;
-    }
-  };
-  while (i < bytes.length) {
-    const head = varint();
+  while (reader.at < bytes.length) {
+    const head = reader.number();
     const flags = head & 7;
     const lane = (head - flags) / 8;
     n++;
@@ -357,10 +353,10 @@ export function visitTargetIndex(
       continue;
     }
     if (flags & ABSOLUTE) {
-      segment = varint();
-      time = varint();
+      segment = reader.number();
+      time = reader.number();
     } else {
-      time += varint();
+      time += reader.number();
     }
     visit(lane, (flags & ERROR) !== 0, segment, time);
   }
