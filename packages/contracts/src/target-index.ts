@@ -85,6 +85,25 @@ class Bytes {
   }
 }
 
+/** The lanes an index names, by position: each track numbered in the order first seen. */
+class LaneList {
+  readonly lanes: Array<string | null>;
+  private readonly numbers: Map<string | null, number>;
+  constructor(lanes: Array<string | null> = []) {
+    this.lanes = [...lanes];
+    this.numbers = new Map(this.lanes.map((l, i) => [l, i]));
+  }
+  numberOf(track: string | null): number {
+    let lane = this.numbers.get(track);
+    if (lane === undefined) {
+      lane = this.lanes.length;
+      this.lanes.push(track);
+      this.numbers.set(track, lane);
+    }
+    return lane;
+  }
+}
+
 /** Reads an index's varints as doubles (exact below 2^53), from `at`. */
 class IndexReader {
   at = 0;
@@ -205,8 +224,7 @@ export function targetEntryOf(r: TraceRecord, lane: number): TargetEntry {
  * most 15 digits (exact), through `TargetEntry`s and bigints otherwise.
  */
 export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
-  const lanes: Array<string | null> = [];
-  const laneOf = new Map<string | null, number>();
+  const lanes = new LaneList();
   const out = new Bytes(records.length * 4 + 16);
   let prevSegment = -1;
   let prev = 0;
@@ -216,13 +234,7 @@ export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
   let lastSegment: number | null = null;
   let untimed = 0;
   for (const r of records) {
-    const track = trackOf(r);
-    let lane = laneOf.get(track);
-    if (lane === undefined) {
-      lane = lanes.length;
-      lanes.push(track);
-      laneOf.set(track, lane);
-    }
+    const lane = lanes.numberOf(trackOf(r));
     const head = lane * 8 + (r.kind === 'error' ? ERROR : 0);
     const ticks = targetTimeOf(r);
     if (ticks === undefined) {
@@ -249,7 +261,7 @@ export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
     if (time > max) max = time;
   }
   return {
-    lanes,
+    lanes: lanes.lanes,
     firstSegment,
     lastSegment,
     minTime: firstSegment === null ? null : String(min),
@@ -261,20 +273,13 @@ export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
 
 /** `targetIndexOf` for times of any size. */
 function targetIndexOfEntries(records: readonly TraceRecord[]): TargetIndex {
-  const lanes: Array<string | null> = [];
-  const laneOf = new Map<string | null, number>();
+  const lanes = new LaneList();
   const entries: TargetEntry[] = [];
   for (const r of records) {
-    const track = trackOf(r);
-    let lane = laneOf.get(track);
-    if (lane === undefined) {
-      lane = lanes.length;
-      lanes.push(track);
-      laneOf.set(track, lane);
-    }
+    const lane = lanes.numberOf(trackOf(r));
     entries.push(targetEntryOf(r, lane));
   }
-  return encodeTargetIndex(lanes, entries);
+  return encodeTargetIndex(lanes.lanes, entries);
 }
 
 /**
@@ -284,17 +289,8 @@ function targetIndexOfEntries(records: readonly TraceRecord[]): TargetIndex {
  * message it puts in a block).
  */
 export function mergeTargetIndexes(a: TargetIndex, b: TargetIndex): TargetIndex {
-  const lanes = [...a.lanes];
-  const laneOf = new Map(lanes.map((l, i) => [l, i]));
-  const remap = b.lanes.map((l) => {
-    let i = laneOf.get(l);
-    if (i === undefined) {
-      i = lanes.length;
-      lanes.push(l);
-      laneOf.set(l, i);
-    }
-    return i;
-  });
+  const lanes = new LaneList(a.lanes);
+  const remap = b.lanes.map((l) => lanes.numberOf(l));
   const aBytes = Buffer.from(a.index, 'base64');
   const bBytes = Buffer.from(b.index, 'base64');
   const out = new Bytes(aBytes.length + bBytes.length + 16);
@@ -320,7 +316,7 @@ export function mergeTargetIndexes(a: TargetIndex, b: TargetIndex): TargetIndex 
   const greatest = (x: string | null, y: string | null) =>
     x === null ? y : y === null || BigInt(x) >= BigInt(y) ? x : y;
   return {
-    lanes,
+    lanes: lanes.lanes,
     firstSegment: a.firstSegment ?? b.firstSegment,
     lastSegment: b.lastSegment ?? a.lastSegment,
     minTime: least(a.minTime, b.minTime),
