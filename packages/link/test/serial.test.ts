@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Bus, connectBus, ensureTopology, readRawChunkMeta, removeTopology } from '@tracehub/bus';
 import { natsUrl, uniquePrefix, waitUntil } from '@tracehub/tests/support';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLinkSource, Gateway } from '../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLinkSource, Gateway, systemSerialBinding } from '../src/index.js';
+import { hangUpAwareBinding } from '../src/sources/serial-hang-up.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'th-serial-'));
 const gatewayEnd = join(dir, 'ttyGW');
@@ -21,8 +22,12 @@ beforeAll(async () => {
   await ensureTopology(bus);
 });
 
+// Each test plugs its own cable in.
+afterEach(async () => {
+  if (socat && socat.exitCode === null && socat.signalCode === null) await pullOut();
+});
+
 afterAll(async () => {
-  socat?.kill('SIGKILL');
   await removeTopology(bus);
   await bus.close();
   rmSync(dir, { recursive: true, force: true });
@@ -101,4 +106,20 @@ describe('a serial link', () => {
     expect(sessions.map((s) => s.data)).toEqual([Buffer.alloc(500, 1), Buffer.alloc(300, 2)]);
     expect(sessions[0].eos).toBe(true);
   }, 60_000);
+
+  it('ends the port when the far end hung up before the next read, which then reads 0 bytes', async () => {
+    await plugIn();
+    const port = await hangUpAwareBinding(systemSerialBinding).open({ path: gatewayEnd, baudRate: 115200 });
+    try {
+      send(Buffer.from('ab'));
+      const buffer = Buffer.alloc(16);
+      const first = await port.read(buffer, 0, buffer.length);
+      expect(buffer.subarray(0, first.bytesRead).toString()).toBe('ab');
+      // No read is parked on the poller when the cable goes: the next read meets the hang-up.
+      await pullOut();
+      await expect(port.read(buffer, 0, buffer.length)).rejects.toMatchObject({ disconnect: true });
+    } finally {
+      await port.close().catch(() => {});
+    }
+  });
 });

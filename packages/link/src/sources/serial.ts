@@ -2,6 +2,7 @@ import { SerialPortStream } from '@serialport/stream';
 import { SerialPort } from 'serialport';
 import { type LinkSink, type LinkSource, LinkWriteError } from '../link-source.js';
 import { Reopener } from './reopener.js';
+import { hangUpAwareBinding } from './serial-hang-up.js';
 
 /** How serialport drives a port: open, read, write, set the line (its `BindingInterface`). */
 export type SerialBinding = ConstructorParameters<typeof SerialPortStream>[0]['binding'];
@@ -34,7 +35,7 @@ export class SerialSource implements LinkSource {
     options: SerialSourceOptions = {},
   ) {
     this.description = `serial ${path} ${baudRate} 8N1`;
-    this.binding = options.binding ?? systemSerialBinding;
+    this.binding = hangUpAwareBinding(options.binding ?? systemSerialBinding);
   }
 
   async start(sink: LinkSink): Promise<void> {
