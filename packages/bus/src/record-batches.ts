@@ -1,14 +1,15 @@
 import type { PubAck } from '@nats-io/jetstream';
 import { type MsgHdrs, headers as natsHeaders } from '@nats-io/transport-node';
 import {
+  type BatchRecord,
   type BusNames,
   Headers,
   msgId,
   nodeZstd,
+  placeRecords,
   type RecordBatch,
   type RecordsSummary,
   summarizeRecords,
-  type TraceRecord,
 } from '@tracehub/contracts';
 import { jetStreamPublish } from './js-publish.js';
 import type { Bus } from './types.js';
@@ -82,7 +83,7 @@ function compressPayload(json: Uint8Array): Uint8Array {
  * message holds, and carry the rest of the envelope (receive time, session record count), so
  * consumers that only count or register need not parse.
  */
-export async function publishRecordBatch(bus: Bus, batch: RecordBatch): Promise<PubAck[]> {
+export async function publishRecordBatch(bus: Bus, batch: RecordBatch<BatchRecord>): Promise<PubAck[]> {
   const subject = bus.names.recSubject(batch.protocol, batch.rig, batch.link);
   const parts = splitBatch(batch);
   // Parts go out back to back and their acks are awaited together: one round trip, and
@@ -124,7 +125,7 @@ interface BatchPart {
   jsonBytes?: number;
 }
 
-function splitBatch(batch: RecordBatch): BatchPart[] {
+function splitBatch(batch: RecordBatch<BatchRecord>): BatchPart[] {
   const { records, ...envelopeFields } = batch;
   const groups: string[] = [];
   const counts: number[] = [];
@@ -163,7 +164,7 @@ const MAX_SUMMARY_HEADER = 48 * 1024;
  * the same parts and JetStream drops the repeats.
  */
 function stringifyWithin(
-  records: TraceRecord[],
+  records: BatchRecord[],
   out: { groups: string[]; counts: number[]; summaries: GroupSummary[] },
 ): void {
   const json = JSON.stringify(records);
@@ -188,7 +189,7 @@ interface GroupSummary {
   summaryJson?: string;
 }
 
-function groupSummary(records: TraceRecord[]): GroupSummary {
+function groupSummary(records: BatchRecord[]): GroupSummary {
   if (records.length === 0) return { errors: 0 };
   const summary = summarizeRecords(records);
   return { errors: summary.errorCount, summaryJson: JSON.stringify(summary) };
@@ -203,9 +204,14 @@ function summaryFits({ summaryJson }: GroupSummary): boolean {
   );
 }
 
-/** A record message's payload as the batch it holds (decompressed first when it is compressed). */
+/**
+ * A record message's payload as the batch it holds (decompressed first when it is
+ * compressed), its records whole: with the place the envelope says.
+ */
 export function parseRecordBatch(data: Uint8Array): RecordBatch {
-  return JSON.parse(textDecoder.decode(recordPayloadJson(data))) as RecordBatch;
+  const batch = JSON.parse(textDecoder.decode(recordPayloadJson(data))) as RecordBatch<BatchRecord>;
+  if (Array.isArray(batch?.records)) placeRecords(batch.records, batch);
+  return batch as RecordBatch;
 }
 
 /**
@@ -367,5 +373,6 @@ export function parseRecordMessage(
   const { meta, records } = readRecordMessage(names, subject, h, data);
   const { recordCount: _count, summary: _summary, ...envelope } = meta;
   const json = recordPayloadJson((records as { frame: Uint8Array }).frame);
-  return { ...envelope, records: JSON.parse(`[${textDecoder.decode(json)}]`) as TraceRecord[] };
+  const batchRecords = JSON.parse(`[${textDecoder.decode(json)}]`) as BatchRecord[];
+  return { ...envelope, records: placeRecords(batchRecords, envelope) };
 }

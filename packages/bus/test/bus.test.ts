@@ -1,5 +1,12 @@
 import { headers as natsHeaders } from '@nats-io/transport-node';
-import { Headers, type RecordBatch } from '@tracehub/contracts';
+import {
+  type BatchRecord,
+  type DecodedRecord,
+  Headers,
+  type RecordBatch,
+  toBatchRecord,
+  toTraceRecord,
+} from '@tracehub/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Bus,
@@ -212,6 +219,41 @@ describe('record batches', () => {
       parts.push(parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data));
     }
     expect(parts.flatMap((p) => p.records.map((r) => r.seq))).toEqual(records.map((r) => r.seq));
+  });
+
+  it("carry each record without its batch's place, and give every record back whole", async () => {
+    const decoded = (seq: number): DecodedRecord => ({
+      kind: 'record',
+      type: 7,
+      name: 'QS_QEP_DISPATCH',
+      targetTs: 1000n + BigInt(seq),
+      qs: { obj: 'l_table', sig: 'EAT_SIG' },
+      fields: { n: seq },
+      text: `line ${seq}`,
+      raw: new Uint8Array([seq, 1, 2]),
+    });
+    const place = { ...link, session: 'sW', chunk: 4, hostNs: 1795000000000000000n };
+    const batch: RecordBatch<BatchRecord> = {
+      ...link,
+      session: 'sW',
+      chunk: 4,
+      hostNs: '1795000000000000000',
+      eos: false,
+      records: [0, 1].map((seq) => toBatchRecord(decoded(seq), { ...place, seq })),
+    };
+    const [ack] = await publishRecordBatch(bus, batch);
+    const msg = await bus.jsm.streams.getMessage(bus.names.recStream, { seq: ack.seq });
+    const onTheWire = JSON.parse(`[${Buffer.from(recordPayloadJson(msg!.data)).toString()}]`);
+    expect(onTheWire.map((r: object) => Object.keys(r))).toEqual([
+      ['seq', 'chunk', 'hostNs', 'targetTs', 'kind', 'type', 'name', 'fields', 'text', 'raw', 'qs'],
+      ['seq', 'chunk', 'hostNs', 'targetTs', 'kind', 'type', 'name', 'fields', 'text', 'raw', 'qs'],
+    ]);
+    // Whole again, as the codec's own record would be, keys in the same order.
+    const read = parseRecordMessage(bus.names, msg!.subject, msg!.header, msg!.data).records;
+    const whole = [0, 1].map((seq) => toTraceRecord(decoded(seq), { ...place, seq }));
+    expect(read).toEqual(whole);
+    expect(JSON.stringify(read)).toBe(JSON.stringify(whole));
+    expect(read[1]).toMatchObject({ rig: 'rig1', link: 'uart0', session: 'sW', protocol: 'qs', seq: 1, chunk: 4 });
   });
 
   it('carry their envelope in headers, and their records as a frame storage keeps as it is', async () => {

@@ -1,6 +1,6 @@
 import type { LinkMarker } from './codec.js';
 import type { Protocol } from './names.js';
-import type { TraceRecord } from './record.js';
+import type { BatchRecord, TraceRecord } from './record.js';
 
 /**
  * A stretch of a chunk that the link sent without a pause: from `offset` to the next
@@ -39,8 +39,10 @@ export interface RawChunkMeta {
 /**
  * The payload of one message on TRACE_REC: every record decoded from one raw chunk
  * (possibly none), so that the message id `<session>.<chunk>` de-duplicates a re-decode.
+ * On the bus the records leave out what the envelope says (`BatchRecord`); readers give them
+ * back whole (`TraceRecord`, the default).
  */
-export interface RecordBatch {
+export interface RecordBatch<R extends BatchRecord = TraceRecord> {
   protocol: Protocol;
   rig: string;
   link: string;
@@ -52,7 +54,7 @@ export interface RecordBatch {
   eos: boolean;
   /** On the end-of-session batch: how many records the whole session has (seq 0..n-1). */
   sessionRecordCount?: number;
-  records: TraceRecord[];
+  records: R[];
 }
 
 /**

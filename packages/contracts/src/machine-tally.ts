@@ -1,4 +1,4 @@
-import type { TraceRecord } from './record.js';
+import type { BatchRecord } from './record.js';
 import { STATE_MACHINE_RECORD_NAMES, TRANSITION_RECORD_NAMES, type TransitionKind } from './record-names.js';
 
 /**
@@ -89,7 +89,7 @@ const bump = (m: Record<string, number>, key: string, by = 1) => {
 };
 
 /** Counts `r` into `tallies` when it is a QEP record of an object; true when it was. */
-export function tallyMachineRecord(tallies: MachineTallies, r: TraceRecord): boolean {
+export function tallyMachineRecord(tallies: MachineTallies, r: BatchRecord): boolean {
   const obj = r.qs?.obj;
   if (obj === undefined || !QEP.has(r.name)) return false;
   let m = tallies[obj];
@@ -140,7 +140,7 @@ export function tallyMachineRecord(tallies: MachineTallies, r: TraceRecord): boo
 }
 
 /** The tallies of a run of records; null when none is a QEP record of an object. */
-export function machineTalliesOf(records: readonly TraceRecord[]): MachineTallies | null {
+export function machineTalliesOf(records: readonly BatchRecord[]): MachineTallies | null {
   const tallies: MachineTallies = {};
   let any = false;
   for (const r of records) if (tallyMachineRecord(tallies, r)) any = true;

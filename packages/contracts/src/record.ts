@@ -78,6 +78,18 @@ export const TraceRecordSchema = Type.Object(
 
 export type TraceRecord = Static<typeof TraceRecordSchema>;
 
+/**
+ * What every record of a batch (and of a stored block) shares: carried once, by the batch's
+ * subject and headers and by the block's row, not by each record.
+ */
+export type BatchPlace = Pick<TraceRecord, 'rig' | 'link' | 'session' | 'protocol'>;
+
+/**
+ * A record as a record message carries it and a block stores it: without its batch's place.
+ * Readers give it back whole (`placeRecords`). A full `TraceRecord` is one too.
+ */
+export type BatchRecord = Omit<TraceRecord, keyof BatchPlace>;
+
 export interface ValidationProblem {
   path: string;
   message: string;

@@ -1,4 +1,4 @@
-import type { TraceRecord } from './record.js';
+import type { BatchRecord } from './record.js';
 
 /**
  * What two runs are compared by, of a run of records of one session: how many records of each
@@ -28,13 +28,13 @@ export const unaddressed = (s: string | null | undefined): string =>
   s === undefined || s === null ? '' : ADDRESS.test(s) ? '(address)' : s;
 
 /** Where a record comes from: its active object (QS) or master/channel (STP), '' for neither. */
-export function sourceOf(r: TraceRecord): string {
+export function sourceOf(r: BatchRecord): string {
   if (r.stp) return `M${r.stp.master}/C${r.stp.channel}`;
   return unaddressed(r.qs?.obj);
 }
 
 /** The records two runs are aligned by: the trace's own, not dictionaries, target info or decoder notices. */
-export const isAlignedRecord = (r: TraceRecord): boolean => r.kind === 'record';
+export const isAlignedRecord = (r: BatchRecord): boolean => r.kind === 'record';
 
 /** Between the parts of a key: a character no name, object or signal holds. */
 const SEPARATOR = '\u001f';
@@ -53,7 +53,7 @@ export function digestWidth(keyCount: number): number {
 }
 
 /** What a trace record is aligned by: name, object, signal, source and the state a transition enters (addresses made one). */
-export function alignmentKey(r: TraceRecord, state: string | null): string {
+export function alignmentKey(r: BatchRecord, state: string | null): string {
   return `${r.name}${SEPARATOR}${unaddressed(r.qs?.obj)}${SEPARATOR}${unaddressed(r.qs?.sig)}${SEPARATOR}${sourceOf(r)}${SEPARATOR}${unaddressed(state)}`;
 }
 
@@ -91,7 +91,7 @@ export class DigestBuilder {
   private readonly shapes = new Map<unknown, unknown>();
 
   /** `state`: the state the record enters (contracts' `stateOf`), null for none. */
-  add(r: TraceRecord, state: string | null): void {
+  add(r: BatchRecord, state: string | null): void {
     const channel = r.stp ? r.stp.master * 65536 + r.stp.channel : undefined;
     const byKind = level(level(level(level(level(this.shapes, r.name), channel), r.qs?.obj), r.qs?.sig), state);
     let shape = byKind.get(r.kind) as Shape | undefined;
@@ -100,7 +100,7 @@ export class DigestBuilder {
     if (shape.index >= 0) this.order.push(shape.index);
   }
 
-  private newShape(r: TraceRecord, state: string | null): Shape {
+  private newShape(r: BatchRecord, state: string | null): Shape {
     const source = sourceOf(r);
     const ck = countKey(source, r.name);
     let count = this.counts.get(ck);
@@ -168,8 +168,8 @@ export const digestLength = (digest: RecordsDigest): number => digest.order.leng
 
 /** The digest of records of one session, in seq order. */
 export function digestRecords(
-  records: readonly TraceRecord[],
-  stateOf: (r: TraceRecord) => string | null,
+  records: readonly BatchRecord[],
+  stateOf: (r: BatchRecord) => string | null,
 ): RecordsDigest {
   const builder = new DigestBuilder();
   for (const r of records) builder.add(r, stateOf(r));

@@ -1,5 +1,5 @@
 import { type MachineTallies, machineTalliesOf, mergeMachineTallies } from './machine-tally.js';
-import type { TraceRecord } from './record.js';
+import type { BatchRecord } from './record.js';
 import { RecordName } from './record-names.js';
 import { DigestBuilder, mergeDigests, type RecordsDigest } from './records-digest.js';
 import { mergeTargetIndexes, type TargetIndex, targetIndexOf } from './target-index.js';
@@ -85,7 +85,7 @@ export const STATE_ENTERING_NAMES: readonly string[] = [
 const STATE_ENTERING = new Set(STATE_ENTERING_NAMES);
 
 /** The state a state-entering record enters (null for any other record). */
-export function stateOf(r: TraceRecord): string | null {
+export function stateOf(r: BatchRecord): string | null {
   if (!STATE_ENTERING.has(r.name)) return null;
   const f = r.fields;
   const state = r.name === 'QS_QEP_INIT_TRAN' ? (f.state ?? f.target) : f.target;
@@ -103,7 +103,7 @@ function keyValue(value: unknown): string {
 }
 
 /** The dictionary entry a `dict` record defines, keyed by its fields other than `name` in their order. */
-export function dictionaryEntryOf(r: TraceRecord): DictionaryEntry | undefined {
+export function dictionaryEntryOf(r: BatchRecord): DictionaryEntry | undefined {
   if (r.kind !== 'dict' || typeof r.fields.name !== 'string') return undefined;
   let key = '';
   for (const k in r.fields) {
@@ -123,7 +123,7 @@ export function compareDecimal(a: string, b: string): number {
 }
 
 /** The summary of records of one session, given in seq order (at least one). */
-export function summarizeRecords(records: readonly TraceRecord[]): RecordsSummary {
+export function summarizeRecords(records: readonly BatchRecord[]): RecordsSummary {
   const first = records[0];
   const names = new Set<string>();
   const kinds = new Set<string>();

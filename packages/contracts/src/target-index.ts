@@ -1,5 +1,5 @@
 import { targetTimeOf } from './decoded-record.js';
-import type { TraceRecord } from './record.js';
+import type { BatchRecord, TraceRecord } from './record.js';
 
 /**
  * Where the records of a run lie on the target's clock, in the form a stored block's summary
@@ -27,8 +27,9 @@ export interface TargetIndex {
 }
 
 /** The track a record belongs to on a timeline: QS active object, STP master/channel, or null (the link). */
-export function trackOf(r: TraceRecord): string | null {
-  if (r.protocol === 'qs') {
+export function trackOf(r: BatchRecord & { protocol?: TraceRecord['protocol'] }): string | null {
+  // A record of a batch does not say its protocol: only a QS record has these names.
+  if (r.protocol !== 'stp') {
     if (r.name.startsWith('QS_QEP_') || r.name.startsWith('QS_QF_ACTIVE_')) return r.qs?.obj ?? null;
     if (r.name.startsWith('QS_QF_TIMEEVT_')) {
       const ao = r.fields.ao;
@@ -211,7 +212,7 @@ export function* targetEntries(bytes: Uint8Array): Generator<TargetEntry> {
 }
 
 /** A record's target entry, its lane given. */
-export function targetEntryOf(r: TraceRecord, lane: number): TargetEntry {
+export function targetEntryOf(r: BatchRecord, lane: number): TargetEntry {
   const ticks = targetTimeOf(r);
   return ticks === undefined
     ? { lane, error: r.kind === 'error', segment: -1, time: 0n }
@@ -223,7 +224,7 @@ export function targetEntryOf(r: TraceRecord, lane: number): TargetEntry {
  * message it publishes: written straight from the records in doubles while every time has at
  * most 15 digits (exact), through `TargetEntry`s and bigints otherwise.
  */
-export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
+export function targetIndexOf(records: readonly BatchRecord[]): TargetIndex {
   const lanes = new LaneList();
   const out = new Bytes(records.length * 4 + 16);
   let prevSegment = -1;
@@ -272,7 +273,7 @@ export function targetIndexOf(records: readonly TraceRecord[]): TargetIndex {
 }
 
 /** `targetIndexOf` for times of any size. */
-function targetIndexOfEntries(records: readonly TraceRecord[]): TargetIndex {
+function targetIndexOfEntries(records: readonly BatchRecord[]): TargetIndex {
   const lanes = new LaneList();
   const entries: TargetEntry[] = [];
   for (const r of records) {

@@ -56,12 +56,21 @@ describe('migration 0007', () => {
         .execute();
       await migrateTo(db, '0007-record-blocks');
 
-      const { rows } = await sql<Record<string, unknown> & { codec: number; data: Buffer }>`
+      const { rows } = await sql<
+        Record<string, unknown> & {
+          codec: number;
+          data: Buffer;
+          rig: string;
+          link: string;
+          session: string;
+          protocol: 'qs' | 'stp';
+        }
+      >`
         select * from record_blocks order by session`.execute(db);
       expect(rows).toHaveLength(2);
       const [qsBlock, stpBlock] = rows;
-      expect(decodeRecordBlock(qsBlock.codec, qsBlock.data)).toEqual(QS_RECORDS);
-      expect(decodeRecordBlock(stpBlock.codec, stpBlock.data)).toEqual([STP_RECORD]);
+      expect(decodeRecordBlock(qsBlock.codec, qsBlock.data, qsBlock)).toEqual(QS_RECORDS);
+      expect(decodeRecordBlock(stpBlock.codec, stpBlock.data, stpBlock)).toEqual([STP_RECORD]);
       expect(qsBlock).toMatchObject({
         session: 's-qs',
         first_seq: 0n,

@@ -11,6 +11,7 @@ import {
 } from '@tracehub/bus';
 import {
   Backoff,
+  type BatchRecord,
   chunkPieces,
   type Log,
   NOT_CODEC_LINK_SETTINGS,
@@ -18,8 +19,7 @@ import {
   type RecordBatch,
   RecordName,
   type TraceDecoder,
-  type TraceRecord,
-  toTraceRecord,
+  toBatchRecord,
 } from '@tracehub/contracts';
 import { CheckpointConflictError, type CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
 import type { LinkLease } from './lease.js';
@@ -65,7 +65,7 @@ interface Delivered {
 
 /** A record batch to publish, with the chunk it came from (for the metrics). */
 interface Outgoing {
-  batch: RecordBatch;
+  batch: RecordBatch<BatchRecord>;
   chunk?: { bytes: number; errors: number; gaps: number; lost: number; decodeMs: number; started: number };
 }
 
@@ -361,7 +361,7 @@ export class LinkDecoding {
       nextSeq = cp.nextSeq;
     }
     const decoder = this.decoder;
-    const records: TraceRecord[] = [];
+    const records: BatchRecord[] = [];
     let errors = 0;
     let gaps = 0;
     const place = { ...this.link, session: meta.session, chunk: meta.chunk, hostNs: meta.recvNs, seq: 0 };
@@ -371,7 +371,7 @@ export class LinkDecoding {
         if (r.name === RecordName.SEQ_GAP) gaps++;
       }
       place.seq = nextSeq++;
-      records.push(toTraceRecord(r, place));
+      records.push(toBatchRecord(r, place));
     };
     const decodeStart = performance.now();
     // A stretch at a time, each after its pause and with its own receive time (STP v1).
@@ -385,7 +385,7 @@ export class LinkDecoding {
     if (meta.marker && decoder.mark) decoder.mark(meta.marker, pieces[pieces.length - 1].ctx, emit);
     if (meta.eos) decoder.end(pieces[pieces.length - 1].ctx, emit);
     const decodeMs = performance.now() - decodeStart;
-    const batch: RecordBatch = {
+    const batch: RecordBatch<BatchRecord> = {
       ...this.link,
       session: meta.session,
       chunk: meta.chunk,
@@ -434,15 +434,15 @@ export class LinkDecoding {
   }
 
   /** Ends a session whose end-of-stream chunk never came, as chunk lastChunk+1. */
-  private closeSession(cp: LinkCheckpoint, hostNs: bigint): RecordBatch {
+  private closeSession(cp: LinkCheckpoint, hostNs: bigint): RecordBatch<BatchRecord> {
     const decoder = this.decoder ?? this.options.factory.restore(this.link, cp.settings, cp.state);
     const chunk = cp.lastChunk + 1;
     let nextSeq = cp.nextSeq;
-    const records: TraceRecord[] = [];
+    const records: BatchRecord[] = [];
     const place = { ...this.link, session: cp.session, chunk, hostNs, seq: 0 };
     decoder.end({ hostNs }, (r) => {
       place.seq = nextSeq++;
-      records.push(toTraceRecord(r, place));
+      records.push(toBatchRecord(r, place));
     });
     this.decoder = decoder;
     this.work = {

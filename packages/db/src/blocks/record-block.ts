@@ -1,4 +1,11 @@
-import { type RecordsSummary, summarizeRecords, type TraceRecord } from '@tracehub/contracts';
+import {
+  type BatchPlace,
+  type BatchRecord,
+  placeRecords,
+  type RecordsSummary,
+  summarizeRecords,
+  type TraceRecord,
+} from '@tracehub/contracts';
 import { BlockCodec, compressBlock, decompressBlock, encodePieceFrames, WRITE_CODEC } from './compression.js';
 
 /**
@@ -107,10 +114,13 @@ export function recordBlockJsonInside(codec: number, data: Uint8Array): Buffer {
   return json.subarray(1, json.length - 1);
 }
 
-/** The records of a stored block, in seq order. */
-export function decodeRecordBlock(codec: number, data: Uint8Array): TraceRecord[] {
+/**
+ * The records of a stored block, in seq order, whole: a block's records leave out the place
+ * its row says (`BatchRecord`), given back here.
+ */
+export function decodeRecordBlock(codec: number, data: Uint8Array, place: BatchPlace): TraceRecord[] {
   const json = decompressBlock(codec, data);
   const records: unknown = JSON.parse(json.toString('utf8'));
   if (!Array.isArray(records)) throw new BadRecordBlockError('a record block does not hold a JSON array');
-  return records as TraceRecord[];
+  return placeRecords(records as BatchRecord[], place);
 }

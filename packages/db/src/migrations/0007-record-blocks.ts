@@ -1,3 +1,4 @@
+import type { TraceRecord } from '@tracehub/contracts';
 import { type Kysely, sql } from 'kysely';
 import { decodeRecordBlock } from '../blocks/record-block.js';
 import { createRecordsTable } from './0001-initial-schema.js';
@@ -61,13 +62,21 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await createRecordsTable(db);
   let after = { session: '', firstSeq: -1n };
   for (;;) {
-    const { rows } = await sql<{ session: string; first_seq: string; codec: number; data: Buffer }>`
-      select b.session, b.first_seq::text as first_seq, b.codec, b.data from record_blocks b
+    const { rows } = await sql<{
+      session: string;
+      rig: string;
+      link: string;
+      protocol: TraceRecord['protocol'];
+      first_seq: string;
+      codec: number;
+      data: Buffer;
+    }>`
+      select b.session, b.rig, b.link, b.protocol, b.first_seq::text as first_seq, b.codec, b.data from record_blocks b
       where (b.session, b.first_seq) > (${after.session}, ${after.firstSeq.toString()}::bigint)
       order by b.session, b.first_seq limit 50`.execute(db);
     if (rows.length === 0) break;
     for (const row of rows) {
-      const json = JSON.stringify(decodeRecordBlock(row.codec, row.data));
+      const json = JSON.stringify(decodeRecordBlock(row.codec, row.data, row));
       await sql`
         insert into records (session, seq, host_time, host_ns, rig, link, protocol, chunk, target_ts, kind, type, name,
                              qs_obj, qs_sig, qs_prio, stp_master, stp_channel, fields, text, raw)

@@ -1,11 +1,17 @@
-import { literalPattern, type TraceRecord } from '@tracehub/contracts';
+import { type BatchRecord, literalPattern, placeRecords, type TraceRecord } from '@tracehub/contracts';
 import { decompressBlock } from '../blocks/compression.js';
 import { decodeRecordBlock } from '../blocks/record-block.js';
 
-/** The columns a reader needs of a block to read its records. */
+/**
+ * The columns a reader needs of a block to read its records: with the place its records
+ * leave out (rig, link, protocol beside the session), given back to each record as it is read.
+ */
 export interface StoredBlockData {
   id: bigint;
   session: string;
+  rig: string;
+  link: string;
+  protocol: string;
   first_seq: bigint;
   codec: number;
   byte_count: number;
@@ -50,6 +56,19 @@ export class ScanBudget {
 /** 2 GB of record JSON: about 4.5 M QS records, a few seconds of decoding. */
 export const DEFAULT_SCAN_LIMIT_BYTES = 2_000_000_000;
 
+/** The columns of `record_blocks` that `StoredBlockData` is made of: a reader selects these. */
+export const BLOCK_DATA_COLUMNS = [
+  'id',
+  'session',
+  'rig',
+  'link',
+  'protocol',
+  'first_seq',
+  'codec',
+  'byte_count',
+  'data',
+] as const;
+
 /**
  * Decoded blocks of this process, newest use last: pages of the same range (paging on,
  * paging back, a refresh) read the same few blocks again. Blocks are never changed in
@@ -80,9 +99,9 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
   if (mustContain) {
     const json = decompressBlock(block.codec, block.data).toString('utf8');
     if (!mustContain.test(json)) return [];
-    records = JSON.parse(json) as TraceRecord[];
+    records = placeRecords(JSON.parse(json) as BatchRecord[], blockPlace(block));
   } else {
-    records = decodeRecordBlock(block.codec, block.data);
+    records = decodeRecordBlock(block.codec, block.data, blockPlace(block));
   }
   cache.set(key, records);
   cachedSize.set(key, block.byte_count);
@@ -95,6 +114,13 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
   }
   return records;
 }
+
+const blockPlace = (block: StoredBlockData) => ({
+  rig: block.rig,
+  link: block.link,
+  session: block.session,
+  protocol: block.protocol as TraceRecord['protocol'],
+});
 
 /**
  * What a block's JSON must contain for one of its records' `text` to contain `text`, case

@@ -10,7 +10,7 @@ import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database } from '../database.js';
 import { MAX_BLOCK_SPAN_NS } from '../writes/record-blocks.js';
-import { blockRecords, hostMicros, jsonTextPattern, ScanBudget } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, blockRecords, hostMicros, jsonTextPattern, ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /**
@@ -176,9 +176,7 @@ export async function recordsPage(
   const found = await inOneSnapshot(db, async (snapshot) => {
     let found: Keyed[] = [];
     let base = pruneBlocks(
-      snapshot
-        .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'min_host_ns', 'max_host_ns', 'codec', 'byte_count', 'data']),
+      snapshot.selectFrom('record_blocks').select([...BLOCK_DATA_COLUMNS, 'min_host_ns', 'max_host_ns']),
       filter,
     );
     if (cursor) {

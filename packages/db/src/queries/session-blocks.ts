@@ -2,7 +2,7 @@ import { digestRecords, type RecordsDigest, stateOf, type TraceRecord } from '@t
 import type { Kysely } from 'kysely';
 import { decodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database } from '../database.js';
-import { blockRecords, type ScanBudget } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** Blocks read per statement: enough to keep round trips few, few enough not to hold a big session's blocks at once. */
@@ -12,7 +12,7 @@ const BLOCKS_PER_ROUND = 32;
 const blocksAfter = (db: Kysely<Database>, session: string, after: bigint) =>
   db
     .selectFrom('record_blocks')
-    .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
+    .select(BLOCK_DATA_COLUMNS)
     .where('session', '=', session)
     .where('first_seq', '>', after);
 
@@ -73,6 +73,9 @@ export async function forEachSessionDigest(
         .select((eb) => [
           'id',
           'session',
+          'rig',
+          'link',
+          'protocol',
           'first_seq',
           'record_count',
           'codec',

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { type RecordRow, recordToRow } from '../blocks/record-row.js';
 import type { Database, SessionRow } from '../database.js';
-import { blockRecords } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, blockRecords } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** The newest session of a link (by start time), if it has any. */
@@ -61,7 +61,7 @@ export async function sessionRecordsPage(
 export function blocksHoldingAfter(db: Kysely<Database>, session: string, after: number, limit: number) {
   return db
     .selectFrom('record_blocks')
-    .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+    .select([...BLOCK_DATA_COLUMNS, 'last_seq'])
     .where('session', '=', session)
     .where('last_seq', '>', BigInt(after))
     .orderBy('first_seq')

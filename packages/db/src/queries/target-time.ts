@@ -1,7 +1,7 @@
 import { type TraceRecord, targetTimeOf } from '@tracehub/contracts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
-import { blockRecords, type ScanBudget } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 import { forEachTargetPoint, sessionRecordsAt } from './target-timeline.js';
 
@@ -128,7 +128,7 @@ function blocksOfWindowAfter(
 ) {
   return db
     .selectFrom('record_blocks')
-    .select(['id', 'session', 'first_seq', 'last_seq', 'codec', 'byte_count', 'data'])
+    .select([...BLOCK_DATA_COLUMNS, 'last_seq'])
     .where('session', '=', session)
     .where('last_seq', '>', BigInt(after))
     .where((eb) =>

@@ -2,7 +2,7 @@ import { stateOf, type TraceRecord, targetEntryOf, targetTimeOf, trackOf, visitT
 import type { Kysely } from 'kysely';
 import { unpackColumn } from '../blocks/packed-column.js';
 import type { Database } from '../database.js';
-import { blockRecords, type ScanBudget } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** Summary rows read per statement. */
@@ -102,7 +102,7 @@ export async function forEachTargetPoint(
           const part = unindexed.slice(i, i + DATA_PER_ROUND);
           const data = await snapshot
             .selectFrom('record_blocks')
-            .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
+            .select(BLOCK_DATA_COLUMNS)
             .where(
               'id',
               'in',
@@ -167,7 +167,7 @@ export async function sessionRecordsAt(
     for (let i = 0; i < ids.length; i += DATA_PER_ROUND) {
       const blocks = await snapshot
         .selectFrom('record_blocks')
-        .select(['id', 'session', 'first_seq', 'codec', 'byte_count', 'data'])
+        .select(BLOCK_DATA_COLUMNS)
         .where('id', 'in', ids.slice(i, i + DATA_PER_ROUND))
         .orderBy('first_seq')
         .execute();

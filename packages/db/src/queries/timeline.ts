@@ -64,7 +64,10 @@ function sessionBlocks(db: Kysely<Database>, w: TimelineWindow) {
     .where('link', '=', w.link);
 }
 
-type WindowBlock = Pick<RecordBlockRow, 'id' | 'session' | 'codec' | 'byte_count' | 'record_count' | 'first_seq'>;
+type WindowBlock = Pick<
+  RecordBlockRow,
+  'id' | 'session' | 'rig' | 'link' | 'protocol' | 'codec' | 'byte_count' | 'record_count' | 'first_seq'
+>;
 
 /**
  * The blocks of the session that may hold records of the window, in seq order: their summary
@@ -77,7 +80,7 @@ async function windowBlocks(
   { withStates = false }: { withStates?: boolean } = {},
 ): Promise<WindowBlock[]> {
   let query = sessionBlocks(db, w)
-    .select(['id', 'session', 'codec', 'byte_count', 'record_count', 'first_seq'])
+    .select(['id', 'session', 'rig', 'link', 'protocol', 'codec', 'byte_count', 'record_count', 'first_seq'])
     .where('max_host_ns', '>=', w.fromNs)
     .where('min_host_ns', '<', w.toNs)
     .where('host_time', '<', instant(w.toNs + 1000n));

@@ -1,7 +1,9 @@
 import {
+  type BatchRecord,
   type DictionaryEntry,
   mergeSummaries,
   nodeZstd,
+  placeRecords,
   type RecordsSummary,
   summarizeRecords,
   type TraceRecord,
@@ -127,7 +129,7 @@ export async function storeRecords(
           summary = summary ? mergeSummaries(summary, merged) : merged;
         }
       } else {
-        const all = input.records ?? input.pieces.flatMap((p) => parsePiece(pieceJson(p)));
+        const all = input.records ?? input.pieces.flatMap((p) => parsePiece(pieceJson(p), input.place));
         const fresh = await freshRecords(trx, { session: input.session, records: all });
         for (const run of blockRuns(fresh.records, fresh.breaks)) {
           const block = encodeRecordBlock(run);
@@ -237,7 +239,8 @@ function pieceRuns(pieces: readonly RecordPiece[]): RecordPiece[][] {
 }
 
 /** A piece's records, parsed (the slow path: a re-delivery, or pieces without a place). */
-function parsePiece(json: Uint8Array): TraceRecord[] {
+/** A piece's records, whole: given `place` when they leave it out (as the bus carries them). */
+function parsePiece(json: Uint8Array, place: BlockPlace | undefined): TraceRecord[] {
   const text = `[${Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')}]`;
   let records: unknown;
   try {
@@ -245,7 +248,8 @@ function parsePiece(json: Uint8Array): TraceRecord[] {
   } catch (err) {
     throw new BadRecordsError('22P02', `records are not JSON: ${(err as Error).message}`);
   }
-  return records as TraceRecord[];
+  if (!place || !Array.isArray(records)) return records as TraceRecord[];
+  return placeRecords(records as BatchRecord[], { ...place, protocol: place.protocol as TraceRecord['protocol'] });
 }
 
 /**
