@@ -58,8 +58,10 @@ export {
   PART_HEADER,
   PARTS_HEADER,
   PAYLOAD_HEADER,
+  type PreparedRecordBatch,
   parseRecordBatch,
   parseRecordMessage,
+  prepareRecordBatch,
   publishRecordBatch,
   RECORDS_BYTES_HEADER,
   RECORDS_HEADER,
@@ -72,6 +74,7 @@ export {
   recordsJsonOf,
   SESSION_RECORDS_HEADER,
   SUMMARY_HEADER,
+  sendRecordBatch,
   ZSTD_RECORDS_PAYLOAD,
 } from './record-batches.js';
 export { consumeStorageRecords, type StorageConsumerOptions } from './storage-consumer.js';

@@ -4,11 +4,18 @@ import zlib from 'node:zlib';
 export interface NodeZstd {
   /** `data` as one zstd frame, compressed at `level`. */
   compress(data: Uint8Array, level: number): Buffer;
+  /** The same, done in Node's thread pool: the event loop goes on meanwhile. */
+  compressAsync(data: Uint8Array, level: number): Promise<Buffer>;
   decompress(data: Uint8Array): Buffer;
 }
 
 interface ZlibWithZstd {
   zstdCompressSync(data: Uint8Array, options?: { params?: Record<number, number> }): Buffer;
+  zstdCompress(
+    data: Uint8Array,
+    options: { params?: Record<number, number> },
+    callback: (err: Error | null, result: Buffer) => void,
+  ): void;
   zstdDecompressSync(data: Uint8Array): Buffer;
   constants: Record<string, number>;
 }
@@ -21,15 +28,23 @@ const zlibZstd =
 /** Params of each level, made once: the compress call sits on the hot path. */
 const levelParams = new Map<number, Record<number, number>>();
 
+function paramsOf(z: ZlibWithZstd, level: number): Record<number, number> {
+  let params = levelParams.get(level);
+  if (!params) levelParams.set(level, (params = { [z.constants.ZSTD_c_compressionLevel]: level }));
+  return params;
+}
+
 /**
  * Node's zstd (`node:zlib`, Node 22.15 and later), or `undefined` on a Node without it: a
  * writer then falls back (deflate) or leaves data as it is, and a reader says which Node to use.
  */
 export const nodeZstd: NodeZstd | undefined = zlibZstd && {
-  compress(data, level) {
-    let params = levelParams.get(level);
-    if (!params) levelParams.set(level, (params = { [zlibZstd.constants.ZSTD_c_compressionLevel]: level }));
-    return zlibZstd.zstdCompressSync(data, { params });
-  },
+  compress: (data, level) => zlibZstd.zstdCompressSync(data, { params: paramsOf(zlibZstd, level) }),
+  compressAsync: (data, level) =>
+    new Promise((resolve, reject) =>
+      zlibZstd.zstdCompress(data, { params: paramsOf(zlibZstd, level) }, (err, result) =>
+        err ? reject(err) : resolve(result),
+      ),
+    ),
   decompress: (data) => zlibZstd.zstdDecompressSync(data),
 };

@@ -6,8 +6,10 @@ import {
   type LinkAddress,
   type LinkChunksHandle,
   nextChunkFrom,
-  publishRecordBatch,
+  type PreparedRecordBatch,
+  prepareRecordBatch,
   readRawChunkMeta,
+  sendRecordBatch,
 } from '@tracehub/bus';
 import {
   Backoff,
@@ -63,9 +65,14 @@ interface Delivered {
   since: number;
 }
 
-/** A record batch to publish, with the chunk it came from (for the metrics). */
+/**
+ * A record batch to publish, with the chunk it came from (for the metrics), and the batch laid
+ * out for the bus: begun as soon as the chunk is decoded, its compression done in the thread
+ * pool while the next chunk is decoded.
+ */
 interface Outgoing {
   batch: RecordBatch<BatchRecord>;
+  prepared: Promise<PreparedRecordBatch>;
   chunk?: { bytes: number; errors: number; gaps: number; lost: number; decodeMs: number; started: number };
 }
 
@@ -332,7 +339,8 @@ export class LinkDecoding {
     let cp = this.work;
     if (cp && cp.session !== meta.session && !cp.ended) {
       // The previous session ended without its end-of-stream chunk (the gateway died).
-      outgoing.push({ batch: this.closeSession(cp, meta.recvNs) });
+      const closing = this.closeSession(cp, meta.recvNs);
+      outgoing.push({ batch: closing, prepared: laidOut(closing) });
       cp = this.work;
     }
     let settings: LinkSettings;
@@ -408,6 +416,7 @@ export class LinkDecoding {
     };
     outgoing.push({
       batch,
+      prepared: laidOut(batch),
       chunk: { bytes: d.data.length, errors, gaps, lost: meta.lost, decodeMs, started },
     });
   }
@@ -481,7 +490,9 @@ export class LinkDecoding {
         if (!consumersChecked) await ensureRecordConsumers(this.options.bus);
         consumersChecked = true;
         await this.assertLeaseCurrent();
-        const sent = outgoing.slice(from).map((o) => publishRecordBatch(this.options.bus, o.batch));
+        // Sent in their order, each once all of them are laid out.
+        const prepared = await Promise.all(outgoing.slice(from).map((o) => o.prepared));
+        const sent = prepared.map((p) => sendRecordBatch(this.options.bus, p));
         const results = await Promise.allSettled(sent);
         const failed = results.findIndex((r) => r.status === 'rejected');
         const accepted = failed < 0 ? results.length : failed;
@@ -552,6 +563,13 @@ export class LinkDecoding {
     this.decoded = [];
     this.waiting = [];
   }
+}
+
+/** `prepareRecordBatch`, awaited when the batch is published: a failure shows there, not as an unhandled rejection before. */
+function laidOut(batch: RecordBatch<BatchRecord>): Promise<PreparedRecordBatch> {
+  const prepared = prepareRecordBatch(batch);
+  prepared.catch(() => {});
+  return prepared;
 }
 
 /** The same codec settings (settings of other consumers, such as the PalmTrace ids, left out). */
