@@ -180,7 +180,7 @@ export {
 export { type RecordLoss, type RecordLossRow, recordLoss, sessionRecordLosses } from './writes/record-losses.js';
 // Reporter endpoints and their leases, as the PalmTrace bridge shares them out: the module whole.
 export * from './writes/reporter-endpoints.js';
-export { getLinkSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
+export { getLinkSettings, getLinksSettings, type LinkInput, upsertLink, upsertRig } from './writes/rigs.js';
 export { setSessionLinkSettings } from './writes/session-link-settings.js';
 export {
   addSessionCounts,

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Protocol } from '@tracehub/contracts';
-import { getLinkSettings } from '@tracehub/db';
+import { getLinksSettings } from '@tracehub/db';
 import {
   busPrefixSetting,
   connectServiceBus,
@@ -15,6 +15,7 @@ import {
 } from '@tracehub/service-kit';
 import { chunkMetrics, workerMetrics } from './decoder-metrics.js';
 import { DecoderWorker } from './decoder-worker.js';
+import { LinkSettingsReader } from './link-settings-reader.js';
 import type { DecoderFactory, LinkSettings } from './types.js';
 
 export const DecoderConfigSchema = Type.Object({
@@ -72,6 +73,9 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
       const { db } = await openServiceDb(service, { maxConnections: 2 });
       const bus = await connectServiceBus(service);
       await ensureServiceStreams(service, bus);
+      const settings = new LinkSettingsReader(
+        async (links) => (await getLinksSettings(db, links)) as Map<string, LinkSettings>,
+      );
       const worker = new DecoderWorker({
         bus,
         protocols: definition.protocols,
@@ -82,7 +86,7 @@ export function runDecoderService(definition: DecoderServiceDefinition): Promise
         checkpointMs: config.DECODER_CHECKPOINT_MS,
         maxChunksInFlight: config.DECODER_CHUNKS_IN_FLIGHT,
         log: logger,
-        linkSettings: async (link) => ((await getLinkSettings(db, link.rig, link.link)) ?? {}) as LinkSettings,
+        linkSettings: (link) => settings.get(link),
         ...chunkMetrics(metrics),
       });
       workerMetrics(metrics, bus, worker);

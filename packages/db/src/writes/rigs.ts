@@ -66,3 +66,28 @@ export async function getLinkSettings(
     .executeTakeFirst();
   return row?.settings;
 }
+
+/**
+ * The codec settings of many links in one statement, keyed `rig/link`; a link that is not
+ * known has no entry.
+ */
+export async function getLinksSettings(
+  db: Kysely<Database>,
+  links: ReadonlyArray<{ rig: string; link: string }>,
+): Promise<Map<string, LinkSettings>> {
+  const found = new Map<string, LinkSettings>();
+  if (links.length === 0) return found;
+  const rows = await db
+    .selectFrom('links')
+    .select(['rig', 'name', 'settings'])
+    .where((eb) =>
+      eb(
+        eb.refTuple('rig', 'name'),
+        'in',
+        links.map((l) => eb.tuple(l.rig, l.link)),
+      ),
+    )
+    .execute();
+  for (const row of rows) found.set(`${row.rig}/${row.name}`, row.settings);
+  return found;
+}
