@@ -56,8 +56,8 @@ export class ScanBudget {
 /** 2 GB of record JSON: about 4.5 M QS records, a few seconds of decoding. */
 export const DEFAULT_SCAN_LIMIT_BYTES = 2_000_000_000;
 
-/** The columns of `record_blocks` that `StoredBlockData` is made of: a reader selects these. */
-export const BLOCK_DATA_COLUMNS = [
+/** The columns of `record_blocks` that `StoredBlockData` is made of, but its data. */
+export const BLOCK_PLACE_COLUMNS = [
   'id',
   'session',
   'rig',
@@ -66,8 +66,10 @@ export const BLOCK_DATA_COLUMNS = [
   'first_seq',
   'codec',
   'byte_count',
-  'data',
 ] as const;
+
+/** The columns of `record_blocks` that `StoredBlockData` is made of: a reader selects these. */
+export const BLOCK_DATA_COLUMNS = [...BLOCK_PLACE_COLUMNS, 'data'] as const;
 
 /**
  * Decoded blocks of this process, newest use last: pages of the same range (paging on,
