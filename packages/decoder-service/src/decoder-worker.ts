@@ -8,7 +8,7 @@ import { LinkDecoding } from './link-decoding.js';
 import { WorkerMembership } from './membership.js';
 import type { DecoderWorkerOptions } from './types.js';
 
-/** Links claimed at the same time in a tick. */
+/** Links claimed at the same time. */
 const CLAIMS_AT_ONCE = 16;
 /** How long a link idle and unleased still counts among the links the workers share, ms. */
 const LINK_MEMORY_MS = 10 * 60_000;
@@ -32,6 +32,8 @@ export class DecoderWorker {
   private leaseTtlMs = 0;
   private running = false;
   private ticking: Promise<void> = Promise.resolve();
+  /** Claims a tick started, still running (`claimAll`). */
+  private claims: Promise<void> | undefined;
   /** A tick asked for by a link-started notice and not yet run. */
   private tickAsked = false;
   private startedWatch: { stop(): void } | undefined;
@@ -113,6 +115,7 @@ export class DecoderWorker {
     if (this.timer) clearInterval(this.timer);
     if (this.keepTimer) clearInterval(this.keepTimer);
     await this.ticking.catch(() => {});
+    await this.claims;
     await Promise.all([...this.links.values()].map((l) => l.close(true)));
     this.links.clear();
     await this.membership?.leave();
@@ -120,7 +123,6 @@ export class DecoderWorker {
 
   private async tick(): Promise<void> {
     if (!this.running) return;
-    const tickStarted = performance.now();
     // Refresh what we hold, every lease at once (one round trip, not one a link); a lease
     // we lost means another worker owns the link now.
     for (const [key, decoding] of this.links) {
@@ -164,18 +166,30 @@ export class DecoderWorker {
         this.log.info({ link: key, workers, links, share }, 'link given back for a fair share');
       }
     }
-    // Claims run a few at a time: each is a few round trips (lease, checkpoint, consumer), so
-    // one after another a worker took a fleet's 256 links in tens of seconds.
+    // Claims run a few at a time, each a few round trips (lease, checkpoint, consumer), and
+    // beside the ticks, not in them: on a saturated decoder a claim took seconds, a tick that
+    // waited for its claims refreshed its leases late and claimed some 16 links every few
+    // seconds, and a fleet's last links (256 at once) were still unclaimed at the end of a
+    // 30 s run. A tick starts claims when none are running.
     const unclaimed = waiting.filter((link) => !this.links.has(leaseKey(link.protocol, link.rig, link.link)));
+    if (!this.claims && unclaimed.length > 0 && this.links.size < share) {
+      this.claims = this.claimAll(unclaimed, share)
+        .catch((err) => this.tickFailures.failed(err))
+        .finally(() => {
+          this.claims = undefined;
+        });
+    }
+  }
+
+  /** Claims `links`, `CLAIMS_AT_ONCE` at a time, while this worker holds fewer than `share`. */
+  private async claimAll(links: LinkAddress[], share: number): Promise<void> {
     let claiming = 0;
     const next = async (): Promise<void> => {
       for (;;) {
         if (!this.running || this.links.size + claiming >= share) return;
-        // The leases held must be refreshed before they expire: a tick claims for at most one
-        // tick's time, and the next goes on.
-        if (performance.now() - tickStarted > (this.options.tickMs ?? 1000)) return;
-        const link = unclaimed.shift();
+        const link = links.shift();
         if (!link) return;
+        if (this.links.has(leaseKey(link.protocol, link.rig, link.link))) continue;
         claiming++;
         try {
           await this.claim(link);
@@ -206,6 +220,11 @@ export class DecoderWorker {
     );
     try {
       await decoding.open();
+      if (!this.running) {
+        // Stopped while the claim was out: given back at once.
+        await decoding.close(true);
+        return;
+      }
       this.links.set(key, decoding);
       this.log.info({ link: key }, 'link claimed');
       this.openFailures.get(key)?.succeeded();
