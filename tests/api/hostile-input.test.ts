@@ -515,6 +515,8 @@ describe('refusals of routing and access', () => {
     const cases: Array<[method: string, url: string, headers: Record<string, string>, status: number, detail: RegExp]> =
       [
         ['GET', '/api/v1/no-such-route', auth, 404, /no route GET \/api\/v1\/no-such-route/],
+        // Under a session, beside its real routes: a wrong path, not a wrong method.
+        ['GET', `/api/v1/sessions/${backends.stored.session}/records`, auth, 404, /no route GET \/api\/v1\/sessions/],
         ['DELETE', '/api/v1/sessions', auth, 405, /does not take DELETE: it takes GET, HEAD/],
         ['PATCH', `/api/v1/links/${backends.stored.linkId}/settings`, auth, 405, /takes GET, HEAD, PUT/],
         ['GET', '/api/v1/sessions', {}, 401, /bearer token/],

@@ -81,7 +81,9 @@ const replyProblems: FastifyPluginAsync<{ statementTimeoutMs: number }> = async 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const allowed = routes.methodsOf(path);
-    if (allowed.length > 0)
+    // A pattern that takes this method matched and still no route did (a wildcard's own
+    // refusal): the path is what is wrong, not the method.
+    if (allowed.length > 0 && !allowed.includes(request.method))
       return sendProblem(
         reply.header('allow', allowed.join(', ')),
         405,
