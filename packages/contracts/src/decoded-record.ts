@@ -42,8 +42,8 @@ export function toTraceRecord(decoded: DecodedRecord, place: RecordPlace): Trace
 
 /**
  * A decoded record as a record message carries it: JSON-safe, with its seq, chunk and host
- * time, without the place its batch says once (rig, link, session, protocol). A QS record's
- * JSON is a fifth shorter so, and the decoder's JSON.stringify of it twice as fast.
+ * time, without the place its batch says once (rig, link, session, protocol): on big_stress
+ * 383 characters of JSON a record instead of 459.
  */
 export function toBatchRecord(decoded: DecodedRecord, place: Omit<RecordPlace, keyof BatchPlace>): BatchRecord {
   const record: BatchRecord = {

@@ -1,4 +1,4 @@
-import { type BatchRecord, literalPattern, placeRecords, type TraceRecord } from '@tracehub/contracts';
+import { type BatchPlace, type BatchRecord, literalPattern, placeRecords, type TraceRecord } from '@tracehub/contracts';
 import { decompressBlock } from '../blocks/compression.js';
 import { decodeRecordBlock } from '../blocks/record-block.js';
 
@@ -98,12 +98,13 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
     return hit;
   }
   let records: TraceRecord[];
+  // The block's row says its records' place (its protocol is one a decoder published under).
   if (mustContain) {
     const json = decompressBlock(block.codec, block.data).toString('utf8');
     if (!mustContain.test(json)) return [];
-    records = placeRecords(JSON.parse(json) as BatchRecord[], blockPlace(block));
+    records = placeRecords(JSON.parse(json) as BatchRecord[], block as BatchPlace);
   } else {
-    records = decodeRecordBlock(block.codec, block.data, blockPlace(block));
+    records = decodeRecordBlock(block.codec, block.data, block as BatchPlace);
   }
   cache.set(key, records);
   cachedSize.set(key, block.byte_count);
@@ -116,13 +117,6 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
   }
   return records;
 }
-
-const blockPlace = (block: StoredBlockData) => ({
-  rig: block.rig,
-  link: block.link,
-  session: block.session,
-  protocol: block.protocol as TraceRecord['protocol'],
-});
 
 /**
  * What a block's JSON must contain for one of its records' `text` to contain `text`, case

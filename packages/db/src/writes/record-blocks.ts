@@ -1,4 +1,5 @@
 import {
+  type BatchPlace,
   type BatchRecord,
   type DictionaryEntry,
   mergeSummaries,
@@ -238,8 +239,10 @@ function pieceRuns(pieces: readonly RecordPiece[]): RecordPiece[][] {
   return runs;
 }
 
-/** A piece's records, parsed (the slow path: a re-delivery, or pieces without a place). */
-/** A piece's records, whole: given `place` when they leave it out (as the bus carries them). */
+/**
+ * A piece's records, parsed (the slow path: a re-delivery, or pieces without a place), whole:
+ * given `place` when they leave it out (as the bus carries them).
+ */
 function parsePiece(json: Uint8Array, place: BlockPlace | undefined): TraceRecord[] {
   const text = `[${Buffer.from(json.buffer, json.byteOffset, json.byteLength).toString('utf8')}]`;
   let records: unknown;
@@ -249,7 +252,8 @@ function parsePiece(json: Uint8Array, place: BlockPlace | undefined): TraceRecor
     throw new BadRecordsError('22P02', `records are not JSON: ${(err as Error).message}`);
   }
   if (!place || !Array.isArray(records)) return records as TraceRecord[];
-  return placeRecords(records as BatchRecord[], { ...place, protocol: place.protocol as TraceRecord['protocol'] });
+  // The row's protocol is one a decoder published under: a `Protocol`.
+  return placeRecords(records as BatchRecord[], place as BatchPlace);
 }
 
 /**
