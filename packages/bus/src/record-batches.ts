@@ -95,16 +95,15 @@ export interface PreparedRecordBatch {
 }
 
 /**
- * Lays a batch out as `publishRecordBatch` does, its records' JSON and summaries at once and
- * their compression in Node's thread pool: a decoder decodes its next chunk meanwhile, and
- * the compression (1.3 of the decoder's 8.5 s of CPU in one profiled pipeline-bench run) runs
- * on another core. Node still makes each call's compression context on the event loop. Batches prepared
- * together may be ready in any order: send them in their own order.
+ * Lays a batch out as `publishRecordBatch` does: its records' JSON, summaries and zstd frames,
+ * made when its chunk is decoded, sent later with `sendRecordBatch` (a failure shows when the
+ * batch is awaited). Compressed on the event loop: Node's asynchronous zstd took 2.4 times
+ * the CPU of the same compression done synchronously (295-309 against 124-128 us a call for
+ * 130 kB of QS records' JSON; the thread pool's hand-off and another core's cold caches), and
+ * a fleet's decoder is short of CPU, not of event-loop time.
  */
 export async function prepareRecordBatch(batch: RecordBatch<BatchRecord>): Promise<PreparedRecordBatch> {
-  const parts = splitBatch(batch, (inside) => nodeZstd!.compressAsync(inside, 1));
-  const payloads = await Promise.all(parts.map((p) => p.payload));
-  return { batch, parts: parts.map((p, i) => ({ ...p, payload: payloads[i] })) };
+  return { batch, parts: splitBatch(batch, (inside) => nodeZstd!.compress(inside, 1)) };
 }
 
 /** Publishes a prepared batch; batches sent one after another go out in that order. */

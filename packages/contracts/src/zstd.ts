@@ -4,18 +4,11 @@ import zlib from 'node:zlib';
 export interface NodeZstd {
   /** `data` as one zstd frame, compressed at `level`. */
   compress(data: Uint8Array, level: number): Buffer;
-  /** The same, done in Node's thread pool: the event loop goes on meanwhile. */
-  compressAsync(data: Uint8Array, level: number): Promise<Buffer>;
   decompress(data: Uint8Array): Buffer;
 }
 
 interface ZlibWithZstd {
   zstdCompressSync(data: Uint8Array, options?: { params?: Record<number, number> }): Buffer;
-  zstdCompress(
-    data: Uint8Array,
-    options: { params?: Record<number, number> },
-    callback: (err: Error | null, result: Buffer) => void,
-  ): void;
   zstdDecompressSync(data: Uint8Array): Buffer;
   constants: Record<string, number>;
 }
@@ -40,11 +33,5 @@ function paramsOf(z: ZlibWithZstd, level: number): Record<number, number> {
  */
 export const nodeZstd: NodeZstd | undefined = zlibZstd && {
   compress: (data, level) => zlibZstd.zstdCompressSync(data, { params: paramsOf(zlibZstd, level) }),
-  compressAsync: (data, level) =>
-    new Promise((resolve, reject) =>
-      zlibZstd.zstdCompress(data, { params: paramsOf(zlibZstd, level) }, (err, result) =>
-        err ? reject(err) : resolve(result),
-      ),
-    ),
   decompress: (data) => zlibZstd.zstdDecompressSync(data),
 };
