@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -21,6 +21,8 @@ export const adminUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0
 /** Services to run under the V8 profiler (comma-separated app names); profiles go to BENCH_CPU_PROF_DIR. */
 const profiled = new Set((process.env.BENCH_CPU_PROF ?? '').split(',').filter(Boolean));
 const profileDir = process.env.BENCH_CPU_PROF_DIR ?? join(repo, 'test-output', 'cpu-profiles');
+/** Where each service's log goes, one file a service (unset: only its errors, on stderr). */
+const logDir = process.env.BENCH_LOG_DIR;
 
 export interface Service {
   name: string;
@@ -47,8 +49,11 @@ export function start(app: string, env: Record<string, string>, name = app): Ser
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // Each service's log kept whole on request (BENCH_LOG_DIR): warnings say why a run went as it did.
+  const logFile = logDir ? createWriteStream(join(logDir, `${name}.log`)) : undefined;
   const ready = new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
+      logFile?.write(`${line}\n`);
       if (line.includes('"msg":"ready')) resolve();
       if (line.includes('"level":"fatal"') || line.includes('"level":"error"'))
         process.stderr.write(`${name}: ${line}\n`);

@@ -2,6 +2,7 @@ import type { KV } from '@nats-io/kv';
 import { DECODER_CHUNKS_IN_FLIGHT, ensureRecordConsumers, type LinkAddress, watchLinksStarted } from '@tracehub/bus';
 import { bucketKeySubject, bucketStream, type Log, RepeatedErrorLog, silentLog } from '@tracehub/contracts';
 import { CheckpointStore } from './checkpoints.js';
+import { DecodeTurns } from './decode-turns.js';
 import { fairShare } from './fair-share.js';
 import { LinkLease, leaseKey } from './lease.js';
 import { LinkDecoding } from './link-decoding.js';
@@ -26,6 +27,11 @@ export class DecoderWorker {
   private readonly knownLinks = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private keepTimer: NodeJS.Timeout | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  /** Turns at decoding, shared by every link this worker holds (`DecodeTurns`). */
+  private readonly turns = new DecodeTurns();
+  /** The lease refresh running (`refreshLeases`), if any. */
+  private refreshing: Promise<void> | undefined;
   private leaseKv!: KV;
   private checkpoints!: CheckpointStore;
   private membership!: WorkerMembership;
@@ -85,6 +91,7 @@ export class DecoderWorker {
     await this.tick();
     const every = this.options.tickMs ?? 1000;
     this.timer = setInterval(() => this.tickSoon(), every);
+    this.refreshTimer = setInterval(() => this.refreshLeases(), every);
     // Chunks held longer than a third of the ack wait (a publish held back, a chunk waiting
     // for an earlier one) are kept ours, so JetStream does not deliver them again meanwhile.
     const ackWait = this.options.ackWaitMs ?? 5000;
@@ -114,15 +121,39 @@ export class DecoderWorker {
     this.startedWatch?.stop();
     if (this.timer) clearInterval(this.timer);
     if (this.keepTimer) clearInterval(this.keepTimer);
+    if (this.refreshTimer) clearInterval(this.refreshTimer);
     await this.ticking.catch(() => {});
+    await this.refreshing;
     await this.claims;
     await Promise.all([...this.links.values()].map((l) => l.close(true)));
     this.links.clear();
     await this.membership?.leave();
   }
 
+  /**
+   * Refreshes every lease held, at once (one round trip, not one a link), on its own timer:
+   * not behind a tick, whose look for links waits on NATS. With 256 links on a saturated
+   * machine, ticks ran late, leases were refreshed late, links stopped and were taken up
+   * again (decoded again from their checkpoints), which made the machine busier still.
+   */
+  private refreshLeases(): void {
+    if (this.refreshing || !this.running) return;
+    const held = [...this.links.values()];
+    this.refreshing = Promise.all(held.map((decoding) => decoding.lease.refresh()))
+      .then(
+        () => {},
+        (err) => this.tickFailures.failed(err),
+      )
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+  }
+
   private async tick(): Promise<void> {
     if (!this.running) return;
+    // A refresh in flight must not land after a lease given back below (it would hold the
+    // entry until its TTL, and the next worker would wait for it).
+    await this.refreshing;
     // Refresh what we hold, every lease at once (one round trip, not one a link); a lease
     // we lost means another worker owns the link now.
     for (const [key, decoding] of this.links) {
@@ -133,10 +164,9 @@ export class DecoderWorker {
         await decoding.close(true);
       }
     }
-    const held = [...this.links];
-    const refreshed = await Promise.all(held.map(([, decoding]) => decoding.lease.refresh()));
-    for (const [i, [key, decoding]] of held.entries()) {
-      if (refreshed[i]) continue;
+    // A lease the refresh found lost means another worker owns the link now.
+    for (const [key, decoding] of [...this.links]) {
+      if (decoding.lease.held) continue;
       this.log.warn({ link: key }, 'lease lost; leaving the link to its new owner');
       this.links.delete(key);
       await decoding.close(false);
@@ -211,6 +241,7 @@ export class DecoderWorker {
         ...this.options,
         checkpointMs: this.options.checkpointMs ?? 1000,
         maxInFlight: this.options.maxChunksInFlight ?? DECODER_CHUNKS_IN_FLIGHT,
+        turns: this.turns,
       },
       this.checkpoints,
       link,

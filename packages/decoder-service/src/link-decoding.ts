@@ -24,6 +24,7 @@ import {
   toBatchRecord,
 } from '@tracehub/contracts';
 import { CheckpointConflictError, type CheckpointStore, type DecoderCheckpoint } from './checkpoints.js';
+import { DecodeTurns } from './decode-turns.js';
 import type { LinkLease } from './lease.js';
 import type { DecoderWorkerOptions, LinkSettings } from './types.js';
 
@@ -52,6 +53,8 @@ export interface LinkDecodingOptions extends DecoderWorkerOptions {
   checkpointMs: number;
   /** Chunks delivered ahead of their acknowledgement, at most. */
   maxInFlight: number;
+  /** Turns at decoding shared with the worker's other links (none given: this link's own). */
+  turns?: DecodeTurns;
 }
 
 /** A chunk delivered (or read from the stream), with its headers read once. */
@@ -67,8 +70,7 @@ interface Delivered {
 
 /**
  * A record batch to publish, with the chunk it came from (for the metrics), and the batch laid
- * out for the bus: begun as soon as the chunk is decoded, its compression done in the thread
- * pool while the next chunk is decoded.
+ * out for the bus as soon as the chunk is decoded.
  */
 interface Outgoing {
   batch: RecordBatch<BatchRecord>;
@@ -110,6 +112,7 @@ export class LinkDecoding {
   private decoder: TraceDecoder | undefined;
   /** Stream sequence up to which the link's consumer had acknowledged every chunk when this holder began. */
   private ackFloorSeq = 0;
+  private readonly turns: DecodeTurns;
 
   constructor(
     private readonly options: LinkDecodingOptions,
@@ -119,7 +122,9 @@ export class LinkDecoding {
     private readonly log: Log,
     /** How long the lease must still be certainly ours to go on, ms. */
     private readonly leaseMarginMs = 1000,
-  ) {}
+  ) {
+    this.turns = options.turns ?? new DecodeTurns();
+  }
 
   private get key(): string {
     return this.lease.key;
@@ -335,6 +340,21 @@ export class LinkDecoding {
   /** Decodes one chunk into `outgoing` (after the end of the session before it, when that never came). */
   private async decodeChunk(d: Delivered, outgoing: Outgoing[]): Promise<void> {
     const started = performance.now();
+    // A new session's stored settings are read before the turn is taken: no link waits on
+    // another's round trip to Postgres.
+    const newSession = !this.work || this.work.session !== d.meta.session;
+    const stored = newSession && this.options.linkSettings ? await this.options.linkSettings(this.link) : {};
+    const wait = this.turns.take();
+    if (wait) await wait;
+    try {
+      this.decodeInTurn(d, outgoing, started, stored);
+    } finally {
+      this.turns.done();
+    }
+  }
+
+  /** Decodes a chunk (its turn taken) and lays its batch out; `stored`: a new session's stored settings. */
+  private decodeInTurn(d: Delivered, outgoing: Outgoing[], started: number, stored: LinkSettings): void {
     const { meta } = d;
     let cp = this.work;
     if (cp && cp.session !== meta.session && !cp.ended) {
@@ -348,7 +368,7 @@ export class LinkDecoding {
     if (!cp || cp.session !== meta.session) {
       // The stored settings, with what the gateway was told for this session over them.
       settings = {
-        ...(this.options.linkSettings ? await this.options.linkSettings(this.link) : {}),
+        ...stored,
         ...(meta.settings as LinkSettings | undefined),
       };
       const previousState = cp ? this.stateNow(cp) : undefined;
