@@ -49,7 +49,7 @@ export function toBatchRecord(decoded: DecodedRecord, place: Omit<RecordPlace, k
   const record: BatchRecord = {
     seq: place.seq,
     chunk: place.chunk,
-    hostNs: place.hostNs.toString(),
+    hostNs: hostNsText(place.hostNs),
     targetTs: decoded.targetTs === null ? null : decoded.targetTs.toString(),
     kind: decoded.kind,
     type: decoded.type,
@@ -68,6 +68,19 @@ export function toBatchRecord(decoded: DecodedRecord, place: Omit<RecordPlace, k
     if (decoded.targetSegment) record.targetSegment = decoded.targetSegment;
   }
   return record;
+}
+
+/** The last host time made text, and its text: a chunk's records share one. */
+let lastHostNs = -1n;
+let lastHostNsText = '';
+
+/** A host time as decimal text, made once for the records of a chunk that share it. */
+function hostNsText(hostNs: bigint): string {
+  if (hostNs !== lastHostNs) {
+    lastHostNs = hostNs;
+    lastHostNsText = hostNs.toString();
+  }
+  return lastHostNsText;
 }
 
 /**
