@@ -4,7 +4,7 @@ import { PayloadReader } from './reader.js';
 const SLOTS = 4096;
 /**
  * 32-bit words of a slot, all in one row so that finding a frame reads one stretch of memory:
- * its record id, lengths and FOUND bit, the stamp, the frame's bytes after the timestamp
+ * its record id, lengths, FOUND bit and timestamp's bytes, the stamp, the frame's bytes after the timestamp
  * (without the checksum), and its line's bytes after the timestamp (without the newline).
  */
 const ROW_WORDS = 64;
@@ -21,6 +21,10 @@ const WINDOW_HITS_MIN = WINDOW / 2;
 const PAUSE = 8 * WINDOW;
 /** The bit of a row's first word set when its frame was found again. */
 const FOUND = 1 << 24;
+/** Where a row's first word holds the timestamp's bytes its frame was kept with (0 to 8). */
+const TIME_BYTES_SHIFT = 25;
+/** The bits of a row's first word that name its frame: record id, the key's length, the timestamp's bytes. */
+const ROW_NAME_BITS = 0xffff | (0xf << TIME_BYTES_SHIFT);
 /** `timeBytes` of a record id not seen yet, and of one whose lines are not found by their bytes. */
 const UNKNOWN = -1;
 const NEVER = -2;
@@ -38,13 +42,16 @@ const NEVER = -2;
  *
  * A record's timestamp is where its parser read it first, at the payload's start; that is
  * checked on every frame kept: a record id whose printed timestamp is not those bytes is not
- * kept from then on (until the stamp changes).
+ * kept from then on (until the configuration changes).
  */
 export class SameFrameLines {
   /** By record id: the timestamp's bytes at the payload's start (0: its line has none), UNKNOWN or NEVER. */
   private readonly timeBytes = new Int8Array(256).fill(UNKNOWN);
-  /** The stamp `timeBytes` holds for. */
-  private stamp = -1;
+  /**
+   * The configuration `timeBytes` holds for (a count of configurations taken): where a record's
+   * timestamp is depends on the record layouts, not on the dictionaries.
+   */
+  private layouts = -1;
   /** The slots' rows (see ROW_WORDS); a row's first word is 0 while it holds nothing. */
   readonly rows = new Int32Array(SLOTS * ROW_WORDS);
   /**
@@ -76,23 +83,23 @@ export class SameFrameLines {
    * Where in `rows` the line of the frame `buf[start .. start+len)` (seq, id, payload, checksum)
    * starts, its timestamp and length left in `time[0]` and `lineLength`; -1 when the frame is not kept.
    */
-  find(buf: Uint8Array, start: number, len: number, stamp: number): number {
+  find(buf: Uint8Array, start: number, len: number, stamp: number, layouts: number): number {
     // Small, to be inlined into the decoder's: while paused, a frame costs no call.
     if (this.pausedFor > 0) {
       this.pausedFor--;
       return -1;
     }
-    return this.lookUp(buf, start, len, stamp);
+    return this.lookUp(buf, start, len, stamp, layouts);
   }
 
-  private lookUp(buf: Uint8Array, start: number, len: number, stamp: number): number {
+  private lookUp(buf: Uint8Array, start: number, len: number, stamp: number, layouts: number): number {
     if (++this.looked === WINDOW) {
       if (this.found < WINDOW_HITS_MIN) this.pausedFor = PAUSE;
       this.looked = 0;
       this.found = 0;
     }
-    if (stamp !== this.stamp) {
-      this.forget(stamp);
+    if (layouts !== this.layouts) {
+      this.forget(layouts);
       return -1;
     }
     const id = buf[start + 1];
@@ -105,7 +112,10 @@ export class SameFrameLines {
     const row = slotOf(view, from, n, id) * ROW_WORDS;
     const rows = this.rows;
     const head = rows[row];
-    if ((head & 0xffff) !== (id | (n << 8)) || rows[row + 1] !== (stamp | 0)) return -1;
+    // The timestamp's bytes too: a row kept under another configuration that rendered alike
+    // (the same stamp again) may have had its key elsewhere in the frame.
+    const name = id | (n << 8) | (timeBytes << TIME_BYTES_SHIFT);
+    if ((head & ROW_NAME_BITS) !== name || rows[row + 1] !== (stamp | 0)) return -1;
     let at = row + KEY_AT;
     const full = from + (n & ~3);
     for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
@@ -142,11 +152,12 @@ export class SameFrameLines {
     len: number,
     timeBytes: number,
     stamp: number,
+    layouts: number,
     lines: Int32Array,
     lineAt: number,
     lineLength: number,
   ): void {
-    if (stamp !== this.stamp) this.forget(stamp);
+    if (layouts !== this.layouts) this.forget(layouts);
     const id = buf[start + 1];
     const known = this.timeBytes[id];
     if (known === NEVER) return;
@@ -168,7 +179,7 @@ export class SameFrameLines {
       rows[row] = head & ~FOUND;
       return;
     }
-    rows[row] = id | (n << 8) | (lineLength << 16);
+    rows[row] = id | (n << 8) | (lineLength << 16) | (timeBytes << TIME_BYTES_SHIFT);
     rows[row + 1] = stamp | 0;
     let at = row + KEY_AT;
     const full = from + (n & ~3);
@@ -179,9 +190,9 @@ export class SameFrameLines {
     for (let w = lineAt; w < lineEnd; w++) rows[at++] = lines[w];
   }
 
-  /** The dictionaries or configuration changed: what each record id was found to be may differ. */
-  private forget(stamp: number): void {
-    this.stamp = stamp;
+  /** The configuration changed: where each record's timestamp is may differ. */
+  private forget(layouts: number): void {
+    this.layouts = layouts;
     this.timeBytes.fill(UNKNOWN);
   }
 

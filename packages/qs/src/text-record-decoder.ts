@@ -53,7 +53,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    * the same few lines over and over (the same objects, signals and states), though seldom the
    * same line twice in a row. A line found again is copied from its bytes, its values not even
    * looked up. Each slot holds the last line that hashed to it, known by its parts, its values
-   * and the state of the dictionaries and configuration when it was written (`lineStamp`).
+   * and the state of the dictionaries and configuration when it was written (`RenderStates`).
    */
   private readonly lineParts: (LineParts | undefined)[] = new Array<LineParts | undefined>(LINE_SLOTS).fill(undefined);
   private readonly lineKeys = new Float64Array(LINE_SLOTS * LINE_KEYS);
@@ -95,7 +95,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     // where few are, the budget goes to the parser's path.
     const out = this.out;
     if (out !== undefined) {
-      const lineAt = this.sameFrames.find(buf, start, len, this.lineStamp);
+      const lineAt = this.sameFrames.find(buf, start, len, this.renderStates.state, this.configChanges);
       if (lineAt >= 0) return this.sameFrameLine(out, lineAt, buf[start + 1], raw);
     }
     this.missedSlot = -1;
@@ -128,17 +128,12 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       len,
       // Checked here: a timestamp past 2^31 handed to a call that is not inlined is boxed.
       timeBytesOf(this.r, buf, start, len, this.lineT[0], this.config.timeSize),
-      this.lineStamp,
+      this.renderStates.state,
+      this.configChanges,
       this.lineWords,
       lineAt,
       this.lineLengths[line],
     );
-  }
-
-  /** Changes so far of what a line's values render to: the dictionaries of names, the configuration. */
-  private get lineStamp(): number {
-    const d = this.dicts;
-    return d.obj.changes + d.fun.changes + d.sig.changes + this.configChanges;
   }
 
   override lineAgain(
@@ -161,7 +156,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     const slot = (h ^ (h >>> 15)) & (LINE_SLOTS - 1);
     const keys = this.lineKeys;
     const at = slot * LINE_KEYS;
-    const stamp = this.lineStamp;
+    const stamp = this.renderStates.state;
     if (
       this.lineParts[slot] === parts &&
       this.lineStamps[slot] === stamp &&
