@@ -61,7 +61,8 @@ export class SameFrameLines {
    */
   private looked = 0;
   private found = 0;
-  private pausedFor = 0;
+  /** PAUSE at first, for the reason given at the constructor. */
+  private pausedFor = PAUSE;
   /** Reads a found frame's timestamp, as its parser read it. */
   private readonly reader = new PayloadReader();
   /**
@@ -78,6 +79,13 @@ export class SameFrameLines {
   private chunkView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
   private other: Uint8Array | undefined;
   private otherView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+
+  constructor() {
+    // Written again with another value, so that V8 takes `pausedFor` for a variable from the
+    // start: as a constant 0, the first pause threw away the compiled code of `find` and of the
+    // decoder's `decode` that inlines it ("dependent field type constness changed").
+    this.pausedFor = 0;
+  }
 
   /**
    * Where in `rows` the line of the frame `buf[start .. start+len)` (seq, id, payload, checksum)
