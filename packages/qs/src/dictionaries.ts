@@ -406,12 +406,12 @@ export class QsDictionaries {
 
   /**
    * @param states told of every change of the dictionaries that records' text names things with
-   * (objects, functions, signals)
+   * (objects, functions, signals, user records)
    */
   constructor(objKeySize: number, funKeySize: number, version = 700, states?: RenderStates) {
     this.obj = new QsDictionary(0, objKeySize, states?.obj);
     this.fun = new QsDictionary(0, funKeySize, states?.fun);
-    this.usr = new QsDictionary(0, 1);
+    this.usr = new QsDictionary(0, 1, states?.usr);
     this.sig = new QsSigDictionary(0, objKeySize, states?.sig);
     this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
     this.sizeFor(version);

@@ -202,8 +202,7 @@ export class QsRecordDecoder implements RecordContext {
   private user(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const t = r.u(this.config.timeSize);
-    const dictName = this.dicts.usr.find(id);
-    const name = dictName ?? `USER+${zeroPad(id - this.userBase, 3)}`;
+    const name = this.userNameOf(id);
     if (name !== this.userName) {
       this.userName = name;
       this.userNameSpaced = ` ${name}`;
@@ -223,6 +222,11 @@ export class QsRecordDecoder implements RecordContext {
       text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
+  }
+
+  /** A user record's name: its entry in the user dictionary, else `USER+nnn`. */
+  protected userNameOf(id: number): string {
+    return this.dicts.usr.find(id) ?? `USER+${zeroPad(id - this.userBase, 3)}`;
   }
 
   objNames(key: QsKey): QsKeyNames {

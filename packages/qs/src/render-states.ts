@@ -32,6 +32,8 @@ class Numbering {
 
 /** Transitions kept by the direct-mapped caches in front of the maps (a power of two). */
 const RECENT = 1024;
+/** The parts of a state: the configuration, and the objects', functions', signals' and user records' dictionaries. */
+const PARTS = 5;
 
 /** What one dictionary holds, as a number (0: empty). */
 export class DictionaryContent {
@@ -92,7 +94,7 @@ export class DictionaryContent {
 
 /**
  * The state of what a record's text depends on besides its own bytes (the dictionaries of
- * objects, functions and signals, and the configuration), as a number: whenever the number is
+ * objects, functions, signals and user records, and the configuration), as a number: whenever the number is
  * the same, every record renders alike. Lines and frames kept for reuse are stamped with it.
  *
  * A dictionary's content is the path of changes since it was last emptied, so a target that
@@ -107,6 +109,7 @@ export class RenderStates {
   readonly obj = new DictionaryContent(this);
   readonly fun = new DictionaryContent(this);
   readonly sig = new DictionaryContent(this);
+  readonly usr = new DictionaryContent(this);
   private config = 0;
   private readonly configs = new Numbering(1);
   private readonly states = new Numbering(2);
@@ -118,7 +121,7 @@ export class RenderStates {
   }
 
   // The last states found, direct-mapped by their parts (as DictionaryContent's recent changes).
-  private readonly recentParts = new Int32Array(RECENT * 4).fill(-1);
+  private readonly recentParts = new Int32Array(RECENT * PARTS).fill(-1);
   private readonly recentState = new Int32Array(RECENT);
 
   /** @internal After any part changed. */
@@ -127,18 +130,22 @@ export class RenderStates {
     const o = this.obj.node;
     const f = this.fun.node;
     const s = this.sig.node;
-    const slot = Math.imul(Math.imul(Math.imul(c, 0x9e3779b1) ^ o, 0x85ebca6b) ^ f, 0xc2b2ae35) ^ s;
-    const at = ((slot ^ (slot >>> 15)) & (RECENT - 1)) * 4;
+    const u = this.usr.node;
+    const h =
+      Math.imul(Math.imul(Math.imul(Math.imul(c, 0x9e3779b1) ^ o, 0x85ebca6b) ^ f, 0xc2b2ae35) ^ s, 0x27d4eb2f) ^ u;
+    const slot = (h ^ (h >>> 15)) & (RECENT - 1);
+    const at = slot * PARTS;
     const parts = this.recentParts;
-    if (parts[at] === c && parts[at + 1] === o && parts[at + 2] === f && parts[at + 3] === s) {
-      this.state = this.recentState[at >> 2];
+    if (parts[at] === c && parts[at + 1] === o && parts[at + 2] === f && parts[at + 3] === s && parts[at + 4] === u) {
+      this.state = this.recentState[slot];
       return;
     }
-    this.state = this.states.of(`${c} ${o} ${f} ${s}`);
+    this.state = this.states.of(`${c} ${o} ${f} ${s} ${u}`);
     parts[at] = c;
     parts[at + 1] = o;
     parts[at + 2] = f;
     parts[at + 3] = s;
-    this.recentState[at >> 2] = this.state;
+    parts[at + 4] = u;
+    this.recentState[slot] = this.state;
   }
 }

@@ -198,6 +198,34 @@ export class SameFrameLines {
     for (let w = lineAt; w < lineEnd; w++) rows[at++] = lines[w];
   }
 
+  /**
+   * Whether the frame `buf[start .. start+len)`, its timestamp `timeBytes` long, came before
+   * (by its slot and a signature, direct-mapped: a collision only keeps a frame early): for frames
+   * whose line is not looked up by its values (user records'), which are kept the second time
+   * they come. Most frames that come once never come again.
+   */
+  seenBefore(buf: Uint8Array, start: number, len: number, timeBytes: number): boolean {
+    const from = start + 2 + timeBytes;
+    const n = start + len - 1 - from;
+    if (n < 0 || n > KEY_BYTES || from + ((n + 3) & ~3) > buf.length) return false;
+    const view = this.viewOf(buf);
+    const id = buf[start + 1];
+    const at = slotOf(view, from, n, id);
+    // With the slot, the key's last word (where a changing value, a counter, mostly is).
+    const signature = (id | (n << 8)) ^ (n >= 4 ? view.getInt32(from + n - 4, true) : 0);
+    if (this.seen[at] === signature) return true;
+    this.seen[at] = signature;
+    return false;
+  }
+
+  /** Frames of record `id` are neither kept nor looked up from now on (until the configuration changes). */
+  stopKeeping(id: number): void {
+    this.timeBytes[id] = NEVER;
+  }
+
+  /** Hashes of the frames asked about by `seenBefore`, by their slot. */
+  private readonly seen = new Int32Array(SLOTS);
+
   /** The configuration changed: where each record's timestamp is may differ. */
   private forget(layouts: number): void {
     this.layouts = layouts;
@@ -233,6 +261,8 @@ export function timeBytesOf(
   timeSize: number,
 ): number {
   if (t < 0) return 0;
+  // No bytes, though a timestamp is printed (0): 0 would say it has none.
+  if (timeSize === 0) return -1;
   r.reset(buf, start + 2, len - 3);
   return r.u(timeSize) === t ? timeSize : -1;
 }

@@ -156,15 +156,26 @@ describe('frames found again after a target reset', () => {
         () => add(I.QS_SIG_DICT, [...le(1, 2), ...le(0, 4), ...str('S1')]),
         () => add(I.QS_SIG_DICT, [...le(2, 2), ...le(0x1000, 4), ...str('S2')]),
         () => add(I.QS_SIG_DICT, [...le(0, 2), ...le(0x2000, 4), ...str('S0')]),
+        () => add(I.QS_USR_DICT, [100, ...str('PHILO_STAT')]),
+        () => add(I.QS_USR_DICT, [101, ...str('PAUSED_STAT')]),
+      ];
+      // User records of integers, strings and floats (written as bytes), one of an enum (not),
+      // one cut short, and one of a record without a dictionary entry.
+      const userPayloads = [
+        [0x11, int(3), 0x08, ...str(['thinking', 'eating'][int(2)])],
+        [0x03, ...le(int(3), 2), 0x46, 0, 0, 0x80, 0x3f],
+        [0x00, 1],
+        [0x04, 1, 2],
       ];
       const records = () => {
         for (let k = 0; k < 1 + int(12); k++) {
           const o = objects[int(3)];
           const s = int(4);
           const t = int(2 ** 32);
-          const which = int(3);
+          const which = int(4);
           if (which === 0) add(I.QS_QEP_DISPATCH, [...le(t, 4), ...le(s, 2), ...le(o, 4), ...le(0x4000, 4)]);
           else if (which === 1) add(I.QS_QEP_STATE_ENTRY, [...le(o, 4), ...le(0x4000, 4)]);
+          else if (which === 2) add(100 + int(3), [...le(t, 4), ...userPayloads[int(userPayloads.length)]]);
           else add(I.QS_QF_ACTIVE_POST, [...le(t, 4), ...le(o, 4), ...le(s, 2), ...le(o, 4), 0, 0, 3, 2]);
         }
       };
@@ -173,7 +184,9 @@ describe('frames found again after a target reset', () => {
         const skip = rnd() < 0.2 ? int(entries.length) : -1;
         entries.forEach((send, i) => {
           if (i === skip) return;
-          if (rnd() < 0.1) add(I.QS_OBJ_DICT, [...le(objects[int(3)], 4), ...str(`r${int(2)}`)]);
+          const x = rnd();
+          if (x < 0.05) add(I.QS_OBJ_DICT, [...le(objects[int(3)], 4), ...str(`r${int(2)}`)]);
+          else if (x < 0.1) add(I.QS_USR_DICT, [100 + int(2), ...str(`U${int(2)}`)]);
           else send();
           // Records between the entries, as a target's start-up sends them.
           if (rnd() < 0.3) records();
@@ -228,6 +241,8 @@ describe('SameFrameLines', () => {
     // Nor after a frame of it whose timestamp does match.
     kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, 1, lines, 0, 8);
     expect(kept.find(a, 0, frameLength(a), 1, 1)).toBe(-1);
+    // A timestamp of no bytes (a target info's size 0) is printed (as 0), but has no bytes to find.
+    expect(timeBytesOf(reader, a, 0, frameLength(a), 0, 0)).toBe(-1);
     // A record without a timestamp (-1) is known by all of its payload.
     const entry = frame(1, [1, 2, 3, 4, 5, 6, 7, 8]);
     kept.keep(
