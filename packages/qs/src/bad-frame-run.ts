@@ -19,6 +19,15 @@ export class BadFrameRun {
   private bytes = 0;
   private raw: number[] = [];
 
+  constructor() {
+    // Written again with other values, so that V8 takes the field for a variable from the start:
+    // a field written only when made is taken for a constant, and the code compiled on that (the
+    // deframer's loop, which asks `open` for every frame) was thrown away at the first bad frame
+    // and compiled again ("dependent field type constness changed").
+    this.line = '';
+    this.line = null;
+  }
+
   get open(): boolean {
     return this.line !== null;
   }

@@ -1,5 +1,6 @@
 import type { JsonValue } from '@tracehub/contracts';
 import { hex8, hex16, zeroPad } from './format.js';
+import type { DictionaryContent, RenderStates } from './render-states.js';
 
 /**
  * A 64-bit object/function address as a Map key: a plain number while it is exact
@@ -55,14 +56,14 @@ export class QsDictionary {
   private readonly names = new Map<QsKey, string>();
   /** Characters of a name kept (QsDictionaries.sizeFor). */
   nameMax = NAME_MAX;
-  /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
-  changes = 0;
 
   constructor(
     /** QSPY's table size; the QS version's qspy decides it (`QsDictionaries.sizeFor`). */
     public capacity: number,
     /** The key size QSPY renders unknown keys and decides about `NULL` with. */
     readonly keySize: number,
+    /** Told of every change, where records' text depends on this dictionary. */
+    private readonly content?: DictionaryContent,
   ) {}
 
   get size(): number {
@@ -75,9 +76,10 @@ export class QsDictionary {
     // The same name again (a target sends its dictionaries anew) changes nothing.
     if (known === stored) return;
     if (known !== undefined || this.names.size < this.capacity - 1) {
-      this.changes++;
+      this.content?.change(key, 0, stored);
       this.names.set(key, stored);
-      this.rendered.clear();
+      // A key's renderings depend on its own entry only: the others' stay.
+      this.rendered.delete(key);
     }
   }
 
@@ -106,7 +108,7 @@ export class QsDictionary {
     return names;
   }
 
-  /** Renderings by key, for the target pointer size `renderedSize`; cleared on every change. */
+  /** Renderings by key, for the target pointer size `renderedSize`; a key's are dropped when its entry changes. */
   private readonly rendered = new Map<QsKey, QsKeyNames>();
   private renderedSize = 0;
 
@@ -154,7 +156,7 @@ export class QsDictionary {
   private unknownFieldSize = 0;
 
   reset(): void {
-    this.changes++;
+    this.content?.reset();
     this.names.clear();
     this.rendered.clear();
   }
@@ -171,7 +173,7 @@ export class QsDictionary {
   }
 
   load(json: JsonValue): void {
-    this.changes++;
+    this.content?.unknown();
     this.names.clear();
     this.rendered.clear();
     for (const entry of json as [QsKey, string][]) this.names.set(entry[0], entry[1]);
@@ -201,6 +203,8 @@ export class QsSigDictionary {
     public capacity: number,
     /** Command-line object pointer size: how unknown signals are rendered. */
     readonly ptrSize: number,
+    /** Told of every change, where records' text depends on this dictionary. */
+    private readonly content?: DictionaryContent,
   ) {}
 
   get size(): number {
@@ -250,9 +254,13 @@ export class QsSigDictionary {
     if (idx >= 0 && this.slot(idx).obj === obj && this.slot(idx).name === stored) return;
     this.forgetRecent();
     if (idx >= 0) {
+      // A slot past the live entries (found only for signal 0, whose text is NULL) renders nothing.
+      if (idx < this.entries) this.content?.change(idx, obj, stored);
       this.slot(idx).obj = obj;
       this.slot(idx).name = stored;
     } else if (this.entries < this.capacity - 1) {
+      // Negative: an entry added, not a slot's replaced.
+      this.content?.change(-1 - sig, obj, stored);
       const n = this.entries;
       const e = this.slot(n);
       e.sig = sig;
@@ -336,12 +344,8 @@ export class QsSigDictionary {
   private recentName3: string | undefined;
   private recentNext = 0;
 
-  /** Counts the changes (puts, resets, loads): text rendered before a change may be stale. */
-  changes = 0;
-
-  /** On every change: the names found recently, and the text rendered before, may be stale. */
+  /** On every change: the names found recently may be stale. */
   private forgetRecent(): void {
-    this.changes++;
     this.recentSig0 = -1;
     this.recentSig1 = -1;
     this.recentSig2 = -1;
@@ -360,6 +364,8 @@ export class QsSigDictionary {
 
   reset(): void {
     this.forgetRecent();
+    // What stays in the slots past the live entries is found only for signal 0, whose text is NULL.
+    this.content?.reset();
     for (const e of this.sto) e.sig = 0;
     this.entries = 0;
   }
@@ -375,6 +381,7 @@ export class QsSigDictionary {
 
   load(json: JsonValue): void {
     this.forgetRecent();
+    this.content?.unknown();
     const j = json as { entries: number; sto: [number, QsKey, string][] };
     this.entries = j.entries;
     this.sto = j.sto.map(([sig, obj, name]) => ({ sig, obj, name }));
@@ -397,11 +404,15 @@ export class QsDictionaries {
   /** Eight enum groups; not cleared by a target reset (Q9). */
   readonly enums: QsDictionary[];
 
-  constructor(objKeySize: number, funKeySize: number, version = 700) {
-    this.obj = new QsDictionary(0, objKeySize);
-    this.fun = new QsDictionary(0, funKeySize);
-    this.usr = new QsDictionary(0, 1);
-    this.sig = new QsSigDictionary(0, objKeySize);
+  /**
+   * @param states told of every change of the dictionaries that records' text names things with
+   * (objects, functions, signals, user records)
+   */
+  constructor(objKeySize: number, funKeySize: number, version = 700, states?: RenderStates) {
+    this.obj = new QsDictionary(0, objKeySize, states?.obj);
+    this.fun = new QsDictionary(0, funKeySize, states?.fun);
+    this.usr = new QsDictionary(0, 1, states?.usr);
+    this.sig = new QsSigDictionary(0, objKeySize, states?.sig);
     this.enums = Array.from({ length: 8 }, () => new QsDictionary(256, 1));
     this.sizeFor(version);
   }

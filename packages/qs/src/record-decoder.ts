@@ -9,6 +9,7 @@ import type { LineParts } from './line-parts.js';
 import { PayloadReader } from './reader.js';
 import type { Fields, QsAddressing, RecordContext, RecordParser } from './record-context.js';
 import { RECORD_PARSERS } from './record-parsers.js';
+import { RenderStates } from './render-states.js';
 import { QsUserElementsDecoder } from './user-record.js';
 
 /**
@@ -77,8 +78,10 @@ export class QsRecordDecoder implements RecordContext {
   readonly activePostText = new PieceMemo(this.copiesEveryLine);
   readonly timeEvtText = new PieceMemo(this.copiesEveryLine);
 
-  /** Counts the configurations taken (the text-only decoder's kept lines hold for one). */
+  /** Counts the configurations taken (which record layouts the text-only decoder's kept frames have). */
   protected configChanges = 0;
+  /** The state of the dictionaries of names and the configuration (the text-only decoder's kept lines hold for one). */
+  protected readonly renderStates = new RenderStates();
 
   /** The parser of each predefined record id (record-parsers.ts), read as a field of the class. */
   private static readonly parsers: readonly RecordParser[] = RECORD_PARSERS;
@@ -100,7 +103,7 @@ export class QsRecordDecoder implements RecordContext {
     this.config = config;
     this.configure(config);
     // Key sizes come from the command-line sizes and never change (spec 4.3, Q2).
-    this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize, config.version);
+    this.dicts = new QsDictionaries(options.objPtrSize, options.funPtrSize, config.version, this.renderStates);
     if (dictionaryFile) {
       this.configure({
         ...dictionaryFile.config,
@@ -114,6 +117,8 @@ export class QsRecordDecoder implements RecordContext {
   /** Decodes with `config` from now on: its sizes, and the record names and user base of its version. */
   private configure(config: QsTargetConfig): void {
     this.configChanges++;
+    // All of it: any field may change how some record reads or prints.
+    this.renderStates.configure(JSON.stringify(config));
     this.config = config;
     this.names = config.version >= 800 ? RECORD_NAMES_8X : RECORD_NAMES_7X;
     this.userBaseId = config.version < 660 ? 70 : 100;
@@ -197,8 +202,7 @@ export class QsRecordDecoder implements RecordContext {
   private user(id: number, raw: Uint8Array): DecodedRecord {
     const r = this.r;
     const t = r.u(this.config.timeSize);
-    const dictName = this.dicts.usr.find(id);
-    const name = dictName ?? `USER+${zeroPad(id - this.userBase, 3)}`;
+    const name = this.userNameOf(id);
     if (name !== this.userName) {
       this.userName = name;
       this.userNameSpaced = ` ${name}`;
@@ -218,6 +222,11 @@ export class QsRecordDecoder implements RecordContext {
       text: timeErrors === '' ? body : timeErrors + body,
       raw,
     };
+  }
+
+  /** A user record's name: its entry in the user dictionary, else `USER+nnn`. */
+  protected userNameOf(id: number): string {
+    return this.dicts.usr.find(id) ?? `USER+${zeroPad(id - this.userBase, 3)}`;
   }
 
   objNames(key: QsKey): QsKeyNames {

@@ -4,7 +4,7 @@ import { PayloadReader } from './reader.js';
 const SLOTS = 4096;
 /**
  * 32-bit words of a slot, all in one row so that finding a frame reads one stretch of memory:
- * its record id, lengths and FOUND bit, the stamp, the frame's bytes after the timestamp
+ * its record id, lengths, FOUND bit and timestamp's bytes, the stamp, the frame's bytes after the timestamp
  * (without the checksum), and its line's bytes after the timestamp (without the newline).
  */
 const ROW_WORDS = 64;
@@ -21,6 +21,10 @@ const WINDOW_HITS_MIN = WINDOW / 2;
 const PAUSE = 8 * WINDOW;
 /** The bit of a row's first word set when its frame was found again. */
 const FOUND = 1 << 24;
+/** Where a row's first word holds the timestamp's bytes its frame was kept with (0 to 8). */
+const TIME_BYTES_SHIFT = 25;
+/** The bits of a row's first word that name its frame: record id, the key's length, the timestamp's bytes. */
+const ROW_NAME_BITS = 0xffff | (0xf << TIME_BYTES_SHIFT);
 /** `timeBytes` of a record id not seen yet, and of one whose lines are not found by their bytes. */
 const UNKNOWN = -1;
 const NEVER = -2;
@@ -38,13 +42,16 @@ const NEVER = -2;
  *
  * A record's timestamp is where its parser read it first, at the payload's start; that is
  * checked on every frame kept: a record id whose printed timestamp is not those bytes is not
- * kept from then on (until the stamp changes).
+ * kept from then on (until the configuration changes).
  */
 export class SameFrameLines {
   /** By record id: the timestamp's bytes at the payload's start (0: its line has none), UNKNOWN or NEVER. */
   private readonly timeBytes = new Int8Array(256).fill(UNKNOWN);
-  /** The stamp `timeBytes` holds for. */
-  private stamp = -1;
+  /**
+   * The configuration `timeBytes` holds for (a count of configurations taken): where a record's
+   * timestamp is depends on the record layouts, not on the dictionaries.
+   */
+  private layouts = -1;
   /** The slots' rows (see ROW_WORDS); a row's first word is 0 while it holds nothing. */
   readonly rows = new Int32Array(SLOTS * ROW_WORDS);
   /**
@@ -54,7 +61,8 @@ export class SameFrameLines {
    */
   private looked = 0;
   private found = 0;
-  private pausedFor = 0;
+  /** PAUSE at first, for the reason given at the constructor. */
+  private pausedFor = PAUSE;
   /** Reads a found frame's timestamp, as its parser read it. */
   private readonly reader = new PayloadReader();
   /**
@@ -72,27 +80,34 @@ export class SameFrameLines {
   private other: Uint8Array | undefined;
   private otherView: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
 
+  constructor() {
+    // Written again with another value, so that V8 takes `pausedFor` for a variable from the
+    // start: as a constant 0, the first pause threw away the compiled code of `find` and of the
+    // decoder's `decode` that inlines it ("dependent field type constness changed").
+    this.pausedFor = 0;
+  }
+
   /**
    * Where in `rows` the line of the frame `buf[start .. start+len)` (seq, id, payload, checksum)
    * starts, its timestamp and length left in `time[0]` and `lineLength`; -1 when the frame is not kept.
    */
-  find(buf: Uint8Array, start: number, len: number, stamp: number): number {
+  find(buf: Uint8Array, start: number, len: number, stamp: number, layouts: number): number {
     // Small, to be inlined into the decoder's: while paused, a frame costs no call.
     if (this.pausedFor > 0) {
       this.pausedFor--;
       return -1;
     }
-    return this.lookUp(buf, start, len, stamp);
+    return this.lookUp(buf, start, len, stamp, layouts);
   }
 
-  private lookUp(buf: Uint8Array, start: number, len: number, stamp: number): number {
+  private lookUp(buf: Uint8Array, start: number, len: number, stamp: number, layouts: number): number {
     if (++this.looked === WINDOW) {
       if (this.found < WINDOW_HITS_MIN) this.pausedFor = PAUSE;
       this.looked = 0;
       this.found = 0;
     }
-    if (stamp !== this.stamp) {
-      this.forget(stamp);
+    if (layouts !== this.layouts) {
+      this.forget(layouts);
       return -1;
     }
     const id = buf[start + 1];
@@ -105,7 +120,10 @@ export class SameFrameLines {
     const row = slotOf(view, from, n, id) * ROW_WORDS;
     const rows = this.rows;
     const head = rows[row];
-    if ((head & 0xffff) !== (id | (n << 8)) || rows[row + 1] !== (stamp | 0)) return -1;
+    // The timestamp's bytes too: a row kept under another configuration that rendered alike
+    // (the same stamp again) may have had its key elsewhere in the frame.
+    const name = id | (n << 8) | (timeBytes << TIME_BYTES_SHIFT);
+    if ((head & ROW_NAME_BITS) !== name || rows[row + 1] !== (stamp | 0)) return -1;
     let at = row + KEY_AT;
     const full = from + (n & ~3);
     for (let p = from; p < full; p += 4) if (view.getInt32(p, true) !== rows[at++]) return -1;
@@ -142,11 +160,12 @@ export class SameFrameLines {
     len: number,
     timeBytes: number,
     stamp: number,
+    layouts: number,
     lines: Int32Array,
     lineAt: number,
     lineLength: number,
   ): void {
-    if (stamp !== this.stamp) this.forget(stamp);
+    if (layouts !== this.layouts) this.forget(layouts);
     const id = buf[start + 1];
     const known = this.timeBytes[id];
     if (known === NEVER) return;
@@ -168,7 +187,7 @@ export class SameFrameLines {
       rows[row] = head & ~FOUND;
       return;
     }
-    rows[row] = id | (n << 8) | (lineLength << 16);
+    rows[row] = id | (n << 8) | (lineLength << 16) | (timeBytes << TIME_BYTES_SHIFT);
     rows[row + 1] = stamp | 0;
     let at = row + KEY_AT;
     const full = from + (n & ~3);
@@ -179,9 +198,37 @@ export class SameFrameLines {
     for (let w = lineAt; w < lineEnd; w++) rows[at++] = lines[w];
   }
 
-  /** The dictionaries or configuration changed: what each record id was found to be may differ. */
-  private forget(stamp: number): void {
-    this.stamp = stamp;
+  /**
+   * Whether the frame `buf[start .. start+len)`, its timestamp `timeBytes` long, came before
+   * (by its slot and a signature, direct-mapped: a collision only keeps a frame early): for frames
+   * whose line is not looked up by its values (user records'), which are kept the second time
+   * they come. Most frames that come once never come again.
+   */
+  seenBefore(buf: Uint8Array, start: number, len: number, timeBytes: number): boolean {
+    const from = start + 2 + timeBytes;
+    const n = start + len - 1 - from;
+    if (n < 0 || n > KEY_BYTES || from + ((n + 3) & ~3) > buf.length) return false;
+    const view = this.viewOf(buf);
+    const id = buf[start + 1];
+    const at = slotOf(view, from, n, id);
+    // With the slot, the key's last word (where a changing value, a counter, mostly is).
+    const signature = (id | (n << 8)) ^ (n >= 4 ? view.getInt32(from + n - 4, true) : 0);
+    if (this.seen[at] === signature) return true;
+    this.seen[at] = signature;
+    return false;
+  }
+
+  /** Frames of record `id` are neither kept nor looked up from now on (until the configuration changes). */
+  stopKeeping(id: number): void {
+    this.timeBytes[id] = NEVER;
+  }
+
+  /** Hashes of the frames asked about by `seenBefore`, by their slot. */
+  private readonly seen = new Int32Array(SLOTS);
+
+  /** The configuration changed: where each record's timestamp is may differ. */
+  private forget(layouts: number): void {
+    this.layouts = layouts;
     this.timeBytes.fill(UNKNOWN);
   }
 
@@ -214,6 +261,8 @@ export function timeBytesOf(
   timeSize: number,
 ): number {
   if (t < 0) return 0;
+  // No bytes, though a timestamp is printed (0): 0 would say it has none.
+  if (timeSize === 0) return -1;
   r.reset(buf, start + 2, len - 3);
   return r.u(timeSize) === t ? timeSize : -1;
 }

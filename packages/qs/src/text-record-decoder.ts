@@ -18,6 +18,8 @@ const LINE_KEYS = 6;
 const LINE_ROOM = 256;
 /** Room for a timestamp (20 digits at most) and a newline around a line's kept tail. */
 const TIMESTAMP_ROOM = 24;
+/** User frames of one record id decoded in a window (see userFramesDecoded). */
+const USER_WINDOW = 4096;
 /** Room for a time event's two counters after its kept part. */
 const COUNTERS_ROOM = 48;
 
@@ -53,7 +55,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
    * the same few lines over and over (the same objects, signals and states), though seldom the
    * same line twice in a row. A line found again is copied from its bytes, its values not even
    * looked up. Each slot holds the last line that hashed to it, known by its parts, its values
-   * and the state of the dictionaries and configuration when it was written (`lineStamp`).
+   * and the state of the dictionaries and configuration when it was written (`RenderStates`).
    */
   private readonly lineParts: (LineParts | undefined)[] = new Array<LineParts | undefined>(LINE_SLOTS).fill(undefined);
   private readonly lineKeys = new Float64Array(LINE_SLOTS * LINE_KEYS);
@@ -75,6 +77,24 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   private lineSlot = -1;
   /** (In a Float64Array for the reason given at SameFrameLines.time.) */
   private readonly lineT = new Float64Array(1);
+  /**
+   * Where the line of the user record being decoded continues after its timestamp in `out`, and
+   * its length without the newline (else -1): its frame is then kept by its bytes the second time
+   * it comes (a user line is not looked up by its values), through `userWords`.
+   */
+  private userTail = -1;
+  private userTailLength = 0;
+  private readonly userWords = new Int32Array(LINE_ROOM / 4);
+  /**
+   * User frames decoded (not found by their bytes) and found, by record id, in windows of
+   * USER_WINDOW decoded: a record whose values change from frame to frame (a counter, as in
+   * big_stress) is given up (`userGivenUp`) after a window where fewer than a quarter as many
+   * were found, so that neither keeping nor looking up its frames costs anything from then on
+   * (looking each one up cost big_stress 6-8%).
+   */
+  private readonly userFramesDecoded = new Uint32Array(256);
+  private readonly userFramesFound = new Uint32Array(256);
+  private readonly userGivenUp = new Uint8Array(256);
   /** The slot the record being decoded was not found in, and its parts: its line goes there once written. */
   private missedSlot = -1;
   private missedParts: LineParts | undefined;
@@ -95,13 +115,16 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     // where few are, the budget goes to the parser's path.
     const out = this.out;
     if (out !== undefined) {
-      const lineAt = this.sameFrames.find(buf, start, len, this.lineStamp);
+      const lineAt = this.sameFrames.find(buf, start, len, this.renderStates.state, this.configChanges);
       if (lineAt >= 0) return this.sameFrameLine(out, lineAt, buf[start + 1], raw);
     }
     this.missedSlot = -1;
     this.lineSlot = -1;
+    this.userTail = -1;
     const record = super.decode(buf, start, len, raw);
-    if (this.lineSlot >= 0 && this.sameFrames.keeping) this.keepFrame(buf, start, len);
+    // One call for both kinds of line, as small as the one it replaced: what TurboFan inlines
+    // here is taken from the budget of the deframer's loop, which inlines this method.
+    if ((this.lineSlot >= 0 || this.userTail >= 0) && this.sameFrames.keeping) this.keepFrame(buf, start, len);
     return record;
   }
 
@@ -115,12 +138,56 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     out.copyWords(frames.rows, lineAt, frames.lineLength);
     out.endLine();
     this.lineStart = -1;
-    return this.written(id, 'record', this.names[id], raw);
+    if (id < this.userBase) return this.written(id, 'record', this.names[id], raw);
+    this.userFramesFound[id]++;
+    // A user record's name is its dictionary's: the same while the stamp is (RenderStates).
+    return this.written(id, 'record', this.userNameOf(id), raw);
+  }
+
+  /** Keeps the frame of the user record just written by its bytes, with its line. */
+  private keepUserFrame(buf: Uint8Array, start: number, len: number): void {
+    const out = this.out;
+    const length = this.userTailLength;
+    const timeSize = this.config.timeSize;
+    // A user record's payload starts with its timestamp (`user` reads it first).
+    if (out === undefined || length > LINE_ROOM || timeSize === 0) return;
+    const id = buf[start + 1];
+    if (this.userGivenUp[id] !== 0) return;
+    const decoded = this.userFramesDecoded[id] + 1;
+    if (decoded === USER_WINDOW) {
+      const worth = this.userFramesFound[id] * 4 >= decoded;
+      this.userFramesDecoded[id] = 0;
+      this.userFramesFound[id] = 0;
+      if (!worth) {
+        this.userGivenUp[id] = 1;
+        this.sameFrames.stopKeeping(id);
+        return;
+      }
+    } else {
+      this.userFramesDecoded[id] = decoded;
+    }
+    if (!this.sameFrames.seenBefore(buf, start, len, timeSize)) return;
+    out.keepWords(this.userTail, length, this.userWords, 0);
+    this.sameFrames.keep(
+      buf,
+      start,
+      len,
+      timeSize,
+      this.renderStates.state,
+      this.configChanges,
+      this.userWords,
+      0,
+      length,
+    );
   }
 
   /** Keeps the frame just decoded by its bytes, with the line it was found to print by its values. */
   private keepFrame(buf: Uint8Array, start: number, len: number): void {
     const line = this.lineSlot;
+    if (line < 0) {
+      this.keepUserFrame(buf, start, len);
+      return;
+    }
     const lineAt = line * (LINE_ROOM / 4);
     this.sameFrames.keep(
       buf,
@@ -128,17 +195,12 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
       len,
       // Checked here: a timestamp past 2^31 handed to a call that is not inlined is boxed.
       timeBytesOf(this.r, buf, start, len, this.lineT[0], this.config.timeSize),
-      this.lineStamp,
+      this.renderStates.state,
+      this.configChanges,
       this.lineWords,
       lineAt,
       this.lineLengths[line],
     );
-  }
-
-  /** Changes so far of what a line's values render to: the dictionaries of names, the configuration. */
-  private get lineStamp(): number {
-    const d = this.dicts;
-    return d.obj.changes + d.fun.changes + d.sig.changes + this.configChanges;
   }
 
   override lineAgain(
@@ -161,7 +223,7 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     const slot = (h ^ (h >>> 15)) & (LINE_SLOTS - 1);
     const keys = this.lineKeys;
     const at = slot * LINE_KEYS;
-    const stamp = this.lineStamp;
+    const stamp = this.renderStates.state;
     if (
       this.lineParts[slot] === parts &&
       this.lineStamps[slot] === stamp &&
@@ -340,8 +402,12 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
     const remaining = r.remaining;
     const start = out.startLine(TIMESTAMP_ROOM + nameSpaced.length + USER_LINE_ROOM);
     out.digits10(t);
+    const tail = out.length;
     out.latin1(nameSpaced);
     if (writeUserElements(r, out, start)) {
+      this.userTail = tail;
+      this.userTailLength = out.length - tail;
+      this.lineT[0] = t;
       out.endLine();
       return this.written(id, 'record', name, raw);
     }

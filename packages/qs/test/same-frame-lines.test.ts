@@ -1,5 +1,5 @@
 import type { DecodedRecord } from '@tracehub/contracts';
-import { QsDecoder, QsFrameBuilder, QsRecordId, TextBlocks } from '@tracehub/qs';
+import { QsDecoder, QsFrameBuilder, QsPayloadWriter, QsRecordId, TextBlocks } from '@tracehub/qs';
 import { describe, expect, it } from 'vitest';
 import { PayloadReader } from '../src/reader.js';
 import { SameFrameLines, timeBytesOf } from '../src/same-frame-lines.js';
@@ -126,6 +126,79 @@ describe('frames found again by their bytes', () => {
   });
 });
 
+describe('frames found again after a target reset', () => {
+  /** A target info of QP 7.4 with the default sizes, with or without a reset. */
+  const targetInfo = (reset: boolean) =>
+    new QsPayloadWriter()
+      .u8(reset ? 0xff : 0)
+      .u16(740)
+      .raw([0x22, 0x42, 0x22, 0x44, 0x04, 16, 0x13, 1, 2, 3, 4, 5, 26])
+      .toBytes();
+
+  it("are the string formatter's text on 300 fuzzed streams of sessions that send their dictionaries again, the same or changed", () => {
+    let seed = 20261129;
+    const rnd = () => {
+      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+      return seed / 4294967296;
+    };
+    const int = (n: number) => Math.floor(rnd() * n);
+    const I = QsRecordId;
+    const objects = [0x1000, 0x7e00, 0x2000];
+    for (let n = 0; n < 300; n++) {
+      const frames = new QsFrameBuilder();
+      const parts: Uint8Array[] = [];
+      const add = (id: number, payload: number[]) => parts.push(frames.frame(id, new Uint8Array(payload)));
+      // The dictionary entries of one session, sent in this order: most sessions send the same
+      // ones again (a target restarting), some another name or one entry fewer.
+      const entries: (() => void)[] = [
+        ...objects.map((o, i) => () => add(I.QS_OBJ_DICT, [...le(o, 4), ...str(`o${i}`)])),
+        () => add(I.QS_FUN_DICT, [...le(0x4000, 4), ...str('f0')]),
+        () => add(I.QS_SIG_DICT, [...le(1, 2), ...le(0, 4), ...str('S1')]),
+        () => add(I.QS_SIG_DICT, [...le(2, 2), ...le(0x1000, 4), ...str('S2')]),
+        () => add(I.QS_SIG_DICT, [...le(0, 2), ...le(0x2000, 4), ...str('S0')]),
+        () => add(I.QS_USR_DICT, [100, ...str('PHILO_STAT')]),
+        () => add(I.QS_USR_DICT, [101, ...str('PAUSED_STAT')]),
+      ];
+      // User records of integers, strings and floats (written as bytes), one of an enum (not),
+      // one cut short, and one of a record without a dictionary entry.
+      const userPayloads = [
+        [0x11, int(3), 0x08, ...str(['thinking', 'eating'][int(2)])],
+        [0x03, ...le(int(3), 2), 0x46, 0, 0, 0x80, 0x3f],
+        [0x00, 1],
+        [0x04, 1, 2],
+      ];
+      const records = () => {
+        for (let k = 0; k < 1 + int(12); k++) {
+          const o = objects[int(3)];
+          const s = int(4);
+          const t = int(2 ** 32);
+          const which = int(4);
+          if (which === 0) add(I.QS_QEP_DISPATCH, [...le(t, 4), ...le(s, 2), ...le(o, 4), ...le(0x4000, 4)]);
+          else if (which === 1) add(I.QS_QEP_STATE_ENTRY, [...le(o, 4), ...le(0x4000, 4)]);
+          else if (which === 2) add(100 + int(3), [...le(t, 4), ...userPayloads[int(userPayloads.length)]]);
+          else add(I.QS_QF_ACTIVE_POST, [...le(t, 4), ...le(o, 4), ...le(s, 2), ...le(o, 4), 0, 0, 3, 2]);
+        }
+      };
+      for (let session = 0; session < 2 + int(6); session++) {
+        add(I.QS_TARGET_INFO, [...targetInfo(rnd() < 0.9)]);
+        const skip = rnd() < 0.2 ? int(entries.length) : -1;
+        entries.forEach((send, i) => {
+          if (i === skip) return;
+          const x = rnd();
+          if (x < 0.05) add(I.QS_OBJ_DICT, [...le(objects[int(3)], 4), ...str(`r${int(2)}`)]);
+          else if (x < 0.1) add(I.QS_USR_DICT, [100 + int(2), ...str(`U${int(2)}`)]);
+          else send();
+          // Records between the entries, as a target's start-up sends them.
+          if (rnd() < 0.3) records();
+        });
+        for (let k = 0; k < 4; k++) records();
+      }
+      const stream = Buffer.concat(parts);
+      expect(textAsBytes(stream, 1 + int(120))).toBe(textAsStrings(stream));
+    }
+  });
+});
+
 describe('SameFrameLines', () => {
   /**
    * A QS frame as the deframer hands it over (seq, id, payload, checksum), in a buffer that goes
@@ -137,37 +210,53 @@ describe('SameFrameLines', () => {
   const lines = Int32Array.of(0x64636261, 0x68676665);
   const reader = new PayloadReader();
 
-  it('finds a frame kept, with the timestamp of the frame looked up, until the stamp changes', () => {
+  it('finds a frame kept, with the timestamp of the frame looked up, while the stamp is the one it was kept with', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3, 4, 5]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 7, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 7, 1, lines, 0, 8);
     const again = frame(8, [...le(0xfffffffe, 4), 1, 2, 3, 4, 5]);
-    const at = kept.find(again, 0, frameLength(again), 7);
+    const at = kept.find(again, 0, frameLength(again), 7, 1);
     expect(at).toBeGreaterThanOrEqual(0);
     expect(kept.time[0]).toBe(0xfffffffe);
     expect(kept.lineLength).toBe(8);
     expect(Array.from(kept.rows.subarray(at, at + 2))).toEqual(Array.from(lines));
     // Another byte differs, or one more byte: not found.
     const other = frame(8, [...le(5, 4), 1, 2, 3, 4, 6]);
-    expect(kept.find(other, 0, frameLength(other), 7)).toBe(-1);
+    expect(kept.find(other, 0, frameLength(other), 7, 1)).toBe(-1);
     const longer = frame(8, [...le(5, 4), 1, 2, 3, 4, 5, 0]);
-    expect(kept.find(longer, 0, frameLength(longer), 7)).toBe(-1);
-    // The dictionaries or the configuration changed.
-    expect(kept.find(again, 0, frameLength(again), 8)).toBe(-1);
+    expect(kept.find(longer, 0, frameLength(longer), 7, 1)).toBe(-1);
+    // The dictionaries changed, and came back to what they were (a target sending them again).
+    expect(kept.find(again, 0, frameLength(again), 8, 1)).toBe(-1);
+    expect(kept.find(again, 0, frameLength(again), 7, 1)).toBe(at);
+    // The configuration changed: where each record's timestamp is is learnt again.
+    expect(kept.find(again, 0, frameLength(again), 7, 2)).toBe(-1);
+    expect(kept.find(again, 0, frameLength(again), 7, 2)).toBe(-1);
   });
 
   it('never finds frames of a record whose printed timestamp is not the bytes its payload starts with', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 99, 4), 1, lines, 0, 8);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 99, 4), 1, 1, lines, 0, 8);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBe(-1);
     // Nor after a frame of it whose timestamp does match.
-    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, 1, lines, 0, 8);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBe(-1);
+    // A timestamp of no bytes (a target info's size 0) is printed (as 0), but has no bytes to find.
+    expect(timeBytesOf(reader, a, 0, frameLength(a), 0, 0)).toBe(-1);
     // A record without a timestamp (-1) is known by all of its payload.
     const entry = frame(1, [1, 2, 3, 4, 5, 6, 7, 8]);
-    kept.keep(entry, 0, frameLength(entry), timeBytesOf(reader, entry, 0, frameLength(entry), -1, 4), 1, lines, 0, 8);
-    expect(kept.find(entry, 0, frameLength(entry), 1)).toBeGreaterThanOrEqual(0);
+    kept.keep(
+      entry,
+      0,
+      frameLength(entry),
+      timeBytesOf(reader, entry, 0, frameLength(entry), -1, 4),
+      1,
+      1,
+      lines,
+      0,
+      8,
+    );
+    expect(kept.find(entry, 0, frameLength(entry), 1, 1)).toBeGreaterThanOrEqual(0);
     expect(kept.time[0]).toBe(-1);
   });
 
@@ -175,29 +264,29 @@ describe('SameFrameLines', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(100, 4), 1, 2, 3, 4, 5]);
     const atEnd = a.subarray(0, frameLength(a) + 1);
-    kept.keep(atEnd, 0, frameLength(a), timeBytesOf(reader, atEnd, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBe(-1);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, lines, 0, 8);
-    expect(kept.find(atEnd, 0, frameLength(a), 1)).toBe(-1);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBeGreaterThanOrEqual(0);
+    kept.keep(atEnd, 0, frameLength(a), timeBytesOf(reader, atEnd, 0, frameLength(a), 100, 4), 1, 1, lines, 0, 8);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBe(-1);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 100, 4), 1, 1, lines, 0, 8);
+    expect(kept.find(atEnd, 0, frameLength(a), 1, 1)).toBe(-1);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBeGreaterThanOrEqual(0);
   });
 
   it('stops looking frames up for a while when fewer than half of a window of look-ups found theirs', () => {
     const kept = new SameFrameLines();
     const a = frame(8, [...le(1, 4), 9, 9]);
-    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 1, 4), 1, lines, 0, 8);
+    kept.keep(a, 0, frameLength(a), timeBytesOf(reader, a, 0, frameLength(a), 1, 4), 1, 1, lines, 0, 8);
     const miss = frame(8, [...le(1, 4), 9, 8]);
     // 4 095 misses and the look-up that ends the window, which finds.
-    for (let i = 0; i < 4095; i++) expect(kept.find(miss, 0, frameLength(miss), 1)).toBe(-1);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBeGreaterThanOrEqual(0);
+    for (let i = 0; i < 4095; i++) expect(kept.find(miss, 0, frameLength(miss), 1, 1)).toBe(-1);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBeGreaterThanOrEqual(0);
     // Paused for the next 8 windows: the kept frame is not looked up (and the decoder keeps none).
     let found = 0;
     for (let i = 0; i < 8 * 4096; i++) {
       expect(kept.keeping).toBe(false);
-      if (kept.find(a, 0, frameLength(a), 1) >= 0) found++;
+      if (kept.find(a, 0, frameLength(a), 1, 1) >= 0) found++;
     }
     expect(found).toBe(0);
     expect(kept.keeping).toBe(true);
-    expect(kept.find(a, 0, frameLength(a), 1)).toBeGreaterThanOrEqual(0);
+    expect(kept.find(a, 0, frameLength(a), 1, 1)).toBeGreaterThanOrEqual(0);
   });
 });
