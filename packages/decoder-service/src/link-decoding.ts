@@ -344,7 +344,7 @@ export class LinkDecoding {
     // another's round trip to Postgres.
     const newSession = !this.work || this.work.session !== d.meta.session;
     const stored = newSession && this.options.linkSettings ? await this.options.linkSettings(this.link) : {};
-    const wait = this.turns.take();
+    const wait = this.turns.take(Number(d.meta.recvNs / 1000n));
     if (wait) await wait;
     try {
       this.decodeInTurn(d, outgoing, started, stored);
