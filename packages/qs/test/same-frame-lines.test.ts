@@ -47,6 +47,16 @@ function textAsStrings(stream: Uint8Array): string {
   return text;
 }
 
+/** A repeatable pseudo-random sequence (a linear congruential generator): `rnd` in [0, 1), `int(n)` in [0, n). */
+function seededRandom(seed: number): { rnd: () => number; int: (n: number) => number } {
+  let state = seed;
+  const rnd = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 4294967296;
+  };
+  return { rnd, int: (n: number) => Math.floor(rnd() * n) };
+}
+
 describe('frames found again by their bytes', () => {
   it('print the line kept for them with their own timestamp, and anew once a dictionary renamed what they show', () => {
     const frames = new QsFrameBuilder();
@@ -89,12 +99,7 @@ describe('frames found again by their bytes', () => {
   });
 
   it("are the string formatter's text on 2 000 fuzzed streams of a few frames repeated, chunked anyhow", () => {
-    let seed = 20261128;
-    const rnd = () => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 4294967296;
-    };
-    const int = (n: number) => Math.floor(rnd() * n);
+    const { rnd, int } = seededRandom(20261128);
     const I = QsRecordId;
     for (let n = 0; n < 2000; n++) {
       const frames = new QsFrameBuilder();
@@ -136,12 +141,7 @@ describe('frames found again after a target reset', () => {
       .toBytes();
 
   it("are the string formatter's text on 300 fuzzed streams of sessions that send their dictionaries again, the same or changed", () => {
-    let seed = 20261129;
-    const rnd = () => {
-      seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-      return seed / 4294967296;
-    };
-    const int = (n: number) => Math.floor(rnd() * n);
+    const { rnd, int } = seededRandom(20261129);
     const I = QsRecordId;
     const objects = [0x1000, 0x7e00, 0x2000];
     for (let n = 0; n < 300; n++) {
