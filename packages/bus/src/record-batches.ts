@@ -85,7 +85,7 @@ function compressPayload(json: Uint8Array): Uint8Array {
  * go out in that order.
  */
 export function publishRecordBatch(bus: Bus, batch: RecordBatch<BatchRecord>): Promise<PubAck[]> {
-  return sendRecordBatch(bus, { batch, parts: splitBatch(batch, (inside) => nodeZstd!.compress(inside, 1)) });
+  return sendRecordBatch(bus, prepareRecordBatch(batch));
 }
 
 /** A record batch laid out for the bus (`prepareRecordBatch`), to send with `sendRecordBatch`. */
@@ -96,14 +96,14 @@ export interface PreparedRecordBatch {
 
 /**
  * Lays a batch out as `publishRecordBatch` does: its records' JSON, summaries and zstd frames,
- * made when its chunk is decoded, sent later with `sendRecordBatch` (a failure shows when the
- * batch is awaited). Compressed on the event loop: Node's asynchronous zstd took 2.4 times
- * the CPU of the same compression done synchronously (295-309 against 124-128 us a call for
- * 130 kB of QS records' JSON; the thread pool's hand-off and another core's cold caches), and
- * a fleet's decoder is short of CPU, not of event-loop time.
+ * to send later with `sendRecordBatch` (a decoder lays a chunk's batch out in the chunk's turn
+ * at decoding, and sends it with the others of its step). Compressed on the event loop: Node's
+ * asynchronous zstd took 2.4 times the CPU of the same compression done synchronously (295-309
+ * against 124-128 us a call for 130 kB of QS records' JSON; the thread pool's hand-off and
+ * another core's cold caches), and a fleet's decoder is short of CPU, not of event-loop time.
  */
-export async function prepareRecordBatch(batch: RecordBatch<BatchRecord>): Promise<PreparedRecordBatch> {
-  return { batch, parts: splitBatch(batch, (inside) => nodeZstd!.compress(inside, 1)) };
+export function prepareRecordBatch(batch: RecordBatch<BatchRecord>): PreparedRecordBatch {
+  return { batch, parts: splitBatch(batch) };
 }
 
 /** Publishes a prepared batch; batches sent one after another go out in that order. */
@@ -139,8 +139,8 @@ export function sendRecordBatch(bus: Bus, { batch, parts }: PreparedRecordBatch)
 }
 
 /** One message of a batch: its payload and what its headers say. */
-export interface BatchPart<P = Uint8Array> {
-  payload: P;
+export interface BatchPart {
+  payload: Uint8Array;
   records: number;
   errors: number;
   /** The records' `RecordsSummary` as the header carries it. */
@@ -150,10 +150,10 @@ export interface BatchPart<P = Uint8Array> {
 }
 
 /**
- * The batch's parts, each payload the inside of its records' JSON array made into one zstd
- * frame by `frame` (storage keeps it as it comes) or, on a Node without zstd, the batch as JSON.
+ * The batch's parts, each payload the inside of its records' JSON array as one zstd frame
+ * (storage keeps it as it comes) or, on a Node without zstd, the batch as JSON.
  */
-function splitBatch<P>(batch: RecordBatch<BatchRecord>, frame: (inside: Uint8Array) => P): BatchPart<P | Uint8Array>[] {
+function splitBatch(batch: RecordBatch<BatchRecord>): BatchPart[] {
   const { records, ...envelopeFields } = batch;
   const groups: string[] = [];
   const counts: number[] = [];
@@ -166,7 +166,7 @@ function splitBatch<P>(batch: RecordBatch<BatchRecord>, frame: (inside: Uint8Arr
     const common = { records: counts[i], ...summaries[i] };
     if (nodeZstd) {
       const inside = encoder.encode(json).subarray(1, -1);
-      return { ...common, payload: frame(inside), jsonBytes: inside.length };
+      return { ...common, payload: nodeZstd.compress(inside, 1), jsonBytes: inside.length };
     }
     const eos = batch.eos && i === groups.length - 1;
     const envelope = JSON.stringify({ ...envelopeFields, eos }).slice(0, -1);

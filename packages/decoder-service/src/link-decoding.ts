@@ -69,12 +69,11 @@ interface Delivered {
 }
 
 /**
- * A record batch to publish, with the chunk it came from (for the metrics), and the batch laid
- * out for the bus as soon as the chunk is decoded.
+ * A record batch to publish, laid out for the bus as soon as its chunk is decoded, with the
+ * chunk it came from (for the metrics).
  */
 interface Outgoing {
-  batch: RecordBatch<BatchRecord>;
-  prepared: Promise<PreparedRecordBatch>;
+  prepared: PreparedRecordBatch;
   chunk?: { bytes: number; errors: number; gaps: number; lost: number; decodeMs: number; started: number };
 }
 
@@ -360,7 +359,7 @@ export class LinkDecoding {
     if (cp && cp.session !== meta.session && !cp.ended) {
       // The previous session ended without its end-of-stream chunk (the gateway died).
       const closing = this.closeSession(cp, meta.recvNs);
-      outgoing.push({ batch: closing, prepared: laidOut(closing) });
+      outgoing.push({ prepared: prepareRecordBatch(closing) });
       cp = this.work;
     }
     let settings: LinkSettings;
@@ -435,8 +434,7 @@ export class LinkDecoding {
       streamSeq: d.seq,
     };
     outgoing.push({
-      batch,
-      prepared: laidOut(batch),
+      prepared: prepareRecordBatch(batch),
       chunk: { bytes: d.data.length, errors, gaps, lost: meta.lost, decodeMs, started },
     });
   }
@@ -510,9 +508,7 @@ export class LinkDecoding {
         if (!consumersChecked) await ensureRecordConsumers(this.options.bus);
         consumersChecked = true;
         await this.assertLeaseCurrent();
-        // Sent in their order, each once all of them are laid out.
-        const prepared = await Promise.all(outgoing.slice(from).map((o) => o.prepared));
-        const sent = prepared.map((p) => sendRecordBatch(this.options.bus, p));
+        const sent = outgoing.slice(from).map((o) => sendRecordBatch(this.options.bus, o.prepared));
         const results = await Promise.allSettled(sent);
         const failed = results.findIndex((r) => r.status === 'rejected');
         const accepted = failed < 0 ? results.length : failed;
@@ -530,7 +526,7 @@ export class LinkDecoding {
         this.options.onRefused?.({ link: this.link, full });
         if (!this.holding) {
           this.holding = true;
-          const batch = outgoing[from].batch;
+          const { batch } = outgoing[from].prepared;
           this.log.warn(
             { err, link: this.key, session: batch.session, chunk: batch.chunk },
             full ? 'record stream full (storage behind); holding the link' : 'records not published; holding the link',
@@ -553,7 +549,7 @@ export class LinkDecoding {
     this.options.onChunk?.({
       link: this.link,
       bytes: o.chunk.bytes,
-      records: o.batch.records.length,
+      records: o.prepared.batch.records.length,
       errors: o.chunk.errors,
       gaps: o.chunk.gaps,
       lostBytes: o.chunk.lost,
@@ -583,13 +579,6 @@ export class LinkDecoding {
     this.decoded = [];
     this.waiting = [];
   }
-}
-
-/** `prepareRecordBatch`, awaited when the batch is published: a failure shows there, not as an unhandled rejection before. */
-function laidOut(batch: RecordBatch<BatchRecord>): Promise<PreparedRecordBatch> {
-  const prepared = prepareRecordBatch(batch);
-  prepared.catch(() => {});
-  return prepared;
 }
 
 /** The same codec settings (settings of other consumers, such as the PalmTrace ids, left out). */
