@@ -149,19 +149,24 @@ export class DecoderWorker {
       });
   }
 
+  /**
+   * Gives a held link back: out of the links the refreshes cover first, then after the refresh
+   * in flight (if any), so that no refresh lands after the release and holds the entry until
+   * its TTL (the next worker would wait for it).
+   */
+  private async giveBack(key: string, decoding: LinkDecoding): Promise<void> {
+    this.links.delete(key);
+    await this.refreshing;
+    await decoding.close(true);
+  }
+
   private async tick(): Promise<void> {
     if (!this.running) return;
-    // A refresh in flight must not land after a lease given back below (it would hold the
-    // entry until its TTL, and the next worker would wait for it).
-    await this.refreshing;
-    // Refresh what we hold, every lease at once (one round trip, not one a link); a lease
-    // we lost means another worker owns the link now.
     for (const [key, decoding] of this.links) {
       if (decoding.ended) {
         // Its consumer stopped under it: give the link back; the next tick claims it afresh.
         this.log.warn({ link: key }, 'link decoding ended; reopening');
-        this.links.delete(key);
-        await decoding.close(true);
+        await this.giveBack(key, decoding);
       }
     }
     // A lease the refresh found lost means another worker owns the link now.
@@ -190,9 +195,7 @@ export class DecoderWorker {
     this.share = { workers, links, share };
     if (this.links.size > share) {
       for (const key of [...this.links.keys()].sort().slice(share)) {
-        const decoding = this.links.get(key)!;
-        this.links.delete(key);
-        await decoding.close(true);
+        await this.giveBack(key, this.links.get(key)!);
         this.log.info({ link: key, workers, links, share }, 'link given back for a fair share');
       }
     }
