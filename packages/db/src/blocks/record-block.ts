@@ -119,8 +119,12 @@ export function recordBlockJsonInside(codec: number, data: Uint8Array): Buffer {
  * its row says (`BatchRecord`), given back here.
  */
 export function decodeRecordBlock(codec: number, data: Uint8Array, place: BatchPlace): TraceRecord[] {
-  const json = decompressBlock(codec, data);
-  const records: unknown = JSON.parse(json.toString('utf8'));
+  return parseRecordBlock(decompressBlock(codec, data).toString('utf8'), place);
+}
+
+/** `decodeRecordBlock` of a block decompressed already (`json`: its records' JSON array). */
+export function parseRecordBlock(json: string, place: BatchPlace): TraceRecord[] {
+  const records: unknown = JSON.parse(json);
   if (!Array.isArray(records)) throw new BadRecordBlockError('a record block does not hold a JSON array');
   return placeRecords(records as BatchRecord[], place);
 }

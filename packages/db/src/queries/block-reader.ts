@@ -1,6 +1,6 @@
-import { type BatchPlace, type BatchRecord, literalPattern, placeRecords, type TraceRecord } from '@tracehub/contracts';
+import { type BatchPlace, literalPattern, type TraceRecord } from '@tracehub/contracts';
 import { decompressBlock } from '../blocks/compression.js';
-import { decodeRecordBlock } from '../blocks/record-block.js';
+import { decodeRecordBlock, parseRecordBlock } from '../blocks/record-block.js';
 
 /**
  * The columns a reader needs of a block to read its records: with the place its records
@@ -56,8 +56,8 @@ export class ScanBudget {
 /** 2 GB of record JSON: about 4.5 M QS records, a few seconds of decoding. */
 export const DEFAULT_SCAN_LIMIT_BYTES = 2_000_000_000;
 
-/** The columns of `record_blocks` that `StoredBlockData` is made of, but its data. */
-export const BLOCK_PLACE_COLUMNS = [
+/** The columns of `record_blocks` that `StoredBlockData` is made of, but its data: what a listing of blocks reads. */
+export const BLOCK_META_COLUMNS = [
   'id',
   'session',
   'rig',
@@ -69,7 +69,7 @@ export const BLOCK_PLACE_COLUMNS = [
 ] as const;
 
 /** The columns of `record_blocks` that `StoredBlockData` is made of: a reader selects these. */
-export const BLOCK_DATA_COLUMNS = [...BLOCK_PLACE_COLUMNS, 'data'] as const;
+export const BLOCK_DATA_COLUMNS = [...BLOCK_META_COLUMNS, 'data'] as const;
 
 /**
  * Decoded blocks of this process, newest use last: pages of the same range (paging on,
@@ -102,7 +102,7 @@ export function blockRecords(block: StoredBlockData, budget?: ScanBudget, mustCo
   if (mustContain) {
     const json = decompressBlock(block.codec, block.data).toString('utf8');
     if (!mustContain.test(json)) return [];
-    records = placeRecords(JSON.parse(json) as BatchRecord[], block as BatchPlace);
+    records = parseRecordBlock(json, block as BatchPlace);
   } else {
     records = decodeRecordBlock(block.codec, block.data, block as BatchPlace);
   }

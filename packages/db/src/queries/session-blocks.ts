@@ -2,7 +2,7 @@ import { digestRecords, type RecordsDigest, stateOf, type TraceRecord } from '@t
 import type { Kysely } from 'kysely';
 import { decodeStoredDigest } from '../blocks/record-digest.js';
 import type { Database } from '../database.js';
-import { BLOCK_DATA_COLUMNS, BLOCK_PLACE_COLUMNS, blockRecords, type ScanBudget } from './block-reader.js';
+import { BLOCK_DATA_COLUMNS, BLOCK_META_COLUMNS, blockRecords, type ScanBudget } from './block-reader.js';
 import { inOneSnapshot } from './snapshot.js';
 
 /** Blocks read per statement: enough to keep round trips few, few enough not to hold a big session's blocks at once. */
@@ -71,7 +71,7 @@ export async function forEachSessionDigest(
       const blocks = await snapshot
         .selectFrom('record_blocks')
         .select((eb) => [
-          ...BLOCK_PLACE_COLUMNS,
+          ...BLOCK_META_COLUMNS,
           'record_count',
           'digest',
           // The records only of a block without a digest.
