@@ -19,7 +19,11 @@ export class DecodeTurns {
   private readonly waiting: Array<{ at: number; go: () => void }> = [];
   private nextIterationAsked = false;
 
-  constructor(private readonly budgetMs = 10) {}
+  /** `now`: the clock the budget is counted on (ms; tests give their own). */
+  constructor(
+    private readonly budgetMs = 10,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /**
    * Asks to decode a chunk received at `at` (any clock, the same for every caller): `undefined`
@@ -65,7 +69,7 @@ export class DecodeTurns {
   }
 
   private withinTurn(): boolean {
-    const now = performance.now();
+    const now = this.now();
     if (this.turnStart < 0) {
       this.turnStart = now;
       this.askNextIteration();
