@@ -434,19 +434,42 @@ export class QsTextRecordDecoder extends QsRecordDecoder {
   }
 }
 
-/** A line's parts and values, one after the other (LineParts.join as bytes). */
+/**
+ * A line's parts and values, one after the other (LineParts.join as bytes), in one loop over the
+ * eleven pieces: a piece's characters are its bytes (the parts are Latin-1, and so is every value
+ * a parser prints). With a call a piece, TurboFan compiled eleven inlined copying loops here, the
+ * costliest function of a decode of the bench's dpp_mix (--trace-opt: 28-32 ms; 7-8 ms now), for
+ * no faster a line (ticks' and dictionaries' lines, alternated in one process: the same).
+ */
 function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: string, v3: string, v4: string): void {
-  out.part(p.b0);
-  out.latin1(v0);
-  out.part(p.b1);
-  out.latin1(v1);
-  out.part(p.b2);
-  out.latin1(v2);
-  out.part(p.b3);
-  out.latin1(v3);
-  out.part(p.b4);
-  out.latin1(v4);
-  out.part(p.b5);
+  const b = out.bytes;
+  let at = out.length;
+  for (let piece = 0; piece < 11; piece++) {
+    const s =
+      piece === 0
+        ? p.p0
+        : piece === 1
+          ? v0
+          : piece === 2
+            ? p.p1
+            : piece === 3
+              ? v1
+              : piece === 4
+                ? p.p2
+                : piece === 5
+                  ? v2
+                  : piece === 6
+                    ? p.p3
+                    : piece === 7
+                      ? v3
+                      : piece === 8
+                        ? p.p4
+                        : piece === 9
+                          ? v4
+                          : p.p5;
+    for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
+  }
+  out.length = at;
 }
 
 /**
