@@ -1,5 +1,3 @@
-import { qsTextBytes } from './serializer.js';
-
 /** LineParts made so far. */
 let made = 0;
 
@@ -24,33 +22,29 @@ export class LineParts {
   readonly p5: string;
   /** Characters of all parts: with the values', the room a line needs. */
   readonly length: number;
-  /** The parts as Latin-1 bytes, for a writer of bytes (copied from bytes, not read from strings). */
-  readonly b0: Uint8Array;
-  readonly b1: Uint8Array;
-  readonly b2: Uint8Array;
-  readonly b3: Uint8Array;
-  readonly b4: Uint8Array;
-  readonly b5: Uint8Array;
 
   constructor(p0: string, p1 = '', p2 = '', p3 = '', p4 = '', p5 = '') {
     this.id = made++;
-    this.p0 = p0;
-    this.p1 = p1;
-    this.p2 = p2;
-    this.p3 = p3;
-    this.p4 = p4;
-    this.p5 = p5;
+    this.p0 = flat(p0);
+    this.p1 = flat(p1);
+    this.p2 = flat(p2);
+    this.p3 = flat(p3);
+    this.p4 = flat(p4);
+    this.p5 = flat(p5);
     this.length = p0.length + p1.length + p2.length + p3.length + p4.length + p5.length;
-    this.b0 = qsTextBytes(p0);
-    this.b1 = qsTextBytes(p1);
-    this.b2 = qsTextBytes(p2);
-    this.b3 = qsTextBytes(p3);
-    this.b4 = qsTextBytes(p4);
-    this.b5 = qsTextBytes(p5);
   }
 
   /** The line's text (after its timestamp) with `v0`..`v4` between the parts. */
   join(v0: string, v1: string, v2: string, v3: string, v4: string): string {
     return this.p0 + v0 + this.p1 + v1 + this.p2 + v2 + this.p3 + v3 + this.p4 + v4 + this.p5;
   }
+}
+
+/**
+ * `s` as one string of its own characters: a part made with `${NO_TS}...` is a rope of its
+ * pieces, and `tracehub decode` reads every part's characters for every line it writes
+ * (QsTextRecordDecoder's writeParts). The parts are Latin-1, as QSPY's text is.
+ */
+function flat(s: string): string {
+  return s.length < 2 ? s : Buffer.from(s, 'latin1').toString('latin1');
 }

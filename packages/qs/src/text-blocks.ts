@@ -1,4 +1,4 @@
-import { OutputBuffer, putBytes } from '@tracehub/contracts/output-buffer';
+import { OutputBuffer } from '@tracehub/contracts/output-buffer';
 import { DEC4_BYTES } from './format.js';
 
 /** Bytes of each block handed out. */
@@ -70,11 +70,6 @@ export class TextBlocks extends OutputBuffer {
     let p = this.length;
     for (let i = 0; i < s.length; i++) b[p++] = s.charCodeAt(i);
     this.length = p;
-  }
-
-  /** Bytes such as a line's constant parts (LineParts): OutputBuffer's `raw` inside a line's room. */
-  part(src: Uint8Array): void {
-    this.length = putBytes(this.bytes, this.length, src);
   }
 
   /**
