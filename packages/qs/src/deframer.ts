@@ -86,10 +86,11 @@ export class QsDeframer {
       // record path was inlined there as well, and TurboFan compiled it twice (--trace-opt,
       // `tracehub decode` of the bench's dpp_steady, where 1.4% of the frames have an escape:
       // `slow` took 10-15 ms to compile, 2.4-2.6 ms now).
-      let frame: Uint8Array;
-      let start: number;
-      let len: number;
-      let sum: number;
+      let frame = chunk;
+      let start = i;
+      let len = 0;
+      let sum = 0;
+      let inPlace = false;
       if (this.pos === 0 && !this.esc) {
         // Fast path: sum the frame in place while looking for its flag; any escape (or a frame
         // that is too short, too long or cut by the chunk end) goes the byte-by-byte way instead.
@@ -120,30 +121,21 @@ export class QsDeframer {
           // QSPY's buffer would now hold this frame: keep its first bytes for stale reads (spec 3).
           this.buf[0] = chunk[i];
           this.buf[1] = chunk[i + 1];
-          frame = chunk;
-          start = i;
           len = plainLen;
           sum = plainSum;
+          inPlace = true;
           i = k + 1;
-        } else {
-          if (k < limit && b === QS_ESC) {
-            // The plain bytes before the escape (summed already) go into the buffer as they are;
-            // the rest of the frame goes byte by byte.
-            const buf = this.buf;
-            for (let j = 0; j < plainLen; j++) buf[j] = chunk[i + j];
-            this.pos = plainLen;
-            this.chksum = plainSum;
-            i = k;
-          }
-          i = this.slow(chunk, i, n);
-          if (this.endedLen < 0) continue;
-          frame = this.buf;
-          start = 0;
-          len = this.endedLen;
-          sum = this.endedSum;
-          this.endedLen = -1;
+        } else if (k < limit && b === QS_ESC) {
+          // The plain bytes before the escape (summed already) go into the buffer as they are;
+          // the rest of the frame goes byte by byte.
+          const buf = this.buf;
+          for (let j = 0; j < plainLen; j++) buf[j] = chunk[i + j];
+          this.pos = plainLen;
+          this.chksum = plainSum;
+          i = k;
         }
-      } else {
+      }
+      if (!inPlace) {
         i = this.slow(chunk, i, n);
         if (this.endedLen < 0) continue;
         frame = this.buf;
