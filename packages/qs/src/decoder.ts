@@ -74,15 +74,11 @@ export class QsDecoder implements TraceDecoder, QsFrameSink {
     this.emitFn = emit;
     if (ctx.lostBytes !== undefined && ctx.lostBytes > 0) this.linkLost(ctx.lostBytes);
     this.counters.bytes += chunk.length;
-    // A plain Uint8Array view: records' raw bytes are views of it, and a Buffer's subarray
-    // (a Buffer again) costs more to make; it also keeps the readers monomorphic.
-    const bytes =
-      Object.getPrototypeOf(chunk) === Uint8Array.prototype
-        ? chunk
-        : new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    this.chunkBuffer = bytes.buffer;
-    this.chunkOffset = bytes.byteOffset;
-    this.deframer.push(bytes);
+    // Records' raw bytes are views made from the chunk's memory (a Buffer's subarray, a Buffer
+    // again, costs more to make); the deframer reads a plain Uint8Array view of a Buffer chunk.
+    this.chunkBuffer = chunk.buffer;
+    this.chunkOffset = chunk.byteOffset;
+    this.deframer.push(chunk);
   }
 
   /**

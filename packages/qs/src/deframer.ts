@@ -71,8 +71,8 @@ export class QsDeframer {
 
   push(bytes: Uint8Array): void {
     // A plain Uint8Array, as the buffer is: frames from both reach the one hand-over below, and
-    // a Buffer there too made every read of a frame polymorphic (deframing alone, Buffer chunks:
-    // 45 -> 47-90 ms for the bench's dpp_mix). QsDecoder hands over plain views already.
+    // a Buffer there too made every read of a frame (the decoder's readers too) polymorphic
+    // (deframing alone, Buffer chunks: 45 -> 47-90 ms for the bench's dpp_mix).
     const chunk =
       Object.getPrototypeOf(bytes) === Uint8Array.prototype
         ? bytes
