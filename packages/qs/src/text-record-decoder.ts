@@ -445,28 +445,41 @@ function writeParts(out: TextBlocks, p: LineParts, v0: string, v1: string, v2: s
   const b = out.bytes;
   let at = out.length;
   for (let piece = 0; piece < 11; piece++) {
-    const s =
-      piece === 0
-        ? p.p0
-        : piece === 1
-          ? v0
-          : piece === 2
-            ? p.p1
-            : piece === 3
-              ? v1
-              : piece === 4
-                ? p.p2
-                : piece === 5
-                  ? v2
-                  : piece === 6
-                    ? p.p3
-                    : piece === 7
-                      ? v3
-                      : piece === 8
-                        ? p.p4
-                        : piece === 9
-                          ? v4
-                          : p.p5;
+    let s: string;
+    switch (piece) {
+      case 0:
+        s = p.p0;
+        break;
+      case 1:
+        s = v0;
+        break;
+      case 2:
+        s = p.p1;
+        break;
+      case 3:
+        s = v1;
+        break;
+      case 4:
+        s = p.p2;
+        break;
+      case 5:
+        s = v2;
+        break;
+      case 6:
+        s = p.p3;
+        break;
+      case 7:
+        s = v3;
+        break;
+      case 8:
+        s = p.p4;
+        break;
+      case 9:
+        s = v4;
+        break;
+      default:
+        s = p.p5;
+    }
     for (let i = 0; i < s.length; i++) b[at++] = s.charCodeAt(i);
   }
   out.length = at;
