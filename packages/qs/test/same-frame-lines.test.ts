@@ -1,5 +1,6 @@
 import type { DecodedRecord } from '@tracehub/contracts';
 import { QsDecoder, QsFrameBuilder, QsPayloadWriter, QsRecordId, TextBlocks } from '@tracehub/qs';
+import { seededRandom } from '@tracehub/tests/support';
 import { describe, expect, it } from 'vitest';
 import { PayloadReader } from '../src/reader.js';
 import { SameFrameLines, timeBytesOf } from '../src/same-frame-lines.js';
@@ -47,13 +48,9 @@ function textAsStrings(stream: Uint8Array): string {
   return text;
 }
 
-/** A repeatable pseudo-random sequence (a linear congruential generator): `rnd` in [0, 1), `int(n)` in [0, n). */
-function seededRandom(seed: number): { rnd: () => number; int: (n: number) => number } {
-  let state = seed;
-  const rnd = () => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 4294967296;
-  };
+/** A repeatable pseudo-random sequence: `rnd` in [0, 1), `int(n)` in [0, n). */
+function seeded(seed: number): { rnd: () => number; int: (n: number) => number } {
+  const rnd = seededRandom(seed);
   return { rnd, int: (n: number) => Math.floor(rnd() * n) };
 }
 
@@ -99,7 +96,7 @@ describe('frames found again by their bytes', () => {
   });
 
   it("are the string formatter's text on 2 000 fuzzed streams of a few frames repeated, chunked anyhow", () => {
-    const { rnd, int } = seededRandom(20261128);
+    const { rnd, int } = seeded(20261128);
     const I = QsRecordId;
     for (let n = 0; n < 2000; n++) {
       const frames = new QsFrameBuilder();
@@ -141,7 +138,7 @@ describe('frames found again after a target reset', () => {
       .toBytes();
 
   it("are the string formatter's text on 300 fuzzed streams of sessions that send their dictionaries again, the same or changed", () => {
-    const { rnd, int } = seededRandom(20261129);
+    const { rnd, int } = seeded(20261129);
     const I = QsRecordId;
     const objects = [0x1000, 0x7e00, 0x2000];
     for (let n = 0; n < 300; n++) {
